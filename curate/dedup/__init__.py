@@ -1,0 +1,1 @@
+"""Global deduplication stages: exact, MinHash-LSH, repeated lines, eval decontamination."""

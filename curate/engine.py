@@ -1,0 +1,269 @@
+"""The execution layer: the only module that imports ``ray``.
+
+Two engines share one interface:
+
+* :class:`RayEngine` (the default) runs stages on Ray: embedded (``ray.init`` on this machine,
+  loopback only, no dashboard) or on a cluster (``address`` / ``RAY_ADDRESS``, or inside
+  ``ray job submit``). Stateful work runs on a pool of actors that call ``setup()`` once each; tasks
+  are retried on worker death, which is safe because every task writes its output atomically.
+* :class:`InlineEngine` runs the same calls in this process, one at a time: for unit tests and
+  debugging. Results are identical by construction (same functions, same order of outputs).
+
+Work items are independent and idempotent; results come back in item order, whatever order they
+finish in, so every run's output is deterministic.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any, Protocol, TypeVar
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+from tqdm.auto import tqdm
+
+from curate.stage import Resources
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+R = TypeVar("R")
+
+
+class Worker(Protocol):
+    """A stateful worker: built once per actor, then called for many items."""
+
+    def __call__(self, item: Any) -> Any: ...
+
+
+class Engine:
+    """Interface shared by the engines."""
+
+    kind = "abstract"
+    num_workers = 1
+    progress = True
+
+    def map(self, fn: Callable[[T], R], items: Sequence[T], *, resources: Resources = Resources(),
+            desc: str = "") -> list[R]:
+        """Apply a stateless function to every item; results in item order."""
+        raise NotImplementedError
+
+    def map_worker(self, factory: Callable[[], Worker], items: Sequence[Any], *,
+                   resources: Resources = Resources(), desc: str = "") -> list[Any]:
+        """Run ``factory()`` once per worker (actor), then call it on every item; results in order."""
+        raise NotImplementedError
+
+    def shuffle(self, paths: Sequence[str], *, key: str, reduce: Callable[[pa.Table], Any],
+                num_partitions: int | None = None, columns: list[str] | None = None,
+                desc: str = "") -> list[Any]:
+        """Hash-partition the rows of parquet ``paths`` by the uint64 column ``key`` and call ``reduce``
+        once per partition with all its rows (so every group of equal keys is seen whole).
+
+        Returns the reduce results in partition order. Only the key tables travel, never texts.
+        """
+        raise NotImplementedError
+
+    def describe(self) -> dict[str, Any]:
+        return {"kind": self.kind, "num_workers": self.num_workers}
+
+    def shutdown(self) -> None:
+        """Release the engine's resources (an embedded Ray runtime is stopped)."""
+
+    def _bar(self, total: int, desc: str) -> tqdm:
+        return tqdm(total=total, desc=desc, unit="part", leave=False, disable=not self.progress or total == 0)
+
+
+def _partition(path: str, key: str, num_partitions: int, columns: list[str] | None) -> list[pa.Table]:
+    table = pq.read_table(path, columns=columns)
+    if table.num_rows == 0:
+        return [table] * num_partitions
+    keys = np.asarray(table.column(key).to_numpy(), dtype=np.uint64)
+    part = (keys % np.uint64(num_partitions)).astype(np.int64)
+    order = np.argsort(part, kind="stable")
+    bounds = np.searchsorted(part[order], np.arange(num_partitions + 1))
+    sorted_table = table.take(pa.array(order))
+    return [sorted_table.slice(bounds[i], bounds[i + 1] - bounds[i]) for i in range(num_partitions)]
+
+
+def _concat(tables: Iterable[pa.Table]) -> pa.Table:
+    tables = [t for t in tables]
+    return pa.concat_tables(tables, promote_options="permissive") if tables else pa.table({})
+
+
+class InlineEngine(Engine):
+    """Runs everything in this process, in item order."""
+
+    kind = "inline"
+
+    def __init__(self, *, progress: bool = False) -> None:
+        self.progress = progress
+
+    def map(self, fn, items, *, resources=Resources(), desc=""):
+        out = []
+        with self._bar(len(items), desc) as bar:
+            for item in items:
+                out.append(fn(item))
+                bar.update(1)
+        return out
+
+    def map_worker(self, factory, items, *, resources=Resources(), desc=""):
+        worker = factory()
+        return self.map(worker, items, resources=resources, desc=desc)
+
+    def shuffle(self, paths, *, key, reduce, num_partitions=None, columns=None, desc=""):
+        p = num_partitions or 1
+        parts = [_partition(path, key, p, columns) for path in paths]
+        return [reduce(_concat(parts[m][i] for m in range(len(paths)))) for i in range(p)]
+
+
+class RayEngine(Engine):
+    """Runs work on Ray: an embedded local runtime by default, or the cluster at ``address``."""
+
+    kind = "ray"
+
+    def __init__(self, *, address: str | None = None, num_cpus: int | None = None,
+                 progress: bool = True, max_retries: int = 3) -> None:
+        import ray
+
+        self.progress = progress
+        self.max_retries = max_retries
+        address = address or os.environ.get("RAY_ADDRESS") or None
+        self._owns_runtime = False
+        if not ray.is_initialized():
+            kwargs: dict[str, Any] = dict(
+                include_dashboard=False,
+                logging_level=logging.WARNING,
+                log_to_driver=True,
+                configure_logging=True,
+            )
+            if address:
+                ray.init(address=address, **kwargs)
+            else:
+                # Embedded: this machine only, bound to loopback so nothing listens on external addresses.
+                ray.init(num_cpus=num_cpus, _node_ip_address="127.0.0.1", **kwargs)
+                self._owns_runtime = True
+        from ray.data import DataContext
+
+        DataContext.get_current().enable_progress_bars = False
+        self.address = address
+        self.num_workers = max(1, int(ray.available_resources().get("CPU", 1)))
+
+    def describe(self) -> dict[str, Any]:
+        import ray
+
+        return {"kind": self.kind, "address": self.address or "embedded", "num_workers": self.num_workers,
+                "nodes": len([n for n in ray.nodes() if n.get("Alive")]), "ray": ray.__version__}
+
+    def _gather(self, refs: dict[Any, int], results: list[Any], bar: tqdm, pending: Iterable[tuple[int, Callable[[], Any]]],
+                max_in_flight: int) -> None:
+        import ray
+
+        pending = iter(pending)
+        exhausted = False
+        while refs or not exhausted:
+            while not exhausted and len(refs) < max_in_flight:
+                try:
+                    idx, submit = next(pending)
+                except StopIteration:
+                    exhausted = True
+                    break
+                refs[submit()] = idx
+            if not refs:
+                break
+            done, _ = ray.wait(list(refs), num_returns=1)
+            for ref in done:
+                results[refs.pop(ref)] = ray.get(ref)
+                bar.update(1)
+
+    def map(self, fn, items, *, resources=Resources(), desc=""):
+        import ray
+
+        remote = ray.remote(num_cpus=resources.num_cpus, num_gpus=resources.num_gpus,
+                            max_retries=self.max_retries, retry_exceptions=False)(fn)
+        results: list[Any] = [None] * len(items)
+        with self._bar(len(items), desc) as bar:
+            self._gather({}, results, bar, ((i, lambda it=it: remote.remote(it)) for i, it in enumerate(items)),
+                         max_in_flight=max(2 * self.num_workers, 1))
+        return results
+
+    def map_worker(self, factory, items, *, resources=Resources(), desc=""):
+        import ray
+
+        if not items:
+            return []
+
+        @ray.remote
+        class _Actor:
+            def __init__(self, factory: Callable[[], Worker]) -> None:
+                self.worker = factory()
+
+            def run(self, item: Any) -> Any:
+                return self.worker(item)
+
+        cpus = max(resources.num_cpus, 0.001)
+        n = len(items)
+        slots = self.num_workers / cpus if cpus else self.num_workers
+        if resources.num_gpus:
+            gpus = ray.available_resources().get("GPU", 0)
+            slots = min(slots, gpus / resources.num_gpus) if gpus else 1
+        n_actors = max(1, min(n, int(slots)))
+        actor_cls = _Actor.options(num_cpus=resources.num_cpus, num_gpus=resources.num_gpus,
+                                   max_restarts=self.max_retries, max_task_retries=self.max_retries)
+        factory_ref = ray.put(factory)
+        actors = [actor_cls.remote(factory_ref) for _ in range(n_actors)]
+        results: list[Any] = [None] * n
+        try:
+            with self._bar(n, desc) as bar:
+                submits = ((i, lambda i=i, it=it: actors[i % n_actors].run.remote(it)) for i, it in enumerate(items))
+                self._gather({}, results, bar, submits, max_in_flight=2 * n_actors)
+        finally:
+            for a in actors:
+                ray.kill(a)
+        return results
+
+    def shuffle(self, paths, *, key, reduce, num_partitions=None, columns=None, desc=""):
+        import ray
+
+        p = num_partitions or max(1, self.num_workers)
+        if not paths:
+            return [reduce(pa.table({})) for _ in range(p)]
+        part_remote = ray.remote(num_returns=p, max_retries=self.max_retries)(_partition) if p > 1 else \
+            ray.remote(max_retries=self.max_retries)(_partition)
+        pieces = []
+        for path in paths:
+            refs = part_remote.remote(path, key, p, columns)
+            pieces.append(refs if p > 1 else [refs])
+
+        @ray.remote(max_retries=self.max_retries)
+        def _reduce(*tables: pa.Table) -> Any:
+            return reduce(_concat(tables))
+
+        out_refs = [_reduce.remote(*[pieces[m][i] for m in range(len(paths))]) for i in range(p)]
+        results: list[Any] = [None] * p
+        with self._bar(p, desc) as bar:
+            index = {r: i for i, r in enumerate(out_refs)}
+            remaining = list(out_refs)
+            while remaining:
+                done, remaining = ray.wait(remaining, num_returns=1)
+                for ref in done:
+                    results[index[ref]] = ray.get(ref)
+                    bar.update(1)
+        return results
+
+    def shutdown(self) -> None:
+        import ray
+
+        if self._owns_runtime and ray.is_initialized():
+            ray.shutdown()
+
+
+def make_engine(kind: str = "ray", *, address: str | None = None, num_cpus: int | None = None,
+                progress: bool = True) -> Engine:
+    """Build an engine by name: ``ray`` (embedded or ``address``) or ``inline``."""
+    if kind == "inline":
+        return InlineEngine(progress=progress)
+    if kind == "ray":
+        return RayEngine(address=address, num_cpus=num_cpus, progress=progress)
+    raise ValueError(f"unknown engine {kind!r}; valid engines: inline, ray")

@@ -1,0 +1,1 @@
+"""Training export: Parquet with a dataset card, Megatron indexed token shards, memmap shards."""

@@ -1,0 +1,1 @@
+"""Heuristic scorers and transforms, one module per family (each registers its stages)."""

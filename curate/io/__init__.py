@@ -1,0 +1,1 @@
+"""Readers (sources), the demo-corpus source, and the Parquet writer."""

@@ -1,0 +1,349 @@
+"""Readers: JSON Lines (plain, .gz, .zst), Parquet, Hugging Face datasets, WARC (HTML to text), .txt folders."""
+
+from __future__ import annotations
+
+import gzip
+import io
+import json
+import os
+import zlib
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import IO, Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from curate import schema
+from curate.io.sources import (
+    DETAIL,
+    BatchBuilder,
+    Shard,
+    Source,
+    SourceError,
+    SourceParams,
+    files_to_shards,
+    quarantine_file,
+)
+from curate.registry import SOURCES
+
+
+def open_binary(path: str) -> IO[bytes]:
+    """Open a possibly compressed file for binary reading, by extension (.gz, .zst)."""
+    if path.endswith(".gz"):
+        return gzip.open(path, "rb")
+    if path.endswith(".zst") or path.endswith(".zstd"):
+        import zstandard
+
+        return zstandard.ZstdDecompressor().stream_reader(open(path, "rb"), read_across_frames=True,
+                                                           closefd=True)  # type: ignore[return-value]
+    return open(path, "rb")
+
+
+def _read_errors() -> tuple[type[BaseException], ...]:
+    errors: list[type[BaseException]] = [EOFError, OSError, zlib.error, gzip.BadGzipFile]
+    try:
+        import zstandard
+
+        errors.append(zstandard.ZstdError)
+    except ImportError:  # pragma: no cover
+        pass
+    return tuple(errors)
+
+
+def _iter_lines(f: IO[bytes]) -> Iterator[bytes]:
+    buffered = f if isinstance(f, io.BufferedIOBase) and hasattr(f, "readline") else io.BufferedReader(f)  # type: ignore[arg-type]
+    while True:
+        line = buffered.readline()
+        if not line:
+            return
+        yield line
+
+
+@SOURCES.add("jsonl")
+class JsonlSource(Source):
+    """One JSON object per line; ``.gz`` and ``.zst`` are decompressed on the fly.
+
+    Ids default to ``<file>:<line>`` (1-based) when the record has no ``id_field``.
+    """
+
+    extensions = (".jsonl", ".jsonl.gz", ".jsonl.zst", ".json", ".json.gz", ".ndjson", ".jsonl.zstd")
+
+    def read(self, shard: Shard) -> Iterator[pa.Table]:
+        p: SourceParams = self.params
+        b = BatchBuilder(p)
+        n = 0
+        try:
+            f = open_binary(shard.path)
+        except OSError as e:
+            yield from self._unreadable(shard, e)
+            return
+        lineno = 0
+        try:
+            with f:
+                for lineno, raw in enumerate(_iter_lines(f), start=1):
+                    if p.limit is not None and n >= p.limit:
+                        break
+                    if not raw.strip():
+                        continue  # blank lines separate nothing and are not documents
+                    n += 1
+                    default_id = f"{shard.key}:{lineno}"
+                    try:
+                        line = raw.decode("utf-8")
+                    except UnicodeDecodeError as e:
+                        b.add(doc_id=default_id, text=raw.decode("utf-8", "replace"), source=shard.key,
+                              reject="invalid_utf8", detail=str(e))
+                    else:
+                        try:
+                            record = json.loads(line)
+                        except ValueError as e:
+                            b.add(doc_id=default_id, text=line[:100_000], source=shard.key,
+                                  reject="malformed_json", detail=str(e)[:200])
+                        else:
+                            b.add_record(record, default_id=default_id, source=shard.key)
+                    if b.full():
+                        yield b.flush()
+        except _read_errors() as e:
+            if lineno == 0 and not len(b):
+                yield from self._unreadable(shard, e)
+                return
+            # A truncated or corrupt compressed stream: keep what was read, count the loss.
+            if len(b):
+                yield b.flush()
+            yield quarantine_file(shard, "truncated_file", f"{shard.path}: stopped after line {lineno}: {e}", p)
+            return
+        if len(b):
+            yield b.flush()
+
+    def _unreadable(self, shard: Shard, e: BaseException) -> Iterator[pa.Table]:
+        if self.params.on_error == "quarantine":
+            yield quarantine_file(shard, "unreadable_file", f"{shard.path}: {e}", self.params)
+            return
+        raise SourceError(f"{shard.path}: cannot read: {e} (set input.on_error: quarantine to count and skip it)") from e
+
+
+def table_to_rows(table: pa.Table, shard: Shard, params: SourceParams, first_row: int) -> pa.Table:
+    """Map an Arrow table with arbitrary columns to base columns, quarantining unusable rows."""
+    n = table.num_rows
+    names = table.column_names
+    if params.text_field not in names:
+        raise SourceError(f"{shard.path}: no column {params.text_field!r}; columns: {', '.join(names)} "
+                          f"(set input.text_field)")
+    text = table.column(params.text_field)
+    reject: list[str | None] = [None] * n
+    detail: list[str | None] = [None] * n
+    if not (pa.types.is_string(text.type) or pa.types.is_large_string(text.type)):
+        reject = ["quarantine:non_string_text"] * n
+        detail = [f"{params.text_field!r} column is {text.type}"] * n
+        text = pc.cast(text, pa.string()) if pa.types.is_integer(text.type) or pa.types.is_floating(text.type) \
+            else pa.array([json.dumps(v, default=str) for v in text.to_pylist()], pa.string())
+    text = text.cast(pa.string())
+    if params.id_field and params.id_field in names:
+        ids = pc.cast(table.column(params.id_field), pa.string())
+    else:
+        ids = pa.array([f"{shard.key}:{first_row + i}" for i in range(n)], pa.string())
+    if params.source_field and params.source_field in names:
+        src = pc.fill_null(pc.cast(table.column(params.source_field), pa.string()), shard.key)
+    else:
+        src = pa.array([shard.key] * n, pa.string())
+    texts = text.to_pylist()
+    limit = params.max_doc_bytes
+    for i, t in enumerate(texts):
+        if reject[i]:
+            continue
+        if t is None:
+            reject[i], detail[i] = "quarantine:missing_text", f"{params.text_field!r} is null"
+        elif not t.strip():
+            reject[i], detail[i] = "quarantine:empty_text", "text is empty or whitespace only"
+        elif len(t) > limit // 4 and len(t.encode("utf-8")) > limit:
+            reject[i], detail[i] = "quarantine:too_large", f"{len(t)} characters exceed max_doc_bytes={limit}"
+    cols: dict[str, Any] = {schema.ID: ids, schema.TEXT: pc.fill_null(text, ""), schema.SOURCE: src}
+    for k in params.keep_fields:
+        if k in (schema.ID, schema.TEXT, schema.SOURCE):
+            continue
+        cols[k] = pc.cast(table.column(k), pa.string()) if k in names else pa.nulls(n, pa.string())
+    cols[schema.REJECT] = pa.array(reject, pa.string())
+    cols[DETAIL] = pa.array(detail, pa.string())
+    return pa.table(cols)
+
+
+@SOURCES.add("parquet")
+class ParquetSource(Source):
+    """Parquet files, read in record batches (memory stays bounded by ``batch_docs``)."""
+
+    extensions = (".parquet",)
+
+    def read(self, shard: Shard) -> Iterator[pa.Table]:
+        p: SourceParams = self.params
+        try:
+            f = pq.ParquetFile(shard.path)
+        except (OSError, pa.ArrowInvalid) as e:
+            if p.on_error == "quarantine":
+                yield quarantine_file(shard, "unreadable_file", f"{shard.path}: {e}", p)
+                return
+            raise SourceError(f"{shard.path}: cannot read Parquet: {e}") from e
+        row = 0
+        for batch in f.iter_batches(batch_size=p.batch_docs):
+            table = pa.Table.from_batches([batch])
+            if p.limit is not None:
+                table = table.slice(0, max(0, p.limit - row))
+            if table.num_rows == 0:
+                break
+            yield table_to_rows(table, shard, p, row)
+            row += table.num_rows
+
+
+@dataclass
+class HFParams(SourceParams):
+    """``path``: a ``save_to_disk`` folder, a local data folder/file, or a hub id (needs network)."""
+
+    split: str = "train"
+    config_name: str | None = None
+    builder: str | None = None  # e.g. "json", "parquet", "csv" to load local files through load_dataset
+    data_files: list[str] | None = None
+
+
+@SOURCES.add("hf")
+class HFSource(Source):
+    """Hugging Face ``datasets``: ``load_from_disk`` folders, or anything ``load_dataset`` reads."""
+
+    Params = HFParams
+
+    def shards(self) -> list[Shard]:
+        return [Shard(0, self.params.path, os.path.basename(os.path.normpath(self.params.path)) or "hf")]
+
+    def _load(self) -> Any:
+        import datasets
+
+        p: HFParams = self.params
+        if os.path.isdir(p.path) and os.path.exists(os.path.join(p.path, "dataset_info.json")) or \
+                os.path.exists(os.path.join(p.path, "state.json")) or os.path.exists(os.path.join(p.path, "dataset_dict.json")):
+            ds = datasets.load_from_disk(p.path)
+            if isinstance(ds, datasets.DatasetDict):
+                ds = ds[p.split]
+            return ds
+        if p.builder:
+            return datasets.load_dataset(p.builder, data_files=p.data_files or p.path, split=p.split)
+        return datasets.load_dataset(p.path, p.config_name, split=p.split)
+
+    def read(self, shard: Shard) -> Iterator[pa.Table]:
+        try:
+            ds = self._load()
+        except Exception as e:  # datasets raises many types; the message names the cause
+            raise SourceError(f"{self.params.path}: cannot load as a Hugging Face dataset: {e}") from e
+        row = 0
+        for batch in ds.with_format("arrow").iter(batch_size=self.params.batch_docs):
+            table = batch if isinstance(batch, pa.Table) else pa.Table.from_batches([batch])
+            if self.params.limit is not None:
+                table = table.slice(0, max(0, self.params.limit - row))
+            if table.num_rows == 0:
+                break
+            yield table_to_rows(table, shard, self.params, row)
+            row += table.num_rows
+
+
+@SOURCES.add("warc")
+class WarcSource(Source):
+    """WARC files: HTTP responses with HTML are turned into text with trafilatura.
+
+    Responses whose extraction yields no text are counted as ``quarantine:no_text_extracted``; records
+    that are not responses (requests, metadata, warcinfo) are not documents.
+    """
+
+    extensions = (".warc", ".warc.gz", ".arc.gz")
+
+    def read(self, shard: Shard) -> Iterator[pa.Table]:
+        import trafilatura
+        from warcio.archiveiterator import ArchiveIterator
+
+        p: SourceParams = self.params
+        b = BatchBuilder(p)
+        n = 0
+        try:
+            with open(shard.path, "rb") as f:
+                for record in ArchiveIterator(f):
+                    if record.rec_type != "response":
+                        continue
+                    if p.limit is not None and n >= p.limit:
+                        break
+                    n += 1
+                    rid = record.rec_headers.get_header("WARC-Record-ID") or f"{shard.key}:{n}"
+                    url = record.rec_headers.get_header("WARC-Target-URI")
+                    ctype = (record.http_headers.get_header("Content-Type") if record.http_headers else "") or ""
+                    raw = record.content_stream().read()
+                    extra = {"url": url}
+                    if "html" not in ctype.lower() and not raw.lstrip()[:15].lower().startswith((b"<!doctype", b"<html")):
+                        b.add(doc_id=rid, text="", source=shard.key, extra=extra, reject="not_html",
+                              detail=f"content type {ctype or 'unknown'}")
+                    else:
+                        html = raw.decode("utf-8", "replace")
+                        text = trafilatura.extract(html, include_comments=False, url=url) or ""
+                        if text.strip():
+                            b.add(doc_id=rid, text=text, source=shard.key, extra=extra)
+                        else:
+                            b.add(doc_id=rid, text="", source=shard.key, extra=extra, reject="no_text_extracted",
+                                  detail="trafilatura found no main text")
+                    if b.full():
+                        yield b.flush()
+        except _read_errors() as e:
+            if len(b):
+                yield b.flush()
+            if p.on_error != "quarantine" and n == 0:
+                raise SourceError(f"{shard.path}: cannot read WARC: {e}") from e
+            yield quarantine_file(shard, "truncated_file", f"{shard.path}: stopped after {n} records: {e}", p)
+            return
+        if len(b):
+            yield b.flush()
+
+
+@SOURCES.add("text")
+class TextSource(Source):
+    """A folder (or glob) of ``.txt`` files, one document per file; the id is the relative path."""
+
+    extensions = (".txt",)
+
+    def shards(self) -> list[Shard]:
+        # Group small files so that a folder of 100k files is not 100k tasks.
+        files = files_to_shards(self.params.path, self.extensions)
+        per = max(1, self.params.batch_docs)
+        return [Shard(i, files[i * per].path, files[i * per].key,
+                      extra=(("files", tuple((s.path, s.key) for s in files[i * per:(i + 1) * per])),))
+                for i in range((len(files) + per - 1) // per)]
+
+    def read(self, shard: Shard) -> Iterator[pa.Table]:
+        p: SourceParams = self.params
+        b = BatchBuilder(p)
+        files = dict(shard.extra)["files"]
+        for path, key in files[: p.limit] if p.limit is not None else files:
+            try:
+                raw = open(path, "rb").read()
+            except OSError as e:
+                if p.on_error != "quarantine":
+                    raise SourceError(f"{path}: cannot read: {e}") from e
+                b.add(doc_id=key, text="", source=key, reject="unreadable_file", detail=str(e))
+                continue
+            try:
+                b.add(doc_id=key, text=raw.decode("utf-8"), source=key)
+            except UnicodeDecodeError as e:
+                b.add(doc_id=key, text=raw.decode("utf-8", "replace"), source=key, reject="invalid_utf8", detail=str(e))
+            if b.full():
+                yield b.flush()
+        if len(b):
+            yield b.flush()
+
+
+def read_table(path: str, *, fmt: str = "jsonl", limit: int | None = None, **params: Any) -> pa.Table:
+    """Read a whole (small) input into one table, quarantined rows included (tests, benchmarks, notebooks).
+
+    Example: ``read_table("../shared/corpora/web/c4_en.jsonl.gz", limit=500)``.
+    """
+    from curate.registry import build_params
+
+    cls = SOURCES.get(fmt)
+    src = cls(build_params(cls.Params, {"path": path, "limit": limit, **params}, where=f"read_table({fmt})"))
+    tables = [t for shard in src.shards() for t in src.read(shard)]
+    if not tables:
+        return pa.table({schema.ID: pa.array([], pa.string()), schema.TEXT: pa.array([], pa.string()),
+                         schema.SOURCE: pa.array([], pa.string())})
+    return pa.concat_tables(tables, promote_options="permissive")

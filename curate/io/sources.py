@@ -1,0 +1,188 @@
+"""The source contract and the shared row-building helpers every reader uses.
+
+A source lists *shards* (small picklable descriptors, in a deterministic order) and reads one shard as
+a stream of Arrow batches with the base columns ``id``, ``text``, ``source`` plus the ``keep_fields``.
+Rows that cannot be documents (malformed JSON, invalid UTF-8, missing or non-string text, empty text,
+oversized documents, a truncated file) are never dropped: they come out with ``schema.REJECT`` set to
+``quarantine:<why>`` and a ``detail`` message, so the run counts them and writes them to ``rejected/``.
+"""
+
+from __future__ import annotations
+
+import glob
+import json
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+import pyarrow as pa
+
+from curate import schema
+
+DETAIL = "detail"
+
+
+class SourceError(RuntimeError):
+    """An input that cannot be read at all (the run stops unless ``on_error: quarantine``)."""
+
+
+@dataclass
+class SourceParams:
+    """Options common to every source. Format-specific ones live in each source's own Params."""
+
+    path: str = ""
+    text_field: str = "text"
+    id_field: str | None = "id"
+    source_field: str | None = "source"
+    keep_fields: list[str] = field(default_factory=lambda: ["url"])
+    on_error: str = "fail"  # or "quarantine": an unreadable file becomes one quarantined row
+    max_doc_bytes: int = 16_000_000
+    batch_docs: int = 2000
+    batch_bytes: int = 32_000_000
+    limit: int | None = None  # read at most this many documents per shard (for samples and tests)
+
+
+@dataclass(frozen=True)
+class Shard:
+    """One unit of reading: usually a file. ``key`` is stable and names the rows' ids."""
+
+    index: int
+    path: str
+    key: str
+    extra: tuple[tuple[str, Any], ...] = ()
+
+
+class Source:
+    """Base of every source; subclasses set ``Params`` and implement ``shards`` and ``read``."""
+
+    name: ClassVar[str] = "source"
+    Params: ClassVar[type] = SourceParams
+    extensions: ClassVar[tuple[str, ...]] = ()
+
+    def __init__(self, params: Any) -> None:
+        self.params = params
+
+    def shards(self) -> list[Shard]:
+        return files_to_shards(self.params.path, self.extensions)
+
+    def read(self, shard: Shard) -> Iterator[pa.Table]:
+        raise NotImplementedError
+
+    def fingerprint(self) -> list[dict[str, Any]]:
+        """Identity of the input for the manifest: each file's path, size and modification time."""
+        out = []
+        for s in self.shards():
+            try:
+                st = os.stat(s.path)
+                out.append({"path": s.path, "bytes": st.st_size, "mtime": int(st.st_mtime)})
+            except OSError:
+                out.append({"path": s.path, "bytes": None})
+        return out
+
+
+def expand_paths(path: str, extensions: tuple[str, ...] = ()) -> list[str]:
+    """Files named by a path, a glob, or a directory (searched recursively for ``extensions``)."""
+    if not path:
+        raise SourceError("input.path is empty: give a file, a glob or a directory")
+    if os.path.isdir(path):
+        found = [
+            os.path.join(root, f)
+            for root, _, files in os.walk(path)
+            for f in files
+            if not extensions or f.endswith(extensions)
+        ]
+    elif any(ch in path for ch in "*?["):
+        found = [p for p in glob.glob(path, recursive=True) if os.path.isfile(p)]
+    else:
+        if not os.path.exists(path):
+            raise SourceError(f"{path}: no such file or directory")
+        found = [path]
+    if not found:
+        raise SourceError(f"{path}: matched no input files" + (f" ending in {', '.join(extensions)}" if extensions else ""))
+    return sorted(found)
+
+
+def files_to_shards(path: str, extensions: tuple[str, ...] = ()) -> list[Shard]:
+    files = expand_paths(path, extensions)
+    root = os.path.commonpath([os.path.dirname(os.path.abspath(f)) for f in files])
+    return [Shard(i, f, os.path.relpath(os.path.abspath(f), root)) for i, f in enumerate(files)]
+
+
+class BatchBuilder:
+    """Accumulates rows and emits bounded Arrow batches with the base columns."""
+
+    def __init__(self, params: SourceParams) -> None:
+        self.params = params
+        self.keep = [f for f in params.keep_fields if f not in (schema.ID, schema.TEXT, schema.SOURCE)]
+        self._reset()
+
+    def _reset(self) -> None:
+        self.cols: dict[str, list[Any]] = {k: [] for k in (schema.ID, schema.TEXT, schema.SOURCE, *self.keep,
+                                                           schema.REJECT, DETAIL)}
+        self.nbytes = 0
+
+    def __len__(self) -> int:
+        return len(self.cols[schema.ID])
+
+    def add(self, *, doc_id: str, text: str, source: str, extra: dict[str, Any] | None = None,
+            reject: str | None = None, detail: str | None = None) -> None:
+        if reject is None and len(text.encode("utf-8", "surrogatepass")) > self.params.max_doc_bytes:
+            reject, detail = "too_large", f"{len(text)} characters exceed max_doc_bytes={self.params.max_doc_bytes}"
+        elif reject is None and not text.strip():
+            reject, detail = "empty_text", "text is empty or whitespace only"
+        c = self.cols
+        c[schema.ID].append(doc_id)
+        c[schema.TEXT].append(_clean_surrogates(text))
+        c[schema.SOURCE].append(source)
+        for k in self.keep:
+            v = (extra or {}).get(k)
+            c[k].append(v if v is None or isinstance(v, str) else json.dumps(v, ensure_ascii=False, default=str))
+        c[schema.REJECT].append(None if reject is None else schema.QUARANTINE_PREFIX + reject)
+        c[DETAIL].append(detail)
+        self.nbytes += len(text)
+
+    def add_record(self, record: Any, *, default_id: str, source: str) -> None:
+        """Map one decoded record (a dict) to a row, quarantining what is not a usable document."""
+        p = self.params
+        if not isinstance(record, dict):
+            self.add(doc_id=default_id, text=json.dumps(record, ensure_ascii=False, default=str)[:10_000],
+                     source=source, reject="not_an_object", detail=f"a JSON {type(record).__name__}, not an object")
+            return
+        doc_id = record.get(p.id_field) if p.id_field else None
+        doc_id = default_id if doc_id is None else str(doc_id)
+        src = record.get(p.source_field) if p.source_field else None
+        src = source if src is None else str(src)
+        text = record.get(p.text_field)
+        if text is None:
+            self.add(doc_id=doc_id, text=json.dumps(record, ensure_ascii=False, default=str)[:10_000], source=src,
+                     extra=record, reject="missing_text", detail=f"no {p.text_field!r} field")
+        elif not isinstance(text, str):
+            self.add(doc_id=doc_id, text=json.dumps(text, ensure_ascii=False, default=str)[:10_000], source=src,
+                     extra=record, reject="non_string_text", detail=f"{p.text_field!r} is a {type(text).__name__}")
+        else:
+            self.add(doc_id=doc_id, text=text, source=src, extra=record)
+
+    def full(self) -> bool:
+        return len(self) >= self.params.batch_docs or self.nbytes >= self.params.batch_bytes
+
+    def flush(self) -> pa.Table:
+        table = pa.table({k: pa.array(v, pa.string()) for k, v in self.cols.items()})
+        self._reset()
+        return table
+
+
+def _clean_surrogates(text: str) -> str:
+    # Lone surrogates (from JSON escapes such as "\ud800") cannot be encoded to UTF-8 for Parquet.
+    try:
+        text.encode("utf-8")
+        return text
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "replace").decode("utf-8")
+
+
+def quarantine_file(shard: Shard, reason: str, detail: str, params: SourceParams) -> pa.Table:
+    """One row standing for a file (or its unreadable rest), so the event is counted and visible."""
+    b = BatchBuilder(params)
+    b.add(doc_id=f"{shard.key}#{reason}", text="", source=shard.key, reject=reason, detail=detail)
+    return b.flush()

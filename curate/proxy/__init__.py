@@ -1,0 +1,1 @@
+"""Proxy training: tokenizer, token shards, model ladder, trainer, evaluation and data goodput."""

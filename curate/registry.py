@@ -1,0 +1,156 @@
+"""Versioned registry of stages and sources.
+
+A registered name never changes meaning: a changed algorithm is registered as ``_v2`` beside ``_v1``.
+Unknown names and unknown or mistyped parameters fail at load time with the list of valid choices.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import types
+import typing
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+T = TypeVar("T")
+
+
+class RegistryError(ValueError):
+    """A name or parameter that the registry does not know, with the valid choices in the message."""
+
+
+class Registry:
+    """Maps short versioned names to classes of one kind (``stage`` or ``source``)."""
+
+    def __init__(self, kind: str) -> None:
+        self.kind = kind
+        self._items: dict[str, type] = {}
+
+    def add(self, name: str) -> Callable[[type[T]], type[T]]:
+        """Class decorator: register ``cls`` under ``name`` (which must be new)."""
+
+        def deco(cls: type[T]) -> type[T]:
+            if name in self._items and self._items[name] is not cls:
+                raise RegistryError(f"{self.kind} {name!r} is registered twice")
+            self._items[name] = cls
+            cls.name = name  # type: ignore[attr-defined]
+            return cls
+
+        return deco
+
+    def names(self) -> list[str]:
+        _load_builtin_modules()
+        return sorted(self._items)
+
+    def get(self, name: str) -> type:
+        _load_builtin_modules()
+        try:
+            return self._items[name]
+        except KeyError:
+            raise RegistryError(
+                f"unknown {self.kind} {name!r}; valid {self.kind}s: {', '.join(sorted(self._items))}"
+            ) from None
+
+
+STAGES = Registry("stage")
+SOURCES = Registry("source")
+
+# Packages whose modules register the built-in stages and sources when imported. A new family is a new
+# module in one of them: no list to edit.
+BUILTIN_PACKAGES = ["curate.io", "curate.filters", "curate.dedup", "curate.scorers"]
+_loaded = False
+
+
+def _load_builtin_modules() -> None:
+    global _loaded
+    if _loaded:
+        return
+    _loaded = True
+    import importlib
+    import pkgutil
+
+    import curate.select  # noqa: F401  (registers "select")
+
+    for pkg_name in BUILTIN_PACKAGES:
+        pkg = importlib.import_module(pkg_name)
+        for info in sorted(pkgutil.iter_modules(pkg.__path__), key=lambda i: i.name):
+            if not info.name.startswith("_"):
+                importlib.import_module(f"{pkg_name}.{info.name}")
+
+
+def build_params(params_cls: type[T], raw: dict[str, Any] | None, *, where: str) -> T:
+    """Build a params dataclass from a mapping, checking names and types.
+
+    ``where`` names the config location (file and key) for error messages.
+    """
+    raw = dict(raw or {})
+    fields = {f.name: f for f in dataclasses.fields(params_cls)}  # type: ignore[arg-type]
+    unknown = sorted(set(raw) - set(fields))
+    if unknown:
+        raise RegistryError(
+            f"{where}: unknown parameter(s) {', '.join(unknown)}; valid parameters: "
+            f"{', '.join(sorted(fields)) or '(none)'}"
+        )
+    hints = typing.get_type_hints(params_cls)
+    for key, value in raw.items():
+        raw[key] = _coerce(value, hints[key], where=f"{where}.{key}")
+    try:
+        return params_cls(**raw)
+    except TypeError as e:
+        raise RegistryError(f"{where}: {e}") from None
+
+
+def _coerce(value: Any, tp: Any, *, where: str) -> Any:
+    """Check ``value`` against the type hint ``tp``; ints are accepted for floats."""
+    origin = typing.get_origin(tp)
+    args = typing.get_args(tp)
+    if tp is Any:
+        return value
+    if origin in (typing.Union, types.UnionType):
+        errors = []
+        for arg in args:
+            try:
+                return _coerce(value, arg, where=where)
+            except RegistryError as e:
+                errors.append(str(e))
+        raise RegistryError(f"{where}: expected {_type_name(tp)}, got {type(value).__name__} {value!r}")
+    if tp is type(None):
+        if value is None:
+            return None
+        raise RegistryError(f"{where}: expected null, got {value!r}")
+    if origin is typing.Literal:
+        if value in args:
+            return value
+        raise RegistryError(f"{where}: expected one of {', '.join(map(repr, args))}, got {value!r}")
+    if origin in (list, tuple):
+        if not isinstance(value, list | tuple):
+            raise RegistryError(f"{where}: expected a list, got {type(value).__name__} {value!r}")
+        inner = args[0] if args else Any
+        items = [_coerce(v, inner, where=f"{where}[{i}]") for i, v in enumerate(value)]
+        return items if origin is list else tuple(items)
+    if origin is dict:
+        if not isinstance(value, dict):
+            raise RegistryError(f"{where}: expected a mapping, got {type(value).__name__} {value!r}")
+        return value
+    if tp is float:
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            return float(value)
+    elif tp is int:
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value
+    elif tp is bool:
+        if isinstance(value, bool):
+            return value
+    elif tp is str:
+        if isinstance(value, str):
+            return value
+    elif isinstance(tp, type):
+        if isinstance(value, tp):
+            return value
+    else:
+        return value
+    raise RegistryError(f"{where}: expected {_type_name(tp)}, got {type(value).__name__} {value!r}")
+
+
+def _type_name(tp: Any) -> str:
+    return getattr(tp, "__name__", None) or str(tp).replace("typing.", "")

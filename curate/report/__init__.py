@@ -1,0 +1,1 @@
+"""The run report: report.html and report.md."""

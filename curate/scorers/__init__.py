@@ -1,0 +1,1 @@
+"""Model-based scorers: fastText quality, proxy-LM perplexity, synthetic-text detectors."""
