@@ -1,0 +1,61 @@
+"""What a post-pipeline phase (proxy runs, report, export) receives from the runner."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from curate.engine import Engine
+
+
+class PhaseError(RuntimeError):
+    """A phase's section of the pipeline config is wrong, or its work failed; the message says which."""
+
+
+@dataclass
+class RunContext:
+    """A finished (or resumed) pipeline run, handed to the phases in order: proxy, report, export.
+
+    ``section`` is the phase's own raw mapping from the pipeline YAML (``proxy:``, ``report:``,
+    ``export:``), which the phase validates itself (unknown keys are errors naming the valid ones).
+    The phase writes only under ``run_dir`` and returns a dict recorded in ``manifest.json`` under its
+    name.
+    """
+
+    run_dir: Path
+    config: dict[str, Any]
+    engine: Engine
+    manifest: dict[str, Any]
+    section: dict[str, Any] = field(default_factory=dict)
+    pipeline_path: str | None = None
+
+    @property
+    def kept_dir(self) -> Path:
+        return self.run_dir / "kept"
+
+    @property
+    def rejected_dir(self) -> Path:
+        return self.run_dir / "rejected"
+
+    def kept_files(self) -> list[Path]:
+        return sorted(self.kept_dir.glob("part-*.parquet"))
+
+    def rejected_files(self) -> list[Path]:
+        return sorted(self.rejected_dir.glob("part-*.parquet"))
+
+    def path(self, *parts: str) -> Path:
+        """A path inside the run directory; refuses to leave it (e.g. through ``..``)."""
+        p = (self.run_dir / Path(*parts)).resolve()
+        root = self.run_dir.resolve()
+        if p != root and root not in p.parents:
+            raise PhaseError(f"{Path(*parts)}: outside the run directory {self.run_dir}")
+        return p
+
+
+def load_manifest(run_dir: Path) -> dict[str, Any]:
+    path = Path(run_dir) / "manifest.json"
+    if not path.exists():
+        raise FileNotFoundError(f"{path}: no manifest; is {run_dir} a finished run directory?")
+    return json.loads(path.read_text())
