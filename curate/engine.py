@@ -211,8 +211,7 @@ class RayEngine(Engine):
         n_actors = max(1, min(n, int(slots)))
         actor_cls = _Actor.options(num_cpus=resources.num_cpus, num_gpus=resources.num_gpus,
                                    max_restarts=self.max_retries, max_task_retries=self.max_retries)
-        factory_ref = ray.put(factory)
-        actors = [actor_cls.remote(factory_ref) for _ in range(n_actors)]
+        actors = [actor_cls.remote(factory) for _ in range(n_actors)]
         results: list[Any] = [None] * n
         try:
             with self._bar(n, desc) as bar:
