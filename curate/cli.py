@@ -1,0 +1,111 @@
+"""The ``curate`` command line. Subpackages add verbs through ``curate/<pkg>/cli.py:register(subparsers)``."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import logging
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+VERB_PACKAGES = ("proxy", "scorers", "export", "report", "dedup", "filters")
+
+RUN_EXAMPLE = """example:
+  curate run pipelines/demo.yaml --output runs/demo
+  curate run pipelines/web.yaml --input '../shared/corpora/web/*.jsonl.gz' --output runs/web \\
+      --set stages.0.params.form=NFKC
+  RAY_ADDRESS=127.0.0.1:6379 curate run pipelines/web.yaml --output /shared/runs/web   # on a cluster
+"""
+INSPECT_EXAMPLE = """example:
+  curate inspect runs/demo
+  curate inspect runs/demo --reason exact_dedup_v1:duplicate --n 3
+"""
+
+
+def _run(args: argparse.Namespace) -> int:
+    from curate.config import load_pipeline
+    from curate.runner import run_pipeline
+
+    overrides = list(args.set or [])
+    if args.input:
+        overrides.append(f"input.path={args.input}")
+    cfg = load_pipeline(args.pipeline, overrides)
+    if args.address:
+        cfg.engine["address"] = args.address
+        cfg.engine["kind"] = "ray"
+    if args.engine:
+        cfg.engine["kind"] = args.engine
+    out = args.output or (cfg.raw.get("output") or {}).get("dir") or f"runs/{cfg.name}"
+    manifest = run_pipeline(cfg, out, progress=not args.quiet, phases=not args.no_phases)
+    from curate.summary import format_run_summary
+
+    print(format_run_summary(manifest, out))
+    return 0
+
+
+def _inspect(args: argparse.Namespace) -> int:
+    from curate.summary import inspect_run
+
+    print(inspect_run(Path(args.run_dir), reason=args.reason, n=args.n, width=args.width))
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="curate", description="Curate LLM pre-training data and measure its goodput.")
+    parser.add_argument("-v", "--verbose", action="store_true", help="log at INFO level")
+    sub = parser.add_subparsers(dest="verb", metavar="VERB")
+    sub.required = True
+
+    run = sub.add_parser("run", help="run a pipeline", epilog=RUN_EXAMPLE, formatter_class=argparse.RawDescriptionHelpFormatter)
+    run.add_argument("pipeline", help="pipeline YAML (see pipelines/)")
+    run.add_argument("--input", help="input path or glob (overrides input.path)")
+    run.add_argument("--output", help="run directory (default runs/<name>); a rerun there resumes")
+    run.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a config key by dotted path")
+    run.add_argument("--address", help="Ray cluster address (default: RAY_ADDRESS, else an embedded runtime)")
+    run.add_argument("--engine", choices=["ray", "inline"], help="execution engine (default from the pipeline: ray)")
+    run.add_argument("--no-phases", action="store_true", help="skip proxy runs, report and export")
+    run.add_argument("-q", "--quiet", action="store_true", help="no progress bars")
+    run.set_defaults(func=_run)
+
+    ins = sub.add_parser("inspect", help="show what a run kept and removed, and why", epilog=INSPECT_EXAMPLE,
+                         formatter_class=argparse.RawDescriptionHelpFormatter)
+    ins.add_argument("run_dir")
+    ins.add_argument("--reason", help="show samples of this removal reason only")
+    ins.add_argument("--n", type=int, default=2, help="sample documents per reason (default 2)")
+    ins.add_argument("--width", type=int, default=300, help="characters shown per sample")
+    ins.set_defaults(func=_inspect)
+
+    for pkg in VERB_PACKAGES:
+        try:
+            mod = importlib.import_module(f"curate.{pkg}.cli")
+        except ModuleNotFoundError as e:
+            if e.name == f"curate.{pkg}.cli":
+                continue
+            raise
+        mod.register(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    os.environ.setdefault("RAY_DEDUP_LOGS", "1")
+    from curate.config import ConfigError
+    from curate.context import PhaseError
+    from curate.io.sources import SourceError
+    from curate.registry import RegistryError
+    from curate.runner import AccountingError, RunDirError
+
+    try:
+        result: Any = args.func(args)
+    except (ConfigError, RegistryError, SourceError, RunDirError, PhaseError, FileNotFoundError) as e:
+        print(f"curate: error: {e}", file=sys.stderr)
+        return 2
+    except AccountingError as e:
+        print(f"curate: ACCOUNTING ERROR: {e}", file=sys.stderr)
+        return 3
+    return int(result or 0)

@@ -1,0 +1,258 @@
+"""Pipeline YAML → typed config, checked before any work starts.
+
+Errors name the file, the line and the key, what was expected and the valid choices::
+
+    pipelines/web.yaml:7: stages[2].filter: unknown stage 'gopher_v9'; valid stages: ...
+
+``--set a.b=c`` overrides any key by dotted path (list items by index: ``stages.3.params.threshold=0.7``);
+values are parsed as YAML scalars.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from curate.registry import SOURCES, STAGES, RegistryError, build_params
+
+STAGE_KEYS = ("score", "filter", "transform", "dedup", "select")
+TOP_KEYS = {"name", "description", "input", "stages", "engine", "output", "proxy", "report", "export"}
+ENGINE_KEYS = {"kind", "address", "num_cpus"}
+OUTPUT_KEYS = {"dir"}
+
+
+class ConfigError(ValueError):
+    """A pipeline file that cannot run; the message names file, line and key."""
+
+
+@dataclass
+class StageSpec:
+    """One entry of ``stages:`` as written: its kind key, registry name, params and location."""
+
+    kind: str
+    name: str
+    params: dict[str, Any] = field(default_factory=dict)
+    label: str | None = None
+    rules: list[dict[str, Any]] = field(default_factory=list)
+    where: str = ""
+
+
+@dataclass
+class PipelineConfig:
+    """A parsed pipeline. ``raw`` is the resolved mapping (overrides applied) recorded in the manifest."""
+
+    name: str
+    input: dict[str, Any]
+    stages: list[StageSpec]
+    engine: dict[str, Any]
+    raw: dict[str, Any]
+    path: str = "<string>"
+    proxy: dict[str, Any] | None = None
+    report: dict[str, Any] | None = None
+    export: dict[str, Any] | None = None
+
+    def fingerprint(self) -> str:
+        """Hash of what determines the curated output (input and stages; not engine or phases)."""
+        key = {"input": self.raw.get("input"), "stages": self.raw.get("stages")}
+        return hashlib.sha256(json.dumps(key, sort_keys=True, default=str).encode()).hexdigest()[:16]
+
+
+def _line_index(text: str) -> dict[tuple[Any, ...], int]:
+    """Map each key path (tuple of keys / indexes) to its 1-based line in the YAML text."""
+    index: dict[tuple[Any, ...], int] = {}
+    try:
+        root = yaml.compose(text, Loader=yaml.SafeLoader)
+    except yaml.YAMLError:
+        return index
+
+    def walk(node: yaml.Node, path: tuple[Any, ...]) -> None:
+        index.setdefault(path, node.start_mark.line + 1)
+        if isinstance(node, yaml.MappingNode):
+            for k, v in node.value:
+                p = (*path, k.value)
+                index[p] = k.start_mark.line + 1
+                walk(v, p)
+        elif isinstance(node, yaml.SequenceNode):
+            for i, v in enumerate(node.value):
+                walk(v, (*path, i))
+
+    if root is not None:
+        walk(root, ())
+    return index
+
+
+def apply_overrides(raw: dict[str, Any], overrides: list[str]) -> dict[str, Any]:
+    """Apply ``a.b=c`` overrides to a copy of ``raw``; list items are addressed by index."""
+    out = copy.deepcopy(raw)
+    for item in overrides:
+        if "=" not in item:
+            raise ConfigError(f"--set {item!r}: expected KEY=VALUE, e.g. --set input.path=data/*.jsonl.gz")
+        key, value = item.split("=", 1)
+        parts = key.strip().split(".")
+        node: Any = out
+        for i, part in enumerate(parts[:-1]):
+            nxt = parts[i + 1]
+            if isinstance(node, list):
+                try:
+                    node = node[int(part)]
+                except (ValueError, IndexError):
+                    raise ConfigError(f"--set {key}: {part!r} is not an index of a list of {len(node)}") from None
+            else:
+                if part not in node or node[part] is None:
+                    node[part] = [] if nxt.isdigit() else {}
+                node = node[part]
+        last = parts[-1]
+        parsed = yaml.safe_load(value) if value.strip() else ""
+        if isinstance(node, list):
+            try:
+                node[int(last)] = parsed
+            except (ValueError, IndexError):
+                raise ConfigError(f"--set {key}: {last!r} is not an index of a list of {len(node)}") from None
+        else:
+            node[last] = parsed
+    return out
+
+
+def load_pipeline(path: str | Path, overrides: list[str] | None = None) -> PipelineConfig:
+    """Read, override and validate a pipeline file. Nothing is run."""
+    path = str(path)
+    try:
+        text = Path(path).read_text()
+    except OSError as e:
+        raise ConfigError(f"{path}: cannot read pipeline file: {e.strerror}") from None
+    return parse_pipeline(text, path=path, overrides=overrides)
+
+
+def parse_pipeline(text: str, *, path: str = "<string>", overrides: list[str] | None = None) -> PipelineConfig:
+    try:
+        raw = yaml.safe_load(text)
+    except yaml.YAMLError as e:
+        mark = getattr(e, "problem_mark", None)
+        line = f":{mark.line + 1}" if mark else ""
+        raise ConfigError(f"{path}{line}: not valid YAML: {getattr(e, 'problem', e)}") from None
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{path}: a pipeline is a mapping with keys name, input, stages")
+    lines = _line_index(text)
+    raw = apply_overrides(raw, overrides or [])
+
+    def err(keys: tuple[Any, ...], msg: str) -> ConfigError:
+        # Use the deepest key path that has a known line.
+        for n in range(len(keys), -1, -1):
+            if keys[:n] in lines:
+                return ConfigError(f"{path}:{lines[keys[:n]]}: {_dotted(keys)}: {msg}")
+        return ConfigError(f"{path}: {_dotted(keys)}: {msg}")
+
+    unknown = sorted(set(raw) - TOP_KEYS)
+    if unknown:
+        raise err((unknown[0],), f"unknown key; valid keys: {', '.join(sorted(TOP_KEYS))}")
+    name = raw.get("name") or Path(path).stem
+    inp = raw.get("input")
+    if not isinstance(inp, dict) or "format" not in inp:
+        raise err(("input",), "expected a mapping with at least 'format' (e.g. {path: data/*.jsonl.gz, format: jsonl})")
+    try:
+        src_cls = SOURCES.get(str(inp["format"]))
+        build_params(src_cls.Params, {k: v for k, v in inp.items() if k != "format"}, where="input")
+    except RegistryError as e:
+        raise err(("input", "format"), str(e).removeprefix("input: ")) from None
+
+    stages_raw = raw.get("stages") or []
+    if not isinstance(stages_raw, list):
+        raise err(("stages",), "expected a list of stages")
+    specs = [_parse_stage(i, entry, err) for i, entry in enumerate(stages_raw)]
+
+    engine = dict(raw.get("engine") or {})
+    bad = sorted(set(engine) - ENGINE_KEYS)
+    if bad:
+        raise err(("engine", bad[0]), f"unknown key; valid keys: {', '.join(sorted(ENGINE_KEYS))}")
+    if engine.get("kind", "ray") not in ("ray", "inline"):
+        raise err(("engine", "kind"), f"expected ray or inline, got {engine['kind']!r}")
+    sections = {}
+    for key in ("proxy", "report", "export"):
+        value = raw.get(key)
+        if value is not None and not isinstance(value, dict):
+            raise err((key,), "expected a mapping")
+        sections[key] = value
+    return PipelineConfig(name=str(name), input=dict(inp), stages=specs, engine=engine, raw=raw, path=path,
+                          **sections)
+
+
+def _parse_stage(i: int, entry: Any, err: Any) -> StageSpec:
+    where = (("stages", i))
+    if not isinstance(entry, dict):
+        raise err(where, f"expected a mapping with one of {', '.join(STAGE_KEYS)}")
+    kinds = [k for k in STAGE_KEYS if k in entry]
+    if len(kinds) != 1:
+        raise err(where, f"expected exactly one of {', '.join(STAGE_KEYS)}; got keys {', '.join(map(str, entry))}")
+    kind = kinds[0]
+    extra = sorted(set(entry) - {kind, "params", "label"})
+    if extra:
+        raise err((*where, extra[0]), "unknown key; valid keys: " + f"{kind}, params, label")
+    if kind == "select":
+        rules = entry["select"]
+        if not isinstance(rules, list) or not rules:
+            raise err((*where, "select"), "expected a non-empty list of rules {column, min, max, equals}")
+        from curate.select import Rule
+
+        for j, r in enumerate(rules):
+            try:
+                if not isinstance(r, dict):
+                    raise TypeError("a rule is a mapping")
+                Rule(**r)
+            except (TypeError, ValueError) as e:
+                raise err((*where, "select", j), f"bad rule: {e}; keys: column, min, max, equals, reason") from None
+        return StageSpec(kind="select", name="select", rules=list(rules), label=entry.get("label"),
+                         where=_dotted(where))
+    name = entry[kind]
+    params = entry.get("params") or {}
+    if not isinstance(params, dict):
+        raise err((*where, "params"), "expected a mapping")
+    try:
+        cls = STAGES.get(str(name))
+    except RegistryError as e:
+        raise err((*where, kind), str(e)) from None
+    allowed = {"score": ("score",), "filter": ("score",), "transform": ("transform", "dedup"),
+               "dedup": ("dedup", "transform")}[kind]
+    if cls.kind not in allowed:
+        raise err((*where, kind), f"{name!r} is a {cls.kind} stage; use '{cls.kind}: {name}'")
+    try:
+        build_params(cls.Params, params, where=f"{name}.params")
+    except RegistryError as e:
+        raise err((*where, "params"), str(e)) from None
+    if kind == "filter" and not cls(build_params(cls.Params, params, where=name)).reference_rules():
+        raise err((*where, kind), f"{name!r} has no reference thresholds; use 'score:' and a 'select:'")
+    return StageSpec(kind=kind, name=str(name), params=dict(params), label=entry.get("label"), where=_dotted(where))
+
+
+def _dotted(keys: tuple[Any, ...]) -> str:
+    out = ""
+    for k in keys:
+        out += f"[{k}]" if isinstance(k, int) else (f".{k}" if out else str(k))
+    return out or "(top)"
+
+
+def build_stages(cfg: PipelineConfig) -> list[Any]:
+    """Instantiate the stages (no setup: models load on the workers). ``filter:`` becomes scorer + select."""
+    from curate.select import Select
+
+    stages: list[Any] = []
+    for spec in cfg.stages:
+        if spec.kind == "select":
+            stages.append(Select(Select.Params(rules=spec.rules), label=spec.label or "select", prefix=spec.label or "select"))
+            continue
+        cls = STAGES.get(spec.name)
+        stage = cls(build_params(cls.Params, spec.params, where=spec.name), label=spec.label)
+        stages.append(stage)
+        if spec.kind == "filter":
+            stages.append(Select(label=stage.label, rules=stage.reference_rules(), prefix=stage.label))
+    return stages
+
+
+def build_source(cfg: PipelineConfig) -> Any:
+    cls = SOURCES.get(str(cfg.input["format"]))
+    return cls(build_params(cls.Params, {k: v for k, v in cfg.input.items() if k != "format"}, where="input"))

@@ -1,0 +1,51 @@
+"""``normalize_v1``: Unicode NFC, control characters removed, whitespace tidied. Vectorized (pyarrow)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from curate import schema
+from curate.registry import STAGES
+from curate.stage import Transform, with_rejections
+
+# C0/C1 controls except tab and newline; also the zero-width and BOM characters, which are invisible noise.
+_CONTROL = r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\x{200b}\x{feff}]"
+
+
+@dataclass
+class NormalizeParams:
+    """``form``: Unicode normalization form. ``collapse_spaces``: runs of spaces/tabs inside a line become one
+    space. ``max_blank_lines``: longer runs of empty lines are cut to this many."""
+
+    form: str = "NFC"
+    collapse_spaces: bool = True
+    max_blank_lines: int = 1
+
+
+@STAGES.add("normalize_v1")
+class Normalize(Transform):
+    """Normalizes text; documents left empty are rejected as ``normalize_v1:empty``."""
+
+    Params = NormalizeParams
+
+    def process(self, table: pa.Table) -> pa.Table:
+        p: NormalizeParams = self.params
+        text = table.column(schema.TEXT)
+        text = pc.replace_substring_regex(text, r"\r\n?", "\n")
+        text = pc.utf8_normalize(text, p.form)
+        text = pc.replace_substring_regex(text, _CONTROL, "")
+        # Unicode spaces (NBSP, thin spaces, ...) become plain spaces.
+        text = pc.replace_substring_regex(text, r"[\x{00a0}\x{2000}-\x{200a}\x{202f}\x{205f}\x{3000}]", " ")
+        if p.collapse_spaces:
+            text = pc.replace_substring_regex(text, r"[ \t]+", " ")
+        text = pc.replace_substring_regex(text, r"(?m) +$", "")
+        text = pc.replace_substring_regex(text, r"(?m)^ +", "")
+        text = pc.replace_substring_regex(text, r"\n{%d,}" % (p.max_blank_lines + 2), "\n" * (p.max_blank_lines + 1))
+        text = pc.utf8_trim_whitespace(text)
+        table = table.set_column(table.column_names.index(schema.TEXT), schema.TEXT, text)
+        empty = pc.equal(pc.utf8_length(text), 0)
+        reasons = pc.if_else(empty, pa.scalar(f"{self.label}:empty"), pa.scalar(None, pa.string()))
+        return with_rejections(table, reasons)

@@ -1,0 +1,180 @@
+"""``python_env``: the built-in demo corpus, harvested from the active Python environment.
+
+Real, messy text that every machine has after set-up: module/class/function docstrings (parsed with
+``ast``, nothing is imported or executed), package READMEs from distribution metadata, licence files, and
+the standard library's documentation topics (``pydoc_data``). It contains what real corpora contain:
+exact and near-duplicate docstrings copied across packages, licence boilerplate, code dumps, parameter
+tables and non-English text.
+
+Deterministic for a given environment: files are listed in sorted order and sampled by a stable hash,
+so the same environment always yields the same documents with the same ids.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import importlib.metadata as md
+import os
+import sys
+import sysconfig
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+import pyarrow as pa
+
+from curate.io.sources import BatchBuilder, Shard, Source, SourceParams
+from curate.registry import SOURCES
+
+LICENSE_NAMES = ("license", "licence", "copying", "notice")
+
+
+@dataclass
+class PythonEnvParams(SourceParams):
+    """``include``: which kinds of text to harvest. ``sample_fraction``: the share of Python files kept
+    (stable hash of the path). ``min_chars``: shorter docstrings are not documents. ``files_per_shard``:
+    Python files harvested per task."""
+
+    include: list[str] = field(default_factory=lambda: ["docstrings", "readmes", "licenses", "topics"])
+    sample_fraction: float = 1.0
+    min_chars: int = 200
+    files_per_shard: int = 400
+    roots: list[str] = field(default_factory=list)  # default: the stdlib and site-packages of this interpreter
+
+
+def _roots(params: PythonEnvParams) -> list[str]:
+    if params.roots:
+        return [os.path.abspath(r) for r in params.roots]
+    paths = sysconfig.get_paths()
+    seen: list[str] = []
+    for key in ("stdlib", "purelib", "platlib"):
+        p = os.path.realpath(paths[key])
+        if os.path.isdir(p) and p not in seen:
+            seen.append(p)
+    return seen
+
+
+def _keep(key: str, fraction: float) -> bool:
+    if fraction >= 1.0:
+        return True
+    h = int.from_bytes(hashlib.blake2b(key.encode(), digest_size=8).digest(), "little")
+    return h / 2**64 < fraction
+
+
+@SOURCES.add("python_env")
+class PythonEnvSource(Source):
+    """Docstrings, READMEs, licences and stdlib doc topics of the running interpreter's environment."""
+
+    Params = PythonEnvParams
+
+    def shards(self) -> list[Shard]:
+        p: PythonEnvParams = self.params
+        shards: list[Shard] = []
+        if "docstrings" in p.include:
+            files: list[tuple[str, str]] = []
+            roots = _roots(p)
+            for root in roots:
+                label = "stdlib" if root == os.path.realpath(sysconfig.get_paths()["stdlib"]) else "site-packages"
+                for dirpath, dirnames, filenames in os.walk(root):
+                    dirnames[:] = sorted(d for d in dirnames if d not in ("__pycache__", "site-packages")
+                                         and not d.endswith((".dist-info", ".egg-info")))
+                    for f in sorted(filenames):
+                        if f.endswith(".py"):
+                            full = os.path.join(dirpath, f)
+                            key = f"{label}/{os.path.relpath(full, root)}"
+                            if _keep(key, p.sample_fraction):
+                                files.append((full, key))
+            per = max(1, p.files_per_shard)
+            for i in range(0, len(files), per):
+                chunk = tuple(files[i:i + per])
+                shards.append(Shard(len(shards), chunk[0][0], f"docstrings-{i // per:04d}",
+                                    extra=(("kind", "docstrings"), ("files", chunk))))
+        if "readmes" in p.include or "licenses" in p.include:
+            shards.append(Shard(len(shards), "<distributions>", "distributions", extra=(("kind", "distributions"),)))
+        if "topics" in p.include:
+            shards.append(Shard(len(shards), "<pydoc_data>", "topics", extra=(("kind", "topics"),)))
+        return shards
+
+    def fingerprint(self) -> list[dict[str, object]]:
+        dists = sorted(f"{d.metadata['Name']}=={d.version}" for d in md.distributions())
+        return [{"python": sys.version.split()[0], "distributions": hashlib.sha256("\n".join(dists).encode()).hexdigest()[:16],
+                 "n_distributions": len(dists), "shards": len(self.shards())}]
+
+    def read(self, shard: Shard) -> Iterator[pa.Table]:
+        extra = dict(shard.extra)
+        b = BatchBuilder(self.params)
+        if extra["kind"] == "docstrings":
+            docs = self._docstrings(extra["files"])
+        elif extra["kind"] == "distributions":
+            docs = self._distributions()
+        else:
+            docs = self._topics()
+        n = 0
+        for doc_id, text, source in docs:
+            if self.params.limit is not None and n >= self.params.limit:
+                break
+            n += 1
+            b.add(doc_id=doc_id, text=text, source=source)
+            if b.full():
+                yield b.flush()
+        if len(b):
+            yield b.flush()
+
+    def _docstrings(self, files: tuple[tuple[str, str], ...]) -> Iterator[tuple[str, str, str]]:
+        min_chars = self.params.min_chars
+        for full, key in files:
+            try:
+                with open(full, "rb") as f:
+                    tree = ast.parse(f.read(), filename=full)
+            except (SyntaxError, ValueError, OSError, RecursionError):
+                continue  # not a parsable Python file: it holds no docstrings to harvest
+            package = key.split("/")[1] if key.count("/") > 1 else key.split("/")[0]
+            for qualname, node in _walk_defs(tree):
+                doc = ast.get_docstring(node, clean=True)
+                if doc and len(doc) >= min_chars:
+                    yield f"{key}:{qualname}", doc, f"docstring:{package}"
+
+    def _distributions(self) -> Iterator[tuple[str, str, str]]:
+        p: PythonEnvParams = self.params
+        dists = sorted(md.distributions(), key=lambda d: (d.metadata["Name"] or "").lower())
+        seen: set[str] = set()
+        for d in dists:
+            name = d.metadata["Name"] or "unknown"
+            if name.lower() in seen:
+                continue
+            seen.add(name.lower())
+            if "readmes" in p.include:
+                desc = d.metadata.get_payload() or d.metadata.get("Description") or ""  # type: ignore[attr-defined]
+                if isinstance(desc, str) and len(desc.strip()) >= p.min_chars:
+                    yield f"readme:{name}", desc, "readme"
+            if "licenses" in p.include:
+                for f in sorted(d.files or [], key=str):
+                    base = os.path.basename(str(f)).lower()
+                    if base.startswith(LICENSE_NAMES) and not base.endswith((".py", ".pyc")):
+                        try:
+                            text = f.read_text(encoding="utf-8")
+                        except (OSError, UnicodeDecodeError, ValueError):
+                            continue
+                        if len(text.strip()) >= p.min_chars:
+                            yield f"license:{name}/{f}", text, "license"
+
+    def _topics(self) -> Iterator[tuple[str, str, str]]:
+        try:
+            from pydoc_data.topics import topics
+        except ImportError:  # some minimal Pythons ship without pydoc_data
+            return
+        for key in sorted(topics):
+            if len(topics[key]) >= self.params.min_chars:
+                yield f"topic:{key}", topics[key], "pydoc_topic"
+
+
+def _walk_defs(tree: ast.AST) -> Iterator[tuple[str, ast.AST]]:
+    yield "<module>", tree
+    stack: list[tuple[str, ast.AST]] = [("", tree)]
+    while stack:
+        prefix, node = stack.pop(0)
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
+                q = f"{prefix}{child.name}"
+                yield q, child
+                stack.append((q + ".", child))

@@ -1,0 +1,465 @@
+"""Runs a pipeline: read → row stages → global stages → … → kept/ + rejected/ + manifest.json.
+
+Stages are cut into *segments* at every global stage. Segment 0 reads input shards; each later segment
+first applies the previous global stage's state, then its row stages, to every part the segment before
+wrote. A global stage collects small key tables from every part, reduces them once (on the engine,
+e.g. a shuffle), and pickles the state. Every unit of work writes its outputs atomically and then a
+small stats file, so a rerun of the same command on the same directory skips finished work and gives
+identical output (resume). Accounting is checked against the files actually written.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import pickle
+import platform
+import shutil
+import time
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from curate import __version__, schema
+from curate.config import PipelineConfig, build_source, build_stages
+from curate.engine import Engine, make_engine
+from curate.io.sources import DETAIL, Shard
+from curate.stage import GlobalStage, RowStage, Stage
+
+log = logging.getLogger(__name__)
+ORDER = "__order__"  # int64 part_index << 32 | row, a global input order given to global stages
+READ_STAGE = "read"
+
+
+class AccountingError(RuntimeError):
+    """kept + rejected + quarantined != input: something was lost or duplicated."""
+
+
+class RunDirError(RuntimeError):
+    """The output directory holds a different run."""
+
+
+@dataclass
+class Segment:
+    index: int
+    apply: GlobalStage | None  # the global stage whose state is applied first (None for segment 0)
+    rows: list[RowStage]
+    collect: GlobalStage | None  # the global stage that collects keys after this segment (None at the end)
+
+
+def plan_segments(stages: list[Stage]) -> list[Segment]:
+    segments = [Segment(0, None, [], None)]
+    for st in stages:
+        if isinstance(st, GlobalStage):
+            segments[-1].collect = st
+            segments.append(Segment(len(segments), st, [], None))
+        else:
+            segments[-1].rows.append(st)  # type: ignore[arg-type]
+    return segments
+
+
+def _new_stats(name: str) -> dict[str, Any]:
+    return {"name": name, "docs_in": 0, "docs_out": 0, "bytes_in": 0, "bytes_out": 0, "removed": {}, "wall_s": 0.0,
+            "cpu_s": 0.0}
+
+
+def _merge_stats(into: dict[str, Any], other: dict[str, Any]) -> None:
+    for k in ("docs_in", "docs_out", "bytes_in", "bytes_out", "wall_s", "cpu_s"):
+        into[k] += other[k]
+    for r, c in other["removed"].items():
+        into["removed"][r] = into["removed"].get(r, 0) + c
+
+
+def _write_atomic(table: pa.Table, path: Path) -> None:
+    tmp = path.with_name(path.name + f".tmp{os.getpid()}")
+    pq.write_table(table, tmp, compression="zstd")
+    os.replace(tmp, path)
+
+
+def _write_json_atomic(obj: Any, path: Path) -> None:
+    tmp = path.with_name(path.name + f".tmp{os.getpid()}")
+    tmp.write_text(json.dumps(obj, indent=1, sort_keys=True, default=str))
+    os.replace(tmp, path)
+
+
+def _peel(table: pa.Table, stage_label: str) -> tuple[pa.Table, pa.Table | None]:
+    """Split rows marked in REJECT off the table, labelled with stage and reason."""
+    if schema.REJECT not in table.column_names:
+        return table, None
+    import pyarrow.compute as pc
+
+    mask = pc.is_valid(table.column(schema.REJECT))
+    if not pc.any(mask).as_py():
+        return table.drop_columns([schema.REJECT]), None
+    rejected = table.filter(mask)
+    rejected = rejected.append_column(schema.STAGE, pa.array([stage_label] * rejected.num_rows, pa.string()))
+    rejected = rejected.rename_columns([schema.REASON if c == schema.REJECT else c for c in rejected.column_names])
+    kept = table.filter(pc.invert(mask)).drop_columns([schema.REJECT])
+    return kept, rejected
+
+
+class SegmentWorker:
+    """Built once per worker (actor): sets up the segment's stages, then processes work items."""
+
+    def __init__(self, *, segment: Segment, source: Any, work: str, state_path: str | None) -> None:
+        self.segment = segment
+        self.source = source
+        self.work = Path(work)
+        self.state = None
+        if segment.apply is not None:
+            segment.apply.ensure_setup()
+            with open(state_path, "rb") as f:  # type: ignore[arg-type]
+                self.state = pickle.load(f)
+        for st in segment.rows:
+            st.ensure_setup()
+
+    def __call__(self, item: Any) -> dict[str, Any]:
+        seg_dir = self.work / f"s{self.segment.index}"
+        if self.segment.index == 0:
+            shard: Shard = item
+            batches = ((f"{shard.index:05d}-{j:05d}", t) for j, t in enumerate(self.source.read(shard)))
+            unit = f"{shard.index:05d}"
+        else:
+            part_index, part = item
+            prev = self.work / f"s{self.segment.index - 1}" / f"p{part}.parquet"
+            batches = iter([(part, pq.read_table(prev))])
+            unit = part
+        stats: dict[str, dict[str, Any]] = {}
+        parts: list[str] = []
+        for part, table in _timed(batches, stats.setdefault(READ_STAGE if self.segment.index == 0 else "_io",
+                                                             _new_stats(READ_STAGE))):
+            kept, rejected = self._process(table, part, item, stats)
+            _write_atomic(kept, seg_dir / f"p{part}.parquet")
+            if rejected is not None and rejected.num_rows:
+                _write_atomic(rejected, seg_dir / f"r{part}.parquet")
+            parts.append(part)
+        stats.pop("_io", None)
+        result = {"unit": unit, "parts": parts, "stats": stats}
+        _write_json_atomic(result, seg_dir / f"done-{unit}.json")
+        return result
+
+    def _process(self, table: pa.Table, part: str, item: Any, stats: dict[str, dict[str, Any]]) -> tuple[pa.Table, pa.Table | None]:
+        rejected: list[pa.Table] = []
+
+        def run(label: str, fn: Any, t: pa.Table) -> pa.Table:
+            s = stats.setdefault(label, _new_stats(label))
+            w0, c0 = time.perf_counter(), time.process_time()
+            s["docs_in"] += t.num_rows
+            s["bytes_in"] += schema.text_bytes(t)
+            out = fn(t) if t.num_rows else t
+            out, rej = _peel(out, label)
+            if rej is not None:
+                rejected.append(rej)
+                for r, c in zip(*_value_counts(rej.column(schema.REASON)), strict=True):
+                    s["removed"][r] = s["removed"].get(r, 0) + c
+            s["docs_out"] += out.num_rows
+            s["bytes_out"] += schema.text_bytes(out)
+            s["wall_s"] += time.perf_counter() - w0
+            s["cpu_s"] += time.process_time() - c0
+            return out
+
+        if self.segment.index == 0:
+            table = run(READ_STAGE, lambda t: t, table)
+            if DETAIL in table.column_names:
+                table = table.drop_columns([DETAIL])
+        if self.segment.apply is not None:
+            g = self.segment.apply
+            part_index = item[0]
+            table = _with_order(table, part_index)
+            table = run(g.label, lambda t: g.apply(t, self.state), table)
+            table = table.drop_columns([ORDER])
+        for st in self.segment.rows:
+            table = run(st.label, st.process, table)
+        rej = pa.concat_tables(rejected, promote_options="permissive") if rejected else None
+        if rej is not None and ORDER in rej.column_names:
+            rej = rej.drop_columns([ORDER])
+        return table, rej
+
+
+def _timed(it: Any, s: dict[str, Any]) -> Any:
+    """Yield from ``it``, adding the time spent producing each item (reading, decoding) to ``s``."""
+    while True:
+        w0, c0 = time.perf_counter(), time.process_time()
+        try:
+            item = next(it)
+        except StopIteration:
+            return
+        finally:
+            s["wall_s"] += time.perf_counter() - w0
+            s["cpu_s"] += time.process_time() - c0
+        yield item
+
+
+def _value_counts(col: pa.ChunkedArray) -> tuple[list[str], list[int]]:
+    vc = col.value_counts()
+    return vc.field(0).to_pylist(), vc.field(1).to_pylist()
+
+
+def _with_order(table: pa.Table, part_index: int) -> pa.Table:
+    import numpy as np
+
+    order = (np.int64(part_index) << np.int64(32)) + np.arange(table.num_rows, dtype=np.int64)
+    return table.append_column(ORDER, pa.array(order))
+
+
+def _collect_task(args: tuple[GlobalStage, str, int, str, str]) -> str:
+    stage, work, part_index, part, out = args
+    stage.ensure_setup()
+    table = pq.read_table(Path(work) / f"p{part}.parquet")
+    keys = stage.collect(_with_order(table, part_index))
+    _write_atomic(keys, Path(out))
+    return out
+
+
+class Runner:
+    """Runs one pipeline into one run directory. Use :func:`run_pipeline`."""
+
+    def __init__(self, cfg: PipelineConfig, out_dir: Path, engine: Engine, *, progress: bool = True) -> None:
+        self.cfg = cfg
+        self.out = Path(out_dir)
+        self.work = self.out / "_work"
+        self.engine = engine
+        self.progress = progress
+        self.source = build_source(cfg)
+        self.stages = build_stages(cfg)
+        self.segments = plan_segments(self.stages)
+
+    def run(self) -> dict[str, Any]:
+        t0 = time.perf_counter()
+        self._claim_dir()
+        stats: dict[str, dict[str, Any]] = {}
+        order: list[str] = [READ_STAGE]
+        summaries: dict[str, Any] = {}
+        parts: list[str] = []
+        for seg in self.segments:
+            items: list[Any]
+            if seg.index == 0:
+                items = self.source.shards()
+            else:
+                items = list(enumerate(parts))
+            results = self._run_segment(seg, items)
+            parts = [p for r in results for p in r["parts"]]
+            for r in results:
+                for label, s in r["stats"].items():
+                    if label not in stats:
+                        stats[label] = _new_stats(label)
+                    _merge_stats(stats[label], s)
+            if seg.apply is not None and seg.apply.label not in order:
+                order.append(seg.apply.label)
+            for st in seg.rows:
+                if st.label not in order:
+                    order.append(st.label)
+            if seg.collect is not None:
+                summaries[seg.collect.label], gstats = self._reduce(seg, parts)
+                stats.setdefault(seg.collect.label, _new_stats(seg.collect.label))
+                stats[seg.collect.label]["wall_s"] += gstats["wall_s"]
+                stats[seg.collect.label]["cpu_s"] += gstats["cpu_s"]
+        self._finalize(parts)
+        manifest = self._manifest(stats, order, summaries, time.perf_counter() - t0)
+        _write_json_atomic(manifest, self.out / "manifest.json")
+        return manifest
+
+    # -- directory claim and resume -------------------------------------------------------------------
+    def _claim_dir(self) -> None:
+        self.work.mkdir(parents=True, exist_ok=True)
+        ident = {"fingerprint": self.cfg.fingerprint(), "pipeline": self.cfg.name}
+        marker = self.work / "run.json"
+        if marker.exists():
+            old = json.loads(marker.read_text())
+            if old.get("fingerprint") != ident["fingerprint"]:
+                raise RunDirError(
+                    f"{self.out} holds a run of a different pipeline or input (fingerprint {old.get('fingerprint')} != "
+                    f"{ident['fingerprint']}); choose another --output or delete that directory")
+            log.info("resuming the run in %s", self.out)
+        elif (self.out / "manifest.json").exists() or any((self.out / d).exists() for d in ("kept", "rejected")):
+            raise RunDirError(f"{self.out} already holds output without resume state; choose another --output")
+        _write_json_atomic(ident, marker)
+        for seg in self.segments:
+            (self.work / f"s{seg.index}").mkdir(exist_ok=True)
+
+    def _run_segment(self, seg: Segment, items: list[Any]) -> list[dict[str, Any]]:
+        seg_dir = self.work / f"s{seg.index}"
+        units = [f"{it.index:05d}" if seg.index == 0 else it[1] for it in items]
+        done: dict[str, dict[str, Any]] = {}
+        for u in units:
+            f = seg_dir / f"done-{u}.json"
+            if f.exists():
+                done[u] = json.loads(f.read_text())
+        todo = [it for it, u in zip(items, units, strict=True) if u not in done]
+        if todo:
+            state_path = str(self.work / f"g{seg.index - 1}.state.pkl") if seg.apply is not None else None
+            import functools
+
+            factory = functools.partial(SegmentWorker, segment=seg, source=self.source, work=str(self.work),
+                                        state_path=state_path)
+            resources = _segment_resources(seg)
+            names = [s.label for s in ([seg.apply] if seg.apply else []) + list(seg.rows)] or ["read"]
+            desc = f"segment {seg.index} ({', '.join(names)})"
+            for r in self.engine.map_worker(factory, todo, resources=resources, desc=desc):
+                done[r["unit"]] = r
+        return [done[u] for u in units]
+
+    def _reduce(self, seg: Segment, parts: list[str]) -> tuple[Any, dict[str, float]]:
+        g = seg.collect
+        assert g is not None
+        state_path = self.work / f"g{seg.index}.state.pkl"
+        summary_path = self.work / f"g{seg.index}.summary.json"
+        if state_path.exists() and summary_path.exists():
+            s = json.loads(summary_path.read_text())
+            return s["summary"], s["stats"]
+        w0, c0 = time.perf_counter(), time.process_time()
+        key_dir = self.work / f"g{seg.index}"
+        key_dir.mkdir(exist_ok=True)
+        src_dir = str(self.work / f"s{seg.index}")
+        tasks = [(g, src_dir, i, p, str(key_dir / f"k{p}.parquet")) for i, p in enumerate(parts)]
+        key_paths = self.engine.map(_collect_task, tasks, resources=g.resources, desc=f"{g.label}: collect")
+        state = g.reduce(key_paths, self.engine)
+        tmp = state_path.with_name(state_path.name + ".tmp")
+        with open(tmp, "wb") as f:
+            pickle.dump(state, f, protocol=pickle.HIGHEST_PROTOCOL)
+        os.replace(tmp, state_path)
+        summary = g.summary(state)
+        gstats = {"wall_s": time.perf_counter() - w0, "cpu_s": time.process_time() - c0}
+        _write_json_atomic({"summary": summary, "stats": gstats}, summary_path)
+        return summary, gstats
+
+    def _finalize(self, parts: list[str]) -> None:
+        last = self.work / f"s{self.segments[-1].index}"
+        kept_dir, rej_dir = self.out / "kept", self.out / "rejected"
+        kept_dir.mkdir(parents=True, exist_ok=True)
+        rej_dir.mkdir(parents=True, exist_ok=True)
+        for p in parts:
+            src = last / f"p{p}.parquet"
+            if src.exists():
+                shutil.copyfile(src, kept_dir / f"part-{p}.parquet.tmp")
+                os.replace(kept_dir / f"part-{p}.parquet.tmp", kept_dir / f"part-{p}.parquet")
+        for seg in self.segments:
+            for f in sorted((self.work / f"s{seg.index}").glob("r*.parquet")):
+                dst = rej_dir / f"part-s{seg.index}-{f.stem[1:]}.parquet"
+                shutil.copyfile(f, dst.with_name(dst.name + ".tmp"))
+                os.replace(dst.with_name(dst.name + ".tmp"), dst)
+
+    def _manifest(self, stats: dict[str, dict[str, Any]], order: list[str], summaries: dict[str, Any],
+                  wall: float) -> dict[str, Any]:
+        kept_files = sorted((self.out / "kept").glob("part-*.parquet"))
+        rej_files = sorted((self.out / "rejected").glob("part-*.parquet"))
+        kept = sum(pq.ParquetFile(f).metadata.num_rows for f in kept_files)
+        reasons: dict[str, int] = {}
+        for f in rej_files:
+            for r, c in zip(*_value_counts(pq.read_table(f, columns=[schema.REASON]).column(schema.REASON)), strict=True):
+                reasons[r] = reasons.get(r, 0) + c
+        quarantined = sum(c for r, c in reasons.items() if r.startswith(schema.QUARANTINE_PREFIX))
+        rejected = sum(reasons.values()) - quarantined
+        n_input = stats[READ_STAGE]["docs_in"] if READ_STAGE in stats else 0
+        accounting = {"input": n_input, "kept": kept, "rejected": rejected, "quarantined": quarantined,
+                      "balanced": kept + rejected + quarantined == n_input}
+        stage_list = []
+        for label in order:
+            s = stats.get(label, _new_stats(label))
+            s = dict(s, wall_s=round(s["wall_s"], 3), cpu_s=round(s["cpu_s"], 3))
+            if label in summaries:
+                s["summary"] = summaries[label]
+            stage_list.append(s)
+        if not accounting["balanced"]:
+            raise AccountingError(f"accounting does not balance: {accounting}; outputs in {self.out}")
+        return {
+            "name": self.cfg.name,
+            "status": "complete",
+            "created": datetime.now(UTC).isoformat(timespec="seconds"),
+            "curate_version": __version__,
+            "pipeline": self.cfg.path,
+            "fingerprint": self.cfg.fingerprint(),
+            "config": self.cfg.raw,
+            "stages_resolved": [s.describe() for s in self.stages],
+            "input": {"format": self.cfg.input.get("format"), "fingerprint": self.source.fingerprint()},
+            "versions": _versions(),
+            "engine": self.engine.describe(),
+            "accounting": accounting,
+            "removed_by_reason": dict(sorted(reasons.items())),
+            "stages": stage_list,
+            "outputs": {"kept_files": len(kept_files), "rejected_files": len(rej_files),
+                        "kept_sha256": _digest(kept_files), "rejected_sha256": _digest(rej_files)},
+            "wall_s": round(wall, 3),
+        }
+
+
+def _digest(files: list[Path]) -> str:
+    """One sha256 over the files' names and bytes (the Parquet writer is deterministic for equal tables)."""
+    h = hashlib.sha256()
+    for f in files:
+        h.update(f.name.encode())
+        with open(f, "rb") as fh:
+            for block in iter(lambda: fh.read(1 << 20), b""):
+                h.update(block)
+    return h.hexdigest()
+
+
+def _segment_resources(seg: Segment) -> Any:
+    from curate.stage import Resources
+
+    stages = ([seg.apply] if seg.apply else []) + list(seg.rows)
+    if not stages:
+        return Resources()
+    return Resources(num_cpus=max(s.resources.num_cpus for s in stages),
+                     num_gpus=max(s.resources.num_gpus for s in stages),
+                     batch_size=min(s.resources.batch_size for s in stages))
+
+
+def _versions() -> dict[str, str]:
+    import importlib.metadata as md
+
+    out = {"python": platform.python_version()}
+    for pkg in ("pyarrow", "polars", "numpy", "ray", "torch", "transformers", "tokenizers", "datatrove",
+                "fasttext-numpy2-wheel"):
+        try:
+            out[pkg] = md.version(pkg)
+        except md.PackageNotFoundError:
+            pass
+    return out
+
+
+PHASES = ("proxy", "report", "export")
+
+
+def run_phases(cfg: PipelineConfig, out_dir: Path, engine: Engine, manifest: dict[str, Any]) -> dict[str, Any]:
+    """Run the post-pipeline phases whose sections the pipeline has, in order, recording their results."""
+    import importlib
+
+    from curate.context import RunContext
+
+    for name in PHASES:
+        section = getattr(cfg, name)
+        if section is None:
+            continue
+        mod = importlib.import_module(f"curate.{name}.phase")
+        ctx = RunContext(run_dir=Path(out_dir), config=cfg.raw, engine=engine, manifest=manifest,
+                         section=section, pipeline_path=cfg.path)
+        t0 = time.perf_counter()
+        result = mod.run_phase(ctx)
+        manifest.setdefault("phases", {})[name] = dict(result or {}, wall_s=round(time.perf_counter() - t0, 3))
+        _write_json_atomic(manifest, Path(out_dir) / "manifest.json")
+    return manifest
+
+
+def run_pipeline(cfg: PipelineConfig, out_dir: str | Path, *, engine: Engine | None = None,
+                 progress: bool = True, phases: bool = True) -> dict[str, Any]:
+    """Run ``cfg`` into ``out_dir`` (resuming finished work there) and return the manifest."""
+    own = engine is None
+    if engine is None:
+        e = cfg.engine
+        engine = make_engine(e.get("kind", "ray"), address=e.get("address"), num_cpus=e.get("num_cpus"),
+                             progress=progress)
+    try:
+        manifest = Runner(cfg, Path(out_dir), engine, progress=progress).run()
+        if phases:
+            manifest = run_phases(cfg, Path(out_dir), engine, manifest)
+        return manifest
+    finally:
+        if own:
+            engine.shutdown()
