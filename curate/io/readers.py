@@ -89,6 +89,7 @@ class JsonlSource(Source):
                         continue  # blank lines separate nothing and are not documents
                     n += 1
                     default_id = f"{shard.key}:{lineno}"
+                    raw = raw.rstrip(b"\r\n")
                     try:
                         line = raw.decode("utf-8")
                     except UnicodeDecodeError as e:

@@ -1,0 +1,106 @@
+"""Config errors name the file, line and key, and list the valid choices; overrides apply by dotted path."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from curate.config import ConfigError, apply_overrides, build_stages, load_pipeline, parse_pipeline
+
+GOOD = """\
+name: t
+input: {path: data/*.jsonl, format: jsonl}
+stages:
+  - transform: normalize_v1
+    params: {max_blank_lines: 2}
+  - select:
+      - {column: text, equals: x}
+"""
+
+
+def test_good_pipeline_builds_typed_stages() -> None:
+    cfg = parse_pipeline(GOOD, path="p.yaml")
+    assert cfg.name == "t"
+    assert [(s.kind, s.name) for s in cfg.stages] == [("transform", "normalize_v1"), ("select", "select")]
+    stages = build_stages(cfg)
+    assert stages[0].params.max_blank_lines == 2
+    assert stages[1].rules[0].column == "text"
+
+
+def test_unknown_stage_names_line_key_and_choices() -> None:
+    text = GOOD.replace("transform: normalize_v1", "transform: normalize_v9")
+    with pytest.raises(ConfigError) as e:
+        parse_pipeline(text, path="p.yaml")
+    msg = str(e.value)
+    assert msg.startswith("p.yaml:4: stages[0].transform: unknown stage 'normalize_v9'; valid stages: ")
+    assert "normalize_v1" in msg and "select" in msg
+
+
+def test_unknown_parameter() -> None:
+    text = GOOD.replace("max_blank_lines: 2", "max_blank_line: 2")
+    with pytest.raises(ConfigError) as e:
+        parse_pipeline(text, path="p.yaml")
+    assert str(e.value) == (
+        "p.yaml:5: stages[0].params: normalize_v1.params: unknown parameter(s) max_blank_line; "
+        "valid parameters: collapse_spaces, form, max_blank_lines"
+    )
+
+
+def test_wrong_parameter_type() -> None:
+    text = GOOD.replace("max_blank_lines: 2", "max_blank_lines: two")
+    with pytest.raises(ConfigError) as e:
+        parse_pipeline(text, path="p.yaml")
+    assert str(e.value) == (
+        "p.yaml:5: stages[0].params: normalize_v1.params.max_blank_lines: expected int, got str 'two'"
+    )
+
+
+def test_unknown_top_key_and_format() -> None:
+    with pytest.raises(ConfigError, match=r"^p.yaml:1: stagez: unknown key; valid keys: description, engine, export, "):
+        parse_pipeline("stagez: []\ninput: {format: jsonl}\n", path="p.yaml")
+    with pytest.raises(ConfigError, match=r"^p.yaml:1: input.format: unknown source 'csvv'; valid sources: .*jsonl"):
+        parse_pipeline("input: {format: csvv}\n", path="p.yaml")
+
+
+def test_stage_kind_mismatch_and_bad_rule() -> None:
+    with pytest.raises(ConfigError, match=r"^p.yaml:3: stages\[0\].score: 'normalize_v1' is a transform stage; "
+                                          r"use 'transform: normalize_v1'$"):
+        parse_pipeline("input: {format: jsonl}\nstages:\n  - score: normalize_v1\n", path="p.yaml")
+    with pytest.raises(ConfigError, match=r"^p.yaml:4: stages\[0\].select\[0\]: bad rule: rule on 'a' needs at least one "):
+        parse_pipeline("input: {format: jsonl}\nstages:\n  - select:\n      - {column: a}\n", path="p.yaml")
+
+
+def test_invalid_yaml_points_at_line(tmp_path: Path) -> None:
+    p = tmp_path / "bad.yaml"
+    p.write_text("name: x\nstages: [\n  - a\n")
+    with pytest.raises(ConfigError, match=r"bad.yaml:\d+: not valid YAML"):
+        load_pipeline(p)
+    with pytest.raises(ConfigError, match="cannot read pipeline file"):
+        load_pipeline(tmp_path / "missing.yaml")
+
+
+def test_overrides_by_dotted_path() -> None:
+    cfg = parse_pipeline(GOOD, path="p.yaml", overrides=["stages.0.params.max_blank_lines=5", "input.path=other/*.jsonl",
+                                                         "engine.kind=inline"])
+    assert cfg.stages[0].params == {"max_blank_lines": 5}
+    assert cfg.input["path"] == "other/*.jsonl"
+    assert cfg.engine == {"kind": "inline"}
+    with pytest.raises(ConfigError, match=r"--set stages.9.params.x: '9' is not an index of a list of 2"):
+        apply_overrides({"stages": [{}, {}]}, ["stages.9.params.x=1"])
+    with pytest.raises(ConfigError, match="expected KEY=VALUE"):
+        apply_overrides({}, ["novalue"])
+
+
+def test_overridden_values_are_type_checked() -> None:
+    with pytest.raises(ConfigError, match=r"max_blank_lines: expected int, got str 'x'"):
+        parse_pipeline(GOOD, path="p.yaml", overrides=["stages.0.params.max_blank_lines=x"])
+
+
+def test_shipped_pipelines_parse() -> None:
+    root = Path(__file__).resolve().parents[1] / "pipelines"
+    files = sorted(root.glob("*.yaml"))
+    assert files, "no pipelines shipped"
+    for f in files:
+        cfg = load_pipeline(f)
+        assert build_stages(cfg)
