@@ -1,0 +1,111 @@
+"""A real local multi-node Ray cluster (a head and a worker node on this machine), and `ray job submit`.
+
+The cluster runs with Ray's token authentication (RAY_AUTH_MODE=token, a token file of its own); the
+client side (`curate run --address`, `ray job submit`) gets the same settings. The cluster's processes
+are found by their private temp dir and stopped at the end, leaving other Ray sessions alone.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import signal
+import socket
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+
+from tests.test_runner import pipeline, write_inputs
+
+ROOT = Path(__file__).resolve().parents[1]
+BIN = Path(sys.executable).parent
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _kill_cluster(temp_dir: str) -> None:
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        for pid in os.listdir("/proc"):
+            if not pid.isdigit():
+                continue
+            try:
+                cmd = open(f"/proc/{pid}/cmdline", "rb").read().decode(errors="replace")
+            except OSError:
+                continue
+            if temp_dir in cmd:
+                try:
+                    os.kill(int(pid), sig)
+                except ProcessLookupError:
+                    pass
+        time.sleep(1)
+
+
+@pytest.fixture(scope="module")
+def local_cluster(tmp_path_factory):
+    if not (BIN / "ray").exists():
+        pytest.skip("the ray CLI is not installed in this environment")
+    token = tmp_path_factory.mktemp("auth") / "token"
+    token.write_text(secrets.token_hex(32))
+    env = dict(os.environ, RAY_AUTH_MODE="token", RAY_AUTH_TOKEN_PATH=str(token), RAY_USAGE_STATS_ENABLED="0",
+               PYTHONPATH=str(ROOT))
+    env.pop("RAY_ADDRESS", None)
+    temp_dir = f"/tmp/rc-{uuid.uuid4().hex[:8]}"  # short: Ray's unix socket paths must stay under 107 chars
+    port, dash = _free_port(), _free_port()
+    common = ["--node-ip-address", "127.0.0.1", "--num-cpus", "1", "--disable-usage-stats"]
+    try:
+        subprocess.run([str(BIN / "ray"), "start", "--head", "--port", str(port), "--temp-dir", temp_dir,
+                        "--include-dashboard", "true", "--dashboard-host", "127.0.0.1", "--dashboard-port", str(dash),
+                        *common], check=True, env=env, capture_output=True, timeout=120)
+        subprocess.run([str(BIN / "ray"), "start", "--address", f"127.0.0.1:{port}", *common], check=True, env=env,
+                       capture_output=True, timeout=120)
+        yield {"address": f"127.0.0.1:{port}", "dashboard": f"http://127.0.0.1:{dash}", "env": env}
+    finally:
+        _kill_cluster(temp_dir)
+
+
+def _outputs(run: Path) -> dict:
+    m = json.loads((run / "manifest.json").read_text())
+    return {"outputs": m["outputs"], "accounting": m["accounting"]}
+
+
+def _inline_reference(tmp_path: Path) -> dict:
+    subprocess.run([sys.executable, "-m", "curate", "run", str(tmp_path / "p.yaml"), "--output", str(tmp_path / "inline"),
+                    "--engine", "inline", "-q"], check=True, cwd=ROOT, capture_output=True)
+    return _outputs(tmp_path / "inline")
+
+
+@pytest.mark.ray
+def test_multi_node_cluster_output_equals_embedded(tmp_path: Path, local_cluster) -> None:
+    write_inputs(tmp_path / "in", n_files=6)
+    (tmp_path / "p.yaml").write_text(pipeline(tmp_path / "in"))
+    expected = _inline_reference(tmp_path)
+    r = subprocess.run([sys.executable, "-m", "curate", "run", str(tmp_path / "p.yaml"), "--output", str(tmp_path / "cl"),
+                        "--address", local_cluster["address"], "-q"], cwd=ROOT, env=local_cluster["env"],
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr[-3000:]
+    m = json.loads((tmp_path / "cl" / "manifest.json").read_text())
+    assert m["engine"]["nodes"] == 2 and m["engine"]["address"] == local_cluster["address"]
+    assert _outputs(tmp_path / "cl") == expected
+
+
+@pytest.mark.ray
+def test_ray_job_submit(tmp_path: Path, local_cluster) -> None:
+    write_inputs(tmp_path / "in", n_files=3)
+    (tmp_path / "p.yaml").write_text(pipeline(tmp_path / "in"))
+    expected = _inline_reference(tmp_path)
+    entry = f"{sys.executable} -m curate run {tmp_path / 'p.yaml'} --output {tmp_path / 'job'} -q"
+    r = subprocess.run([str(BIN / "ray"), "job", "submit", "--address", local_cluster["dashboard"], "--working-dir",
+                        str(ROOT), "--", *entry.split()], cwd=ROOT, env=local_cluster["env"], capture_output=True,
+                       text=True, timeout=300)
+    assert r.returncode == 0, (r.stdout + r.stderr)[-3000:]
+    assert "succeeded" in r.stdout
+    assert _outputs(tmp_path / "job") == expected
