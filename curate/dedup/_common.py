@@ -113,8 +113,8 @@ def ngram_hashes(tokens: np.ndarray, offsets: np.ndarray, n: int, *, short: bool
     if short:
         starts_ok |= (pos == offsets[:-1][doc]) & (lens[doc] < n)
     idx = np.flatnonzero(starts_ok)
-    h = np.full(len(idx), np.uint64(n) * _GOLD, dtype=np.uint64)
     with np.errstate(over="ignore"):
+        h = np.full(len(idx), np.uint64(n) * _GOLD, dtype=np.uint64)
         for j in range(n):
             at = idx + j
             inside = at < end[idx]
