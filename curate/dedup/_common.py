@@ -113,13 +113,21 @@ def ngram_hashes(tokens: np.ndarray, offsets: np.ndarray, n: int, *, short: bool
     if short:
         starts_ok |= (pos == offsets[:-1][doc]) & (lens[doc] < n)
     idx = np.flatnonzero(starts_ok)
+    mults = [fmix64(np.array([j + 1], np.uint64))[0] | np.uint64(1) for j in range(n)]
+    padded = np.concatenate([tokens, np.zeros(n, np.uint64)])
     with np.errstate(over="ignore"):
-        h = np.full(len(idx), np.uint64(n) * _GOLD, dtype=np.uint64)
-        for j in range(n):
-            at = idx + j
-            inside = at < end[idx]
-            mult = fmix64(np.array([j + 1], np.uint64))[0] | np.uint64(1)
-            h += np.where(inside, tokens[np.minimum(at, total - 1)] * mult, np.uint64(0))
+        full = np.full(total, np.uint64(n) * _GOLD, dtype=np.uint64)
+        for j in range(n):  # contiguous slices: one pass per gram position, no gathers
+            full += padded[j:j + total] * mults[j]
+        h = full[idx]
+        partial = np.flatnonzero(idx + n > end[idx])  # short documents: only their own words count
+        if len(partial):
+            at0 = idx[partial]
+            hp = np.full(len(at0), np.uint64(n) * _GOLD, dtype=np.uint64)
+            for j in range(n):
+                inside = at0 + j < end[at0]
+                hp += np.where(inside, padded[np.minimum(at0 + j, total)] * mults[j], np.uint64(0))
+            h[partial] = hp
     counts = np.bincount(doc[idx], minlength=ndocs)
     out_off = np.zeros(ndocs + 1, dtype=np.int64)
     np.cumsum(counts, out=out_off[1:])
