@@ -1,0 +1,103 @@
+"""Exact deduplication: one document per group of equal normalized texts."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from curate import schema
+from curate.dedup import _common as c
+from curate.registry import STAGES
+from curate.stage import GlobalStage, with_rejections
+
+if TYPE_CHECKING:
+    from curate.engine import Engine
+
+log = logging.getLogger(__name__)
+HASH = "hash"
+
+
+@dataclass
+class ExactParams:
+    """``normalize``: compare texts after lower-casing, collapsing whitespace and stripping (else raw).
+    ``num_partitions``: shuffle partitions (default: one per engine worker)."""
+
+    normalize: bool = True
+    num_partitions: int | None = None
+    seed: int = 0
+
+
+@dataclass
+class DropState:
+    """Rows to reject, by id, with the id of the row they duplicate (the group's first row)."""
+
+    drop_ids: pa.Array = field(default_factory=lambda: pa.array([], pa.string()))
+    duplicate_of: pa.Array = field(default_factory=lambda: pa.array([], pa.string()))
+    facts: dict[str, Any] = field(default_factory=dict)
+
+
+def mark_duplicates(table: pa.Table, state: DropState, reason: str) -> pa.Table:
+    """Reject the rows whose id is in ``state.drop_ids``; ``duplicate_of`` names the kept row."""
+    ids = c.id_column(table)
+    where = pc.index_in(ids, value_set=state.drop_ids)
+    hit = pc.is_valid(where)
+    reasons = pc.if_else(hit, pa.scalar(reason), pa.scalar(None, pa.string()))
+    dup = pc.take(state.duplicate_of, where) if len(state.drop_ids) else pa.nulls(table.num_rows, pa.string())
+    if schema.DUPLICATE_OF in table.column_names:
+        dup = pc.coalesce(table.column(schema.DUPLICATE_OF), dup)
+    return with_rejections(table, reasons, **{schema.DUPLICATE_OF: dup})
+
+
+def _reduce_exact(table: pa.Table) -> tuple[pa.Array, pa.Array, int, int]:
+    """One shuffle partition: every group of equal hashes is here whole. Keep its smallest order."""
+    if c.empty_reduce_input(table):
+        return pa.array([], pa.string()), pa.array([], pa.string()), 0, 0
+    key = table.column(c.KEY).to_numpy()
+    order = table.column(c.ORDER).to_numpy()
+    idx = np.lexsort((order, key))
+    key, ids = key[idx], table.column(schema.ID).combine_chunks().take(pa.array(idx))
+    first = np.ones(len(key), dtype=bool)
+    first[1:] = key[1:] != key[:-1]
+    group_start = np.maximum.accumulate(np.where(first, np.arange(len(key)), 0))
+    dup = np.flatnonzero(~first)
+    groups = len(np.unique(group_start[dup]))
+    return ids.take(pa.array(dup)), ids.take(pa.array(group_start[dup])), groups, len(dup)
+
+
+@STAGES.add("exact_dedup_v1")
+class ExactDedup(GlobalStage):
+    """Exact duplicates of the normalized text (lower-case, whitespace collapsed, stripped).
+
+    The first row of each group in input order (part index, then row) is kept; the others are rejected
+    with ``exact_dedup_v1:duplicate`` and ``duplicate_of`` = the kept row's id. Key tables hold ids and
+    64-bit hashes only; the grouping is a shuffle on the engine.
+    """
+
+    Params = ExactParams
+
+    def collect(self, table: pa.Table) -> pa.Table:
+        p: ExactParams = self.params
+        text = table.column(schema.TEXT)
+        values = c.normalized_text(text) if p.normalize else text
+        return pa.table({**c.base_keys(table), HASH: pa.array(c.hash_strings(values, p.seed), pa.uint64())})
+
+    def reduce(self, key_paths: list[str], engine: Engine) -> DropState:
+        p: ExactParams = self.params
+        long = c.explode_keys(key_paths, engine, key_col=HASH, suffix=f"{self.label}.keys", extra=(schema.ID,))
+        parts = c.shuffle_groups(long, engine, _reduce_exact, num_partitions=p.num_partitions, desc=self.label)
+        drop = pa.concat_arrays([r[0] for r in parts]) if parts else pa.array([], pa.string())
+        dup_of = pa.concat_arrays([r[1] for r in parts]) if parts else pa.array([], pa.string())
+        facts = {"groups": sum(r[2] for r in parts), "duplicates": sum(r[3] for r in parts)}
+        log.info("%s: %d duplicate documents in %d groups", self.label, facts["duplicates"], facts["groups"])
+        return DropState(drop_ids=drop.cast(pa.string()), duplicate_of=dup_of.cast(pa.string()), facts=facts)
+
+    def apply(self, table: pa.Table, state: DropState) -> pa.Table:
+        return mark_duplicates(table, state, f"{self.label}:duplicate")
+
+    def summary(self, state: DropState) -> dict[str, Any]:
+        return dict(state.facts)
