@@ -26,19 +26,32 @@ defaults. Rerunning with the same inputs and options skips the finished export.
 
 def register(subparsers: Any) -> None:
     """Add the ``export`` verb to the main CLI's subparsers."""
-    p = subparsers.add_parser("export", help="export kept documents as Parquet, Megatron or memmap token shards",
-                              description=__doc__, epilog=EXAMPLE,
-                              formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = subparsers.add_parser(
+        "export",
+        help="export kept documents as Parquet, Megatron or memmap token shards",
+        description=__doc__,
+        epilog=EXAMPLE,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     p.add_argument("run_dir", metavar="RUN_DIR", type=Path, help="a finished run directory (with kept/)")
-    p.add_argument("--format", dest="formats", action="append", choices=FORMATS,
-                   help="an export format; repeat for several (default: the run's export.formats, else all)")
+    p.add_argument(
+        "--format",
+        dest="formats",
+        action="append",
+        choices=FORMATS,
+        help="an export format; repeat for several (default: the run's export.formats, else all)",
+    )
     p.add_argument("--tokenizer", help="Hugging Face tokenizer.json (default: RUN_DIR/proxy/tokenizer.json)")
     p.add_argument("--eos-token", help="token appended to every document (default: <|endoftext|>, </s>, ...)")
     p.add_argument("--shard-tokens", type=int, help="target tokens per token shard (default 100000000)")
     p.add_argument("--val-fraction", type=float, help="fraction of documents for validation (default 0.01)")
     p.add_argument("--seed", type=int, help="seed of the document shuffle (default 0)")
-    p.add_argument("--engine", choices=("inline", "ray"), default="inline",
-                   help="tokenize in this process (default) or on Ray (embedded, or RAY_ADDRESS)")
+    p.add_argument(
+        "--engine",
+        choices=("inline", "ray"),
+        default="inline",
+        help="tokenize in this process (default) or on Ray (embedded, or RAY_ADDRESS)",
+    )
     p.set_defaults(func=handler)
 
 
@@ -53,8 +66,14 @@ def build_context(args: argparse.Namespace) -> RunContext:
     manifest = json.loads(mpath.read_text()) if mpath.is_file() else {}
     config = manifest.get("config") or {}
     section = dict(config.get("export") or {}) if isinstance(config, dict) else {}
-    overrides = {"formats": args.formats, "tokenizer": args.tokenizer, "eos_token": args.eos_token,
-                 "shard_tokens": args.shard_tokens, "val_fraction": args.val_fraction, "seed": args.seed}
+    overrides = {
+        "formats": args.formats,
+        "tokenizer": args.tokenizer,
+        "eos_token": args.eos_token,
+        "shard_tokens": args.shard_tokens,
+        "val_fraction": args.val_fraction,
+        "seed": args.seed,
+    }
     section.update({k: v for k, v in overrides.items() if v is not None})
     engine = make_engine(args.engine, progress=True)
     return RunContext(run_dir=run_dir, config=config, engine=engine, manifest=manifest, section=section)

@@ -86,13 +86,20 @@ class ExportOptions:
             fmts = [fmts] if isinstance(fmts, str) else list(fmts or [])
             bad = [f for f in fmts if f not in FORMATS]
             if bad or not fmts:
-                raise PhaseError(f"export.formats: {bad or 'empty'} not valid; choose from {', '.join(FORMATS)}")
+                raise PhaseError(
+                    f"export.formats: {bad or 'empty'} not valid; choose from {', '.join(FORMATS)}"
+                )
             section["formats"] = tuple(dict.fromkeys(fmts))
         for key in ("shard_tokens", "parquet_shard_rows", "parquet_shard_bytes", "tokenize_rows", "seed"):
-            if key in section and (not isinstance(section[key], int) or isinstance(section[key], bool)
-                                   or (section[key] < 1 and key != "seed")):
-                raise PhaseError(f"export.{key}: expected a {'' if key == 'seed' else 'positive '}integer, "
-                                 f"got {section[key]!r}")
+            if key in section and (
+                not isinstance(section[key], int)
+                or isinstance(section[key], bool)
+                or (section[key] < 1 and key != "seed")
+            ):
+                raise PhaseError(
+                    f"export.{key}: expected {'an' if key == 'seed' else 'a positive'} integer, "
+                    f"got {section[key]!r}"
+                )
         if "val_fraction" in section:
             v = section["val_fraction"]
             if isinstance(v, bool) or not isinstance(v, int | float) or not 0 <= v < 1:
@@ -119,14 +126,23 @@ def _default_tokenizer(ctx: RunContext, opts: ExportOptions) -> Path:
     proxy = ctx.path("proxy", "tokenizer.json")
     if proxy.is_file():
         return proxy
-    raise PhaseError(f"export: formats {', '.join(f for f in opts.formats if f in TOKEN_FORMATS)} need a tokenizer, "
-                     f"and the run has none at {proxy}; set export.tokenizer (or --tokenizer PATH) to a "
-                     "Hugging Face tokenizer.json, or export only parquet")
+    raise PhaseError(
+        f"export: formats {', '.join(f for f in opts.formats if f in TOKEN_FORMATS)} need a tokenizer, "
+        f"and the run has none at {proxy}; set export.tokenizer (or --tokenizer PATH) to a "
+        "Hugging Face tokenizer.json, or export only parquet"
+    )
 
 
 def _inputs(ctx: RunContext, files: list[Path]) -> list[dict[str, Any]]:
-    return [{"path": str(f.relative_to(ctx.run_dir)), "bytes": f.stat().st_size, "sha256": sha256_file(f),
-             "rows": pq.ParquetFile(f).metadata.num_rows} for f in files]
+    return [
+        {
+            "path": str(f.relative_to(ctx.run_dir)),
+            "bytes": f.stat().st_size,
+            "sha256": sha256_file(f),
+            "rows": pq.ParquetFile(f).metadata.num_rows,
+        }
+        for f in files
+    ]
 
 
 def _clear(out: Path) -> None:
@@ -139,21 +155,30 @@ def _clear(out: Path) -> None:
 
 
 def _complete(out: Path, manifest: dict[str, Any]) -> bool:
-    return all((out / f["path"]).is_file() and (out / f["path"]).stat().st_size == f["bytes"]
-               for f in manifest.get("files", []))
+    return all(
+        (out / f["path"]).is_file() and (out / f["path"]).stat().st_size == f["bytes"]
+        for f in manifest.get("files", [])
+    )
 
 
 def summarize(manifest: dict[str, Any], *, resumed: bool) -> dict[str, Any]:
     """The short record of an export kept in the run's ``manifest.json`` under ``export``."""
-    return {"dir": "export", "manifest": f"export/{MANIFEST}", "formats": manifest["request"]["options"]["formats"],
-            "docs": {s: v["docs"] for s, v in manifest["splits"].items()},
-            "tokens": {s: v["tokens"] for s, v in manifest["splits"].items()},
-            "files": len(manifest["files"]), "tokenizer": manifest.get("tokenizer"),
-            "seconds": manifest["seconds"], "resumed": resumed}
+    return {
+        "dir": "export",
+        "manifest": f"export/{MANIFEST}",
+        "formats": manifest["request"]["options"]["formats"],
+        "docs": {s: v["docs"] for s, v in manifest["splits"].items()},
+        "tokens": {s: v["tokens"] for s, v in manifest["splits"].items()},
+        "files": len(manifest["files"]),
+        "tokenizer": manifest.get("tokenizer"),
+        "seconds": manifest["seconds"],
+        "resumed": resumed,
+    }
 
 
-def _write_tokens(store: TokenStore, orders: dict[str, np.ndarray], spec: TokenizerSpec, out: Path,
-                  opts: ExportOptions) -> list[dict[str, Any]]:
+def _write_tokens(
+    store: TokenStore, orders: dict[str, np.ndarray], spec: TokenizerSpec, out: Path, opts: ExportOptions
+) -> list[dict[str, Any]]:
     entries: list[dict[str, Any]] = []
     mg_dtype = megatron.megatron_dtype(spec.vocab_size)
     for split, order in orders.items():
@@ -162,11 +187,15 @@ def _write_tokens(store: TokenStore, orders: dict[str, np.ndarray], spec: Tokeni
             stats = {"split": split, "shard": i, "docs": int(lens.size), "tokens": int(tokens.size)}
             if "megatron" in opts.formats:
                 (out / "megatron").mkdir(exist_ok=True)
-                for p in megatron.write_megatron(out / "megatron" / f"{split}_{i:05d}", tokens, lens, dtype=mg_dtype):
+                for p in megatron.write_megatron(
+                    out / "megatron" / f"{split}_{i:05d}", tokens, lens, dtype=mg_dtype
+                ):
                     entries.append({"path": str(p.relative_to(out)), "format": "megatron", **stats})
             if "memmap" in opts.formats:
                 (out / "memmap").mkdir(exist_ok=True)
-                for p in memmap.write_memmap(out / "memmap" / f"{split}_{i:05d}", tokens, lens, dtype=spec.token_dtype):
+                for p in memmap.write_memmap(
+                    out / "memmap" / f"{split}_{i:05d}", tokens, lens, dtype=spec.token_dtype
+                ):
                     entries.append({"path": str(p.relative_to(out)), "format": "memmap", **stats})
     return entries
 
@@ -186,8 +215,12 @@ def export_run(ctx: RunContext, opts: ExportOptions) -> dict[str, Any]:
     out = ctx.path("export")
     wants_tokens = any(f in TOKEN_FORMATS for f in opts.formats)
     spec = resolve_tokenizer(_default_tokenizer(ctx, opts), opts.eos_token) if wants_tokens else None
-    request = {"options": opts.to_json(), "tokenizer_sha256": spec.sha256 if spec else None,
-               "inputs": _inputs(ctx, files)}
+    inputs = _inputs(ctx, files)
+    request: dict[str, Any] = {
+        "options": opts.to_json(),
+        "tokenizer_sha256": spec.sha256 if spec else None,
+        "inputs": inputs,
+    }
     mpath = out / MANIFEST
     if mpath.is_file():
         old = json.loads(mpath.read_text())
@@ -197,7 +230,7 @@ def export_run(ctx: RunContext, opts: ExportOptions) -> dict[str, Any]:
         log.info("export: %s differs from this request; rewriting it", out)
     out.mkdir(parents=True, exist_ok=True)
     _clear(out)
-    n_docs = sum(i["rows"] for i in request["inputs"])
+    n_docs = sum(i["rows"] for i in inputs)
     orders = split_order(n_docs, seed=opts.seed, val_fraction=opts.val_fraction)
     entries: list[dict[str, Any]] = []
     tokens_per_split = {s: 0 for s in SPLITS}
@@ -219,16 +252,27 @@ def export_run(ctx: RunContext, opts: ExportOptions) -> dict[str, Any]:
         for split, order in orders.items():
             part = table.take(pa.array(order))
             split_stats[split] = {"rows": part.num_rows, "bytes": int(part.nbytes)}
-            for sh in parquet.write_parquet_split(part, split, out, max_rows=opts.parquet_shard_rows,
-                                                  max_bytes=opts.parquet_shard_bytes):
+            for sh in parquet.write_parquet_split(
+                part, split, out, max_rows=opts.parquet_shard_rows, max_bytes=opts.parquet_shard_bytes
+            ):
                 entries.append({"path": sh.path, "format": "parquet", "split": sh.split, "docs": sh.rows})
-        card_facts = {"seed": opts.seed, "val_fraction": opts.val_fraction, "tokens": tokens_per_split,
-                      "tokenizer": spec.to_json() if spec else None,
-                      "token_formats": [f for f in opts.formats if f in TOKEN_FORMATS]}
+        card_facts = {
+            "seed": opts.seed,
+            "val_fraction": opts.val_fraction,
+            "tokens": tokens_per_split,
+            "tokenizer": spec.to_json() if spec else None,
+            "token_formats": [f for f in opts.formats if f in TOKEN_FORMATS],
+        }
         name = opts.pretty_name or str(ctx.config.get("name") or ctx.run_dir.resolve().name)
-        (out / "README.md").write_text(parquet.dataset_card(arrow_schema=table.schema, splits=split_stats,
-                                                            pretty_name=name, license=opts.license,
-                                                            summary=card_facts))
+        (out / "README.md").write_text(
+            parquet.dataset_card(
+                arrow_schema=table.schema,
+                splits=split_stats,
+                pretty_name=name,
+                license=opts.license,
+                summary=card_facts,
+            )
+        )
         entries.append({"path": "README.md", "format": "card"})
     for e in entries:
         p = out / e["path"]
@@ -258,7 +302,14 @@ def export_run(ctx: RunContext, opts: ExportOptions) -> dict[str, Any]:
     tmp = out / (MANIFEST + ".tmp")
     tmp.write_text(json.dumps(manifest, indent=2, default=str) + "\n")
     os.replace(tmp, mpath)
-    log.info("export: %d docs, %d tokens, %d files in %.1fs -> %s", n_docs, total_tokens, len(entries), seconds, out)
+    log.info(
+        "export: %d docs, %d tokens, %d files in %.1fs -> %s",
+        n_docs,
+        total_tokens,
+        len(entries),
+        seconds,
+        out,
+    )
     return summarize(manifest, resumed=False)
 
 

@@ -27,7 +27,14 @@ INDEX_HEADER = b"MMIDIDX\x00\x00"
 VERSION = 1
 DTYPE_CODES = {np.dtype(np.uint16): 8, np.dtype(np.int32): 4}
 CODE_DTYPES = {
-    1: np.uint8, 2: np.int8, 3: np.int16, 4: np.int32, 5: np.int64, 6: np.float64, 7: np.float32, 8: np.uint16,
+    1: np.uint8,
+    2: np.int8,
+    3: np.int16,
+    4: np.int32,
+    5: np.int64,
+    6: np.float64,
+    7: np.float32,
+    8: np.uint16,
 }
 
 
@@ -36,7 +43,9 @@ def megatron_dtype(vocab_size: int) -> np.dtype:
     return np.dtype(np.int32) if vocab_size > np.iinfo(np.uint16).max + 1 else np.dtype(np.uint16)
 
 
-def write_megatron(prefix: Path, tokens: np.ndarray, lengths: np.ndarray, *, dtype: np.dtype) -> tuple[Path, Path]:
+def write_megatron(
+    prefix: Path, tokens: np.ndarray, lengths: np.ndarray, *, dtype: np.dtype
+) -> tuple[Path, Path]:
     """Write ``prefix.bin`` / ``prefix.idx`` for documents ``lengths`` laid out back to back in ``tokens``."""
     dtype = np.dtype(dtype)
     lengths = np.asarray(lengths, dtype=np.int64)
@@ -74,7 +83,7 @@ class MegatronIndex:
 
     def document(self, i: int) -> np.ndarray:
         start = int(self.pointers[i]) // self.dtype.itemsize
-        return np.asarray(self.bin[start:start + int(self.sizes[i])])
+        return np.asarray(self.bin[start : start + int(self.sizes[i])])
 
 
 def read_megatron(prefix: Path) -> MegatronIndex:

@@ -14,7 +14,9 @@ from pathlib import Path
 import numpy as np
 
 
-def write_memmap(prefix: Path, tokens: np.ndarray, lengths: np.ndarray, *, dtype: np.dtype) -> tuple[Path, Path]:
+def write_memmap(
+    prefix: Path, tokens: np.ndarray, lengths: np.ndarray, *, dtype: np.dtype
+) -> tuple[Path, Path]:
     """Write ``prefix.bin`` (raw ids) and ``prefix.doc_idx.npy`` (document start offsets, then the total)."""
     lengths = np.asarray(lengths, dtype=np.int64)
     if int(lengths.sum()) != tokens.size:
@@ -30,7 +32,10 @@ def write_memmap(prefix: Path, tokens: np.ndarray, lengths: np.ndarray, *, dtype
 def read_memmap(prefix: Path, dtype: np.dtype | str) -> tuple[np.ndarray, np.ndarray]:
     """The token memmap and the document offsets of ``prefix``."""
     bin_path = prefix.with_name(prefix.name + ".bin")
-    tokens = np.memmap(bin_path, dtype=np.dtype(dtype), mode="r") if bin_path.stat().st_size else \
-        np.zeros(0, np.dtype(dtype))
+    tokens = (
+        np.memmap(bin_path, dtype=np.dtype(dtype), mode="r")
+        if bin_path.stat().st_size
+        else np.zeros(0, np.dtype(dtype))
+    )
     doc_idx = np.load(prefix.with_name(prefix.name + ".doc_idx.npy"))
     return tokens, doc_idx  # type: ignore[return-value]

@@ -38,17 +38,23 @@ class ParquetShard:
     rows: int
 
 
-def write_parquet_split(table: pa.Table, split: str, out_dir: Path, *, max_rows: int,
-                        max_bytes: int) -> list[ParquetShard]:
-    """Write ``table`` (already in export order) as ``out_dir/parquet/<split>-XXXXX-of-YYYYY.parquet``."""
+def write_parquet_split(
+    table: pa.Table, split: str, out_dir: Path, *, max_rows: int, max_bytes: int
+) -> list[ParquetShard]:
+    """Write ``table`` (already in export order) as ``out_dir/parquet/<split>-XXXXX-of-YYYYY.parquet``.
+
+    An empty split writes no file (the card then lists no such split).
+    """
+    if table.num_rows == 0:
+        return []
     row_bytes = pc.binary_length(table.column(schema.TEXT).fill_null("")).to_numpy(zero_copy_only=False)
     row_bytes = row_bytes.astype(np.int64) + ROW_OVERHEAD_BYTES
-    shards = shard_by_size(row_bytes, target=max_bytes, max_items=max_rows) or [np.zeros(0, np.int64)]
+    shards = shard_by_size(row_bytes, target=max_bytes, max_items=max_rows)
     (out_dir / "parquet").mkdir(parents=True, exist_ok=True)
     written = []
     for i, rows in enumerate(shards):
         rel = f"parquet/{split}-{i:05d}-of-{len(shards):05d}.parquet"
-        part = table.slice(int(rows[0]), rows.size) if rows.size else table.slice(0, 0)
+        part = table.slice(int(rows[0]), rows.size)
         pq.write_table(part, out_dir / rel, compression="zstd", row_group_size=10_000)
         written.append(ParquetShard(rel, split, part.num_rows))
     return written
@@ -61,8 +67,14 @@ def features_yaml(arrow_schema: pa.Schema) -> list[dict[str, Any]]:
     return datasets.Features.from_arrow_schema(arrow_schema)._to_yaml_list()
 
 
-def dataset_card(*, arrow_schema: pa.Schema, splits: dict[str, dict[str, int]], pretty_name: str,
-                 license: str, summary: dict[str, Any]) -> str:
+def dataset_card(
+    *,
+    arrow_schema: pa.Schema,
+    splits: dict[str, dict[str, int]],
+    pretty_name: str,
+    license: str,
+    summary: dict[str, Any],
+) -> str:
     """The ``README.md`` text: Hugging Face YAML header, then what the export holds and how to load it.
 
     ``splits`` maps a split name to ``{"rows": ..., "bytes": ...}``; ``summary`` adds the token shard
@@ -73,26 +85,41 @@ def dataset_card(*, arrow_schema: pa.Schema, splits: dict[str, dict[str, int]], 
         "license": license,
         "language": ["en"],
         "tags": ["curate", "pretraining"],
-        "configs": [{
-            "config_name": "default",
-            "data_files": [{"split": s, "path": f"parquet/{s}-*.parquet"} for s in splits if splits[s]["rows"]],
-        }],
+        "configs": [
+            {
+                "config_name": "default",
+                "data_files": [
+                    {"split": s, "path": f"parquet/{s}-*.parquet"} for s in splits if splits[s]["rows"]
+                ],
+            }
+        ],
         "dataset_info": {
             "features": features_yaml(arrow_schema),
-            "splits": [{"name": s, "num_bytes": v["bytes"], "num_examples": v["rows"]}
-                       for s, v in splits.items() if v["rows"]],
+            "splits": [
+                {"name": s, "num_bytes": v["bytes"], "num_examples": v["rows"]}
+                for s, v in splits.items()
+                if v["rows"]
+            ],
             "dataset_size": sum(v["bytes"] for v in splits.values()),
         },
     }
-    rows = "\n".join(f"| {s} | {v['rows']:,} | {summary.get('tokens', {}).get(s, 0):,} |" for s, v in splits.items())
+    rows = "\n".join(
+        f"| {s} | {v['rows']:,} | {summary.get('tokens', {}).get(s, 0):,} |" for s, v in splits.items()
+    )
     tok = summary.get("tokenizer") or {}
-    tok_line = (f"Token shards ({', '.join(summary.get('token_formats', []))}) use `{Path(tok['path']).name}` "
-                f"(vocabulary {tok['vocab_size']:,}, EOS `{tok['eos_token']}` = {tok['eos_id']} after every "
-                f"document, dtype {tok['dtype']}).") if tok else "No token shards were exported."
+    tok_line = (
+        (
+            f"Token shards ({', '.join(summary.get('token_formats', []))}) use `{Path(tok['path']).name}` "
+            f"(vocabulary {tok['vocab_size']:,}, EOS `{tok['eos_token']}` = {tok['eos_id']} after every "
+            f"document, dtype {tok['dtype']})."
+        )
+        if tok
+        else "No token shards were exported."
+    )
     body = f"""# {pretty_name}
 
-Documents kept by a `curate` pipeline run, shuffled with seed {summary.get('seed')} and split into
-train/validation (validation fraction {summary.get('val_fraction')}). Columns: `id`, `text`, `source`
+Documents kept by a `curate` pipeline run, shuffled with seed {summary.get("seed")} and split into
+train/validation (validation fraction {summary.get("val_fraction")}). Columns: `id`, `text`, `source`
 and the scores each stage computed (`<stage>.<field>`).
 
 | split | documents | tokens |
@@ -111,7 +138,7 @@ ds = load_dataset("parquet", data_dir="path/to/export/parquet")     # same rows
 ```
 
 Megatron-LM: pass `megatron/train_00000` (a `.bin`/`.idx` prefix) as a data path.
-nanoGPT: `np.memmap("memmap/train_00000.bin", dtype=np.{tok.get('dtype', 'uint16')}, mode="r")`; document
+nanoGPT: `np.memmap("memmap/train_00000.bin", dtype=np.{tok.get("dtype", "uint16")}, mode="r")`; document
 boundaries are in `memmap/train_00000.doc_idx.npy`.
 """
     return "---\n" + yaml.safe_dump(header, sort_keys=False, allow_unicode=True) + "---\n\n" + body

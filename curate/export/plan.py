@@ -24,30 +24,26 @@ def split_order(n_docs: int, *, seed: int, val_fraction: float) -> dict[str, np.
     return {"train": order[n_val:], "validation": order[:n_val]}
 
 
-def _relabel(keys: np.ndarray) -> np.ndarray:
-    """Monotone keys -> 0, 1, 2, ... (gaps removed)."""
-    if keys.size == 0:
-        return keys
-    return np.concatenate([[0], np.cumsum(keys[1:] != keys[:-1])]).astype(np.int64)
-
-
 def shard_by_size(sizes: np.ndarray, *, target: int, max_items: int | None = None) -> list[np.ndarray]:
     """Cut a sequence of items with ``sizes`` into consecutive shards (returned as position arrays).
 
-    An item goes to shard ``start // target`` where ``start`` is the size before it, so no item is split
-    and a shard holds about ``target`` (at most ``target`` plus one item); ``max_items`` also bounds the
-    number of items per shard.
+    Greedy, never splitting an item: a shard closes at the first item that brings it to ``target``, so
+    every shard but the last holds at least ``target`` and less than ``target`` plus its last item;
+    ``max_items`` also bounds the items per shard. One ``searchsorted`` per shard, not per item.
     """
     sizes = np.asarray(sizes, dtype=np.int64)
-    if sizes.size == 0:
-        return []
-    starts = np.cumsum(sizes) - sizes
-    keys = _relabel(starts // max(int(target), 1))
-    if max_items:
-        first = np.searchsorted(keys, keys, side="left")  # keys are sorted: index of each group's first item
-        keys = _relabel(keys * (sizes.size + 1) + (np.arange(sizes.size) - first) // max_items)
-    bounds = np.flatnonzero(np.diff(keys)) + 1
-    return np.split(np.arange(sizes.size, dtype=np.int64), bounds)
+    n = sizes.size
+    cum = np.cumsum(sizes)
+    target = max(int(target), 1)
+    shards: list[np.ndarray] = []
+    begin, base = 0, 0
+    while begin < n:
+        end = min(int(np.searchsorted(cum, base + target, side="left")), n - 1) + 1
+        if max_items:
+            end = min(end, begin + max_items)
+        shards.append(np.arange(begin, end, dtype=np.int64))
+        begin, base = end, int(cum[end - 1])
+    return shards
 
 
 def expand_ranges(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
@@ -73,7 +69,9 @@ class TokenStore:
         self.lengths = np.concatenate(lengths) if lengths else np.zeros(0, np.int64)
         self.part = np.repeat(np.arange(len(parts)), [x.size for x in lengths]).astype(np.int64)
         # Offset of every document inside its own part's token file.
-        self.offset = np.concatenate([np.cumsum(x) - x for x in lengths]) if lengths else np.zeros(0, np.int64)
+        self.offset = (
+            np.concatenate([np.cumsum(x) - x for x in lengths]) if lengths else np.zeros(0, np.int64)
+        )
         self.dtype = self.tokens[0].dtype if self.tokens else np.dtype(np.uint16)
 
     def __len__(self) -> int:

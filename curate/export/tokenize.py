@@ -56,8 +56,14 @@ class TokenizerSpec:
         return np.dtype(np.uint16) if self.vocab_size <= UINT16_VOCAB else np.dtype(np.uint32)
 
     def to_json(self) -> dict[str, object]:
-        return {"path": self.path, "sha256": self.sha256, "vocab_size": self.vocab_size,
-                "eos_token": self.eos_token, "eos_id": self.eos_id, "dtype": self.token_dtype.name}
+        return {
+            "path": self.path,
+            "sha256": self.sha256,
+            "vocab_size": self.vocab_size,
+            "eos_token": self.eos_token,
+            "eos_id": self.eos_id,
+            "dtype": self.token_dtype.name,
+        }
 
 
 def resolve_tokenizer(path: str | Path, eos_token: str | None = None) -> TokenizerSpec:
@@ -66,8 +72,10 @@ def resolve_tokenizer(path: str | Path, eos_token: str | None = None) -> Tokeniz
 
     p = Path(path)
     if not p.is_file():
-        raise PhaseError(f"tokenizer {p}: no such file; pass a Hugging Face tokenizer.json "
-                         "(export.tokenizer in the pipeline, --tokenizer on the command line)")
+        raise PhaseError(
+            f"tokenizer {p}: no such file; pass a Hugging Face tokenizer.json "
+            "(export.tokenizer in the pipeline, --tokenizer on the command line)"
+        )
     try:
         tok = Tokenizer.from_file(str(p))
     except Exception as e:  # the tokenizers library raises bare Exceptions on malformed JSON
@@ -76,10 +84,17 @@ def resolve_tokenizer(path: str | Path, eos_token: str | None = None) -> Tokeniz
     for name in names:
         eos_id = tok.token_to_id(name)
         if eos_id is not None:
-            return TokenizerSpec(path=str(p), sha256=sha256_file(p), vocab_size=tok.get_vocab_size(),
-                                 eos_token=name, eos_id=int(eos_id))
-    raise PhaseError(f"tokenizer {p}: has no EOS token among {', '.join(names)}; "
-                     "name the one to append with export.eos_token / --eos-token")
+            return TokenizerSpec(
+                path=str(p),
+                sha256=sha256_file(p),
+                vocab_size=tok.get_vocab_size(),
+                eos_token=name,
+                eos_id=int(eos_id),
+            )
+    raise PhaseError(
+        f"tokenizer {p}: has no EOS token among {', '.join(names)}; "
+        "name the one to append with export.eos_token / --eos-token"
+    )
 
 
 def load_eos_tokenizer(spec: TokenizerSpec):  # -> tokenizers.Tokenizer
@@ -88,8 +103,9 @@ def load_eos_tokenizer(spec: TokenizerSpec):  # -> tokenizers.Tokenizer
     from tokenizers.processors import TemplateProcessing
 
     tok = Tokenizer.from_file(spec.path)
-    tok.post_processor = TemplateProcessing(single="$A <EOS>", special_tokens=[("<EOS>", spec.eos_id)],
-                                            pair=None)
+    tok.post_processor = TemplateProcessing(
+        single="$A <EOS>", special_tokens=[("<EOS>", spec.eos_id)], pair=None
+    )
     return tok
 
 
@@ -114,7 +130,9 @@ class TokenizedPart:
     tokens: int
 
 
-def plan_tasks(files: list[Path], out_dir: Path, spec: TokenizerSpec, *, max_rows: int = 50_000) -> list[TokenizeTask]:
+def plan_tasks(
+    files: list[Path], out_dir: Path, spec: TokenizerSpec, *, max_rows: int = 50_000
+) -> list[TokenizeTask]:
     """Split the kept files into tasks of at most ~``max_rows`` rows (whole row groups), in file order."""
     tasks: list[TokenizeTask] = []
     for path in files:
@@ -124,7 +142,9 @@ def plan_tasks(files: list[Path], out_dir: Path, spec: TokenizerSpec, *, max_row
         for rg in range(meta.num_row_groups):
             n = meta.row_group(rg).num_rows
             if group and rows + n > max_rows:
-                tasks.append(TokenizeTask(str(path), tuple(group), str(out_dir / f"part-{len(tasks):05d}"), spec))
+                tasks.append(
+                    TokenizeTask(str(path), tuple(group), str(out_dir / f"part-{len(tasks):05d}"), spec)
+                )
                 group, rows = [], 0
             group.append(rg)
             rows += n
@@ -149,9 +169,9 @@ def tokenize_task(task: TokenizeTask) -> TokenizedPart:
     lengths = np.empty(len(texts), dtype=np.int64)
     chunks: list[np.ndarray] = []
     for start in range(0, len(texts), task.batch_size):
-        ids = [e.ids for e in tok.encode_batch_fast(texts[start:start + task.batch_size])]
+        ids = [e.ids for e in tok.encode_batch_fast(texts[start : start + task.batch_size])]
         n = np.fromiter(map(len, ids), dtype=np.int64, count=len(ids))
-        lengths[start:start + len(ids)] = n
+        lengths[start : start + len(ids)] = n
         chunks.append(np.fromiter(itertools.chain.from_iterable(ids), dtype=dtype, count=int(n.sum())))
     tokens = np.concatenate(chunks) if chunks else np.empty(0, dtype=dtype)
     tokens_path, lengths_path = f"{task.out_prefix}.tokens.npy", f"{task.out_prefix}.lengths.npy"
