@@ -27,16 +27,18 @@ def expected_rows(run_dir, manifest) -> dict[str, list[dict]]:
     return {split: [rows[i] for i in order] for split, order in orders.items()}
 
 
-def test_datasets_loads_the_export_with_identical_rows(run_dir, hf_offline):
+def test_datasets_loads_the_export_with_identical_rows(run_dir, tiny_tokenizer, hf_offline):
+    """Token shards sit next to the Parquet files (megatron/, memmap/): the card's configs keep
+    ``load_dataset(export_dir)`` on the Parquet files only."""
     import datasets
 
-    summary = run_phase(
-        make_ctx(run_dir, {"formats": ["parquet"], "val_fraction": 0.2, "seed": 5, "parquet_shard_rows": 20})
-    )
-    assert summary["tokenizer"] is None and summary["docs"] == {"train": 48, "validation": 12}
+    section = {"val_fraction": 0.2, "seed": 5, "parquet_shard_rows": 20, "tokenizer": str(tiny_tokenizer)}
+    summary = run_phase(make_ctx(run_dir, section))
+    assert summary["formats"] == ["parquet", "megatron", "memmap"]
+    assert summary["docs"] == {"train": 48, "validation": 12}
     export = run_dir / "export"
     manifest = json.loads((export / "manifest.json").read_text())
-    assert sorted(f["path"] for f in manifest["files"]) == [
+    assert sorted(f["path"] for f in manifest["files"] if f["format"] in ("parquet", "card")) == [
         "README.md",
         "parquet/train-00000-of-00003.parquet",
         "parquet/train-00001-of-00003.parquet",
@@ -57,6 +59,12 @@ def test_datasets_loads_the_export_with_identical_rows(run_dir, hf_offline):
         "gopher_quality_v1.score",
         "length_v1.words",
     ]
+
+
+def test_parquet_only_needs_no_tokenizer(run_dir):
+    summary = run_phase(make_ctx(run_dir, {"formats": ["parquet"]}))
+    assert summary["tokenizer"] is None and summary["tokens"] == {"train": 0, "validation": 0}
+    assert sorted(p.name for p in (run_dir / "export").iterdir()) == ["README.md", "manifest.json", "parquet"]
 
 
 def test_dataset_card_header_matches_the_data(run_dir):
