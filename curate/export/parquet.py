@@ -83,7 +83,6 @@ def dataset_card(
     header = {
         "pretty_name": pretty_name,
         "license": license,
-        "language": ["en"],
         "tags": ["curate", "pretraining"],
         "configs": [
             {
@@ -103,10 +102,11 @@ def dataset_card(
             "dataset_size": sum(v["bytes"] for v in splits.values()),
         },
     }
-    rows = "\n".join(
-        f"| {s} | {v['rows']:,} | {summary.get('tokens', {}).get(s, 0):,} |" for s, v in splits.items()
-    )
     tok = summary.get("tokenizer") or {}
+    rows = "\n".join(
+        f"| {s} | {v['rows']:,} | {format(summary['tokens'][s], ',') if tok else '-'} |"
+        for s, v in splits.items()
+    )
     tok_line = (
         (
             f"Token shards ({', '.join(summary.get('token_formats', []))}) use `{Path(tok['path']).name}` "
@@ -137,8 +137,13 @@ ds = load_dataset("path/to/export")                                 # reads this
 ds = load_dataset("parquet", data_dir="path/to/export/parquet")     # same rows
 ```
 
-Megatron-LM: pass `megatron/train_00000` (a `.bin`/`.idx` prefix) as a data path.
-nanoGPT: `np.memmap("memmap/train_00000.bin", dtype=np.{tok.get("dtype", "uint16")}, mode="r")`; document
-boundaries are in `memmap/train_00000.doc_idx.npy`.
 """
+    fmts = summary.get("token_formats", [])
+    if "megatron" in fmts:
+        body += "\nMegatron-LM: pass `megatron/train_00000` (a `.bin`/`.idx` prefix) as a data path.\n"
+    if "memmap" in fmts:
+        body += (
+            f'\nnanoGPT: `np.memmap("memmap/train_00000.bin", dtype=np.{tok["dtype"]}, mode="r")`; document '
+            "boundaries are in `memmap/train_00000.doc_idx.npy`.\n"
+        )
     return "---\n" + yaml.safe_dump(header, sort_keys=False, allow_unicode=True) + "---\n\n" + body

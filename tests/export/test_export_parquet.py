@@ -45,6 +45,9 @@ def test_datasets_loads_the_export_with_identical_rows(run_dir, tiny_tokenizer, 
         "parquet/train-00002-of-00003.parquet",
         "parquet/validation-00000-of-00001.parquet",
     ]
+    card = (export / "README.md").read_text()
+    assert 'np.memmap("memmap/train_00000.bin", dtype=np.uint16, mode="r")' in card
+    assert "Megatron-LM: pass `megatron/train_00000`" in card
     expected = expected_rows(run_dir, manifest)
     by_card = datasets.load_dataset(str(export), cache_dir=str(hf_offline))
     by_dir = datasets.load_dataset("parquet", data_dir=str(export / "parquet"), cache_dir=str(hf_offline))
@@ -75,7 +78,7 @@ def test_dataset_card_header_matches_the_data(run_dir):
         )
     )
     card = (run_dir / "export" / "README.md").read_text()
-    assert card.startswith("---\n")
+    assert card.startswith("---\n") and "Megatron-LM" not in card and "| train | 54 | - |" in card
     header = yaml.safe_load(card.split("---\n")[1])
     assert header["pretty_name"] == "Demo set" and header["license"] == "odc-by"
     assert header["configs"] == [
