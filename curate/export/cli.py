@@ -1,0 +1,103 @@
+"""``curate export RUN_DIR --format ...``: export a finished run's kept documents for training."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+from pathlib import Path
+from typing import Any
+
+from curate.context import PhaseError, RunContext
+from curate.export.exporter import FORMATS
+from curate.export.phase import run_phase
+
+EXAMPLE = """example:
+  curate export runs/demo --format parquet --format megatron --format memmap \\
+      --tokenizer models/tokenizer.json --shard-tokens 50000000 --val-fraction 0.01 --seed 0
+
+Writes RUN_DIR/export/: parquet/ + README.md (load with datasets.load_dataset("RUN_DIR/export")),
+megatron/*.bin/.idx, memmap/*.bin + *.doc_idx.npy, and manifest.json (token counts, sha256 of every
+file, tokenizer, pipeline config). Options not given come from the run's `export:` section, then the
+defaults. Rerunning with the same inputs and options skips the finished export.
+"""
+
+
+def register(subparsers: Any) -> None:
+    """Add the ``export`` verb to the main CLI's subparsers."""
+    p = subparsers.add_parser(
+        "export",
+        help="export kept documents as Parquet, Megatron or memmap token shards",
+        description=__doc__,
+        epilog=EXAMPLE,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("run_dir", metavar="RUN_DIR", type=Path, help="a finished run directory (with kept/)")
+    p.add_argument(
+        "--format",
+        dest="formats",
+        action="append",
+        choices=FORMATS,
+        help="an export format; repeat for several (default: the run's export.formats, else all)",
+    )
+    p.add_argument("--tokenizer", help="Hugging Face tokenizer.json (default: RUN_DIR/proxy/tokenizer.json)")
+    p.add_argument("--eos-token", help="token appended to every document (default: <|endoftext|>, </s>, ...)")
+    p.add_argument("--shard-tokens", type=int, help="target tokens per token shard (default 100000000)")
+    p.add_argument("--val-fraction", type=float, help="fraction of documents for validation (default 0.01)")
+    p.add_argument("--seed", type=int, help="seed of the document shuffle (default 0)")
+    p.add_argument(
+        "--engine",
+        choices=("inline", "ray"),
+        default="inline",
+        help="tokenize in this process (default) or on Ray (embedded, or RAY_ADDRESS)",
+    )
+    p.set_defaults(func=handler)
+
+
+def build_context(args: argparse.Namespace) -> RunContext:
+    """A RunContext for RUN_DIR with the run's ``export:`` section overridden by the command line."""
+    from curate.engine import make_engine
+
+    run_dir: Path = args.run_dir
+    if not run_dir.is_dir():
+        raise PhaseError(f"{run_dir}: no such run directory")
+    mpath = run_dir / "manifest.json"
+    manifest = json.loads(mpath.read_text()) if mpath.is_file() else {}
+    config = manifest.get("config") or {}
+    section = dict(config.get("export") or {}) if isinstance(config, dict) else {}
+    overrides = {
+        "formats": args.formats,
+        "tokenizer": args.tokenizer,
+        "eos_token": args.eos_token,
+        "shard_tokens": args.shard_tokens,
+        "val_fraction": args.val_fraction,
+        "seed": args.seed,
+    }
+    section.update({k: v for k, v in overrides.items() if v is not None})
+    engine = make_engine(args.engine, progress=True)
+    return RunContext(run_dir=run_dir, config=config, engine=engine, manifest=manifest, section=section)
+
+
+def handler(args: argparse.Namespace) -> int:
+    """Run the export; print where it went and its counts. Exit 0 on success, 2 on a usage/data error."""
+    logging.basicConfig(level=logging.INFO, format="%(message)s")
+    try:
+        ctx = build_context(args)
+    except PhaseError as e:
+        print(f"curate export: {e}", file=sys.stderr)
+        return 2
+    try:
+        summary = run_phase(ctx)
+    except PhaseError as e:
+        print(f"curate export: {e}", file=sys.stderr)
+        return 2
+    finally:
+        ctx.engine.shutdown()
+    docs, tokens = summary["docs"], summary["tokens"]
+    state = "already complete" if summary["resumed"] else f"written in {summary['seconds']:.1f}s"
+    print(f"export {state}: {ctx.run_dir / 'export'}")
+    for split in docs:
+        print(f"  {split:<10} {docs[split]:>10,} docs {tokens[split]:>14,} tokens")
+    print(f"  manifest   {ctx.run_dir / summary['manifest']}")
+    return 0

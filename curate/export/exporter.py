@@ -1,0 +1,329 @@
+"""The export of a run's kept documents: options, orchestration, the export manifest, verification.
+
+``export_run(ctx, options)`` writes under ``RUN_DIR/export/``::
+
+    manifest.json      options, tokenizer (path, sha256, vocab, EOS), inputs, every file with sha256,
+                       docs and tokens per shard and split, the pipeline config that made the run
+    README.md          Hugging Face dataset card (with parquet)
+    parquet/           train-/validation- shards
+    megatron/          train_00000.bin/.idx, ...  (Megatron-LM indexed dataset, datatrove-identical)
+    memmap/            train_00000.bin + train_00000.doc_idx.npy, ...  (nanoGPT flat tokens)
+
+Documents are shuffled once with ``seed``; the same order and split serve every format, so document
+``i`` of ``train`` is the same in Parquet, Megatron and memmap. ``manifest.json`` is written last: its
+presence with an equal ``request`` means the export is complete and a rerun skips it.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import shutil
+import time
+from dataclasses import asdict, dataclass, fields
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from curate.context import PhaseError, RunContext
+from curate.export import megatron, memmap, parquet
+from curate.export.plan import SPLITS, TokenStore, shard_by_size, split_order
+from curate.export.tokenize import TokenizerSpec, plan_tasks, resolve_tokenizer, sha256_file, tokenize_task
+
+log = logging.getLogger(__name__)
+
+FORMATS = ("parquet", "megatron", "memmap")
+TOKEN_FORMATS = ("megatron", "memmap")
+MANIFEST = "manifest.json"
+MANIFEST_VERSION = 1
+OWNED = ("parquet", "megatron", "memmap", "README.md", MANIFEST, ".work")
+
+
+@dataclass(frozen=True, kw_only=True)
+class ExportOptions:
+    """What to export and how; the keys of a pipeline's ``export:`` section.
+
+    Attributes:
+        formats: any of ``parquet``, ``megatron``, ``memmap``.
+        tokenizer: a Hugging Face ``tokenizer.json``; default ``RUN_DIR/proxy/tokenizer.json``.
+        eos_token: the token appended to every document; default the first of the usual names found.
+        shard_tokens: target tokens per token shard (documents are never split across shards).
+        val_fraction: fraction of documents in the validation split.
+        seed: seed of the document shuffle.
+        parquet_shard_rows: most rows per Parquet shard.
+        parquet_shard_bytes: about the most text bytes per Parquet shard.
+        license: the dataset card's ``license`` (a Hugging Face licence id; ``other`` by default).
+        pretty_name: the dataset card's title; default the pipeline's ``name`` or the run directory's.
+        tokenize_rows: rows per tokenization work item (the unit of parallelism).
+    """
+
+    formats: tuple[str, ...] = FORMATS
+    tokenizer: str | None = None
+    eos_token: str | None = None
+    shard_tokens: int = 100_000_000
+    val_fraction: float = 0.01
+    seed: int = 0
+    parquet_shard_rows: int = 100_000
+    parquet_shard_bytes: int = 256 << 20
+    license: str = "other"
+    pretty_name: str | None = None
+    tokenize_rows: int = 50_000
+
+    @classmethod
+    def from_section(cls, section: dict[str, Any] | None) -> ExportOptions:
+        """Validate a pipeline's ``export:`` mapping (unknown keys, types, ranges) into options."""
+        section = dict(section or {})
+        valid = [f.name for f in fields(cls)]
+        unknown = sorted(set(section) - set(valid))
+        if unknown:
+            raise PhaseError(f"export: unknown key(s) {', '.join(unknown)}; valid keys: {', '.join(valid)}")
+        if "formats" in section:
+            fmts = section["formats"]
+            fmts = [fmts] if isinstance(fmts, str) else list(fmts or [])
+            bad = [f for f in fmts if f not in FORMATS]
+            if bad or not fmts:
+                raise PhaseError(
+                    f"export.formats: {bad or 'empty'} not valid; choose from {', '.join(FORMATS)}"
+                )
+            section["formats"] = tuple(dict.fromkeys(fmts))
+        for key in ("shard_tokens", "parquet_shard_rows", "parquet_shard_bytes", "tokenize_rows", "seed"):
+            if key in section and (
+                not isinstance(section[key], int)
+                or isinstance(section[key], bool)
+                or (section[key] < 1 and key != "seed")
+            ):
+                raise PhaseError(
+                    f"export.{key}: expected {'an' if key == 'seed' else 'a positive'} integer, "
+                    f"got {section[key]!r}"
+                )
+        if "val_fraction" in section:
+            v = section["val_fraction"]
+            if isinstance(v, bool) or not isinstance(v, int | float) or not 0 <= v < 1:
+                raise PhaseError(f"export.val_fraction: expected a number in [0, 1), got {v!r}")
+            section["val_fraction"] = float(v)
+        for key in ("tokenizer", "eos_token", "license", "pretty_name"):
+            if key in section and section[key] is not None and not isinstance(section[key], str):
+                raise PhaseError(f"export.{key}: expected a string, got {section[key]!r}")
+        return cls(**section)
+
+    def to_json(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["formats"] = list(self.formats)
+        return d
+
+
+def _default_tokenizer(ctx: RunContext, opts: ExportOptions) -> Path:
+    if opts.tokenizer:
+        p = Path(opts.tokenizer).expanduser()
+        if not p.is_absolute() and not p.exists() and ctx.pipeline_path:
+            alt = Path(ctx.pipeline_path).parent / p
+            p = alt if alt.exists() else p
+        return p
+    proxy = ctx.path("proxy", "tokenizer.json")
+    if proxy.is_file():
+        return proxy
+    raise PhaseError(
+        f"export: formats {', '.join(f for f in opts.formats if f in TOKEN_FORMATS)} need a tokenizer, "
+        f"and the run has none at {proxy}; set export.tokenizer (or --tokenizer PATH) to a "
+        "Hugging Face tokenizer.json, or export only parquet"
+    )
+
+
+def _inputs(ctx: RunContext, files: list[Path]) -> list[dict[str, Any]]:
+    return [
+        {
+            "path": str(f.relative_to(ctx.run_dir)),
+            "bytes": f.stat().st_size,
+            "sha256": sha256_file(f),
+            "rows": pq.ParquetFile(f).metadata.num_rows,
+        }
+        for f in files
+    ]
+
+
+def _clear(out: Path) -> None:
+    for name in OWNED:
+        p = out / name
+        if p.is_dir():
+            shutil.rmtree(p)
+        elif p.exists():
+            p.unlink()
+
+
+def _complete(out: Path, manifest: dict[str, Any]) -> bool:
+    return all(
+        (out / f["path"]).is_file() and (out / f["path"]).stat().st_size == f["bytes"]
+        for f in manifest.get("files", [])
+    )
+
+
+def summarize(manifest: dict[str, Any], *, resumed: bool) -> dict[str, Any]:
+    """The short record of an export kept in the run's ``manifest.json`` under ``export``."""
+    return {
+        "dir": "export",
+        "manifest": f"export/{MANIFEST}",
+        "formats": manifest["request"]["options"]["formats"],
+        "docs": {s: v["docs"] for s, v in manifest["splits"].items()},
+        "tokens": {s: v["tokens"] for s, v in manifest["splits"].items()},
+        "files": len(manifest["files"]),
+        "tokenizer": manifest.get("tokenizer"),
+        "seconds": manifest["seconds"],
+        "resumed": resumed,
+    }
+
+
+def _write_tokens(
+    store: TokenStore, orders: dict[str, np.ndarray], spec: TokenizerSpec, out: Path, opts: ExportOptions
+) -> list[dict[str, Any]]:
+    entries: list[dict[str, Any]] = []
+    mg_dtype = megatron.megatron_dtype(spec.vocab_size)
+    for split, order in orders.items():
+        for i, pos in enumerate(shard_by_size(store.lengths[order], target=opts.shard_tokens)):
+            tokens, lens = store.gather(order[pos])
+            stats = {"split": split, "shard": i, "docs": int(lens.size), "tokens": int(tokens.size)}
+            if "megatron" in opts.formats:
+                (out / "megatron").mkdir(exist_ok=True)
+                for p in megatron.write_megatron(
+                    out / "megatron" / f"{split}_{i:05d}", tokens, lens, dtype=mg_dtype
+                ):
+                    entries.append({"path": str(p.relative_to(out)), "format": "megatron", **stats})
+            if "memmap" in opts.formats:
+                (out / "memmap").mkdir(exist_ok=True)
+                for p in memmap.write_memmap(
+                    out / "memmap" / f"{split}_{i:05d}", tokens, lens, dtype=spec.token_dtype
+                ):
+                    entries.append({"path": str(p.relative_to(out)), "format": "memmap", **stats})
+    return entries
+
+
+def _read_kept(files: list[Path]) -> pa.Table:
+    tables = [pq.read_table(f) for f in files]
+    table = pa.concat_tables(tables, promote_options="permissive")
+    return table.select([c for c in table.column_names if not c.startswith("__")])
+
+
+def export_run(ctx: RunContext, opts: ExportOptions) -> dict[str, Any]:
+    """Export the run's kept documents in ``opts.formats``; skip when an equal complete export exists."""
+    t0 = time.perf_counter()
+    files = ctx.kept_files()
+    if not files:
+        raise PhaseError(f"export: no kept documents: {ctx.kept_dir}/part-*.parquet matched nothing")
+    out = ctx.path("export")
+    wants_tokens = any(f in TOKEN_FORMATS for f in opts.formats)
+    spec = resolve_tokenizer(_default_tokenizer(ctx, opts), opts.eos_token) if wants_tokens else None
+    inputs = _inputs(ctx, files)
+    request: dict[str, Any] = {
+        "options": opts.to_json(),
+        "tokenizer_sha256": spec.sha256 if spec else None,
+        "inputs": inputs,
+    }
+    mpath = out / MANIFEST
+    if mpath.is_file():
+        old = json.loads(mpath.read_text())
+        if old.get("request") == request and _complete(out, old):
+            log.info("export: %s is complete for these inputs and options; skipping", out)
+            return summarize(old, resumed=True)
+        log.info("export: %s differs from this request; rewriting it", out)
+    out.mkdir(parents=True, exist_ok=True)
+    _clear(out)
+    n_docs = sum(i["rows"] for i in inputs)
+    orders = split_order(n_docs, seed=opts.seed, val_fraction=opts.val_fraction)
+    entries: list[dict[str, Any]] = []
+    tokens_per_split = {s: 0 for s in SPLITS}
+    if spec is not None:
+        work = ctx.path("export", ".work")
+        work.mkdir()
+        tasks = plan_tasks(files, work, spec, max_rows=opts.tokenize_rows)
+        parts = ctx.engine.map(tokenize_task, tasks, desc="export: tokenize")
+        store = TokenStore([(p.tokens_path, p.lengths_path) for p in parts])
+        if len(store) != n_docs:
+            raise PhaseError(f"export: tokenized {len(store)} documents but the kept files hold {n_docs}")
+        entries += _write_tokens(store, orders, spec, out, opts)
+        tokens_per_split = {s: int(store.lengths[o].sum()) for s, o in orders.items()}
+        shutil.rmtree(work)
+    t_tok = time.perf_counter() - t0
+    if "parquet" in opts.formats:
+        table = _read_kept(files)
+        split_stats = {}
+        for split, order in orders.items():
+            part = table.take(pa.array(order))
+            split_stats[split] = {"rows": part.num_rows, "bytes": int(part.nbytes)}
+            for sh in parquet.write_parquet_split(
+                part, split, out, max_rows=opts.parquet_shard_rows, max_bytes=opts.parquet_shard_bytes
+            ):
+                entries.append({"path": sh.path, "format": "parquet", "split": sh.split, "docs": sh.rows})
+        card_facts = {
+            "seed": opts.seed,
+            "val_fraction": opts.val_fraction,
+            "tokens": tokens_per_split,
+            "tokenizer": spec.to_json() if spec else None,
+            "token_formats": [f for f in opts.formats if f in TOKEN_FORMATS],
+        }
+        name = opts.pretty_name or str(ctx.config.get("name") or ctx.run_dir.resolve().name)
+        (out / "README.md").write_text(
+            parquet.dataset_card(
+                arrow_schema=table.schema,
+                splits=split_stats,
+                pretty_name=name,
+                license=opts.license,
+                summary=card_facts,
+            )
+        )
+        entries.append({"path": "README.md", "format": "card"})
+    for e in entries:
+        p = out / e["path"]
+        e["bytes"] = p.stat().st_size
+        e["sha256"] = sha256_file(p)
+    run_manifest = ctx.run_dir / "manifest.json"
+    seconds = time.perf_counter() - t0
+    total_tokens = sum(tokens_per_split.values())
+    manifest = {
+        "version": MANIFEST_VERSION,
+        "request": request,
+        "tokenizer": spec.to_json() if spec else None,
+        "megatron_dtype": megatron.megatron_dtype(spec.vocab_size).name if spec else None,
+        "seed": opts.seed,
+        "val_fraction": opts.val_fraction,
+        "splits": {s: {"docs": int(o.size), "tokens": tokens_per_split[s]} for s, o in orders.items()},
+        "files": entries,
+        "pipeline": {
+            "run_manifest": "../manifest.json" if run_manifest.is_file() else None,
+            "run_manifest_sha256": sha256_file(run_manifest) if run_manifest.is_file() else None,
+            "pipeline_path": ctx.pipeline_path,
+            "config": ctx.manifest.get("config", ctx.config),
+        },
+        "seconds": round(seconds, 3),
+        "tokens_per_second": round(total_tokens / t_tok, 1) if spec and t_tok > 0 else None,
+    }
+    tmp = out / (MANIFEST + ".tmp")
+    tmp.write_text(json.dumps(manifest, indent=2, default=str) + "\n")
+    os.replace(tmp, mpath)
+    log.info(
+        "export: %d docs, %d tokens, %d files in %.1fs -> %s",
+        n_docs,
+        total_tokens,
+        len(entries),
+        seconds,
+        out,
+    )
+    return summarize(manifest, resumed=False)
+
+
+def verify_export(export_dir: Path) -> list[str]:
+    """Problems found re-checking every file of an export against its manifest (empty list: all good)."""
+    export_dir = Path(export_dir)
+    manifest = json.loads((export_dir / MANIFEST).read_text())
+    problems = []
+    for f in manifest["files"]:
+        p = export_dir / f["path"]
+        if not p.is_file():
+            problems.append(f"{f['path']}: missing")
+        elif p.stat().st_size != f["bytes"]:
+            problems.append(f"{f['path']}: {p.stat().st_size} bytes, manifest says {f['bytes']}")
+        elif sha256_file(p) != f["sha256"]:
+            problems.append(f"{f['path']}: sha256 differs from the manifest")
+    return problems

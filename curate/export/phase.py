@@ -1,0 +1,26 @@
+"""The ``export`` phase the runner calls after the pipeline (and the proxy runs and report)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from curate.context import RunContext
+from curate.export.exporter import ExportOptions, export_run
+
+
+def run_phase(ctx: RunContext) -> dict[str, Any]:
+    """Validate ``ctx.section`` (the pipeline's ``export:`` mapping), export, return the run-manifest record.
+
+    Example section::
+
+        export:
+          formats: [parquet, megatron, memmap]
+          tokenizer: models/tokenizer.json   # default: RUN_DIR/proxy/tokenizer.json
+          shard_tokens: 100000000
+          val_fraction: 0.01
+          seed: 0
+
+    Raises ``PhaseError`` naming unknown keys and the valid ones. A rerun with the same inputs and
+    options finds the finished export and returns its record with ``resumed: true``.
+    """
+    return export_run(ctx, ExportOptions.from_section(ctx.section))

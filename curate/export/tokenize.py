@@ -1,0 +1,180 @@
+"""Tokenizing kept documents for the token exports, exactly as datatrove's tokenizer steps do.
+
+datatrove's ``PipelineStepWithTokenizer`` replaces the tokenizer's post-processor with
+``TemplateProcessing(single="$A <EOS>")``: every document becomes its token ids followed by one EOS id,
+and whatever the tokenizer's own post-processor would add (a BOS, for instance) is dropped. We do the
+same so that our Megatron shards are byte-identical to datatrove's.
+
+Tokenization runs as independent work items (one per kept file or per chunk of its row groups) through
+``Engine.map``; each item writes its token ids and per-document lengths as ``.npy`` files and returns
+their names, so only small results travel between processes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pyarrow.parquet as pq
+
+from curate import schema
+from curate.context import PhaseError
+
+# Tried in order when no EOS token is given: the usual end-of-document markers of BPE tokenizers.
+EOS_CANDIDATES = ("<|endoftext|>", "</s>", "<|end_of_text|>", "<eos>", "[EOS]", "<|eos|>")
+UINT16_VOCAB = 65536  # ids 0..65535 fit uint16
+
+
+def sha256_file(path: Path, chunk: int = 1 << 20) -> str:
+    """Hex sha256 of a file's bytes."""
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        while block := f.read(chunk):
+            h.update(block)
+    return h.hexdigest()
+
+
+@dataclass(frozen=True)
+class TokenizerSpec:
+    """A resolved tokenizer: file, its checksum, vocabulary size and the EOS appended to every document.
+
+    ``token_dtype`` is the dtype of the flat (memmap) export and of the intermediate token files:
+    uint16 when every id fits (vocabulary of at most 65,536), else uint32.
+    """
+
+    path: str
+    sha256: str
+    vocab_size: int
+    eos_token: str
+    eos_id: int
+
+    @property
+    def token_dtype(self) -> np.dtype:
+        return np.dtype(np.uint16) if self.vocab_size <= UINT16_VOCAB else np.dtype(np.uint32)
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "path": self.path,
+            "sha256": self.sha256,
+            "vocab_size": self.vocab_size,
+            "eos_token": self.eos_token,
+            "eos_id": self.eos_id,
+            "dtype": self.token_dtype.name,
+        }
+
+
+def resolve_tokenizer(path: str | Path, eos_token: str | None = None) -> TokenizerSpec:
+    """Load ``tokenizer.json`` at ``path`` and find its EOS token (``eos_token``, else a usual name)."""
+    from tokenizers import Tokenizer
+
+    p = Path(path)
+    if not p.is_file():
+        raise PhaseError(
+            f"tokenizer {p}: no such file; pass a Hugging Face tokenizer.json "
+            "(export.tokenizer in the pipeline, --tokenizer on the command line)"
+        )
+    try:
+        tok = Tokenizer.from_file(str(p))
+    except Exception as e:  # the tokenizers library raises bare Exceptions on malformed JSON
+        raise PhaseError(f"tokenizer {p}: not a Hugging Face tokenizer.json ({e})") from e
+    names = (eos_token,) if eos_token else EOS_CANDIDATES
+    for name in names:
+        eos_id = tok.token_to_id(name)
+        if eos_id is not None:
+            return TokenizerSpec(
+                path=str(p),
+                sha256=sha256_file(p),
+                vocab_size=tok.get_vocab_size(),
+                eos_token=name,
+                eos_id=int(eos_id),
+            )
+    raise PhaseError(
+        f"tokenizer {p}: has no EOS token among {', '.join(names)}; "
+        "name the one to append with export.eos_token / --eos-token"
+    )
+
+
+def load_eos_tokenizer(spec: TokenizerSpec):  # -> tokenizers.Tokenizer
+    """The tokenizer with datatrove's post-processor: ``$A <EOS>`` (one EOS after every document)."""
+    from tokenizers import Tokenizer
+    from tokenizers.processors import TemplateProcessing
+
+    tok = Tokenizer.from_file(spec.path)
+    tok.post_processor = TemplateProcessing(
+        single="$A <EOS>", special_tokens=[("<EOS>", spec.eos_id)], pair=None
+    )
+    return tok
+
+
+@dataclass(frozen=True)
+class TokenizeTask:
+    """One work item: rows ``row_groups`` of the kept file ``path``, written under ``out_prefix``."""
+
+    path: str
+    row_groups: tuple[int, ...]
+    out_prefix: str
+    tokenizer: TokenizerSpec
+    batch_size: int = 1024
+
+
+@dataclass(frozen=True)
+class TokenizedPart:
+    """What a task wrote: ``<prefix>.tokens.npy`` (all ids) and ``<prefix>.lengths.npy`` (per document)."""
+
+    tokens_path: str
+    lengths_path: str
+    docs: int
+    tokens: int
+
+
+def plan_tasks(
+    files: list[Path], out_dir: Path, spec: TokenizerSpec, *, max_rows: int = 50_000
+) -> list[TokenizeTask]:
+    """Split the kept files into tasks of at most ~``max_rows`` rows (whole row groups), in file order."""
+    tasks: list[TokenizeTask] = []
+    for path in files:
+        meta = pq.ParquetFile(path).metadata
+        group: list[int] = []
+        rows = 0
+        for rg in range(meta.num_row_groups):
+            n = meta.row_group(rg).num_rows
+            if group and rows + n > max_rows:
+                tasks.append(
+                    TokenizeTask(str(path), tuple(group), str(out_dir / f"part-{len(tasks):05d}"), spec)
+                )
+                group, rows = [], 0
+            group.append(rg)
+            rows += n
+        if group or meta.num_row_groups == 0:
+            tasks.append(TokenizeTask(str(path), tuple(group), str(out_dir / f"part-{len(tasks):05d}"), spec))
+    return tasks
+
+
+def read_texts(path: str, row_groups: tuple[int, ...]) -> list[str]:
+    """The ``text`` column of the given row groups (nulls as empty strings)."""
+    if not row_groups:
+        return []
+    table = pq.ParquetFile(path).read_row_groups(list(row_groups), columns=[schema.TEXT])
+    return table.column(schema.TEXT).fill_null("").to_pylist()
+
+
+def tokenize_task(task: TokenizeTask) -> TokenizedPart:
+    """Tokenize one task's texts (EOS appended) and write its ids and lengths; runs on a worker."""
+    tok = load_eos_tokenizer(task.tokenizer)
+    texts = read_texts(task.path, task.row_groups)
+    dtype = task.tokenizer.token_dtype
+    lengths = np.empty(len(texts), dtype=np.int64)
+    chunks: list[np.ndarray] = []
+    for start in range(0, len(texts), task.batch_size):
+        ids = [e.ids for e in tok.encode_batch_fast(texts[start : start + task.batch_size])]
+        n = np.fromiter(map(len, ids), dtype=np.int64, count=len(ids))
+        lengths[start : start + len(ids)] = n
+        chunks.append(np.fromiter(itertools.chain.from_iterable(ids), dtype=dtype, count=int(n.sum())))
+    tokens = np.concatenate(chunks) if chunks else np.empty(0, dtype=dtype)
+    tokens_path, lengths_path = f"{task.out_prefix}.tokens.npy", f"{task.out_prefix}.lengths.npy"
+    np.save(tokens_path, tokens)
+    np.save(lengths_path, lengths)
+    return TokenizedPart(tokens_path, lengths_path, docs=len(texts), tokens=int(tokens.size))

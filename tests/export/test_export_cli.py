@@ -1,0 +1,76 @@
+"""The ``export`` verb, driven through argparse exactly as the main CLI will register it."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+import pytest
+
+from curate.export import cli
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="curate")
+    cli.register(p.add_subparsers(dest="command", required=True))
+    return p
+
+
+def test_help_shows_an_example(capsys):
+    with pytest.raises(SystemExit) as exit_:
+        parser().parse_args(["export", "--help"])
+    assert exit_.value.code == 0
+    out = capsys.readouterr().out
+    assert "curate export runs/demo --format parquet --format megatron --format memmap" in out
+    assert "--shard-tokens" in out and "--val-fraction" in out and "--engine {inline,ray}" in out
+
+
+def test_cli_exports_with_flags_over_the_run_config(run_dir, tiny_tokenizer, capsys):
+    args = parser().parse_args(
+        [
+            "export",
+            str(run_dir),
+            "--format",
+            "memmap",
+            "--format",
+            "parquet",
+            "--tokenizer",
+            str(tiny_tokenizer),
+            "--shard-tokens",
+            "500",
+            "--val-fraction",
+            "0.5",
+        ]
+    )
+    assert args.func(args) == 0
+    manifest = json.loads((run_dir / "export" / "manifest.json").read_text())
+    options = manifest["request"]["options"]
+    # seed 3 comes from the run's own `export:` section; the flags override the rest
+    assert (options["formats"], options["seed"], options["shard_tokens"], options["val_fraction"]) == (
+        ["memmap", "parquet"],
+        3,
+        500,
+        0.5,
+    )
+    assert manifest["splits"]["train"]["docs"] == 30 == manifest["splits"]["validation"]["docs"]
+    out = capsys.readouterr().out
+    assert out.startswith("export written in ") and f"{run_dir / 'export'}\n" in out
+    assert "  train              30 docs" in out
+    assert args.func(args) == 0
+    assert capsys.readouterr().out.startswith(f"export already complete: {run_dir / 'export'}")
+
+
+def test_cli_reports_errors_with_exit_code_2(run_dir, tmp_path, capsys):
+    args = parser().parse_args(["export", str(run_dir), "--format", "megatron"])
+    assert args.func(args) == 2
+    assert "need a tokenizer" in capsys.readouterr().err
+    args = parser().parse_args(["export", str(tmp_path / "nope")])
+    assert args.func(args) == 2
+    assert capsys.readouterr().err == f"curate export: {tmp_path / 'nope'}: no such run directory\n"
+
+
+def test_unknown_format_is_rejected_by_argparse(run_dir, capsys):
+    with pytest.raises(SystemExit) as exit_:
+        parser().parse_args(["export", str(run_dir), "--format", "arrow"])
+    assert exit_.value.code == 2
+    assert "invalid choice: 'arrow'" in capsys.readouterr().err

@@ -1,0 +1,160 @@
+"""The export manifest (checksums, counts, provenance), resume, and the phase's validation errors."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+
+import numpy as np
+import pytest
+from export_fixtures import make_ctx
+
+from curate.context import PhaseError
+from curate.export.exporter import verify_export
+from curate.export.phase import run_phase
+
+SECTION = {"shard_tokens": 300, "val_fraction": 0.1, "seed": 11}
+
+
+def test_manifest_checksums_counts_and_provenance(run_dir, tiny_tokenizer):
+    run_phase(make_ctx(run_dir, {**SECTION, "tokenizer": str(tiny_tokenizer)}))
+    export = run_dir / "export"
+    manifest = json.loads((export / "manifest.json").read_text())
+    listed = {f["path"] for f in manifest["files"]}
+    on_disk = {str(p.relative_to(export)) for p in export.rglob("*") if p.is_file()} - {"manifest.json"}
+    assert listed == on_disk
+    for f in manifest["files"]:
+        data = (export / f["path"]).read_bytes()
+        assert f["bytes"] == len(data) and f["sha256"] == hashlib.sha256(data).hexdigest()
+    assert verify_export(export) == []
+    tok = manifest["tokenizer"]
+    assert tok["sha256"] == hashlib.sha256(tiny_tokenizer.read_bytes()).hexdigest()
+    assert (tok["vocab_size"], tok["eos_token"], tok["eos_id"]) == (400, "<|endoftext|>", 0)
+    assert manifest["pipeline"]["config"] == {"name": "test_run", "export": {"seed": 3}}
+    assert (
+        manifest["pipeline"]["run_manifest_sha256"]
+        == hashlib.sha256((run_dir / "manifest.json").read_bytes()).hexdigest()
+    )
+    assert (manifest["seed"], manifest["val_fraction"]) == (11, 0.1)
+    assert manifest["splits"]["train"]["docs"] == 54 and manifest["splits"]["validation"]["docs"] == 6
+    for fmt, ext, itemsize in (("megatron", ".bin", 2), ("memmap", ".bin", 2)):
+        bins = [f for f in manifest["files"] if f["format"] == fmt and f["path"].endswith(ext)]
+        assert all(f["bytes"] == f["tokens"] * itemsize for f in bins)
+        assert (
+            sum(f["tokens"] for f in bins)
+            == manifest["splits"]["train"]["tokens"] + manifest["splits"]["validation"]["tokens"]
+        )
+    assert manifest["request"]["inputs"][0]["path"] == "kept/part-00000.parquet"
+    assert sum(i["rows"] for i in manifest["request"]["inputs"]) == 60
+
+
+def test_verify_reports_a_corrupted_and_a_missing_file(run_dir, tiny_tokenizer):
+    run_phase(make_ctx(run_dir, {**SECTION, "tokenizer": str(tiny_tokenizer)}))
+    export = run_dir / "export"
+    bin_path = export / "megatron" / "train_00000.bin"
+    data = bytearray(bin_path.read_bytes())
+    data[0] ^= 0xFF
+    bin_path.write_bytes(bytes(data))
+    (export / "memmap" / "validation_00000.doc_idx.npy").unlink()
+    assert verify_export(export) == [
+        "megatron/train_00000.bin: sha256 differs from the manifest",
+        "memmap/validation_00000.doc_idx.npy: missing",
+    ]
+
+
+def test_rerun_resumes_and_a_changed_option_rewrites(run_dir, tiny_tokenizer):
+    section = {**SECTION, "tokenizer": str(tiny_tokenizer)}
+    first = run_phase(make_ctx(run_dir, section))
+    mtime = (run_dir / "export" / "manifest.json").stat().st_mtime_ns
+    again = run_phase(make_ctx(run_dir, section))
+    assert again == {**first, "resumed": True}
+    assert (run_dir / "export" / "manifest.json").stat().st_mtime_ns == mtime
+    changed = run_phase(make_ctx(run_dir, {**section, "seed": 12, "formats": ["memmap"]}))
+    assert changed["resumed"] is False and changed["formats"] == ["memmap"]
+    assert not (run_dir / "export" / "megatron").exists() and not (run_dir / "export" / "README.md").exists()
+    assert verify_export(run_dir / "export") == []
+
+
+def test_same_options_give_identical_files(tmp_path, tiny_tokenizer):
+    from export_fixtures import TEXTS, make_run
+
+    digests = []
+    for name in ("a", "b"):
+        run = make_run(tmp_path / name, TEXTS)
+        run_phase(make_ctx(run, {**SECTION, "tokenizer": str(tiny_tokenizer)}))
+        m = json.loads((run / "export" / "manifest.json").read_text())
+        digests.append({f["path"]: f["sha256"] for f in m["files"]})
+    assert digests[0] == digests[1]
+
+
+def test_default_tokenizer_is_the_proxy_tokenizer(run_dir, tiny_tokenizer):
+    (run_dir / "proxy").mkdir()
+    shutil.copy(tiny_tokenizer, run_dir / "proxy" / "tokenizer.json")
+    summary = run_phase(make_ctx(run_dir, {"formats": ["memmap"]}))
+    assert summary["tokenizer"]["path"] == str((run_dir / "proxy" / "tokenizer.json").resolve())
+    assert summary["docs"] == {"train": 59, "validation": 1}  # default val_fraction 0.01 of 60 -> 1
+
+
+def test_missing_tokenizer_is_a_clear_error(run_dir):
+    with pytest.raises(
+        PhaseError,
+        match=r"formats megatron need a tokenizer, and the run has none at .*proxy/"
+        r"tokenizer\.json; set export\.tokenizer",
+    ):
+        run_phase(make_ctx(run_dir, {"formats": ["parquet", "megatron"]}))
+
+
+@pytest.mark.parametrize(
+    ("section", "message"),
+    [
+        (
+            {"format": ["parquet"]},
+            "export: unknown key(s) format; valid keys: formats, tokenizer, eos_token, "
+            "shard_tokens, val_fraction, seed, parquet_shard_rows, parquet_shard_bytes, "
+            "license, pretty_name, tokenize_rows",
+        ),
+        (
+            {"formats": ["parquet", "arrow"]},
+            "export.formats: ['arrow'] not valid; choose from parquet, megatron, memmap",
+        ),
+        ({"val_fraction": 1.0}, "export.val_fraction: expected a number in [0, 1), got 1.0"),
+        ({"shard_tokens": 0}, "export.shard_tokens: expected a positive integer, got 0"),
+        ({"seed": "x"}, "export.seed: expected an integer, got 'x'"),
+    ],
+)
+def test_section_validation(run_dir, section, message):
+    with pytest.raises(PhaseError) as err:
+        run_phase(make_ctx(run_dir, section))
+    assert str(err.value) == message
+
+
+def test_eos_token_must_exist(run_dir, tiny_tokenizer):
+    with pytest.raises(PhaseError, match=r"has no EOS token among </s>; name the one to append"):
+        run_phase(make_ctx(run_dir, {"tokenizer": str(tiny_tokenizer), "eos_token": "</s>"}))
+
+
+def test_no_kept_files_is_an_error(tmp_path):
+    from export_fixtures import make_run
+
+    run = make_run(tmp_path / "run", ["a"], parts=1)
+    for f in (run / "kept").glob("*"):
+        f.unlink()
+    with pytest.raises(PhaseError, match=r"no kept documents: .*kept/part-\*\.parquet matched nothing"):
+        run_phase(make_ctx(run, {"formats": ["parquet"]}))
+
+
+@pytest.mark.ray
+def test_ray_engine_writes_the_same_files(run_dir, tiny_tokenizer, ray_engine, tmp_path):
+    from export_fixtures import TEXTS, make_run
+
+    section = {**SECTION, "tokenizer": str(tiny_tokenizer), "tokenize_rows": 10}
+    run_phase(make_ctx(run_dir, section, engine=ray_engine))
+    inline = make_run(tmp_path / "inline", TEXTS)
+    run_phase(make_ctx(inline, section))
+    files = [json.loads((d / "export" / "manifest.json").read_text())["files"] for d in (run_dir, inline)]
+    assert files[0] == files[1] and len(files[0]) > 4
+    assert np.array_equal(
+        np.load(run_dir / "export" / "memmap" / "train_00000.doc_idx.npy"),
+        np.load(inline / "export" / "memmap" / "train_00000.doc_idx.npy"),
+    )
