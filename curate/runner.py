@@ -435,9 +435,16 @@ def run_phases(cfg: PipelineConfig, out_dir: Path, engine: Engine, manifest: dic
 
     for name in PHASES:
         section = getattr(cfg, name)
+        if section is None and name == "report":
+            section = {}  # every run gets a report; the section only tunes it
         if section is None:
             continue
-        mod = importlib.import_module(f"curate.{name}.phase")
+        try:
+            mod = importlib.import_module(f"curate.{name}.phase")
+        except ModuleNotFoundError as e:
+            if e.name == f"curate.{name}.phase" and name == "report":
+                continue
+            raise
         ctx = RunContext(run_dir=Path(out_dir), config=cfg.raw, engine=engine, manifest=manifest,
                          section=section, pipeline_path=cfg.path)
         t0 = time.perf_counter()

@@ -1,0 +1,81 @@
+"""Shared benchmark helpers: peak memory of a process tree, machine description, corpus paths."""
+
+from __future__ import annotations
+
+import os
+import platform
+import threading
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+CORPORA = ROOT.parent / "shared" / "corpora"
+
+
+def _children(pid: int) -> list[int]:
+    out = []
+    try:
+        for tid in os.listdir(f"/proc/{pid}/task"):
+            with open(f"/proc/{pid}/task/{tid}/children") as f:
+                out += [int(c) for c in f.read().split()]
+    except OSError:
+        pass
+    return out
+
+
+def tree_rss_bytes(root: int | None = None) -> int:
+    """Resident memory of a process and all its descendants (Ray's raylet and workers included)."""
+    root = root or os.getpid()
+    total, stack, seen = 0, [root], set()
+    while stack:
+        pid = stack.pop()
+        if pid in seen:
+            continue
+        seen.add(pid)
+        try:
+            with open(f"/proc/{pid}/status") as f:
+                for line in f:
+                    if line.startswith("VmRSS:"):
+                        total += int(line.split()[1]) * 1024
+                        break
+        except OSError:
+            continue
+        stack += _children(pid)
+    return total
+
+
+class PeakMemory:
+    """Samples the process tree's RSS every ``interval`` seconds; ``peak`` is the maximum seen."""
+
+    def __init__(self, interval: float = 0.2) -> None:
+        self.interval = interval
+        self.peak = 0
+        self._stop = threading.Event()
+
+    def __enter__(self) -> PeakMemory:
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+        return self
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            self.peak = max(self.peak, tree_rss_bytes())
+            time.sleep(self.interval)
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+        self.peak = max(self.peak, tree_rss_bytes())
+
+
+def machine() -> str:
+    cpu = "unknown cpu"
+    try:
+        for line in open("/proc/cpuinfo"):
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    mem = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
+    return f"{os.cpu_count()} cores ({cpu}), {mem:.0f} GiB RAM, Python {platform.python_version()}"
