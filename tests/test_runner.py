@@ -15,7 +15,7 @@ import pytest
 
 from curate.config import parse_pipeline
 from curate.engine import InlineEngine
-from curate.runner import AccountingError, Runner, RunDirError, run_pipeline
+from curate.runner import AccountingError, RunDirError, Runner, run_pipeline
 
 ROOT = Path(__file__).resolve().parents[1]
 
