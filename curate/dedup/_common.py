@@ -61,14 +61,19 @@ def normalized_text(texts: pa.Array | pa.ChunkedArray) -> pl.Series:
     return pl.Series(texts).fill_null("").str.to_lowercase().str.replace_all(r"\s+", " ").str.strip_chars()
 
 
-def word_hashes(texts: pa.Array | pa.ChunkedArray | pl.Series, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+def word_hashes(texts: pa.Array | pa.ChunkedArray | pl.Series, seed: int = 0, *, zero_digits: bool = False
+                ) -> tuple[np.ndarray, np.ndarray]:
     """Tokenize (lower-case ``\\w+`` runs, so punctuation and whitespace never matter) and hash words.
 
     Returns ``(hashes, offsets)``: the flat uint64 word hashes of all documents and the ``n + 1``
-    offsets of each document's words in it.
+    offsets of each document's words in it. ``zero_digits`` maps every digit to 0 (datatrove's number
+    normalization), so templated texts that differ only in numbers match.
     """
     s = texts if isinstance(texts, pl.Series) else pl.Series(texts)
-    words = s.fill_null("").str.to_lowercase().str.extract_all(WORD_PATTERN)
+    s = s.fill_null("").str.to_lowercase()
+    if zero_digits:
+        s = s.str.replace_all(r"\d", "0")
+    words = s.str.extract_all(WORD_PATTERN)
     lens = words.list.len().fill_null(0).to_numpy().astype(np.int64)
     flat = words.list.explode(keep_nulls=False, empty_as_null=False) if _explode_has_kw() else \
         words.explode().drop_nulls()

@@ -55,6 +55,10 @@ class MinhashParams:
     ``threshold - estimate_margin`` are dropped (null: keep every LSH candidate, like datatrove).
     ``verify``: compute the exact Jaccard of candidate pairs' shingle sets and drop pairs below
     ``threshold`` (costs one uint64 per word in the key tables). ``num_partitions``: shuffle partitions.
+    ``short_docs``: give documents with fewer than ``ngram`` words one shingle of all their words (off by
+    default, as datatrove: such texts, e.g. "[date]", are not near-duplicates in any useful sense, and
+    exact copies of them are exact_dedup_v1's job). ``normalize_numbers``: every digit counts as 0 (as
+    datatrove), so pages generated from one template with different numbers cluster together.
     """
 
     ngram: int = 5
@@ -66,6 +70,8 @@ class MinhashParams:
     verify: bool = False
     seed: int = 1
     num_partitions: int | None = None
+    short_docs: bool = False
+    normalize_numbers: bool = True
 
 
 @dataclass
@@ -121,8 +127,8 @@ class MinhashDedup(GlobalStage):
 
     def collect(self, table: pa.Table) -> pa.Table:
         p: MinhashParams = self.params
-        tokens, offsets = c.word_hashes(table.column(schema.TEXT), seed=p.seed)
-        sh, sh_off = c.ngram_hashes(tokens, offsets, p.ngram)
+        tokens, offsets = c.word_hashes(table.column(schema.TEXT), seed=p.seed, zero_digits=p.normalize_numbers)
+        sh, sh_off = c.ngram_hashes(tokens, offsets, p.ngram, short=p.short_docs)
         sig = mm.signatures(sh, sh_off, *self._perm)
         keys = mm.band_keys(sig, self.bands, self.rows)
         has = np.diff(sh_off) > 0
