@@ -32,6 +32,7 @@ from curate.engine import InlineEngine  # noqa: E402
 from curate.io.readers import read_table  # noqa: E402
 
 WORD = re.compile(r"\w+")
+DIGIT = re.compile(r"\d")
 
 
 def run_global(stage, parts, engine, tmp: Path):
@@ -52,7 +53,8 @@ def chunks(table: pa.Table, size: int) -> list[pa.Table]:
 
 
 def shingles(text: str, n: int = 5) -> set:
-    w = WORD.findall(text.lower())
+    """Word 5-grams as minhash_dedup_v1 defines them: lower-cased \\w+ runs, digits mapped to 0."""
+    w = WORD.findall(DIGIT.sub("0", text.lower()))
     if len(w) < n:
         return {tuple(w)} if w else set()
     return {tuple(w[i:i + n]) for i in range(len(w) - n + 1)}
