@@ -57,7 +57,7 @@ def shingles(text: str, n: int = 5) -> set:
     w = WORD.findall(DIGIT.sub("0", text.lower()))
     if len(w) < n:
         return {tuple(w)} if w else set()
-    return {tuple(w[i:i + n]) for i in range(len(w) - n + 1)}
+    return {tuple(w[i : i + n]) for i in range(len(w) - n + 1)}
 
 
 def jaccard(a: str, b: str) -> float:
@@ -98,9 +98,14 @@ def perturb(text: str, kind: str, rate: float, rng: np.random.Generator, vocab: 
     raise ValueError(kind)
 
 
-KINDS = {"delete": [0.005, 0.01, 0.02, 0.04, 0.08, 0.15], "insert": [0.005, 0.01, 0.02, 0.04, 0.08, 0.15],
-         "substitute": [0.005, 0.01, 0.02, 0.04, 0.08, 0.15], "reorder": [0.1, 0.3, 0.6],
-         "boilerplate": [0.0], "truncate": [0.05, 0.1, 0.2, 0.4, 0.6]}
+KINDS = {
+    "delete": [0.005, 0.01, 0.02, 0.04, 0.08, 0.15],
+    "insert": [0.005, 0.01, 0.02, 0.04, 0.08, 0.15],
+    "substitute": [0.005, 0.01, 0.02, 0.04, 0.08, 0.15],
+    "reorder": [0.1, 0.3, 0.6],
+    "boilerplate": [0.0],
+    "truncate": [0.05, 0.1, 0.2, 0.4, 0.6],
+}
 
 
 def labelled_set(n_orig: int, seed: int = 0) -> tuple[pa.Table, list[tuple[int, int, float, str]]]:
@@ -118,8 +123,13 @@ def labelled_set(n_orig: int, seed: int = 0) -> tuple[pa.Table, list[tuple[int, 
         copies.append(c)
     order = rng.permutation(len(texts) * 2)  # originals and copies interleaved in random order
     all_texts = texts + copies
-    table = pa.table({"id": [f"d{j}" for j in order], "text": [all_texts[j] for j in order],
-                      "source": ["bench"] * len(all_texts)})
+    table = pa.table(
+        {
+            "id": [f"d{j}" for j in order],
+            "text": [all_texts[j] for j in order],
+            "source": ["bench"] * len(all_texts),
+        }
+    )
     return table, pairs
 
 
@@ -129,27 +139,52 @@ def quality(n_orig: int) -> dict:
     table, pairs = labelled_set(n_orig)
     out: dict = {"docs": table.num_rows, "pairs": len(pairs)}
     js = np.array([p[2] for p in pairs])
-    out["pairs_by_jaccard"] = {"J>=0.85": int((js >= 0.85).sum()), "0.6<J<0.85": int(((js > 0.6) & (js < 0.85)).sum()),
-                               "J<=0.6": int((js <= 0.6).sum())}
-    for name, params in {"defaults": MinhashParams(threshold=0.8), "pure_lsh": MinhashParams(estimate_margin=None),
-                         "verify": MinhashParams(threshold=0.8, verify=True)}.items():
+    out["pairs_by_jaccard"] = {
+        "J>=0.85": int((js >= 0.85).sum()),
+        "0.6<J<0.85": int(((js > 0.6) & (js < 0.85)).sum()),
+        "J<=0.6": int((js <= 0.6).sum()),
+    }
+    for name, params in {
+        "defaults": MinhashParams(threshold=0.8),
+        "pure_lsh": MinhashParams(estimate_margin=None),
+        "verify": MinhashParams(threshold=0.8, verify=True),
+    }.items():
         with tempfile.TemporaryDirectory() as tmp:
             res, state = run_global(MinhashDedup(params), chunks(table, 500), InlineEngine(), Path(tmp))
-        cluster = dict(zip(res.column("id").to_pylist(), res.column("minhash_dedup_v1.cluster_id").to_pylist(), strict=True))
+        cluster = dict(
+            zip(
+                res.column("id").to_pylist(),
+                res.column("minhash_dedup_v1.cluster_id").to_pylist(),
+                strict=True,
+            )
+        )
         flagged = np.array([cluster[f"d{a}"] == cluster[f"d{b}"] for a, b, _, _ in pairs])
-        r = {"recall_J>=0.85": float(flagged[js >= 0.85].mean()),
-             "flagged_share_J<=0.6": float(flagged[js <= 0.6].mean()),
-             "flagged_share_0.6<J<0.8": float(flagged[(js > 0.6) & (js < 0.8)].mean()),
-             "recall_0.8<=J<0.85": float(flagged[(js >= 0.8) & (js < 0.85)].mean()),
-             "summary": MinhashDedup(params).summary(state)}
+        r = {
+            "recall_J>=0.85": float(flagged[js >= 0.85].mean()),
+            "flagged_share_J<=0.6": float(flagged[js <= 0.6].mean()),
+            "flagged_share_0.6<J<0.8": float(flagged[(js > 0.6) & (js < 0.8)].mean()),
+            "recall_0.8<=J<0.85": float(flagged[(js >= 0.8) & (js < 0.85)].mean()),
+            "summary": MinhashDedup(params).summary(state),
+        }
         by_kind: dict = {}
         for (_, _, j, k), f in zip(pairs, flagged, strict=True):
             by_kind.setdefault(k, []).append((round(j, 3), bool(f)))
-        r["by_perturbation"] = {k: {"mean_J": round(float(np.mean([x[0] for x in v])), 3),
-                                    "flagged": round(float(np.mean([x[1] for x in v])), 3)} for k, v in by_kind.items()}
+        r["by_perturbation"] = {
+            k: {
+                "mean_J": round(float(np.mean([x[0] for x in v])), 3),
+                "flagged": round(float(np.mean([x[1] for x in v])), 3),
+            }
+            for k, v in by_kind.items()
+        }
         if params.verify:  # every removed document is >= threshold from the kept one it duplicates
             text = dict(zip(res.column("id").to_pylist(), res.column("text").to_pylist(), strict=True))
-            dup = [(i, d) for i, d in zip(res.column("id").to_pylist(), res.column("duplicate_of").to_pylist(), strict=True) if d]
+            dup = [
+                (i, d)
+                for i, d in zip(
+                    res.column("id").to_pylist(), res.column("duplicate_of").to_pylist(), strict=True
+                )
+                if d
+            ]
             r["removed_below_threshold"] = sum(jaccard(text[i], text[d]) < 0.8 for i, d in dup)
             r["removed"] = len(dup)
         out[name] = r
@@ -160,7 +195,10 @@ def quality(n_orig: int) -> dict:
 def hppt() -> dict:
     from curate.dedup.minhash import MinhashDedup, MinhashParams
 
-    t = read_table(str(CORPORA / "neardup" / "hppt_polished_abstracts.jsonl.gz"), keep_fields=["url", "fake", "jaccard_distance"])
+    t = read_table(
+        str(CORPORA / "neardup" / "hppt_polished_abstracts.jsonl.gz"),
+        keep_fields=["url", "fake", "jaccard_distance"],
+    )
     rows = t.to_pylist()
     human = {r["url"]: r for r in rows if r["fake"] == "0"}
     pairs = [(human[r["url"]], r) for r in rows if r["fake"] == "1" and r["url"] in human]
@@ -170,7 +208,13 @@ def hppt() -> dict:
     for name, params in {"defaults": MinhashParams(), "verify": MinhashParams(verify=True)}.items():
         with tempfile.TemporaryDirectory() as tmp:
             res, _ = run_global(MinhashDedup(params), chunks(t, 1000), InlineEngine(), Path(tmp))
-        cl = dict(zip(res.column("id").to_pylist(), res.column("minhash_dedup_v1.cluster_id").to_pylist(), strict=True))
+        cl = dict(
+            zip(
+                res.column("id").to_pylist(),
+                res.column("minhash_dedup_v1.cluster_id").to_pylist(),
+                strict=True,
+            )
+        )
         flagged = np.array([cl[h["id"]] == cl[p["id"]] for h, p in pairs])
         truth = exact >= 0.8
         buckets = {}
@@ -178,21 +222,30 @@ def hppt() -> dict:
             m = (dist >= lo) & (dist < hi)
             if m.any():
                 buckets[f"word_jaccard_distance {lo}-{hi}"] = {
-                    "pairs": int(m.sum()), "mean_5gram_J": round(float(exact[m].mean()), 3),
+                    "pairs": int(m.sum()),
+                    "mean_5gram_J": round(float(exact[m].mean()), 3),
                     "flagged": round(float(flagged[m].mean()), 3),
-                    "recall_vs_5gramJ>=0.8": round(float(flagged[m & truth].mean()), 3) if (m & truth).any() else None}
-        out[name] = {"precision_vs_5gramJ>=0.8": round(float(truth[flagged].mean()), 4) if flagged.any() else None,
-                     "recall_vs_5gramJ>=0.8": round(float(flagged[truth].mean()), 4) if truth.any() else None,
-                     "flagged_pairs": int(flagged.sum()), "pairs_with_5gramJ>=0.8": int(truth.sum()),
-                     "by_bucket": buckets}
+                    "recall_vs_5gramJ>=0.8": round(float(flagged[m & truth].mean()), 3)
+                    if (m & truth).any()
+                    else None,
+                }
+        out[name] = {
+            "precision_vs_5gramJ>=0.8": round(float(truth[flagged].mean()), 4) if flagged.any() else None,
+            "recall_vs_5gramJ>=0.8": round(float(flagged[truth].mean()), 4) if truth.any() else None,
+            "flagged_pairs": int(flagged.sum()),
+            "pairs_with_5gramJ>=0.8": int(truth.sum()),
+            "by_bucket": buckets,
+        }
     return out
 
 
 # ---------------------------------------------------------------- speed
 def speed_corpus(path: Path, n_docs: int) -> None:
     """Real documents (web files) plus perturbed copies of 10% of them, written as one parquet file."""
-    tables = [read_table(str(CORPORA / "web" / f), limit=n_docs) for f in
-              ("blogs.jsonl.gz", "webtext.jsonl.gz", "news.jsonl.gz", "c4_en.jsonl.gz")]
+    tables = [
+        read_table(str(CORPORA / "web" / f), limit=n_docs)
+        for f in ("blogs.jsonl.gz", "webtext.jsonl.gz", "news.jsonl.gz", "c4_en.jsonl.gz")
+    ]
     texts = [t for tb in tables for t in tb.column("text").to_pylist()][:n_docs]
     rng = np.random.default_rng(1)
     vocab = sorted({w for t in texts[:300] for w in t.split(" ") if w.isalpha()})
@@ -200,8 +253,12 @@ def speed_corpus(path: Path, n_docs: int) -> None:
     for i in rng.choice(len(texts), size=len(texts) // 10, replace=False):
         k, r = kinds[int(i) % len(kinds)]
         texts.append(perturb(texts[int(i)], k, r, rng, vocab))
-    pq.write_table(pa.table({"id": [f"s{i}" for i in range(len(texts))], "text": texts,
-                             "source": ["bench"] * len(texts)}), path)
+    pq.write_table(
+        pa.table(
+            {"id": [f"s{i}" for i in range(len(texts))], "text": texts, "source": ["bench"] * len(texts)}
+        ),
+        path,
+    )
 
 
 def run_ours(path: str, engine_kind: str, part_docs: int) -> dict:
@@ -214,18 +271,34 @@ def run_ours(path: str, engine_kind: str, part_docs: int) -> dict:
     engine = make_engine(engine_kind, num_cpus=2, progress=False)
     t1 = time.perf_counter()
     with tempfile.TemporaryDirectory() as tmp:
-        res, state = run_global(MinhashDedup(MinhashParams(estimate_margin=None)), chunks(table, part_docs), engine, Path(tmp))
+        res, state = run_global(
+            MinhashDedup(MinhashParams(estimate_margin=None)), chunks(table, part_docs), engine, Path(tmp)
+        )
     elapsed = time.perf_counter() - t1
     engine.shutdown()
-    removed = [i for i, r in zip(res.column("id").to_pylist(), res.column("__reject__").to_pylist(), strict=True) if r]
-    return {"seconds": elapsed, "read_s": t_read, "removed": sorted(removed), "docs": table.num_rows,
-            "summary": state.facts}
+    removed = [
+        i
+        for i, r in zip(res.column("id").to_pylist(), res.column("__reject__").to_pylist(), strict=True)
+        if r
+    ]
+    return {
+        "seconds": elapsed,
+        "read_s": t_read,
+        "removed": sorted(removed),
+        "docs": table.num_rows,
+        "summary": state.facts,
+    }
 
 
 def run_datatrove(path: str) -> dict:
     from datatrove.data import Document
-    from datatrove.pipeline.dedup.minhash import (MinhashConfig, MinhashDedupBuckets, MinhashDedupCluster,
-                                                  MinhashDedupFilter, MinhashDedupSignature)
+    from datatrove.pipeline.dedup.minhash import (
+        MinhashConfig,
+        MinhashDedupBuckets,
+        MinhashDedupCluster,
+        MinhashDedupFilter,
+        MinhashDedupSignature,
+    )
 
     table = pq.read_table(path)
     ids, texts = table.column("id").to_pylist(), table.column("text").to_pylist()
@@ -247,7 +320,9 @@ def run_datatrove(path: str) -> dict:
         for b in range(cfg.num_buckets):
             buckets.run(rank=b, world_size=cfg.num_buckets)
         MinhashDedupCluster(input_folder=f"{tmp}/buckets", output_folder=f"{tmp}/remove", config=cfg).run()
-        kept = {d.id for d in MinhashDedupFilter(input_folder=f"{tmp}/remove").run(docs(), rank=0, world_size=1)}
+        kept = {
+            d.id for d in MinhashDedupFilter(input_folder=f"{tmp}/remove").run(docs(), rank=0, world_size=1)
+        }
     elapsed = time.perf_counter() - t0
     return {"seconds": elapsed, "removed": sorted(set(ids) - kept), "docs": len(ids)}
 
@@ -259,7 +334,9 @@ def child(which: str, path: str, part_docs: int) -> None:
     out = run_datatrove(path) if which == "datatrove" else run_ours(path, which.split(":")[1], part_docs)
     out["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     if which.endswith("ray"):
-        out["peak_rss_mb_incl_ray_workers"] = out["peak_rss_mb"] + resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+        out["peak_rss_mb_incl_ray_workers"] = (
+            out["peak_rss_mb"] + resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+        )
     print("RESULT " + json.dumps(out))
 
 
@@ -270,8 +347,12 @@ def speed(n_docs: int) -> dict:
         size_mb = os.path.getsize(path) / 1e6
         results = {}
         for which in ("ours:inline", "ours:ray", "datatrove"):
-            proc = subprocess.run([sys.executable, __file__, "--child", which, path], capture_output=True, text=True,
-                                  env={**os.environ, "PYTHONPATH": str(ROOT)})
+            proc = subprocess.run(
+                [sys.executable, __file__, "--child", which, path],
+                capture_output=True,
+                text=True,
+                env={**os.environ, "PYTHONPATH": str(ROOT)},
+            )
             line = [ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT ")]
             if not line:
                 raise RuntimeError(f"{which} failed:\n{proc.stderr[-3000:]}")
@@ -281,13 +362,19 @@ def speed(n_docs: int) -> dict:
     out = {"docs": n, "parquet_mb": round(size_mb, 1)}
     for which, r in results.items():
         agree = 1 - len(set(r["removed"]) ^ dt_removed) / n
-        out[which] = {"seconds": round(r["seconds"], 2), "docs_per_s": round(n / r["seconds"], 1),
-                      "removed": len(r["removed"]), "keep_drop_agreement_with_datatrove": round(agree, 5),
-                      "peak_rss_mb": round(r["peak_rss_mb"], 1)}
+        out[which] = {
+            "seconds": round(r["seconds"], 2),
+            "docs_per_s": round(n / r["seconds"], 1),
+            "removed": len(r["removed"]),
+            "keep_drop_agreement_with_datatrove": round(agree, 5),
+            "peak_rss_mb": round(r["peak_rss_mb"], 1),
+        }
         if "peak_rss_mb_incl_ray_workers" in r:
             out[which]["peak_rss_mb_incl_ray_workers"] = round(r["peak_rss_mb_incl_ray_workers"], 1)
     for which in ("ours:inline", "ours:ray"):
-        out[which]["speedup_vs_datatrove"] = round(results["datatrove"]["seconds"] / results[which]["seconds"], 2)
+        out[which]["speedup_vs_datatrove"] = round(
+            results["datatrove"]["seconds"] / results[which]["seconds"], 2
+        )
     return out
 
 
@@ -309,32 +396,42 @@ def decontam(n_plant: int) -> dict:
         s = field.lower() if "lower" in v else field
         if "rewrap" in v:
             words = s.split()
-            s = "\n".join(" ".join(words[j:j + 7]) for j in range(0, len(words), 7))
+            s = "\n".join(" ".join(words[j : j + 7]) for j in range(0, len(words), 7))
         mid = len(host) // 2
         texts.append(host[:mid] + " " + s + " " + host[mid:])
         expect.append(names[i])
-    table = pa.table({"id": [f"p{k}" for k in range(len(texts))], "text": texts, "source": ["plant"] * len(texts)})
+    table = pa.table(
+        {"id": [f"p{k}" for k in range(len(texts))], "text": texts, "source": ["plant"] * len(texts)}
+    )
     stage = Decontaminate(DecontamParams(eval_paths=[pattern]))
     with tempfile.TemporaryDirectory() as tmp:
         res, state = run_global(stage, chunks(table, 500), InlineEngine(), Path(tmp))
     caught = np.array([r is not None for r in res.column("__reject__").to_pylist()])
     hits = stage.summary(state)["hits"]
-    by_variant = {v: float(caught[k::len(variants)].mean()) for k, v in enumerate(variants)}
+    by_variant = {v: float(caught[k :: len(variants)].mean()) for k, v in enumerate(variants)}
     wiki = read_table(str(CORPORA / "clean" / "wikipedia.jsonl.gz"))
     t0 = time.perf_counter()
     with tempfile.TemporaryDirectory() as tmp:
-        wres, wstate = run_global(Decontaminate(DecontamParams(eval_paths=[pattern])), chunks(wiki, 500),
-                                  InlineEngine(), Path(tmp))
+        wres, wstate = run_global(
+            Decontaminate(DecontamParams(eval_paths=[pattern])), chunks(wiki, 500), InlineEngine(), Path(tmp)
+        )
     wsec = time.perf_counter() - t0
     wf = wstate["facts"]
     non_boolq = {k: v for k, v in wf["hits"].items() if not k.startswith("boolq:")}
     ids = wres.column("id").to_pylist()
-    return {"planted": len(texts), "recall": float(caught.mean()), "recall_by_variant": by_variant,
-            "planted_items_in_summary": int(sum(1 for e in expect if e in hits)),
-            "wikipedia_docs": wiki.num_rows, "wikipedia_docs_flagged": wf["docs_contaminated"],
-            "wikipedia_flagged_share": wf["docs_contaminated"] / wiki.num_rows,
-            "wikipedia_items_hit_by_set": wf["items_hit_by_set"], "wikipedia_non_boolq_hits": non_boolq,
-            "wikipedia_seconds": round(wsec, 1), "wikipedia_docs_checked": len(ids)}
+    return {
+        "planted": len(texts),
+        "recall": float(caught.mean()),
+        "recall_by_variant": by_variant,
+        "planted_items_in_summary": int(sum(1 for e in expect if e in hits)),
+        "wikipedia_docs": wiki.num_rows,
+        "wikipedia_docs_flagged": wf["docs_contaminated"],
+        "wikipedia_flagged_share": wf["docs_contaminated"] / wiki.num_rows,
+        "wikipedia_items_hit_by_set": wf["items_hit_by_set"],
+        "wikipedia_non_boolq_hits": non_boolq,
+        "wikipedia_seconds": round(wsec, 1),
+        "wikipedia_docs_checked": len(ids),
+    }
 
 
 def lines() -> dict:
@@ -347,10 +444,16 @@ def lines() -> dict:
     sec = time.perf_counter() - t0
     total = sum(len(x) for x in t.column("text").to_pylist())
     removed = sum(res.column("line_dedup_v1.chars_removed").to_pylist())
-    return {"docs": t.num_rows, "chars": total, "chars_removed": removed, "share_removed": removed / total,
-            "docs_changed": sum(1 for n in res.column("line_dedup_v1.lines_removed").to_pylist() if n),
-            "docs_rejected_too_short": res.column("__reject__").to_pylist().count("line_dedup_v1:too_short"),
-            "boilerplate_lines": state.facts["boilerplate_lines"], "seconds": round(sec, 2)}
+    return {
+        "docs": t.num_rows,
+        "chars": total,
+        "chars_removed": removed,
+        "share_removed": removed / total,
+        "docs_changed": sum(1 for n in res.column("line_dedup_v1.lines_removed").to_pylist() if n),
+        "docs_rejected_too_short": res.column("__reject__").to_pylist().count("line_dedup_v1:too_short"),
+        "boilerplate_lines": state.facts["boilerplate_lines"],
+        "seconds": round(sec, 2),
+    }
 
 
 def main() -> None:
@@ -365,8 +468,14 @@ def main() -> None:
         return child(args.child[0], args.child[1], args.part_docs)
     if not CORPORA.exists():
         sys.exit(f"needs {CORPORA} (../shared/corpora) for real documents")
-    results = {"machine": {"cpus": os.cpu_count(), "platform": platform.platform(), "python": platform.python_version()},
-               "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}
+    results = {
+        "machine": {
+            "cpus": os.cpu_count(),
+            "platform": platform.platform(),
+            "python": platform.python_version(),
+        },
+        "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+    }
     sections = args.only.split(",")
     if "quality" in sections:
         results["quality"] = quality(300 if args.quick else 1500)

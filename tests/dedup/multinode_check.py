@@ -40,8 +40,11 @@ def main() -> None:
     nodes = engine.describe()["nodes"]
     out = {"nodes": nodes}
     with tempfile.TemporaryDirectory() as tmp:
-        for name, make in {"exact": ExactDedup, "minhash": lambda: MinhashDedup(MinhashParams(verify=True)),
-                           "lines": LineDedup}.items():
+        for name, make in {
+            "exact": ExactDedup,
+            "minhash": lambda: MinhashDedup(MinhashParams(verify=True)),
+            "lines": LineDedup,
+        }.items():
             a, _ = run_global(make(), split(table, sizes), InlineEngine(), Path(tmp) / f"{name}-a")
             b, _ = run_global(make(), split(table, sizes), engine, Path(tmp) / f"{name}-b")
             cols = [c for c in a[0].column_names if c != "source"]

@@ -17,9 +17,17 @@ HERE = Path(__file__).resolve().parent
 @pytest.mark.ray
 def test_two_node_cluster_matches_inline():
     pytest.importorskip("ray")
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(HERE.parents[1]), os.environ.get("PYTHONPATH", "")])}
-    proc = subprocess.run([sys.executable, str(HERE / "multinode_check.py")], capture_output=True, text=True,
-                          env=env, timeout=600)
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(HERE.parents[1]), os.environ.get("PYTHONPATH", "")]),
+    }
+    proc = subprocess.run(
+        [sys.executable, str(HERE / "multinode_check.py")],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=600,
+    )
     line = [ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT ")]
     assert line, proc.stderr[-4000:]
     out = json.loads(line[0][7:])
