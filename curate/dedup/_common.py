@@ -61,17 +61,26 @@ def normalized_text(texts: pa.Array | pa.ChunkedArray) -> pl.Series:
     return pl.Series(texts).fill_null("").str.to_lowercase().str.replace_all(r"\s+", " ").str.strip_chars()
 
 
-def word_hashes(texts: pa.Array | pa.ChunkedArray | pl.Series, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+def word_hashes(
+    texts: pa.Array | pa.ChunkedArray | pl.Series, seed: int = 0, *, zero_digits: bool = False
+) -> tuple[np.ndarray, np.ndarray]:
     """Tokenize (lower-case ``\\w+`` runs, so punctuation and whitespace never matter) and hash words.
 
     Returns ``(hashes, offsets)``: the flat uint64 word hashes of all documents and the ``n + 1``
-    offsets of each document's words in it.
+    offsets of each document's words in it. ``zero_digits`` maps every digit to 0 (datatrove's number
+    normalization), so templated texts that differ only in numbers match.
     """
     s = texts if isinstance(texts, pl.Series) else pl.Series(texts)
-    words = s.fill_null("").str.to_lowercase().str.extract_all(WORD_PATTERN)
+    s = s.fill_null("").str.to_lowercase()
+    if zero_digits:
+        s = s.str.replace_all(r"\d", "0")
+    words = s.str.extract_all(WORD_PATTERN)
     lens = words.list.len().fill_null(0).to_numpy().astype(np.int64)
-    flat = words.list.explode(keep_nulls=False, empty_as_null=False) if _explode_has_kw() else \
-        words.explode().drop_nulls()
+    flat = (
+        words.list.explode(keep_nulls=False, empty_as_null=False)
+        if _explode_has_kw()
+        else words.explode().drop_nulls()
+    )
     offsets = np.zeros(len(lens) + 1, dtype=np.int64)
     np.cumsum(lens, out=offsets[1:])
     hashes = hash_strings(flat, seed) if len(flat) else np.zeros(0, np.uint64)
@@ -94,7 +103,9 @@ def _explode_has_kw() -> bool:
     return _EXPLODE_KW
 
 
-def ngram_hashes(tokens: np.ndarray, offsets: np.ndarray, n: int, *, short: bool = True) -> tuple[np.ndarray, np.ndarray]:
+def ngram_hashes(
+    tokens: np.ndarray, offsets: np.ndarray, n: int, *, short: bool = True
+) -> tuple[np.ndarray, np.ndarray]:
     """Hashes of every word ``n``-gram inside each document (windows never cross documents).
 
     A document with fewer than ``n`` (but at least one) words gets one gram of all its words when
@@ -118,7 +129,7 @@ def ngram_hashes(tokens: np.ndarray, offsets: np.ndarray, n: int, *, short: bool
     with np.errstate(over="ignore"):
         full = np.full(total, np.uint64(n) * _GOLD, dtype=np.uint64)
         for j in range(n):  # contiguous slices: one pass per gram position, no gathers
-            full += padded[j:j + total] * mults[j]
+            full += padded[j : j + total] * mults[j]
         h = full[idx]
         partial = np.flatnonzero(idx + n > end[idx])  # short documents: only their own words count
         if len(partial):
@@ -132,6 +143,11 @@ def ngram_hashes(tokens: np.ndarray, offsets: np.ndarray, n: int, *, short: bool
     out_off = np.zeros(ndocs + 1, dtype=np.int64)
     np.cumsum(counts, out=out_off[1:])
     return fmix64(h), out_off
+
+
+def reasons(mask: np.ndarray, reason: str) -> pa.Array:
+    """A string column: ``reason`` where ``mask`` is true, null elsewhere."""
+    return pc.if_else(pa.array(np.asarray(mask, dtype=bool)), pa.scalar(reason), pa.scalar(None, pa.string()))
 
 
 def id_column(table: pa.Table) -> pa.Array:
@@ -159,7 +175,11 @@ def _explode_task(item: tuple[int, str, str, str, tuple[str, ...]]) -> str:
     order = orders(part, table.column(ROW).to_numpy())
     col = table.column(key_col)
     cols: dict[str, Any] = {}
-    if pa.types.is_list(col.type) or pa.types.is_fixed_size_list(col.type) or pa.types.is_large_list(col.type):
+    if (
+        pa.types.is_list(col.type)
+        or pa.types.is_fixed_size_list(col.type)
+        or pa.types.is_large_list(col.type)
+    ):
         col = col.combine_chunks()
         lens = pc.list_value_length(col).fill_null(0).to_numpy()
         cols[KEY] = pc.list_flatten(col).to_numpy().astype(np.uint64)
@@ -178,8 +198,9 @@ def _explode_task(item: tuple[int, str, str, str, tuple[str, ...]]) -> str:
     return out
 
 
-def explode_keys(key_paths: Sequence[str], engine: Engine, *, key_col: str, suffix: str,
-                 extra: Sequence[str] = ()) -> list[str]:
+def explode_keys(
+    key_paths: Sequence[str], engine: Engine, *, key_col: str, suffix: str, extra: Sequence[str] = ()
+) -> list[str]:
     """Write, per key table, a long table ``(key, order, *extra)`` (one row per key) for the shuffle.
 
     Runs on the engine (one task per part); this is where the part index becomes part of the order.
@@ -196,15 +217,19 @@ def _lookup_task(item: tuple[str, np.ndarray, tuple[str, ...]]) -> pa.Table:
     return table.take(pa.array(where)).drop_columns([ROW])
 
 
-def lookup(key_paths: Sequence[str], order: np.ndarray, engine: Engine, columns: Sequence[str] = (schema.ID,)
-           ) -> pa.Table:
+def lookup(
+    key_paths: Sequence[str], order: np.ndarray, engine: Engine, columns: Sequence[str] = (schema.ID,)
+) -> pa.Table:
     """Fetch ``columns`` of the rows with global ``order`` (ascending) from the key tables, via the engine."""
     order = np.asarray(order, dtype=np.uint64)
     part = (order >> PART_SHIFT).astype(np.int64)
     rows = (order & np.uint64(0xFFFFFFFF)).astype(np.int64)
     bounds = np.searchsorted(part, np.arange(len(key_paths) + 1))
-    items = [(p, rows[bounds[i]:bounds[i + 1]], tuple(columns)) for i, p in enumerate(key_paths)
-             if bounds[i + 1] > bounds[i]]
+    items = [
+        (p, rows[bounds[i] : bounds[i + 1]], tuple(columns))
+        for i, p in enumerate(key_paths)
+        if bounds[i + 1] > bounds[i]
+    ]
     if not items:
         return pa.table({c: pa.array([], pa.string()) for c in columns})
     return pa.concat_tables(engine.map(_lookup_task, items, desc="lookup ids"))
@@ -219,7 +244,7 @@ def connected_components(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.n
     if len(a) == 0:
         return np.zeros(0, np.uint64), np.zeros(0, np.uint64)
     nodes, inv = np.unique(np.concatenate([a, b]), return_inverse=True)
-    u, v = inv[: len(a)], inv[len(a):]
+    u, v = inv[: len(a)], inv[len(a) :]
     label = np.arange(len(nodes))
     while True:
         lo = np.minimum(label[u], label[v])
@@ -238,8 +263,14 @@ def connected_components(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.n
     return nodes, nodes[label]
 
 
-def shuffle_groups(paths: Sequence[str], engine: Engine, reduce: Callable[[pa.Table], Any], *,
-                   num_partitions: int | None, desc: str) -> list[Any]:
+def shuffle_groups(
+    paths: Sequence[str],
+    engine: Engine,
+    reduce: Callable[[pa.Table], Any],
+    *,
+    num_partitions: int | None,
+    desc: str,
+) -> list[Any]:
     """Shuffle long key tables by ``key`` (hash-partitioned on the engine) and reduce each partition."""
     n = num_partitions or max(1, engine.num_workers)
     return engine.shuffle(list(paths), key=KEY, reduce=reduce, num_partitions=n, desc=desc)

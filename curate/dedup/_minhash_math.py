@@ -59,7 +59,7 @@ def candidate_probability(s: float | np.ndarray, bands: int, rows: int) -> float
 def error_rates(threshold: float, bands: int, rows: int) -> tuple[float, float]:
     """(false-positive area below ``threshold``, false-negative area above it) of the S-curve."""
     xs = np.linspace(0.0, 1.0, 2001)
-    p = candidate_probability(xs, bands, rows)
+    p = np.asarray(candidate_probability(xs, bands, rows))
     below, above = xs < threshold, xs >= threshold
     dx = xs[1] - xs[0]
     return float(p[below].sum() * dx), float((1.0 - p[above]).sum() * dx)

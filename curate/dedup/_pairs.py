@@ -31,8 +31,11 @@ def _read_rows(key_paths: Sequence[str], nodes: np.ndarray, column: str) -> pa.C
     pieces = []
     for p in np.unique(part):
         sel = rows[part == p]
-        table = pq.read_table(key_paths[p], columns=[c.ROW, column],
-                              filters=[(c.ROW, ">=", int(sel.min())), (c.ROW, "<=", int(sel.max()))])
+        table = pq.read_table(
+            key_paths[p],
+            columns=[c.ROW, column],
+            filters=[(c.ROW, ">=", int(sel.min())), (c.ROW, "<=", int(sel.max()))],
+        )
         pos = table.column(c.ROW).to_numpy().astype(np.int64)
         pieces.append(table.column(column).take(pa.array(np.searchsorted(pos, sel))))
     return pa.chunked_array([x for p in pieces for x in p.chunks]).combine_chunks()
@@ -48,11 +51,11 @@ def _score_task(item: tuple[tuple[str, ...], np.ndarray, str]) -> np.ndarray:
         sig = pc.list_flatten(values).to_numpy().reshape(len(nodes), width)
         out = np.empty(len(pairs), np.float64)
         for s in range(0, len(pairs), 8192):
-            out[s:s + 8192] = (sig[ia[s:s + 8192]] == sig[ib[s:s + 8192]]).mean(axis=1)
+            out[s : s + 8192] = (sig[ia[s : s + 8192]] == sig[ib[s : s + 8192]]).mean(axis=1)
         return out
     flat = pc.list_flatten(values).to_numpy().astype(np.uint64)
     off = values.offsets.to_numpy().astype(np.int64)
-    sets = [np.unique(flat[off[i]:off[i + 1]]) for i in range(len(nodes))]
+    sets = [np.unique(flat[off[i] : off[i + 1]]) for i in range(len(nodes))]
     out = np.empty(len(pairs), np.float64)
     for k, (x, y) in enumerate(zip(ia, ib, strict=True)):
         sx, sy = sets[x], sets[y]

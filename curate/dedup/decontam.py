@@ -60,7 +60,7 @@ class DecontamParams:
 
 def item_texts(record: dict[str, Any]) -> list[str]:
     """The text fields of one eval record (strings and lists of strings), prompt labels removed."""
-    out = []
+    out: list[str] = []
     for key, value in record.items():
         if key in SKIP_FIELDS:
             continue
@@ -111,7 +111,7 @@ class Decontaminate(GlobalStage):
         for k in np.unique(lens[short]):  # one whole-field gram of k words per short field
             sel = np.flatnonzero(lens == k)
             sub_off = np.concatenate([[0], np.cumsum(lens[sel])])
-            sub_tok = np.concatenate([tokens[off[s]:off[s + 1]] for s in sel])
+            sub_tok = np.concatenate([tokens[off[s] : off[s + 1]] for s in sel])
             hk, _ = c.ngram_hashes(sub_tok, sub_off, int(k), short=False)
             grams.append(hk)
             items.append(owner_arr[sel])
@@ -125,8 +125,13 @@ class Decontaminate(GlobalStage):
         self._bitmap = np.zeros(1 << BITMAP_BITS, dtype=bool)
         self._bitmap[self._grams >> np.uint64(64 - BITMAP_BITS)] = True
         self._lengths = sorted(lengths)
-        log.info("%s: %d eval items, %d distinct grams (lengths %s)", self.label, len(names), len(self._grams),
-                 self._lengths)
+        log.info(
+            "%s: %d eval items, %d distinct grams (lengths %s)",
+            self.label,
+            len(names),
+            len(self._grams),
+            self._lengths,
+        )
 
     def _matches(self, texts: pa.Array | pa.ChunkedArray) -> tuple[np.ndarray, np.ndarray]:
         """(document index, eval item index) of every matching gram, distinct pairs."""
@@ -149,21 +154,31 @@ class Decontaminate(GlobalStage):
         doc, item = self._matches(table.column(schema.TEXT))
         off = np.zeros(table.num_rows + 1, np.int32)
         np.cumsum(np.bincount(doc, minlength=table.num_rows), out=off[1:])
-        return pa.table({**c.base_keys(table),
-                         ITEMS: pa.ListArray.from_arrays(pa.array(off), pa.array(item.astype(np.int32)))})
+        return pa.table(
+            {
+                **c.base_keys(table),
+                ITEMS: pa.ListArray.from_arrays(pa.array(off), pa.array(item.astype(np.int32))),
+            }
+        )
 
     def reduce(self, key_paths: list[str], engine: Engine) -> dict[str, Any]:
         self.ensure_setup()
         hits = engine.map(_read_hits, list(key_paths), desc=self.label)
         ids = [i for h in hits for i in h[0]]
-        counts = np.bincount(np.concatenate([h[1] for h in hits]).astype(np.int64) if hits else [],
-                             minlength=len(self._names))
+        counts = np.bincount(
+            np.concatenate([h[1] for h in hits]).astype(np.int64) if hits else [], minlength=len(self._names)
+        )
         hit_items = {self._names[i]: int(counts[i]) for i in np.flatnonzero(counts)}
         by_set: dict[str, int] = {}
         for name in hit_items:
             by_set[name.split(":")[0]] = by_set.get(name.split(":")[0], 0) + 1
-        facts = {"eval_items": len(self._names), "items_hit": len(hit_items), "docs_contaminated": len(ids),
-                 "items_hit_by_set": dict(sorted(by_set.items())), "hits": dict(sorted(hit_items.items()))}
+        facts = {
+            "eval_items": len(self._names),
+            "items_hit": len(hit_items),
+            "docs_contaminated": len(ids),
+            "items_hit_by_set": dict(sorted(by_set.items())),
+            "hits": dict(sorted(hit_items.items())),
+        }
         log.info("%s: %d documents contaminated, %d eval items hit", self.label, len(ids), len(hit_items))
         return {"ids": pa.array(ids, pa.string()), "facts": facts}
 
@@ -172,16 +187,18 @@ class Decontaminate(GlobalStage):
         hit = pc.is_in(c.id_column(table), value_set=state["ids"]).to_numpy(zero_copy_only=False)
         reason = f"{self.label}:contaminated"
         if p.mode == "reject" or not hit.any():
-            return with_rejections(table, pa.array(np.where(hit, reason, None), pa.string()))
+            return with_rejections(table, c.reasons(hit, reason))
         self.ensure_setup()
         texts = table.column(schema.TEXT).to_pylist()
         rows = np.flatnonzero(hit)
         for r in rows:  # only contaminated documents (few) are rewritten
             texts[r] = self._strip(texts[r])
         new = pa.array(texts, pa.string())
-        short = hit & (pc.utf8_length(pc.utf8_trim_whitespace(new)).to_numpy(zero_copy_only=False) < p.min_chars)
+        short = hit & (
+            pc.utf8_length(pc.utf8_trim_whitespace(new)).to_numpy(zero_copy_only=False) < p.min_chars
+        )
         out = table.set_column(table.column_names.index(schema.TEXT), schema.TEXT, new)
-        return with_rejections(out, pa.array(np.where(short, f"{self.label}:too_short_after_strip", None), pa.string()))
+        return with_rejections(out, c.reasons(short, f"{self.label}:too_short_after_strip"))
 
     def _strip(self, text: str) -> str:
         spans = [m.span() for m in re.finditer(c.WORD_PATTERN, text.lower())]

@@ -88,8 +88,12 @@ class ExactDedup(GlobalStage):
 
     def reduce(self, key_paths: list[str], engine: Engine) -> DropState:
         p: ExactParams = self.params
-        long = c.explode_keys(key_paths, engine, key_col=HASH, suffix=f"{self.label}.keys", extra=(schema.ID,))
-        parts = c.shuffle_groups(long, engine, _reduce_exact, num_partitions=p.num_partitions, desc=self.label)
+        long = c.explode_keys(
+            key_paths, engine, key_col=HASH, suffix=f"{self.label}.keys", extra=(schema.ID,)
+        )
+        parts = c.shuffle_groups(
+            long, engine, _reduce_exact, num_partitions=p.num_partitions, desc=self.label
+        )
         drop = pa.concat_arrays([r[0] for r in parts]) if parts else pa.array([], pa.string())
         dup_of = pa.concat_arrays([r[1] for r in parts]) if parts else pa.array([], pa.string())
         facts = {"groups": sum(r[2] for r in parts), "duplicates": sum(r[3] for r in parts)}

@@ -63,7 +63,7 @@ def _reduce_lines(min_docs: int) -> Any:
     def reduce(table: pa.Table) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         if c.empty_reduce_input(table):
             return np.zeros(0, np.uint64), np.zeros(0, np.uint64), np.zeros(0, np.int64)
-        df = pl.from_arrow(table.select([c.KEY, c.ORDER]))
+        df = pl.DataFrame(pl.from_arrow(table.select([c.KEY, c.ORDER])))
         g = df.group_by(c.KEY).agg(pl.len().alias("n"), pl.col(c.ORDER).min().alias("first"))
         g = g.filter(pl.col("n") >= min_docs).sort(c.KEY)
         return g[c.KEY].to_numpy(), g["first"].to_numpy(), g["n"].to_numpy().astype(np.int64)
@@ -88,14 +88,19 @@ class LineDedup(GlobalStage):
         df = df.select("doc", pl.col("t").str.split(sep).alias("line")).explode("line")
         norm = pl.col("line").fill_null("").str.to_lowercase().str.replace_all(r"\s+", " ").str.strip_chars()
         df = df.with_columns(norm.alias("norm"))
-        df = df.with_columns(pl.col("norm").hash(seed=p.seed).alias("hash"),
-                             (pl.col("norm").str.len_chars() >= max(1, p.min_line_chars)).alias("counts"))
+        df = df.with_columns(
+            pl.col("norm").hash(seed=p.seed).alias("hash"),
+            (pl.col("norm").str.len_chars() >= max(1, p.min_line_chars)).alias("counts"),
+        )
         return df.drop("norm")
 
     def collect(self, table: pa.Table) -> pa.Table:
         df = self._lines(table).filter(pl.col("counts")).select("doc", "hash").unique(maintain_order=True)
-        lens = np.bincount(df["doc"].to_numpy(), minlength=table.num_rows) if len(df) else \
-            np.zeros(table.num_rows, np.int64)
+        lens = (
+            np.bincount(df["doc"].to_numpy(), minlength=table.num_rows)
+            if len(df)
+            else np.zeros(table.num_rows, np.int64)
+        )
         off = np.zeros(table.num_rows + 1, np.int32)
         np.cumsum(lens, out=off[1:])
         values = pa.array(df["hash"].to_numpy().astype(np.uint64), pa.uint64())
@@ -104,8 +109,9 @@ class LineDedup(GlobalStage):
     def reduce(self, key_paths: list[str], engine: Engine) -> LineState:
         p: LineDedupParams = self.params
         long = c.explode_keys(key_paths, engine, key_col=LINES, suffix=f"{self.label}.lines")
-        parts = c.shuffle_groups(long, engine, _reduce_lines(p.min_docs), num_partitions=p.num_partitions,
-                                 desc=self.label)
+        parts = c.shuffle_groups(
+            long, engine, _reduce_lines(p.min_docs), num_partitions=p.num_partitions, desc=self.label
+        )
         hashes = np.concatenate([r[0] for r in parts]).astype(np.uint64)
         first = np.concatenate([r[1] for r in parts]).astype(np.uint64)
         counts = np.concatenate([r[2] for r in parts])
@@ -114,9 +120,14 @@ class LineDedup(GlobalStage):
         first_ids = pa.array([], pa.string())
         if p.keep_first and len(first):
             uniq, inv = np.unique(first, return_inverse=True)
-            first_ids = c.lookup(key_paths, uniq, engine).column(schema.ID).combine_chunks().take(pa.array(inv))
-        facts = {"boilerplate_lines": int(len(hashes)), "min_docs": p.min_docs,
-                 "max_docs_per_line": int(counts.max()) if len(counts) else 0}
+            first_ids = (
+                c.lookup(key_paths, uniq, engine).column(schema.ID).combine_chunks().take(pa.array(inv))
+            )
+        facts = {
+            "boilerplate_lines": int(len(hashes)),
+            "min_docs": p.min_docs,
+            "max_docs_per_line": int(counts.max()) if len(counts) else 0,
+        }
         log.info("%s: %s", self.label, facts)
         return LineState(hashes=hashes, first_ids=first_ids, doc_counts=counts, facts=facts)
 
@@ -128,7 +139,11 @@ class LineDedup(GlobalStage):
         h = df["hash"].to_numpy().astype(np.uint64)
         pos = np.searchsorted(state.hashes, h)
         pos_c = np.minimum(pos, max(len(state.hashes) - 1, 0))
-        hit = (state.hashes[pos_c] == h) & df["counts"].to_numpy() if len(state.hashes) else np.zeros(len(h), bool)
+        hit = (
+            (state.hashes[pos_c] == h) & df["counts"].to_numpy()
+            if len(state.hashes)
+            else np.zeros(len(h), bool)
+        )
         if p.keep_first and hit.any():
             ids = np.asarray(c.id_column(table).to_pylist(), dtype=object)
             doc = df["doc"].to_numpy()
@@ -136,7 +151,9 @@ class LineDedup(GlobalStage):
             hit &= ids[doc] != first[pos_c]
         doc = df["doc"].to_numpy()
         removed = np.bincount(doc[hit], minlength=n)
-        kept = df.filter(pl.Series(~hit)).group_by("doc", maintain_order=True).agg(pl.col("line").str.join(sep))
+        kept = (
+            df.filter(pl.Series(~hit)).group_by("doc", maintain_order=True).agg(pl.col("line").str.join(sep))
+        )
         text = np.full(n, "", dtype=object)
         new = kept["line"].to_numpy()
         text[kept["doc"].to_numpy()] = new
@@ -146,14 +163,21 @@ class LineDedup(GlobalStage):
         final = old.astype(object)
         final[changed] = rebuilt.to_numpy()
         final_arr = pa.array(final, pa.string())
-        chars = pc.subtract(pc.utf8_length(table.column(schema.TEXT).combine_chunks()), pc.utf8_length(final_arr))
+        chars = pc.subtract(
+            pc.utf8_length(table.column(schema.TEXT).combine_chunks()), pc.utf8_length(final_arr)
+        )
         short = changed & (pc.utf8_length(pc.utf8_trim_whitespace(final_arr)).to_numpy() < p.min_chars)
         out = table.set_column(table.column_names.index(schema.TEXT), schema.TEXT, final_arr)
-        out = with_rejections(out, pa.array(np.where(short, f"{self.label}:too_short", None), pa.string()))
-        for name, arr in ((f"{self.label}.lines_removed", pa.array(removed.astype(np.int64))),
-                          (f"{self.label}.chars_removed", chars.cast(pa.int64()))):
-            out = out.append_column(name, arr) if name not in out.column_names else \
-                out.set_column(out.column_names.index(name), name, arr)
+        out = with_rejections(out, c.reasons(short, f"{self.label}:too_short"))
+        for name, arr in (
+            (f"{self.label}.lines_removed", pa.array(removed.astype(np.int64))),
+            (f"{self.label}.chars_removed", chars.cast(pa.int64())),
+        ):
+            out = (
+                out.append_column(name, arr)
+                if name not in out.column_names
+                else out.set_column(out.column_names.index(name), name, arr)
+            )
         return out
 
     def summary(self, state: LineState) -> dict[str, Any]:

@@ -55,6 +55,10 @@ class MinhashParams:
     ``threshold - estimate_margin`` are dropped (null: keep every LSH candidate, like datatrove).
     ``verify``: compute the exact Jaccard of candidate pairs' shingle sets and drop pairs below
     ``threshold`` (costs one uint64 per word in the key tables). ``num_partitions``: shuffle partitions.
+    ``short_docs``: give documents with fewer than ``ngram`` words one shingle of all their words (off by
+    default, as datatrove: such texts, e.g. "[date]", are not near-duplicates in any useful sense, and
+    exact copies of them are exact_dedup_v1's job). ``normalize_numbers``: every digit counts as 0 (as
+    datatrove), so pages generated from one template with different numbers cluster together.
     """
 
     ngram: int = 5
@@ -66,6 +70,8 @@ class MinhashParams:
     verify: bool = False
     seed: int = 1
     num_partitions: int | None = None
+    short_docs: bool = False
+    normalize_numbers: bool = True
 
 
 @dataclass
@@ -109,9 +115,18 @@ class MinhashDedup(GlobalStage):
             raise ValueError(f"{self.label}: threshold must be in (0, 1] and ngram >= 1")
         fp, fn = mm.error_rates(p.threshold, self.bands, self.rows)
         self.fp_fn = (fp, fn)
-        log.info("%s: %d bands x %d rows; at threshold %.2f false-positive area %.4f, false-negative area %.4f"
-                 " (P(candidate) at J=%.2f: %.3f)", self.label, self.bands, self.rows, p.threshold, fp, fn,
-                 p.threshold, mm.candidate_probability(p.threshold, self.bands, self.rows))
+        log.info(
+            "%s: %d bands x %d rows; at threshold %.2f false-positive area %.4f, false-negative area %.4f"
+            " (P(candidate) at J=%.2f: %.3f)",
+            self.label,
+            self.bands,
+            self.rows,
+            p.threshold,
+            fp,
+            fn,
+            p.threshold,
+            mm.candidate_probability(p.threshold, self.bands, self.rows),
+        )
         self._perm = mm.permutations(self.bands * self.rows, p.seed)
 
     def describe(self) -> dict[str, Any]:
@@ -121,8 +136,10 @@ class MinhashDedup(GlobalStage):
 
     def collect(self, table: pa.Table) -> pa.Table:
         p: MinhashParams = self.params
-        tokens, offsets = c.word_hashes(table.column(schema.TEXT), seed=p.seed)
-        sh, sh_off = c.ngram_hashes(tokens, offsets, p.ngram)
+        tokens, offsets = c.word_hashes(
+            table.column(schema.TEXT), seed=p.seed, zero_digits=p.normalize_numbers
+        )
+        sh, sh_off = c.ngram_hashes(tokens, offsets, p.ngram, short=p.short_docs)
         sig = mm.signatures(sh, sh_off, *self._perm)
         keys = mm.band_keys(sig, self.bands, self.rows)
         has = np.diff(sh_off) > 0
@@ -133,24 +150,33 @@ class MinhashDedup(GlobalStage):
         cols[BANDS] = pa.ListArray.from_arrays(pa.array(band_off), pa.array(keys[has].ravel(), pa.uint64()))
         cols[SIG] = pa.FixedSizeListArray.from_arrays(pa.array(sig.ravel(), pa.uint64()), sig.shape[1])
         if p.verify:
-            cols[SHINGLES] = pa.ListArray.from_arrays(pa.array(sh_off.astype(np.int64)).cast(pa.int32()),
-                                                      pa.array(sh, pa.uint64()))
+            cols[SHINGLES] = pa.ListArray.from_arrays(
+                pa.array(sh_off.astype(np.int64)).cast(pa.int32()), pa.array(sh, pa.uint64())
+            )
         return pa.table(cols)
 
     def reduce(self, key_paths: list[str], engine: Engine) -> MinhashState:
         p: MinhashParams = self.params
         long = c.explode_keys(key_paths, engine, key_col=BANDS, suffix=f"{self.label}.bands")
-        parts = c.shuffle_groups(long, engine, _reduce_bands, num_partitions=p.num_partitions, desc=self.label)
+        parts = c.shuffle_groups(
+            long, engine, _reduce_bands, num_partitions=p.num_partitions, desc=self.label
+        )
         a = np.concatenate([r[0] for r in parts]) if parts else np.zeros(0, np.uint64)
         b = np.concatenate([r[1] for r in parts]) if parts else np.zeros(0, np.uint64)
         pairs = np.unique(np.stack([a, b], axis=1), axis=0) if len(a) else np.zeros((0, 2), np.uint64)
         facts: dict[str, Any] = {"bands": self.bands, "rows": self.rows, "candidate_pairs": int(len(pairs))}
         if len(pairs) and (p.verify or p.estimate_margin is not None):
-            column, cut = (SHINGLES, p.threshold) if p.verify else (SIG, p.threshold - (p.estimate_margin or 0.0))
+            column, cut = (
+                (SHINGLES, p.threshold) if p.verify else (SIG, p.threshold - (p.estimate_margin or 0.0))
+            )
             sim = score_pairs(key_paths, pairs, engine, column=column)
             keep = sim >= cut
-            facts.update(pairs_checked=int(len(pairs)), pairs_rejected=int((~keep).sum()),
-                         check="exact_jaccard" if p.verify else "signature_estimate", check_cut=round(cut, 4))
+            facts.update(
+                pairs_checked=int(len(pairs)),
+                pairs_rejected=int((~keep).sum()),
+                check="exact_jaccard" if p.verify else "signature_estimate",
+                check_cut=round(cut, 4),
+            )
             pairs = pairs[keep]
         nodes, root = c.connected_components(pairs[:, 0], pairs[:, 1])
         survivor = _greedy_survivors(nodes, pairs) if p.verify else root
@@ -159,23 +185,35 @@ class MinhashDedup(GlobalStage):
         pos = np.searchsorted(nodes, root)
         sizes = np.bincount(pos, minlength=len(nodes))[pos]
         spos = np.searchsorted(nodes, survivor)
-        facts.update(clusters=int(len(np.unique(root))), clustered_docs=int(len(nodes)),
-                     duplicates=int(drop.sum()))
+        facts.update(
+            clusters=int(len(np.unique(root))), clustered_docs=int(len(nodes)), duplicates=int(drop.sum())
+        )
         log.info("%s: %s", self.label, facts)
         return MinhashState(
-            drop_ids=ids.filter(pa.array(drop)), duplicate_of=ids.take(pa.array(spos[drop])), facts=facts,
-            member_ids=ids, member_cluster=ids.take(pa.array(pos)), member_size=pa.array(sizes, pa.int64()))
+            drop_ids=ids.filter(pa.array(drop)),
+            duplicate_of=ids.take(pa.array(spos[drop])),
+            facts=facts,
+            member_ids=ids,
+            member_cluster=ids.take(pa.array(pos)),
+            member_size=pa.array(sizes, pa.int64()),
+        )
 
     def apply(self, table: pa.Table, state: MinhashState) -> pa.Table:
         out = mark_duplicates(table, state, f"{self.label}:near_duplicate")
         ids = c.id_column(table)
         where = pc.index_in(ids, value_set=state.member_ids)
         cluster = pc.coalesce(pc.take(state.member_cluster, where), ids) if len(state.member_ids) else ids
-        size = pc.coalesce(pc.take(state.member_size, where), pa.scalar(1, pa.int64())) \
-            if len(state.member_ids) else pa.array(np.ones(table.num_rows, np.int64))
+        size = (
+            pc.coalesce(pc.take(state.member_size, where), pa.scalar(1, pa.int64()))
+            if len(state.member_ids)
+            else pa.array(np.ones(table.num_rows, np.int64))
+        )
         for name, arr in ((f"{self.label}.cluster_id", cluster), (f"{self.label}.cluster_size", size)):
-            out = out.set_column(out.column_names.index(name), name, arr) if name in out.column_names \
+            out = (
+                out.set_column(out.column_names.index(name), name, arr)
+                if name in out.column_names
                 else out.append_column(name, arr)
+            )
         return out
 
     def summary(self, state: MinhashState) -> dict[str, Any]:
@@ -196,7 +234,7 @@ def _greedy_survivors(nodes: np.ndarray, pairs: np.ndarray) -> np.ndarray:
     target = np.arange(len(nodes))
     kept = np.zeros(len(nodes), dtype=bool)
     for n in range(len(nodes)):
-        earlier = lo[starts[n]:starts[n + 1]]
+        earlier = lo[starts[n] : starts[n + 1]]
         hits = earlier[kept[earlier]]
         if len(hits):
             target[n] = hits.min()

@@ -11,8 +11,10 @@ from dedup_helpers import column, run_global
 
 from curate.dedup.decontam import Decontaminate, DecontamParams, item_texts
 
-ITEM = ("Janet's ducks lay 16 eggs per day. She eats three for breakfast every morning and bakes muffins "
-        "for her friends every day with four.")
+ITEM = (
+    "Janet's ducks lay 16 eggs per day. She eats three for breakfast every morning and bakes muffins "
+    "for her friends every day with four."
+)
 
 
 @pytest.fixture
@@ -20,13 +22,25 @@ def eval_file(tmp_path):
     path = tmp_path / "evalset.jsonl.gz"
     with gzip.open(path, "wt") as f:
         f.write(json.dumps({"context": ITEM, "answer": "18"}) + "\n")
-        f.write(json.dumps({"query": "Question: Which gas do plants take in from the air?",
-                            "choices": ["carbon dioxide", "oxygen"], "gold": 0}) + "\n")
+        f.write(
+            json.dumps(
+                {
+                    "query": "Question: Which gas do plants take in from the air?",
+                    "choices": ["carbon dioxide", "oxygen"],
+                    "gold": 0,
+                }
+            )
+            + "\n"
+        )
     return str(path)
 
 
 def test_item_texts_reads_fields_and_drops_labels():
-    assert item_texts({"query": "Question: Why?", "choices": ["a b", "c"], "gold": 1}) == ["  Why?", "a b", "c"]
+    assert item_texts({"query": "Question: Why?", "choices": ["a b", "c"], "gold": 1}) == [
+        "  Why?",
+        "a b",
+        "c",
+    ]
 
 
 def test_planted_variants_rejected_and_counted(eval_file, inline_engine, tmp_path):
@@ -50,7 +64,11 @@ def test_strip_mode_removes_the_span(eval_file, inline_engine, tmp_path):
     stage = Decontaminate(DecontamParams(eval_paths=[eval_file], mode="strip", min_chars=100))
     parts, _ = run_global(stage, [make_table([body + ITEM + " The end.", ITEM])], inline_engine, tmp_path)
     text = column(parts, "text")
-    assert "ducks lay 16 eggs" not in text[0] and text[0].startswith(body.strip()) and text[0].endswith("The end.")
+    assert (
+        "ducks lay 16 eggs" not in text[0]
+        and text[0].startswith(body.strip())
+        and text[0].endswith("The end.")
+    )
     assert column(parts, "__reject__") == [None, "decontaminate_v1:too_short_after_strip"]
 
 

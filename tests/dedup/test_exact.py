@@ -28,8 +28,16 @@ def test_registered():
 @pytest.mark.parametrize("sizes", [[8], [3, 5], [1, 1, 1, 1, 1, 1, 1, 1], [0, 4, 0, 4]])
 def test_survivors_reasons_duplicate_of(sizes, inline_engine, tmp_path):
     parts, state = run_global(ExactDedup(), split(make_table(TEXTS), sizes), inline_engine, tmp_path)
-    assert column(parts, "__reject__") == [None, None, "exact_dedup_v1:duplicate", "exact_dedup_v1:duplicate",
-                                           None, "exact_dedup_v1:duplicate", None, "exact_dedup_v1:duplicate"]
+    assert column(parts, "__reject__") == [
+        None,
+        None,
+        "exact_dedup_v1:duplicate",
+        "exact_dedup_v1:duplicate",
+        None,
+        "exact_dedup_v1:duplicate",
+        None,
+        "exact_dedup_v1:duplicate",
+    ]
     assert column(parts, "duplicate_of") == [None, None, "d0", "d0", None, "d1", None, "d6"]
     assert ExactDedup().summary(state) == {"groups": 3, "duplicates": 4}
 
@@ -55,8 +63,9 @@ def test_ray_matches_inline(ray_engine, inline_engine, tmp_path):
     texts = [f"Doc  {i % 53}" if i % 3 else f"doc {i % 53}" for i in range(900)]
     table = make_table(texts)
     a, _ = run_global(ExactDedup(), split(table, [300, 300, 300]), inline_engine, tmp_path / "a")
-    b, _ = run_global(ExactDedup(ExactParams(num_partitions=3)), split(table, [300, 300, 300]), ray_engine,
-                      tmp_path / "b")
+    b, _ = run_global(
+        ExactDedup(ExactParams(num_partitions=3)), split(table, [300, 300, 300]), ray_engine, tmp_path / "b"
+    )
     assert column(a, "__reject__") == column(b, "__reject__")
     assert column(a, "duplicate_of") == column(b, "duplicate_of")
     assert column(b, "__reject__").count(None) == 53

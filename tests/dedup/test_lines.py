@@ -49,15 +49,21 @@ def test_keep_first_and_min_docs(inline_engine, tmp_path):
 def test_paragraph_unit(inline_engine, tmp_path):
     para = "Share this page on social networks\nFollow us"
     texts = [f"{para}\n\nBody number {i} with its own words and sentences, long enough." for i in range(3)]
-    parts, _ = run_global(LineDedup(LineDedupParams(unit="paragraph")), [make_table(texts)], inline_engine, tmp_path)
-    assert column(parts, "text") == [f"Body number {i} with its own words and sentences, long enough." for i in range(3)]
+    parts, _ = run_global(
+        LineDedup(LineDedupParams(unit="paragraph")), [make_table(texts)], inline_engine, tmp_path
+    )
+    assert column(parts, "text") == [
+        f"Body number {i} with its own words and sentences, long enough." for i in range(3)
+    ]
 
 
 @pytest.mark.ray
 def test_ray_matches_inline(ray_engine, inline_engine, tmp_path):
     table = make_table(_texts() * 20)
     a, _ = run_global(LineDedup(), split(table, [40, 60]), inline_engine, tmp_path / "a")
-    b, _ = run_global(LineDedup(LineDedupParams(num_partitions=3)), split(table, [40, 60]), ray_engine, tmp_path / "b")
+    b, _ = run_global(
+        LineDedup(LineDedupParams(num_partitions=3)), split(table, [40, 60]), ray_engine, tmp_path / "b"
+    )
     assert column(a, "text") == column(b, "text") and column(a, "__reject__") == column(b, "__reject__")
 
 
@@ -74,8 +80,8 @@ def test_commoncrawl_navigation_goes_article_stays(inline_engine, tmp_path):
         assert "Jump to navigation Jump to search" in old[doc_id]
         assert "Jump to navigation Jump to search" not in new[doc_id]
         assert "З пляцоўкі Вікіпедыя" not in new[doc_id]
-    assert new["cc2019-265"].startswith("Лен\n\nЛен (ням.: Lehn ад ням.: leihen \"займаць\")")
-    assert "Так узнікае \"леннае права\"." in new["cc2019-265"]
+    assert new["cc2019-265"].startswith('Лен\n\nЛен (ням.: Lehn ад ням.: leihen "займаць")')
+    assert 'Так узнікае "леннае права".' in new["cc2019-265"]
     removed = sum(column(parts, "line_dedup_v1.chars_removed"))
     total = sum(len(t) for t in old.values())
     assert 0.01 < removed / total < 0.10

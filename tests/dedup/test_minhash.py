@@ -11,8 +11,10 @@ from curate.dedup import _common as c
 from curate.dedup._minhash_math import candidate_probability, optimal_bands
 from curate.dedup.minhash import MinhashDedup, MinhashParams
 
-WORDS = ("alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu nu xi omicron pi rho sigma "
-         "tau upsilon phi chi psi omega river mountain valley forest ocean desert island city").split()
+WORDS = (
+    "alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu nu xi omicron pi rho sigma "
+    "tau upsilon phi chi psi omega river mountain valley forest ocean desert island city"
+).split()
 
 
 def _doc(rng: np.random.Generator, n: int = 120) -> list[str]:
@@ -90,9 +92,15 @@ def test_ray_matches_inline(ray_engine, inline_engine, tmp_path):
     texts, expect = _corpus(5)
     table = make_table(texts * 3)
     sizes = [10, 50, 0, 60]
-    a, sa = run_global(MinhashDedup(MinhashParams(verify=True)), split(table, sizes), inline_engine, tmp_path / "a")
-    b, sb = run_global(MinhashDedup(MinhashParams(verify=True, num_partitions=3)), split(table, sizes),
-                       ray_engine, tmp_path / "b")
+    a, sa = run_global(
+        MinhashDedup(MinhashParams(verify=True)), split(table, sizes), inline_engine, tmp_path / "a"
+    )
+    b, sb = run_global(
+        MinhashDedup(MinhashParams(verify=True, num_partitions=3)),
+        split(table, sizes),
+        ray_engine,
+        tmp_path / "b",
+    )
     for col in ("__reject__", "duplicate_of", "minhash_dedup_v1.cluster_id", "minhash_dedup_v1.cluster_size"):
         assert column(a, col) == column(b, col)
     assert sa.facts == sb.facts
