@@ -58,6 +58,10 @@ def _hashes(values: pl.Series) -> np.ndarray:
     return values.hash(seed=_SEED).to_numpy()
 
 
+def _sorted_hashes(values: pl.Series) -> np.ndarray:
+    return values.hash(seed=_SEED).sort().to_numpy()
+
+
 @dataclass
 class UrlFilterParams:
     """Attributes:
@@ -110,8 +114,8 @@ class UrlFilter(Scorer):
         self._banned = sorted({_norm_word(w) for w in banned})
         self._soft = sorted({_norm_word(w) for w in soft})
         self._sub = sorted({_norm_word(w) for w in sub})
-        self._domains = np.unique(_hashes(domains))
-        self._urls = np.unique(_hashes(urls))
+        self._domains = _sorted_hashes(domains)
+        self._urls = _sorted_hashes(urls)
         self._extract: Any = tldextract.TLDExtract(suffix_list_urls=(), cache_dir=None)
 
     def _in(self, values: pl.Series, sorted_hashes: np.ndarray) -> np.ndarray:
