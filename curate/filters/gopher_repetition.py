@@ -143,15 +143,18 @@ def _top_ngram_chars(doc: np.ndarray, h: np.ndarray, ln: np.ndarray, k: int, n_d
     out = np.zeros(n_docs, dtype=np.float64)
     if len(pos) == 0:
         return out
-    f = pl.DataFrame({"doc": doc[pos], "g": g, "pos": pos, "chars": chars + (k - 1)})
-    best = (
-        f.group_by("doc", "g")
-        .agg(cnt=pl.len(), first=pl.col("pos").min(), chars=pl.col("chars").first())
-        .sort(["doc", "cnt", "first"], descending=[False, True, False])
-        .group_by("doc", maintain_order=True)
-        .first()
-    )
-    out[best.get_column("doc").to_numpy()] = (best.get_column("chars") * best.get_column("cnt")).to_numpy()
+    _, inverse, counts = np.unique(g, return_inverse=True, return_counts=True)
+    cnt = counts[inverse]
+    gdoc = doc[pos]
+    starts = np.flatnonzero(np.r_[True, gdoc[1:] != gdoc[:-1]])
+    seg_max = np.maximum.reduceat(cnt, starts)
+    seg_id = np.repeat(np.arange(len(starts)), np.diff(np.r_[starts, len(gdoc)]))
+    # Positions are in text order, so the first position holding a most frequent k-gram is that k-gram's
+    # first occurrence, and it comes before the first occurrence of any other equally frequent one.
+    hits = np.flatnonzero(cnt == seg_max[seg_id])
+    _, first_hit = np.unique(seg_id[hits], return_index=True)
+    top = hits[first_hit]
+    out[gdoc[top]] = (chars[top] + (k - 1)) * cnt[top]
     return out
 
 
