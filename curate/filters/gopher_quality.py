@@ -15,7 +15,7 @@ import polars as pl
 import pyarrow as pa
 
 from curate.filters._text import NON_PUNCT_CHAR, PY_SPACE, SPLITLINES_SEP, doc_frame, splitlines_count
-from curate.filters.words import Splitter, split_words, spacy_english
+from curate.filters.words import Splitter, spacy_english, split_words
 from curate.registry import STAGES
 from curate.select import Rule
 from curate.stage import Scorer

@@ -144,9 +144,9 @@ class UrlFilter(Scorer):
             "subdomain": self._in(fqdn.fill_null("\x00none"), self._domains),
             "url": self._in(url.fill_null("\x00none"), self._urls),
             "hard_blacklisted": pl.select(pl.lit(url_words).list.eval(pl.element().is_in(
-                pl.Series(self._banned, dtype=pl.String).implode())).list.any()).to_series().to_numpy(),
+                pl.Series(self._banned, dtype=pl.String).implode())).list.any()).to_series().fill_null(False).to_numpy(),
             "soft_words": pl.select(pl.lit(url_words).list.eval(pl.element().is_in(
-                pl.Series(self._soft, dtype=pl.String).implode())).list.sum()).to_series().to_numpy(),
+                pl.Series(self._soft, dtype=pl.String).implode())).list.sum()).to_series().fill_null(0).to_numpy(),
             "blacklisted_subword": pl.select(_normalize(pl.lit(url)).str.contains_any(self._sub))
             .to_series().fill_null(False).to_numpy() if self._sub else np.zeros(n, dtype=bool),
         }

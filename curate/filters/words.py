@@ -66,7 +66,6 @@ class _SpacyEnglish:
 
     def __init__(self) -> None:
         import spacy
-
         from spacy.tokenizer import Tokenizer
         from spacy.vocab import Vocab
 
