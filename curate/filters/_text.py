@@ -1,0 +1,76 @@
+"""Shared text pieces for the heuristic filters: Python's whitespace and line rules as polars expressions,
+datatrove's punctuation sets as regex classes, and duplicate counting over exploded pieces."""
+
+from __future__ import annotations
+
+import polars as pl
+import pyarrow as pa
+from datatrove.utils.text import PUNCTUATION_SET, TERMINAL_PUNCTUATION
+
+from curate import schema
+
+# Characters for which Python's str.isspace() is true (Unicode White_Space plus \x1c-\x1f).
+PY_SPACE = r"\s\x1c-\x1f"
+PY_SPACE_CHARS = "".join(chr(c) for c in range(0x110000) if chr(c).isspace())
+# Line boundaries of str.splitlines() other than "\n" (with "\r\n" first so it counts once).
+SPLITLINES_SEP = r"\r\n|[\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]"
+
+
+def char_class(chars: set[str] | str, *, negate: bool = False) -> str:
+    """A regex character class of exactly ``chars`` (every character escaped as ``\\x{HEX}``)."""
+    body = "".join(f"\\x{{{ord(c):X}}}" for c in sorted(set(chars)))
+    return f"[{'^' if negate else ''}{body}]"
+
+
+# A word with a character outside datatrove's PUNCTUATION_SET is a "non-symbol" word.
+NON_PUNCT_CHAR = char_class(PUNCTUATION_SET, negate=True)
+TERMINAL_PUNCT_END = char_class(TERMINAL_PUNCTUATION) + "$"
+
+
+def text_series(table: pa.Table) -> pl.Series:
+    """The text column of a batch as a polars Series (nulls as empty strings)."""
+    col = table.column(schema.TEXT)
+    return pl.Series("text", col.combine_chunks() if col.num_chunks != 1 else col.chunk(0)).fill_null("")
+
+
+def doc_frame(table: pa.Table) -> pl.DataFrame:
+    """``doc`` (row index, uint32) and ``text`` for a batch."""
+    return pl.DataFrame({"text": text_series(table)}).with_row_index("doc")
+
+
+def splitlines_expr(text: pl.Expr) -> pl.Expr:
+    """``str.splitlines()`` pieces, except that a final line break leaves one extra empty piece.
+
+    Callers that count lines use :func:`splitlines_count`; the extra piece never matches a line test.
+    """
+    return text.str.replace_all(SPLITLINES_SEP, "\n").str.split("\n")
+
+
+def splitlines_count(text: pl.Expr) -> pl.Expr:
+    """``len(text.splitlines())``."""
+    norm = text.str.replace_all(SPLITLINES_SEP, "\n")
+    n = norm.str.count_matches("\n", literal=True) + 1
+    n = n - norm.str.ends_with("\n").cast(pl.UInt32)
+    return pl.when(text.str.len_bytes() == 0).then(0).otherwise(n)
+
+
+def duplicate_stats(pieces: pl.DataFrame, n_docs: int, *, column: str = "piece") -> pl.DataFrame:
+    """datatrove's ``find_duplicates`` for every doc: ``doc, n, dup_count, dup_chars``.
+
+    ``pieces`` has ``doc`` and ``column`` in order; an element is a duplicate when an equal element came
+    earlier in the same document, and ``dup_chars`` sums the duplicates' character lengths.
+    """
+    first = pl.struct("doc", column).is_first_distinct()
+    stats = (
+        pieces.lazy()
+        .with_columns(dup=~first, n_chars=pl.col(column).str.len_chars())
+        .group_by("doc")
+        .agg(
+            n=pl.len(),
+            dup_count=pl.col("dup").sum(),
+            dup_chars=pl.col("n_chars").filter(pl.col("dup")).sum(),
+        )
+        .collect()
+    )
+    base = pl.DataFrame({"doc": pl.arange(0, n_docs, eager=True, dtype=pl.UInt32)})
+    return base.join(stats, on="doc", how="left", maintain_order="left").fill_null(0)

