@@ -1,0 +1,308 @@
+"""What the report reads from a run directory, gathered cheaply and defensively.
+
+Every input except ``manifest.json`` is optional: a run without proxy runs has no ``goodput.json``, a
+run without an export has no ``export/manifest.json``, a run that rejected nothing has no
+``rejected/`` parts. Large runs stay cheap: score histograms read only the numeric score columns,
+streamed file by file into fixed bins, and example documents are read row group by row group, only
+where a still-needed reason occurs, stopping as soon as every reason has its examples.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from curate import schema
+from curate.context import load_manifest
+
+log = logging.getLogger(__name__)
+
+GOODPUT = "goodput.json"
+EXPORT_MANIFEST = Path("export") / "manifest.json"
+# Columns of rejected/ that are bookkeeping, never scores.
+NOT_SCORES = {
+    schema.ID,
+    schema.TEXT,
+    schema.SOURCE,
+    schema.STAGE,
+    schema.REASON,
+    schema.DUPLICATE_OF,
+    "detail",
+    "url",
+}
+
+
+@dataclass
+class Threshold:
+    """A select rule's bound on a score column, to mark on its histogram."""
+
+    column: str
+    kind: str  # "min", "max" or "equals"
+    value: float
+    stage: str
+
+
+@dataclass
+class Histogram:
+    """Counts of one numeric score column over fixed bins, for kept rows and for rejected rows that carry it."""
+
+    column: str
+    edges: np.ndarray
+    kept: np.ndarray
+    rejected: np.ndarray
+    n_kept: int
+    n_rejected: int
+    n_missing: int  # null or NaN values (kept and rejected together)
+    mean_kept: float | None
+    thresholds: list[Threshold] = field(default_factory=list)
+
+
+@dataclass
+class Example:
+    """One rejected document, as shown in the report (text cut to ``max_chars``)."""
+
+    id: str
+    source: str
+    stage: str
+    reason: str
+    text: str
+    truncated: bool
+    detail: str | None = None
+    duplicate_of: str | None = None
+
+
+@dataclass
+class RunData:
+    """Everything the report shows, loaded once."""
+
+    run_dir: Path
+    manifest: dict[str, Any]
+    goodput: dict[str, Any] | None
+    goodput_error: str | None
+    export: dict[str, Any] | None
+    histograms: list[Histogram]
+    examples: dict[str, list[Example]]
+
+
+def _read_json(path: Path) -> tuple[dict[str, Any] | None, str | None]:
+    if not path.is_file():
+        return None, None
+    try:
+        obj = json.loads(path.read_text())
+    except (OSError, ValueError) as e:
+        return None, f"{path.name} could not be read: {e}"
+    if not isinstance(obj, dict):
+        return None, f"{path.name} is not a JSON object"
+    return obj, None
+
+
+def thresholds(manifest: dict[str, Any]) -> dict[str, list[Threshold]]:
+    """Bounds of every select rule in ``stages_resolved``, by column (``equals`` only when numeric)."""
+    out: dict[str, list[Threshold]] = {}
+    for st in manifest.get("stages_resolved") or []:
+        rules = (st.get("params") or {}).get("rules") if isinstance(st, dict) else None
+        for rule in rules or []:
+            col = rule.get("column")
+            if not col:
+                continue
+            for kind in ("min", "max", "equals"):
+                v = rule.get(kind)
+                if isinstance(v, bool) or not isinstance(v, int | float):
+                    continue
+                out.setdefault(col, []).append(
+                    Threshold(col, kind, float(v), str(st.get("label") or st.get("name")))
+                )
+    return out
+
+
+def _is_numeric(t: pa.DataType) -> bool:
+    return (pa.types.is_integer(t) or pa.types.is_floating(t)) and not pa.types.is_boolean(t)
+
+
+def score_columns(files: list[Path], *, limit: int = 32) -> list[str]:
+    """Numeric ``<stage>.<field>`` columns found in the files' schemas, in first-seen order."""
+    cols: list[str] = []
+    for f in files:
+        for fld in pq.read_schema(f):
+            if (
+                fld.name not in NOT_SCORES
+                and "." in fld.name
+                and _is_numeric(fld.type)
+                and fld.name not in cols
+            ):
+                cols.append(fld.name)
+    if len(cols) > limit:
+        log.info("report: showing %d of %d score columns", limit, len(cols))
+    return cols[:limit]
+
+
+def _finite(col: pa.ChunkedArray) -> np.ndarray:
+    a = np.asarray(pc.cast(col, pa.float64()).to_numpy(zero_copy_only=False), dtype=np.float64)
+    return a[np.isfinite(a)]
+
+
+def _columns_of(f: Path) -> set[str]:
+    return set(pq.read_schema(f).names)
+
+
+def histograms(
+    kept: list[Path],
+    rejected: list[Path],
+    cols: list[str],
+    marks: dict[str, list[Threshold]],
+    *,
+    bins: int = 40,
+) -> list[Histogram]:
+    """One histogram per column; bins span kept and rejected values and every threshold of the column.
+
+    Two streaming passes over the numeric columns only: the range, then the counts.
+    """
+    have = {f: _columns_of(f) for f in kept + rejected}
+    out = []
+    for col in cols:
+        lo, hi, n_total, n_missing = math.inf, -math.inf, 0, 0
+        for f in kept + rejected:
+            if col not in have[f]:
+                continue
+            c = pq.read_table(f, columns=[col]).column(0)
+            v = _finite(c)
+            n_total += len(c)
+            n_missing += len(c) - len(v)
+            if len(v):
+                lo, hi = min(lo, float(v.min())), max(hi, float(v.max()))
+        for th in marks.get(col, []):
+            lo, hi = min(lo, th.value), max(hi, th.value)
+        if not math.isfinite(lo):
+            continue
+        if hi == lo:
+            lo, hi = lo - 0.5, hi + 0.5
+        edges = np.linspace(lo, hi, bins + 1)
+        counts = {"kept": np.zeros(bins, np.int64), "rejected": np.zeros(bins, np.int64)}
+        sums, n = {"kept": 0.0, "rejected": 0.0}, {"kept": 0, "rejected": 0}
+        for group, files in (("kept", kept), ("rejected", rejected)):
+            for f in files:
+                if col not in have[f]:
+                    continue
+                v = _finite(pq.read_table(f, columns=[col]).column(0))
+                counts[group] += np.histogram(v, bins=edges)[0]
+                sums[group] += float(v.sum())
+                n[group] += len(v)
+        out.append(
+            Histogram(
+                column=col,
+                edges=edges,
+                kept=counts["kept"],
+                rejected=counts["rejected"],
+                n_kept=n["kept"],
+                n_rejected=n["rejected"],
+                n_missing=n_missing,
+                mean_kept=sums["kept"] / n["kept"] if n["kept"] else None,
+                thresholds=marks.get(col, []),
+            )
+        )
+    return out
+
+
+def sample_examples(
+    rejected: list[Path], reasons: list[str], *, per_reason: int = 3, max_chars: int = 600
+) -> dict[str, list[Example]]:
+    """Up to ``per_reason`` rejected documents for each reason, the first ones in file order.
+
+    Reads only the ``reason`` column of each file, then only the row groups holding a needed row, and
+    stops once every reason is served: a large run costs a few row groups, not all rejected texts.
+    """
+    need = {r: per_reason for r in reasons}
+    out: dict[str, list[Example]] = {r: [] for r in reasons}
+    for f in rejected:
+        if not any(need.values()):
+            break
+        pf = pq.ParquetFile(f)
+        names = set(pf.schema_arrow.names)
+        if schema.REASON not in names:
+            continue
+        want_cols = [
+            c
+            for c in (
+                schema.ID,
+                schema.TEXT,
+                schema.SOURCE,
+                schema.STAGE,
+                schema.REASON,
+                "detail",
+                schema.DUPLICATE_OF,
+            )
+            if c in names
+        ]
+        start = 0
+        for g in range(pf.num_row_groups):
+            if not any(need.values()):
+                break
+            n_rows = pf.metadata.row_group(g).num_rows
+            reasons_g = pf.read_row_group(g, columns=[schema.REASON]).column(0).to_pylist()
+            rows: list[int] = []
+            for i, r in enumerate(reasons_g):
+                if need.get(r, 0) > 0:
+                    rows.append(i)
+                    need[r] -= 1
+            if rows:
+                t = pf.read_row_group(g, columns=want_cols).take(pa.array(rows))
+                for row in t.to_pylist():
+                    text = row.get(schema.TEXT) or ""
+                    out[row[schema.REASON]].append(
+                        Example(
+                            id=str(row.get(schema.ID)),
+                            source=str(row.get(schema.SOURCE) or ""),
+                            stage=str(row.get(schema.STAGE) or ""),
+                            reason=row[schema.REASON],
+                            text=text[:max_chars],
+                            truncated=len(text) > max_chars,
+                            detail=_short(row.get("detail")),
+                            duplicate_of=row.get(schema.DUPLICATE_OF),
+                        )
+                    )
+            start += n_rows
+    return out
+
+
+def _short(v: Any, n: int = 200) -> str | None:
+    if v is None:
+        return None
+    s = v if isinstance(v, str) else json.dumps(v, default=str)
+    return s if len(s) <= n else s[: n - 1] + "…"
+
+
+def load_run(run_dir: str | Path, *, per_reason: int = 3, bins: int = 40) -> RunData:
+    """Read a finished run directory (``manifest.json`` required; everything else optional)."""
+    run_dir = Path(run_dir)
+    manifest = load_manifest(run_dir)
+    goodput, gerr = _read_json(run_dir / GOODPUT)
+    if goodput is not None and not isinstance(goodput.get("recipes"), dict):
+        goodput, gerr = None, f"{GOODPUT} has no 'recipes' mapping"
+    export, eerr = _read_json(run_dir / EXPORT_MANIFEST)
+    if eerr:
+        log.warning("report: %s", eerr)
+    kept = sorted((run_dir / "kept").glob("part-*.parquet"))
+    rejected = sorted((run_dir / "rejected").glob("part-*.parquet"))
+    cols = score_columns(kept + rejected)
+    hists = histograms(kept, rejected, cols, thresholds(manifest), bins=bins)
+    by_reason = manifest.get("removed_by_reason") or {}
+    reasons = sorted(by_reason, key=lambda r: (-by_reason[r], r))
+    examples = sample_examples(rejected, reasons, per_reason=per_reason)
+    return RunData(
+        run_dir=run_dir,
+        manifest=manifest,
+        goodput=goodput,
+        goodput_error=gerr,
+        export=export,
+        histograms=hists,
+        examples=examples,
+    )
