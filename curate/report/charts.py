@@ -130,7 +130,10 @@ def loss_curves_svg(goodput: dict[str, Any]) -> str | None:
                 if len(lo) == len(t) and len(hi) == len(t):
                     ax.fill_between(t, lo, hi, color=color, alpha=0.2, linewidth=0)
             ax.set_xscale("log")
-            ax.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
+            ticks = _eval_points(recipes, name)
+            if ticks:
+                ax.set_xticks(ticks, [_short_count(x) for x in ticks])
+                ax.xaxis.set_minor_locator(matplotlib.ticker.NullLocator())
             ax.set_xlabel("training tokens")
             ax.set_ylabel("eval bits per byte")
             ax.set_title(name, fontsize=9)
@@ -140,6 +143,21 @@ def loss_curves_svg(goodput: dict[str, Any]) -> str | None:
             axes[k // ncol][k % ncol].set_visible(False)
         fig.tight_layout()
         return _svg(fig)
+
+
+def _eval_points(recipes: dict[str, Any], name: str) -> list[float]:
+    for rec in recipes.values():
+        toks = ((rec.get("curves") or {}).get(name) or {}).get("tokens")
+        if toks:
+            return [float(x) for x in toks]
+    return []
+
+
+def _short_count(x: float) -> str:
+    for div, unit in ((1e9, "B"), (1e6, "M"), (1e3, "k")):
+        if x >= div:
+            return f"{x / div:.3g}{unit}"
+    return f"{x:g}"
 
 
 def _arr(v: Any) -> np.ndarray:

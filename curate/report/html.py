@@ -228,11 +228,12 @@ def _examples_section(d: RunData) -> str:
     if not by_reason:
         out.append("<p>No documents were removed.</p>")
         return "".join(out)
-    for reason, exs in d.examples.items():
+    for i, (reason, exs) in enumerate(d.examples.items()):
         n = by_reason.get(reason, 0)
+        is_open = " open" if i < 6 else ""  # the most frequent reasons start unfolded
         body = "".join(_example(e) for e in exs) or "<p class='meta'>(no sample found in rejected/)</p>"
         out.append(
-            f'<details id="reason-{_anchor(reason)}" data-reason="{escape(reason)}"><summary>'
+            f'<details{is_open} id="reason-{_anchor(reason)}" data-reason="{escape(reason)}"><summary>'
             f"{escape(reason)} — {n:,} documents ({len(exs)} shown)</summary>{body}</details>"
         )
     return "".join(out)

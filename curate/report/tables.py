@@ -131,12 +131,18 @@ def export_summary(export: dict[str, Any]) -> dict[str, Any]:
     """Splits, per-format file counts and bytes, token shards, tokenizer and checksum coverage."""
     files = export.get("files") or []
     formats: dict[str, dict[str, int]] = {}
+    seen: set[tuple[Any, ...]] = set()
     for f in files:
-        d = formats.setdefault(str(f.get("format", "?")), {"files": 0, "bytes": 0, "docs": 0, "tokens": 0})
+        fmt = str(f.get("format", "?"))
+        d = formats.setdefault(fmt, {"files": 0, "bytes": 0, "docs": 0, "tokens": 0})
         d["files"] += 1
         d["bytes"] += int(f.get("bytes") or 0)
-        d["docs"] += int(f.get("docs") or 0)
-        d["tokens"] += int(f.get("tokens") or 0)
+        # A Megatron shard is two files (.bin + .idx) carrying the same counts: count each shard once.
+        shard = (fmt, f.get("split"), f.get("shard", f.get("path")))
+        if shard not in seen:
+            seen.add(shard)
+            d["docs"] += int(f.get("docs") or 0)
+            d["tokens"] += int(f.get("tokens") or 0)
     tok = export.get("tokenizer") or {}
     return {
         "splits": export.get("splits") or {},
