@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import io
 import math
+import re
 from typing import Any
 
 import matplotlib
@@ -33,18 +34,20 @@ RC: Any = {
 
 def _svg(fig: Any) -> str:
     buf = io.StringIO()
-    fig.savefig(buf, format="svg", bbox_inches="tight", metadata={"Date": None})
+    fig.savefig(buf, format="svg", metadata={"Date": None})
     plt.close(fig)
     text = buf.getvalue()
-    # Drop the XML prolog and DOCTYPE: the <svg> element is embedded in HTML.
-    return text[text.index("<svg") :]
+    # Drop the XML prolog and DOCTYPE (the <svg> element is embedded in HTML) and the RDF metadata
+    # block (namespace URLs that are not needed to draw anything).
+    text = text[text.index("<svg") :]
+    return re.sub(r"<metadata>.*?</metadata>\s*", "", text, count=1, flags=re.S)
 
 
 def funnel_svg(stages: list[dict[str, Any]]) -> str:
     """Documents and bytes after each stage, as two horizontal bar charts side by side."""
     names = [s["name"] for s in stages]
     with plt.rc_context(RC):
-        fig, axes = plt.subplots(1, 2, figsize=(9, 0.45 * len(names) + 1.0), sharey=True)
+        fig, axes = plt.subplots(1, 2, figsize=(9, 0.45 * len(names) + 1.0), sharey=True, layout="constrained")
         y = np.arange(len(names))[::-1]
         for ax, key, title in ((axes[0], "docs", "documents"), (axes[1], "bytes", "text bytes")):
             din = np.array([s[f"{key}_in"] for s in stages], dtype=float)
@@ -75,7 +78,7 @@ def _bytes(n: float) -> str:
 def histogram_svg(h: Histogram) -> str:
     """Kept and rejected values of one score column, stacked, with the select thresholds as lines."""
     with plt.rc_context(RC):
-        fig, ax = plt.subplots(figsize=(4.2, 2.4))
+        fig, ax = plt.subplots(figsize=(4.2, 2.4), layout="constrained")
         widths = np.diff(h.edges)
         ax.bar(h.edges[:-1], h.kept, width=widths, align="edge", color=KEPT, label=f"kept ({h.n_kept:,})")
         if h.n_rejected:
@@ -116,7 +119,7 @@ def loss_curves_svg(goodput: dict[str, Any]) -> str | None:
     with plt.rc_context(RC):
         ncol = min(len(sets), 3)
         nrow = math.ceil(len(sets) / ncol)
-        fig, axes = plt.subplots(nrow, ncol, figsize=(4.3 * ncol, 3.0 * nrow), squeeze=False)
+        fig, axes = plt.subplots(nrow, ncol, figsize=(4.3 * ncol, 3.0 * nrow), squeeze=False, layout="constrained")
         for k, name in enumerate(sets):
             ax = axes[k // ncol][k % ncol]
             for i, r in enumerate(order):
@@ -141,7 +144,6 @@ def loss_curves_svg(goodput: dict[str, Any]) -> str | None:
             ax.legend(fontsize=8, frameon=False)
         for k in range(len(sets), nrow * ncol):
             axes[k // ncol][k % ncol].set_visible(False)
-        fig.tight_layout()
         return _svg(fig)
 
 

@@ -42,7 +42,7 @@ def write_inputs(d: Path) -> None:
     vocab = "data curation pipeline token model training corpus filter quality budget signal".split()
     normal = [f"Document {i}: " + " ".join(rng.choice(vocab, size=5 + i % 17)) + "." for i in range(N_NORMAL)]
     short = [XSS, "tiny", "two words", "a b c", "x", "four words right here"]
-    shout = ["THIS IS A VERY LOUD DOCUMENT NUMBER %d" % i for i in range(N_SHOUT)]
+    shout = [f"THIS IS A VERY LOUD DOCUMENT NUMBER {i}" for i in range(N_SHOUT)]
     dups = normal[:N_DUP]
     rows = [{"id": f"n{i}", "text": t} for i, t in enumerate(normal)]
     rows += [{"id": f"s{i}", "text": t} for i, t in enumerate(short)]
@@ -74,8 +74,12 @@ def train_tokenizer(path: Path, texts: list[str]) -> Path:
     tok = Tokenizer(models.BPE())
     tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     tok.decoder = decoders.ByteLevel()
-    trainer = trainers.BpeTrainer(vocab_size=300, special_tokens=["<|endoftext|>"],
-                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False)
+    trainer = trainers.BpeTrainer(
+        vocab_size=300,
+        special_tokens=["<|endoftext|>"],
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+        show_progress=False,
+    )
     tok.train_from_iterator(texts, trainer)
     tok.save(str(path))
     return path
@@ -94,11 +98,17 @@ def base_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     write_inputs(root / "in")
     run = root / "run"
     engine = InlineEngine(progress=False)
-    manifest = run_pipeline(parse_pipeline(pipeline_yaml(root / "in")), run, engine=engine, progress=False,
-                            phases=False)
+    manifest = run_pipeline(
+        parse_pipeline(pipeline_yaml(root / "in")), run, engine=engine, progress=False, phases=False
+    )
     tok = train_tokenizer(root / "tokenizer.json", ["Document data curation pipeline token model"] * 20)
-    ctx = RunContext(run_dir=run, config=manifest["config"], engine=engine, manifest=manifest,
-                     section={"formats": ["parquet", "megatron"], "tokenizer": str(tok), "val_fraction": 0.1})
+    ctx = RunContext(
+        run_dir=run,
+        config=manifest["config"],
+        engine=engine,
+        manifest=manifest,
+        section={"formats": ["parquet", "megatron"], "tokenizer": str(tok), "val_fraction": 0.1},
+    )
     export_phase(ctx)
     return run
 
@@ -115,3 +125,15 @@ def run_dir(base_run: Path, tmp_path: Path) -> Path:
 @pytest.fixture
 def goodput() -> dict[str, Any]:
     return json.loads((DATA / "goodput.json").read_text())
+
+
+@pytest.fixture(scope="session")
+def built_run(base_run: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A copy of the run with goodput.json and the report built once: for tests that only read it."""
+    from curate.report.build import build_report
+
+    dst = tmp_path_factory.mktemp("report_built") / "run"
+    shutil.copytree(base_run, dst)
+    shutil.copy(DATA / "goodput.json", dst / "goodput.json")
+    build_report(dst)
+    return dst
