@@ -234,7 +234,7 @@ def _examples_section(d: RunData) -> str:
         body = "".join(_example(e) for e in exs) or "<p class='meta'>(no sample found in rejected/)</p>"
         out.append(
             f'<details{is_open} id="reason-{_anchor(reason)}" data-reason="{escape(reason)}"><summary>'
-            f"{escape(reason)} — {n:,} documents ({len(exs)} shown)</summary>{body}</details>"
+            f"{escape(reason)} — {n:,} document{'s' if n != 1 else ''} ({len(exs)} shown)</summary>{body}</details>"
         )
     return "".join(out)
 
