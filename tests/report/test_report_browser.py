@@ -30,9 +30,21 @@ def browser() -> str:
 
 def run_chromium(page: Path, profile: Path, *args: str) -> tuple[str, list[str]]:
     """Load ``page``; return stdout and the console messages Chromium logged."""
-    cmd = [browser(), "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars", "--no-first-run",
-           "--disable-extensions", "--disable-background-networking", f"--user-data-dir={profile}",
-           "--enable-logging=stderr", "--v=0", *args, page.resolve().as_uri()]
+    cmd = [
+        browser(),
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--hide-scrollbars",
+        "--no-first-run",
+        "--disable-extensions",
+        "--disable-background-networking",
+        f"--user-data-dir={profile}",
+        "--enable-logging=stderr",
+        "--v=0",
+        *args,
+        page.resolve().as_uri(),
+    ]
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=180)
     assert proc.returncode == 0, proc.stderr[-2000:]
     console = [line for line in proc.stderr.splitlines() if ":CONSOLE" in line]
