@@ -47,7 +47,9 @@ def funnel_svg(stages: list[dict[str, Any]]) -> str:
     """Documents and bytes after each stage, as two horizontal bar charts side by side."""
     names = [s["name"] for s in stages]
     with plt.rc_context(RC):
-        fig, axes = plt.subplots(1, 2, figsize=(9, 0.45 * len(names) + 1.0), sharey=True, layout="constrained")
+        fig, axes = plt.subplots(
+            1, 2, figsize=(9, 0.45 * len(names) + 1.0), sharey=True, layout="constrained"
+        )
         y = np.arange(len(names))[::-1]
         for ax, key, title in ((axes[0], "docs", "documents"), (axes[1], "bytes", "text bytes")):
             din = np.array([s[f"{key}_in"] for s in stages], dtype=float)
@@ -119,7 +121,9 @@ def loss_curves_svg(goodput: dict[str, Any]) -> str | None:
     with plt.rc_context(RC):
         ncol = min(len(sets), 3)
         nrow = math.ceil(len(sets) / ncol)
-        fig, axes = plt.subplots(nrow, ncol, figsize=(4.3 * ncol, 3.0 * nrow), squeeze=False, layout="constrained")
+        fig, axes = plt.subplots(
+            nrow, ncol, figsize=(4.3 * ncol, 3.0 * nrow), squeeze=False, layout="constrained"
+        )
         for k, name in enumerate(sets):
             ax = axes[k // ncol][k % ncol]
             for i, r in enumerate(order):

@@ -150,8 +150,51 @@ def _finite(col: pa.ChunkedArray) -> np.ndarray:
     return a[np.isfinite(a)]
 
 
-def _columns_of(f: Path) -> set[str]:
-    return set(pq.read_schema(f).names)
+def _stat_ranges(pf: pq.ParquetFile, cols: list[str]) -> tuple[dict[str, tuple[float, float]], list[str]]:
+    """Min/max of ``cols`` from the file's row-group statistics; the columns without usable stats."""
+    meta = pf.metadata
+    ranges: dict[str, tuple[float, float]] = {}
+    missing: list[str] = []
+    if meta.num_row_groups == 0:
+        return ranges, missing
+    index = {meta.row_group(0).column(j).path_in_schema: j for j in range(meta.num_columns)}
+    for col in cols:
+        if col not in index:
+            missing.append(col)
+            continue
+        lo, hi, known = math.inf, -math.inf, True
+        for g in range(meta.num_row_groups):
+            rg = meta.row_group(g)
+            st = rg.column(index[col]).statistics
+            if st is not None and st.has_null_count and st.null_count == rg.num_rows:
+                continue  # all null: nothing to range over
+            if st is None or not st.has_min_max:
+                known = False
+                break
+            lo, hi = min(lo, float(st.min)), max(hi, float(st.max))
+        if not known:
+            missing.append(col)
+        elif lo <= hi:
+            ranges[col] = (lo, hi)
+    return ranges, missing
+    index = {meta.row_group(0).column(j).path_in_schema: j for j in range(meta.num_columns)}
+    for col in cols:
+        lo, hi, ok = math.inf, -math.inf, col in index
+        for g in range(meta.num_row_groups if ok else 0):
+            st = meta.row_group(g).column(index[col]).statistics
+            if st is None or not st.has_min_max:
+                if meta.row_group(g).num_rows > (
+                    st.null_count if st is not None and st.has_null_count else 0
+                ):
+                    ok = False
+                    break
+                continue
+            lo, hi = min(lo, float(st.min)), max(hi, float(st.max))
+        if ok and math.isfinite(lo) and math.isfinite(hi):
+            ranges[col] = (lo, hi)
+        elif not ok or math.isinf(lo) != math.isinf(hi):
+            missing.append(col)
+    return ranges, missing
 
 
 def histograms(
@@ -164,52 +207,63 @@ def histograms(
 ) -> list[Histogram]:
     """One histogram per column; bins span kept and rejected values and every threshold of the column.
 
-    Two streaming passes over the numeric columns only: the range, then the counts.
+    The range comes from the Parquet row-group statistics (read from the values only where a file has
+    none); the counts from one read per file of just its score columns.
     """
-    have = {f: _columns_of(f) for f in kept + rejected}
-    out = []
-    for col in cols:
-        lo, hi, n_total, n_missing = math.inf, -math.inf, 0, 0
-        for f in kept + rejected:
-            if col not in have[f]:
+    lo = dict.fromkeys(cols, math.inf)
+    hi = dict.fromkeys(cols, -math.inf)
+    present: dict[Path, list[str]] = {}
+    for f in kept + rejected:
+        pf = pq.ParquetFile(f)
+        names = set(pf.schema_arrow.names)
+        present[f] = [c for c in cols if c in names]
+        ranges, unknown = _stat_ranges(pf, present[f])
+        if unknown:
+            t = pf.read(columns=unknown)
+            for c in unknown:
+                v = _finite(t.column(c))
+                if len(v):
+                    ranges[c] = (float(v.min()), float(v.max()))
+        for c, (a, b) in ranges.items():
+            lo[c], hi[c] = min(lo[c], a), max(hi[c], b)
+    edges: dict[str, np.ndarray] = {}
+    for c in cols:
+        for th in marks.get(c, []):
+            lo[c], hi[c] = min(lo[c], th.value), max(hi[c], th.value)
+        if math.isfinite(lo[c]) and math.isfinite(hi[c]):
+            a, b = (lo[c] - 0.5, hi[c] + 0.5) if hi[c] == lo[c] else (lo[c], hi[c])
+            edges[c] = np.linspace(a, b, bins + 1)
+    counts = {(c, g): np.zeros(bins, np.int64) for c in edges for g in ("kept", "rejected")}
+    sums = dict.fromkeys(counts, 0.0)
+    ns = dict.fromkeys(counts, 0)
+    missing = dict.fromkeys(cols, 0)
+    for group, files in (("kept", kept), ("rejected", rejected)):
+        for f in files:
+            want = [c for c in present[f] if c in edges]
+            if not want:
                 continue
-            c = pq.read_table(f, columns=[col]).column(0)
-            v = _finite(c)
-            n_total += len(c)
-            n_missing += len(c) - len(v)
-            if len(v):
-                lo, hi = min(lo, float(v.min())), max(hi, float(v.max()))
-        for th in marks.get(col, []):
-            lo, hi = min(lo, th.value), max(hi, th.value)
-        if not math.isfinite(lo):
-            continue
-        if hi == lo:
-            lo, hi = lo - 0.5, hi + 0.5
-        edges = np.linspace(lo, hi, bins + 1)
-        counts = {"kept": np.zeros(bins, np.int64), "rejected": np.zeros(bins, np.int64)}
-        sums, n = {"kept": 0.0, "rejected": 0.0}, {"kept": 0, "rejected": 0}
-        for group, files in (("kept", kept), ("rejected", rejected)):
-            for f in files:
-                if col not in have[f]:
-                    continue
-                v = _finite(pq.read_table(f, columns=[col]).column(0))
-                counts[group] += np.histogram(v, bins=edges)[0]
-                sums[group] += float(v.sum())
-                n[group] += len(v)
-        out.append(
-            Histogram(
-                column=col,
-                edges=edges,
-                kept=counts["kept"],
-                rejected=counts["rejected"],
-                n_kept=n["kept"],
-                n_rejected=n["rejected"],
-                n_missing=n_missing,
-                mean_kept=sums["kept"] / n["kept"] if n["kept"] else None,
-                thresholds=marks.get(col, []),
-            )
+            t = pq.read_table(f, columns=want)
+            for c in want:
+                v = _finite(t.column(c))
+                missing[c] += t.num_rows - len(v)
+                counts[(c, group)] += np.histogram(v, bins=edges[c])[0]
+                sums[(c, group)] += float(v.sum())
+                ns[(c, group)] += len(v)
+    return [
+        Histogram(
+            column=c,
+            edges=edges[c],
+            kept=counts[(c, "kept")],
+            rejected=counts[(c, "rejected")],
+            n_kept=ns[(c, "kept")],
+            n_rejected=ns[(c, "rejected")],
+            n_missing=missing[c],
+            mean_kept=sums[(c, "kept")] / ns[(c, "kept")] if ns[(c, "kept")] else None,
+            thresholds=marks.get(c, []),
         )
-    return out
+        for c in cols
+        if c in edges
+    ]
 
 
 def sample_examples(
@@ -242,11 +296,9 @@ def sample_examples(
             )
             if c in names
         ]
-        start = 0
         for g in range(pf.num_row_groups):
             if not any(need.values()):
                 break
-            n_rows = pf.metadata.row_group(g).num_rows
             reasons_g = pf.read_row_group(g, columns=[schema.REASON]).column(0).to_pylist()
             rows: list[int] = []
             for i, r in enumerate(reasons_g):
@@ -269,7 +321,6 @@ def sample_examples(
                             duplicate_of=row.get(schema.DUPLICATE_OF),
                         )
                     )
-            start += n_rows
     return out
 
 

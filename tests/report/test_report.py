@@ -214,3 +214,22 @@ def test_examples_read_only_the_row_groups_they_need(tmp_path: Path, monkeypatch
     assert [e.id for e in ex["a"]] == ["r0", "r1", "r2"]
     assert [e.id for e in ex["b"]] == ["r3700", "r3701"]
     assert text_reads == [0, 37]
+
+
+def test_histograms_use_stats_or_values_and_count_missing(tmp_path: Path) -> None:
+    a = pa.table({"s.x": pa.array([1.0, 2.0, None, float("nan")]), "s.n": pa.array([10, 20, 30, 40])})
+    b = pa.table({"s.x": pa.array([9.0, None]), "s.n": pa.array([None, None], pa.int64())})
+    pq.write_table(a, tmp_path / "a.parquet")
+    pq.write_table(b, tmp_path / "b.parquet", write_statistics=False)  # range must come from the values
+    marks = {"s.n": [report_data.Threshold("s.n", "max", 50.0, "select")]}
+    hs = {
+        h.column: h
+        for h in report_data.histograms(
+            [tmp_path / "a.parquet"], [tmp_path / "b.parquet"], ["s.x", "s.n"], marks, bins=4
+        )
+    }
+    x, n = hs["s.x"], hs["s.n"]
+    assert (x.edges[0], x.edges[-1], x.n_kept, x.n_rejected, x.n_missing) == (1.0, 9.0, 2, 1, 3)
+    assert x.kept.tolist() == [2, 0, 0, 0] and x.rejected.tolist() == [0, 0, 0, 1] and x.mean_kept == 1.5
+    # The threshold (50) widens the range beyond the data (10..40).
+    assert (n.edges[0], n.edges[-1], n.kept.tolist(), n.n_missing) == (10.0, 50.0, [1, 1, 1, 1], 2)
