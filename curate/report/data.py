@@ -271,8 +271,9 @@ def sample_examples(
 ) -> dict[str, list[Example]]:
     """Up to ``per_reason`` rejected documents for each reason, the first ones in file order.
 
-    Reads only the ``reason`` column of each file, then only the row groups holding a needed row, and
-    stops once every reason is served: a large run costs a few row groups, not all rejected texts.
+    Reads only the ``reason`` column of each file, then only the row groups holding a needed row, in
+    small batches up to the last needed row, and stops once every reason is served: a large run costs
+    a few batches, not all rejected texts.
     """
     need = {r: per_reason for r in reasons}
     out: dict[str, list[Example]] = {r: [] for r in reasons}
@@ -299,14 +300,18 @@ def sample_examples(
         for g in range(pf.num_row_groups):
             if not any(need.values()):
                 break
-            reasons_g = pf.read_row_group(g, columns=[schema.REASON]).column(0).to_pylist()
-            rows: list[int] = []
-            for i, r in enumerate(reasons_g):
-                if need.get(r, 0) > 0:
-                    rows.append(i)
-                    need[r] -= 1
-            if rows:
-                t = pf.read_row_group(g, columns=want_cols).take(pa.array(rows))
+            col = pf.read_row_group(g, columns=[schema.REASON]).column(0)
+            picks: list[np.ndarray] = []
+            for r, k in need.items():
+                if k > 0:
+                    hit = np.flatnonzero(
+                        pc.fill_null(pc.equal(col, r), False).to_numpy(zero_copy_only=False)
+                    )[:k]
+                    need[r] -= len(hit)
+                    picks.append(hit)
+            rows = np.sort(np.concatenate(picks)) if picks else np.array([], np.int64)
+            if len(rows):
+                t = _read_rows(pf, g, want_cols, rows)
                 for row in t.to_pylist():
                     text = row.get(schema.TEXT) or ""
                     out[row[schema.REASON]].append(
@@ -322,6 +327,20 @@ def sample_examples(
                         )
                     )
     return out
+
+
+def _read_rows(pf: pq.ParquetFile, group: int, columns: list[str], rows: np.ndarray) -> pa.Table:
+    """Rows ``rows`` (sorted) of one row group, streamed in small batches up to the last one needed, so a
+    huge row group of long texts is never held in memory whole."""
+    parts, offset, last = [], 0, int(rows[-1])
+    for batch in pf.iter_batches(batch_size=1024, row_groups=[group], columns=columns):
+        sel = rows[(rows >= offset) & (rows < offset + batch.num_rows)] - offset
+        if len(sel):
+            parts.append(pa.Table.from_batches([batch]).take(pa.array(sel)))
+        offset += batch.num_rows
+        if offset > last:
+            break
+    return pa.concat_tables(parts)
 
 
 def _short(v: Any, n: int = 200) -> str | None:

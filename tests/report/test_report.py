@@ -202,14 +202,15 @@ def test_examples_read_only_the_row_groups_they_need(tmp_path: Path, monkeypatch
     f = tmp_path / "part-00000.parquet"
     pq.write_table(t, f, row_group_size=100)
     text_reads: list[int] = []
-    orig = pq.ParquetFile.read_row_group
+    orig = pq.ParquetFile.iter_batches
 
-    def spy(self: pq.ParquetFile, i: int, columns: list[str] | None = None, **kw: Any) -> pa.Table:
-        if columns and "text" in columns:
-            text_reads.append(i)
-        return orig(self, i, columns=columns, **kw)
+    def spy(self: pq.ParquetFile, *args: Any, **kw: Any) -> Any:
+        for batch in orig(self, *args, **kw):
+            if "text" in batch.schema.names:
+                text_reads.append(kw["row_groups"][0])
+            yield batch
 
-    monkeypatch.setattr(pq.ParquetFile, "read_row_group", spy)
+    monkeypatch.setattr(pq.ParquetFile, "iter_batches", spy)
     ex = report_data.sample_examples([f], ["a", "b"], per_reason=3)
     assert [e.id for e in ex["a"]] == ["r0", "r1", "r2"]
     assert [e.id for e in ex["b"]] == ["r3700", "r3701"]
@@ -233,3 +234,26 @@ def test_histograms_use_stats_or_values_and_count_missing(tmp_path: Path) -> Non
     assert x.kept.tolist() == [2, 0, 0, 0] and x.rejected.tolist() == [0, 0, 0, 1] and x.mean_kept == 1.5
     # The threshold (50) widens the range beyond the data (10..40).
     assert (n.edges[0], n.edges[-1], n.kept.tolist(), n.n_missing) == (10.0, 50.0, [1, 1, 1, 1], 2)
+
+
+def test_examples_stream_a_large_row_group_only_up_to_the_last_needed_row(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    reasons = ["a"] * 5000
+    reasons[1500] = "b"
+    t = pa.table({"id": [f"r{i}" for i in range(5000)], "text": ["y" * 2000] * 5000, "reason": reasons})
+    f = tmp_path / "part-00000.parquet"
+    pq.write_table(t, f)  # one row group
+    rows_read: list[int] = []
+    orig = pq.ParquetFile.iter_batches
+
+    def spy(self: pq.ParquetFile, *args: Any, **kw: Any) -> Any:
+        for batch in orig(self, *args, **kw):
+            rows_read.append(batch.num_rows)
+            yield batch
+
+    monkeypatch.setattr(pq.ParquetFile, "iter_batches", spy)
+    ex = report_data.sample_examples([f], ["a", "b"], per_reason=2, max_chars=10)
+    assert [e.id for e in ex["a"]] == ["r0", "r1"] and [e.id for e in ex["b"]] == ["r1500"]
+    assert ex["b"][0].text == "y" * 10 and ex["b"][0].truncated
+    assert rows_read == [1024, 1024]  # rows 0..2047 of 5000
