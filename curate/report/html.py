@@ -116,7 +116,7 @@ def _goodput_section(d: RunData) -> str:
         )
     if g.get("decision_agreement") is not None:
         out.append(
-            f"<p>Decision agreement between T/4 and T: <b>{pct(g['decision_agreement'])}</b> of recipe pairs "
+            f"<p>Decision agreement between T/4 and T: <b>{_metric(Cell('decision_agreement', g['decision_agreement'], pct(g['decision_agreement'])))}</b> of recipe pairs "
             "ordered the same.</p>"
         )
     svg = charts.loss_curves_svg(g)

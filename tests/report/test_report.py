@@ -89,6 +89,7 @@ def test_every_goodput_number_equals_goodput_json(built_run: Path, goodput: dict
     html_path, md_path = built_run / "report.html", built_run / "report.md"
     found = parse(html_path.read_text()).metrics
     assert check_metrics(found, goodput) == 3 * 16
+    assert found["decision_agreement"] == (repr(goodput["decision_agreement"]), "100.0%")
     md = md_path.read_text()
     # The Markdown shows the same rounded numbers.
     for recipe in goodput["recipes"]:
