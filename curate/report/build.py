@@ -1,0 +1,47 @@
+"""Build ``report.html`` and ``report.md`` for a finished run directory."""
+
+from __future__ import annotations
+
+import logging
+import os
+from pathlib import Path
+
+from curate.report.data import load_run
+from curate.report.html import render_html
+from curate.report.markdown import render_markdown
+from curate.report.verdict import verdict
+
+log = logging.getLogger(__name__)
+
+HTML = "report.html"
+MD = "report.md"
+
+
+def _write(path: Path, text: str) -> None:
+    tmp = path.with_name(path.name + f".tmp{os.getpid()}")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def build_report(run_dir: str | Path, *, examples_per_reason: int = 3, bins: int = 40) -> tuple[Path, Path]:
+    """Write ``RUN_DIR/report.html`` (self-contained) and ``RUN_DIR/report.md``; return their paths.
+
+    Reads ``manifest.json`` (required), ``kept/`` and ``rejected/`` parts, ``goodput.json`` and
+    ``export/manifest.json`` (both optional: the report says when they are absent).
+    """
+    paths, _ = build_report_with_headline(run_dir, examples_per_reason=examples_per_reason, bins=bins)
+    return paths
+
+
+def build_report_with_headline(
+    run_dir: str | Path, *, examples_per_reason: int = 3, bins: int = 40
+) -> tuple[tuple[Path, Path], str]:
+    """:func:`build_report`, also returning the verdict line."""
+    run_dir = Path(run_dir)
+    data = load_run(run_dir, per_reason=examples_per_reason, bins=bins)
+    headline = verdict(data.manifest, data.goodput)
+    html_path, md_path = run_dir / HTML, run_dir / MD
+    _write(html_path, render_html(data, headline))
+    _write(md_path, render_markdown(data, headline))
+    log.info("report: %s", html_path)
+    return (html_path, md_path), headline

@@ -1,0 +1,170 @@
+"""The report's figures, drawn with matplotlib (Agg) and inlined as SVG text.
+
+SVG keeps the report one self-contained file with crisp, searchable text. Output is deterministic
+(fixed hash salt, no date metadata) so a rebuilt report of the same run is byte-identical.
+"""
+
+from __future__ import annotations
+
+import io
+import math
+import re
+from typing import Any
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import matplotlib.pyplot as plt  # noqa: E402
+import matplotlib.ticker  # noqa: E402
+import numpy as np  # noqa: E402
+
+from curate.report.data import Histogram  # noqa: E402
+
+KEPT, REJECTED, THRESH = "#3b6ea8", "#d9822b", "#c0392b"
+RC: Any = {
+    "svg.fonttype": "none",
+    "svg.hashsalt": "curate-report",
+    "font.size": 9,
+    "axes.spines.top": False,
+    "axes.spines.right": False,
+    "font.family": "sans-serif",
+}
+
+
+def _svg(fig: Any) -> str:
+    buf = io.StringIO()
+    fig.savefig(buf, format="svg", metadata={"Date": None})
+    plt.close(fig)
+    text = buf.getvalue()
+    # Drop the XML prolog and DOCTYPE (the <svg> element is embedded in HTML) and the RDF metadata
+    # block (namespace URLs that are not needed to draw anything).
+    text = text[text.index("<svg") :]
+    return re.sub(r"<metadata>.*?</metadata>\s*", "", text, count=1, flags=re.S)
+
+
+def funnel_svg(stages: list[dict[str, Any]]) -> str:
+    """Documents and bytes after each stage, as two horizontal bar charts side by side."""
+    names = [s["name"] for s in stages]
+    with plt.rc_context(RC):
+        fig, axes = plt.subplots(
+            1, 2, figsize=(9, 0.45 * len(names) + 1.0), sharey=True, layout="constrained"
+        )
+        y = np.arange(len(names))[::-1]
+        for ax, key, title in ((axes[0], "docs", "documents"), (axes[1], "bytes", "text bytes")):
+            din = np.array([s[f"{key}_in"] for s in stages], dtype=float)
+            dout = np.array([s[f"{key}_out"] for s in stages], dtype=float)
+            ax.barh(y, din, color="#dfe6ee", label="in")
+            ax.barh(y, dout, color=KEPT, label="out")
+            ax.set_title(f"{title} in → out per stage", fontsize=9)
+            ax.set_yticks(y, names)
+            top = max(din.max(initial=0), 1.0)
+            for yi, v in zip(y, dout, strict=True):
+                ax.text(
+                    v + top * 0.01, yi, f"{v:,.0f}" if key == "docs" else _bytes(v), va="center", fontsize=8
+                )
+            ax.set_xlim(0, top * 1.25)
+            ax.xaxis.set_visible(False)
+        axes[1].legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=8, frameon=False)
+        return _svg(fig)
+
+
+def _bytes(n: float) -> str:
+    for unit in ("B", "KB", "MB", "GB", "TB"):
+        if abs(n) < 1000:
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1000
+    return f"{n:.1f} PB"
+
+
+def histogram_svg(h: Histogram) -> str:
+    """Kept and rejected values of one score column, stacked, with the select thresholds as lines."""
+    with plt.rc_context(RC):
+        fig, ax = plt.subplots(figsize=(4.2, 2.4), layout="constrained")
+        widths = np.diff(h.edges)
+        ax.bar(h.edges[:-1], h.kept, width=widths, align="edge", color=KEPT, label=f"kept ({h.n_kept:,})")
+        if h.n_rejected:
+            ax.bar(
+                h.edges[:-1],
+                h.rejected,
+                width=widths,
+                align="edge",
+                bottom=h.kept,
+                color=REJECTED,
+                label=f"rejected ({h.n_rejected:,})",
+            )
+        for th in h.thresholds:
+            ax.axvline(th.value, color=THRESH, linestyle="--", linewidth=1.2)
+            ax.annotate(
+                f"{th.kind} {th.value:g}",
+                xy=(th.value, 1),
+                xycoords=("data", "axes fraction"),
+                xytext=(3, -10),
+                textcoords="offset points",
+                color=THRESH,
+                fontsize=8,
+            )
+        ax.set_title(h.column, fontsize=9)
+        ax.set_ylabel("documents")
+        ax.legend(fontsize=7, frameon=False, loc="upper right")
+        return _svg(fig)
+
+
+def loss_curves_svg(goodput: dict[str, Any]) -> str | None:
+    """Eval bpb against training tokens per recipe, one panel per eval set, with the CI band over seeds."""
+    recipes = goodput.get("recipes") or {}
+    sets = sorted({s for rec in recipes.values() for s in (rec.get("curves") or {})})
+    if not sets:
+        return None
+    colors = [f"C{i}" for i in range(10)]  # the default colour cycle
+    order = sorted(recipes, key=lambda r: (r != goodput.get("baseline"), r))
+    with plt.rc_context(RC):
+        ncol = min(len(sets), 3)
+        nrow = math.ceil(len(sets) / ncol)
+        fig, axes = plt.subplots(
+            nrow, ncol, figsize=(4.3 * ncol, 3.0 * nrow), squeeze=False, layout="constrained"
+        )
+        for k, name in enumerate(sets):
+            ax = axes[k // ncol][k % ncol]
+            for i, r in enumerate(order):
+                c = (recipes[r].get("curves") or {}).get(name)
+                if not c or not c.get("tokens"):
+                    continue
+                t = np.asarray(c["tokens"], dtype=float)
+                color = colors[i % len(colors)]
+                ax.plot(t, _arr(c.get("bpb_mean")), marker="o", markersize=3, color=color, label=r)
+                lo, hi = _arr(c.get("bpb_ci_low")), _arr(c.get("bpb_ci_high"))
+                if len(lo) == len(t) and len(hi) == len(t):
+                    ax.fill_between(t, lo, hi, color=color, alpha=0.2, linewidth=0)
+            ax.set_xscale("log")
+            ticks = _eval_points(recipes, name)
+            if ticks:
+                ax.set_xticks(ticks, [_short_count(x) for x in ticks])
+                ax.xaxis.set_minor_locator(matplotlib.ticker.NullLocator())
+            ax.set_xlabel("training tokens")
+            ax.set_ylabel("eval bits per byte")
+            ax.set_title(name, fontsize=9)
+            ax.grid(alpha=0.3)
+            ax.legend(fontsize=8, frameon=False)
+        for k in range(len(sets), nrow * ncol):
+            axes[k // ncol][k % ncol].set_visible(False)
+        return _svg(fig)
+
+
+def _eval_points(recipes: dict[str, Any], name: str) -> list[float]:
+    for rec in recipes.values():
+        toks = ((rec.get("curves") or {}).get(name) or {}).get("tokens")
+        if toks:
+            return [float(x) for x in toks]
+    return []
+
+
+def _short_count(x: float) -> str:
+    for div, unit in ((1e9, "B"), (1e6, "M"), (1e3, "k")):
+        if x >= div:
+            return f"{x / div:.3g}{unit}"
+    return f"{x:g}"
+
+
+def _arr(v: Any) -> np.ndarray:
+    return np.asarray([np.nan if x is None else x for x in (v or [])], dtype=float)

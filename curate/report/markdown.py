@@ -1,0 +1,169 @@
+"""``report.md``: the same numbers as ``report.html``, as GitHub-flavoured Markdown for terminals and PRs."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from curate.report.data import RunData
+from curate.report.tables import GOODPUT_COLUMNS, export_summary, extrapolated, funnel_rows, goodput_rows
+from curate.report.verdict import count, nbytes, num, pct
+
+
+def _cell(text: str) -> str:
+    # Markdown table cells: no pipes or newlines from the data.
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def _table(header: list[str], rows: list[list[str]], left: tuple[int, ...] = (0,)) -> list[str]:
+    align = [":--" if i in left else "--:" for i in range(len(header))]
+    out = ["| " + " | ".join(_cell(h) for h in header) + " |", "| " + " | ".join(align) + " |"]
+    out += ["| " + " | ".join(_cell(c) for c in r) + " |" for r in rows]
+    return out
+
+
+def _goodput(g: dict[str, Any] | None, error: str | None) -> list[str]:
+    out = ["## Data goodput", ""]
+    if g is None:
+        out.append(
+            error
+            or "No goodput.json: this run had no `proxy:` section, so the value of the curation for "
+            "training is not measured here."
+        )
+        return out + [""]
+    facts = [f"baseline **{g.get('baseline')}**"]
+    if g.get("budget") is not None:
+        facts.append(f"budget T = {count(g['budget'])} tokens")
+    if g.get("seeds") is not None:
+        facts.append(f"seeds {g['seeds']}")
+    bs = g.get("bootstrap") or {}
+    if bs:
+        facts.append(
+            f"{round(100 * bs.get('level', 0.95))}% bootstrap CIs ({bs.get('n_boot', '?')} resamples)"
+        )
+    out += ["; ".join(facts), ""]
+    rows = []
+    for r, cols in goodput_rows(g):
+        cells = [r]
+        for (header, _), cs in zip(GOODPUT_COLUMNS, cols, strict=True):
+            if header == "tokens in → kept":
+                text = f"{cs[0].text} → {cs[1].text}"
+            elif len(cs) == 3:
+                text = f"{cs[0].text} ({cs[1].text}–{cs[2].text})"
+            else:
+                text = cs[0].text
+            if header == "multiplier" and extrapolated(g, r):
+                text += " *"
+            cells.append(text)
+        rows.append(cells)
+    out += _table(["recipe"] + [h for h, _ in GOODPUT_COLUMNS], rows)
+    out += [
+        "",
+        "Values with 95% CIs in parentheses; * = multiplier extrapolated beyond the baseline's curve.",
+    ]
+    rk = g.get("ranking") or {}
+    if rk.get("tiers"):
+        out.append(
+            "Ranking (called only where CIs separate): "
+            + " > ".join(" = ".join(t) for t in rk["tiers"])
+            + "."
+        )
+    if g.get("decision_agreement") is not None:
+        out.append(f"Decision agreement T/4 vs T: {pct(g['decision_agreement'])}.")
+    return out + [""]
+
+
+def _funnel(m: dict[str, Any]) -> list[str]:
+    rows = funnel_rows(m)
+    a = m.get("accounting") or {}
+    out = ["## Funnel", ""]
+    if a:
+        out += [
+            f"input {count(a.get('input'))} = kept {count(a.get('kept'))} + rejected {count(a.get('rejected'))} + "
+            f"quarantined {count(a.get('quarantined'))} ({'balanced' if a.get('balanced') else 'NOT BALANCED'})",
+            "",
+        ]
+    out += _table(
+        ["stage", "docs in", "docs out", "removed", "bytes out", "CPU s", "removals by reason"],
+        [
+            [
+                r["name"],
+                f"{r['docs_in']:,}",
+                f"{r['docs_out']:,}",
+                f"{r['removed']:,}",
+                nbytes(r["bytes_out"]),
+                f"{r['cpu_s']:.1f}",
+                ", ".join(f"{k} {v:,}" for k, v in r["reasons"]),
+            ]
+            for r in rows
+        ],
+        left=(0, 6),
+    )
+    out += [
+        "",
+        f"Curation cost: {sum(r['cpu_s'] for r in rows):,.1f} CPU-seconds; run wall time {num(m.get('wall_s'))} s.",
+        "",
+    ]
+    return out
+
+
+def _scores(d: RunData) -> list[str]:
+    out = ["## Score distributions", ""]
+    if not d.histograms:
+        return out + ["No numeric score columns in this run.", ""]
+    rows = [
+        [
+            h.column,
+            f"{h.n_kept:,}",
+            num(h.mean_kept),
+            f"{h.n_rejected:,}",
+            ", ".join(f"{t.kind} {t.value:g}" for t in h.thresholds) or "—",
+        ]
+        for h in d.histograms
+    ]
+    return out + _table(["column", "kept", "mean (kept)", "rejected", "thresholds"], rows, left=(0, 4)) + [""]
+
+
+def _export(d: RunData) -> list[str]:
+    out = ["## Export", ""]
+    if d.export is None:
+        return out + ["No export in this run.", ""]
+    s = export_summary(d.export)
+    out += _table(
+        ["split", "documents", "tokens"],
+        [[k, count(v.get("docs")), count(v.get("tokens"))] for k, v in s["splits"].items()],
+    )
+    out += [""] + _table(
+        ["format", "files", "bytes", "tokens"],
+        [
+            [k, f"{v['files']:,}", nbytes(v["bytes"]), count(v["tokens"]) if v["tokens"] else "—"]
+            for k, v in sorted(s["formats"].items())
+        ],
+    )
+    out += ["", f"sha256 recorded for {s['n_checksummed']:,} of {s['n_files']:,} files.", ""]
+    return out
+
+
+def render_markdown(d: RunData, headline: str) -> str:
+    m = d.manifest
+    lines = [
+        f"# curate report: {m.get('name', d.run_dir.name)}",
+        "",
+        f"> {headline}",
+        "",
+        f"created {m.get('created', '?')} · pipeline `{m.get('pipeline', '?')}` · fingerprint {m.get('fingerprint', '?')}",
+        "",
+    ]
+    lines += _goodput(d.goodput, d.goodput_error) + _funnel(m) + _scores(d) + _export(d)
+    by_reason = m.get("removed_by_reason") or {}
+    if by_reason:
+        lines += ["## Removals by reason", ""]
+        n_in = (m.get("accounting") or {}).get("input") or 0
+        lines += _table(
+            ["reason", "documents", "of input"],
+            [
+                [k, f"{v:,}", pct(v / n_in) if n_in else "—"]
+                for k, v in sorted(by_reason.items(), key=lambda kv: (-kv[1], kv[0]))
+            ],
+        ) + [""]
+        lines.append("Example documents per reason: see report.html, or `curate inspect RUN_DIR --reason R`.")
+    return "\n".join(lines).rstrip() + "\n"

@@ -1,0 +1,156 @@
+"""The report's tables as plain rows of (key, value, text), shared by the HTML and Markdown renderers.
+
+Every goodput cell carries a stable metric key ``<recipe>.<metric>`` (``curated.multiplier``,
+``curated.goodput.ci_low``, ...) and the exact value from ``goodput.json``, so the HTML can expose
+``data-metric``/``data-value`` and a test can compare what is shown with the file.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from curate.report.verdict import count, num, pct, ratio
+
+
+@dataclass
+class Cell:
+    """One shown number: its metric key, the exact value and the text shown."""
+
+    key: str
+    value: Any
+    text: str
+
+
+def _get(rec: dict[str, Any], path: str) -> Any:
+    cur: Any = rec
+    for part in path.split("."):
+        if isinstance(cur, list):
+            cur = cur[int(part)] if part.isdigit() and int(part) < len(cur) else None
+        elif isinstance(cur, dict):
+            cur = cur.get(part)
+        else:
+            return None
+    return cur
+
+
+def _bpb(x: Any) -> str:
+    return "—" if x is None else f"{x:.4f}"
+
+
+# (column header, [(metric suffix, path in the recipe record, formatter)]): value first, then CI bounds.
+GOODPUT_COLUMNS: list[tuple[str, list[tuple[str, str, Callable[[Any], str]]]]] = [
+    (
+        "multiplier",
+        [
+            ("multiplier", "multiplier.value", ratio),
+            ("multiplier.ci_low", "multiplier.ci_low", ratio),
+            ("multiplier.ci_high", "multiplier.ci_high", ratio),
+        ],
+    ),
+    ("yield", [("yield", "yield", pct)]),
+    (
+        "data goodput",
+        [
+            ("goodput", "goodput.value", ratio),
+            ("goodput.ci_low", "goodput.ci.0", ratio),
+            ("goodput.ci_high", "goodput.ci.1", ratio),
+        ],
+    ),
+    ("effective tokens", [("effective_tokens", "effective_tokens", count)]),
+    ("tokens in → kept", [("tokens_in", "tokens_in", count), ("tokens_kept", "tokens_kept", count)]),
+    (
+        "eval bpb at T",
+        [
+            ("bpb_at_T", "bpb_at_T.value", _bpb),
+            ("bpb_at_T.ci_low", "bpb_at_T.ci_low", _bpb),
+            ("bpb_at_T.ci_high", "bpb_at_T.ci_high", _bpb),
+        ],
+    ),
+    ("learning signal / token", [("learning_signal_per_token", "learning_signal_per_token", num)]),
+    ("proxy device-s", [("costs.proxy_device_s", "costs.proxy_device_s", num)]),
+    (
+        "effective tokens / device-h",
+        [("costs.effective_tokens_per_device_hour", "costs.effective_tokens_per_device_hour", count)],
+    ),
+]
+
+
+def recipe_order(goodput: dict[str, Any]) -> list[str]:
+    """Baseline first, then the others by name."""
+    base = goodput.get("baseline")
+    return sorted(goodput.get("recipes") or {}, key=lambda r: (r != base, r))
+
+
+def goodput_rows(goodput: dict[str, Any]) -> list[tuple[str, list[list[Cell]]]]:
+    """Per recipe, per column, the cells (value first, then CI bounds when the column has them)."""
+    rows = []
+    for r in recipe_order(goodput):
+        rec = goodput["recipes"][r]
+        cols = []
+        for _, metrics in GOODPUT_COLUMNS:
+            cols.append(
+                [
+                    Cell(f"{r}.{suffix}", _get(rec, path), fmt(_get(rec, path)))
+                    for suffix, path, fmt in metrics
+                ]
+            )
+        rows.append((r, cols))
+    return rows
+
+
+def extrapolated(goodput: dict[str, Any], recipe: str) -> bool:
+    return bool(_get(goodput["recipes"][recipe], "multiplier.extrapolated"))
+
+
+def funnel_rows(manifest: dict[str, Any]) -> list[dict[str, Any]]:
+    """The manifest's per-stage accounting, with the removed count and removal reasons sorted by count."""
+    out = []
+    for s in manifest.get("stages") or []:
+        removed = s.get("removed") or {}
+        out.append(
+            {
+                "name": s.get("name", "?"),
+                "docs_in": int(s.get("docs_in", 0)),
+                "docs_out": int(s.get("docs_out", 0)),
+                "bytes_in": int(s.get("bytes_in", 0)),
+                "bytes_out": int(s.get("bytes_out", 0)),
+                "tokens_in": s.get("tokens_in"),
+                "tokens_out": s.get("tokens_out"),
+                "removed": sum(removed.values()),
+                "reasons": sorted(removed.items(), key=lambda kv: (-kv[1], kv[0])),
+                "wall_s": float(s.get("wall_s", 0.0)),
+                "cpu_s": float(s.get("cpu_s", 0.0)),
+            }
+        )
+    return out
+
+
+def export_summary(export: dict[str, Any]) -> dict[str, Any]:
+    """Splits, per-format file counts and bytes, token shards, tokenizer and checksum coverage."""
+    files = export.get("files") or []
+    formats: dict[str, dict[str, int]] = {}
+    seen: set[tuple[Any, ...]] = set()
+    for f in files:
+        fmt = str(f.get("format", "?"))
+        d = formats.setdefault(fmt, {"files": 0, "bytes": 0, "docs": 0, "tokens": 0})
+        d["files"] += 1
+        d["bytes"] += int(f.get("bytes") or 0)
+        # A Megatron shard is two files (.bin + .idx) carrying the same counts: count each shard once.
+        shard = (fmt, f.get("split"), f.get("shard", f.get("path")))
+        if shard not in seen:
+            seen.add(shard)
+            d["docs"] += int(f.get("docs") or 0)
+            d["tokens"] += int(f.get("tokens") or 0)
+    tok = export.get("tokenizer") or {}
+    return {
+        "splits": export.get("splits") or {},
+        "formats": formats,
+        "shards": [f for f in files if f.get("format") in ("megatron", "memmap", "parquet")],
+        "n_files": len(files),
+        "n_checksummed": sum(1 for f in files if f.get("sha256")),
+        "tokenizer": tok if isinstance(tok, dict) else {"name": str(tok)},
+        "seed": export.get("seed"),
+        "val_fraction": export.get("val_fraction"),
+    }

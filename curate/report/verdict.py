@@ -1,0 +1,162 @@
+"""Number formatting shared by the HTML and Markdown reports, and the plain-language verdict.
+
+The verdict is derived only from the numbers in ``manifest.json`` and ``goodput.json``; it calls a
+difference only where a confidence interval excludes "no difference" (1.0 for a multiplier or a
+goodput, separated intervals for a ranking), and says so when it does not.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+DASH = "–"  # en dash between CI bounds
+
+
+def num(x: Any, digits: int = 3) -> str:
+    """A number with ``digits`` significant digits ("—" for missing, "∞" for infinite)."""
+    if x is None:
+        return "—"
+    if isinstance(x, bool) or not isinstance(x, int | float):
+        return str(x)
+    if math.isnan(x):
+        return "—"
+    if math.isinf(x):
+        return "∞" if x > 0 else "-∞"
+    if x == 0:
+        return "0"
+    if abs(x) >= 10**digits:
+        return f"{x:,.0f}"
+    return f"{x:.{digits}g}"
+
+
+def ratio(x: Any) -> str:
+    """A multiplier or goodput to 2 decimals."""
+    return "—" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x:.2f}"
+
+
+def pct(x: Any) -> str:
+    return "—" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{100 * x:.1f}%"
+
+
+def count(x: Any) -> str:
+    return "—" if x is None or (isinstance(x, float) and not math.isfinite(x)) else f"{int(round(x)):,}"
+
+
+def nbytes(n: float) -> str:
+    for unit in ("B", "KB", "MB", "GB", "TB"):
+        if abs(n) < 1000:
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1000
+    return f"{n:.1f} PB"
+
+
+def ci_text(lo: Any, hi: Any, fmt: Any = ratio) -> str:
+    if lo is None and hi is None:
+        return "CI —"
+    return f"CI {fmt(lo)}{DASH}{fmt(hi) if hi is not None else '∞'}"
+
+
+def goodput_ci(rec: dict[str, Any]) -> tuple[Any, Any]:
+    ci = (rec.get("goodput") or {}).get("ci") or [None, None]
+    return (ci[0], ci[1]) if len(ci) == 2 else (None, None)
+
+
+def _side(lo: Any, hi: Any, value: Any) -> str:
+    """Where an interval sits relative to 1.0: "above", "below", "overlaps" or "unknown"."""
+    if value is None and lo is None:
+        return "unknown"
+    if lo is not None and lo > 1:
+        return "above"
+    if hi is not None and hi < 1:
+        return "below"
+    if lo is None and hi is None:
+        return "unknown"
+    return "overlaps"
+
+
+def pick_recipe(goodput: dict[str, Any]) -> str | None:
+    """The non-baseline recipe the verdict is about: the highest goodput, else the highest multiplier."""
+    base = goodput.get("baseline")
+    recipes = {r: v for r, v in (goodput.get("recipes") or {}).items() if r != base and isinstance(v, dict)}
+    if not recipes:
+        return None
+
+    def key(r: str) -> tuple[float, float, str]:
+        g = (recipes[r].get("goodput") or {}).get("value")
+        m = (recipes[r].get("multiplier") or {}).get("value")
+        return (-(g if g is not None else -math.inf), -(m if m is not None else -math.inf), r)
+
+    return sorted(recipes, key=key)[0]
+
+
+def recipe_sentence(name: str, rec: dict[str, Any], baseline: str) -> str:
+    """One recipe against the baseline, e.g. "curated beats raw: 1.38x tokens-to-target (CI 1.34–1.42)"."""
+    m = rec.get("multiplier") or {}
+    mv, lo, hi = m.get("value"), m.get("ci_low"), m.get("ci_high")
+    side = _side(lo, hi, mv)
+    extra = " (extrapolated beyond the baseline's curve)" if m.get("extrapolated") else ""
+    if mv is None:
+        head = (
+            f"{name} reaches a loss the {baseline} baseline never reaches on its fitted curve "
+            f"(multiplier unbounded{extra})"
+        )
+    elif side == "above":
+        head = f"{name} beats {baseline}: {ratio(mv)}x tokens-to-target ({ci_text(lo, hi)}){extra}"
+    elif side == "below":
+        head = f"{name} is worse than {baseline}: {ratio(mv)}x tokens-to-target ({ci_text(lo, hi)}){extra}"
+    else:
+        head = (
+            f"{name} vs {baseline}: {ratio(mv)}x tokens-to-target ({ci_text(lo, hi)}){extra}, "
+            "an interval that includes 1x, so no difference per training token is established"
+        )
+    y = rec.get("yield")
+    g = (rec.get("goodput") or {}).get("value")
+    glo, ghi = goodput_ci(rec)
+    gside = _side(glo, ghi, g)
+    parts = [head, f"yield {pct(y)}"]
+    if g is None:
+        parts.append("data goodput unknown")
+    else:
+        gtxt = f"data goodput {ratio(g)} ({ci_text(glo, ghi)})"
+        if gside == "above":
+            gtxt += " — curation pays: each raw token is worth more than one training token"
+        elif gside == "below":
+            gtxt += (
+                " — curation does not pay at this budget when data, not compute, is the limit "
+                f"(training on all of the {baseline} data gives more effective tokens)"
+            )
+        else:
+            gtxt += " — whether curation pays is not settled (the interval includes 1)"
+        parts.append(gtxt)
+    return "; ".join(parts)
+
+
+def ranking_sentence(goodput: dict[str, Any], recipe: str) -> str | None:
+    """How ``recipe`` and the baseline compare on eval bpb at T, called only where their CIs separate."""
+    base = goodput.get("baseline")
+    for p in (goodput.get("ranking") or {}).get("pairs") or []:
+        if {p.get("a"), p.get("b")} == {recipe, base}:
+            if p.get("separated"):
+                better = p.get("better")
+                return f"At T its eval bpb CI is separated from {base}'s ({better} is lower)"
+            return f"At T its eval bpb CI overlaps {base}'s: the ranking of the two is not called"
+    return None
+
+
+def verdict(manifest: dict[str, Any], goodput: dict[str, Any] | None) -> str:
+    """The one-paragraph headline of the report."""
+    a = manifest.get("accounting") or {}
+    n_in, kept = a.get("input") or 0, a.get("kept") or 0
+    curation = f"kept {kept:,} of {n_in:,} documents ({pct(kept / n_in) if n_in else '—'})"
+    if goodput is None:
+        return f"{curation}. No proxy runs (no goodput.json): whether the curation helps training is not measured."
+    base = str(goodput.get("baseline") or "raw")
+    r = pick_recipe(goodput)
+    if r is None:
+        return f"{curation}. goodput.json has no recipe besides the baseline {base}: nothing to compare."
+    sentences = [recipe_sentence(r, goodput["recipes"][r], base)]
+    rs = ranking_sentence(goodput, r)
+    if rs:
+        sentences.append(rs)
+    return ". ".join(sentences) + f". Curation {curation}."

@@ -1,0 +1,103 @@
+"""The report phase (as the runner calls it) and the ``curate report RUN_DIR`` verb."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from html import escape
+from pathlib import Path
+
+import pytest
+from conftest import pipeline_yaml, write_inputs
+
+from curate.cli import build_parser, main
+from curate.context import PhaseError, RunContext
+from curate.engine import InlineEngine
+from curate.report.phase import run_phase
+
+
+def ctx(run_dir: Path, section: dict | None) -> RunContext:
+    manifest = json.loads((run_dir / "manifest.json").read_text())
+    return RunContext(
+        run_dir=run_dir,
+        config=manifest["config"],
+        engine=InlineEngine(progress=False),
+        manifest=manifest,
+        section=section,
+    )  # type: ignore[arg-type]
+
+
+def test_phase_returns_paths_and_headline(run_dir: Path) -> None:
+    (run_dir / "report.html").unlink(missing_ok=True)
+    out = run_phase(ctx(run_dir, {"examples_per_reason": 1}))
+    assert out["html"] == "report.html" and out["md"] == "report.md"
+    assert out["headline"].startswith("curated beats raw: 1.38x tokens-to-target (CI 1.34–1.42)")
+    html = (run_dir / "report.html").read_text()
+    assert f'<p class="verdict" id="verdict">{escape(out["headline"])}</p>' in html
+    assert "select:too_short — 6 documents (1 shown)" in html
+
+
+def test_phase_section_may_be_empty_or_none(run_dir: Path) -> None:
+    assert run_phase(ctx(run_dir, {}))["html"] == "report.html"
+    assert run_phase(ctx(run_dir, None))["md"] == "report.md"
+
+
+def test_phase_rejects_unknown_and_bad_keys(run_dir: Path) -> None:
+    with pytest.raises(PhaseError, match=r"unknown key\(s\) colour; valid keys: bins, examples_per_reason"):
+        run_phase(ctx(run_dir, {"colour": "red"}))
+    with pytest.raises(PhaseError, match=r"report.bins: expected a positive integer, got 0"):
+        run_phase(ctx(run_dir, {"bins": 0}))
+
+
+def test_runner_runs_the_report_phase(tmp_path: Path) -> None:
+    from curate.config import parse_pipeline
+    from curate.runner import run_pipeline
+
+    write_inputs(tmp_path / "in")
+    cfg = parse_pipeline(pipeline_yaml(tmp_path / "in", extra="report: {bins: 10}\n"))
+    m = run_pipeline(cfg, tmp_path / "run", engine=InlineEngine(progress=False), progress=False)
+    rec = m["phases"]["report"]
+    assert rec["html"] == "report.html"
+    assert rec["headline"] == (
+        "kept 30 of 46 documents (65.2%). No proxy runs (no goodput.json): whether the "
+        "curation helps training is not measured."
+    )
+    assert (tmp_path / "run" / "report.html").is_file()
+    assert (
+        json.loads((tmp_path / "run" / "manifest.json").read_text())["phases"]["report"]["headline"]
+        == rec["headline"]
+    )
+
+
+def test_cli_rebuilds_the_report(run_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (run_dir / "report.html").unlink(missing_ok=True)
+    assert main(["report", str(run_dir), "--examples-per-reason", "2"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].startswith("curated beats raw: 1.38x")
+    assert out[1] == f"report: {run_dir / 'report.html'}"
+    assert "(2 shown)" in (run_dir / "report.html").read_text()
+
+
+def test_cli_errors_and_help(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["report", str(tmp_path)]) == 2
+    assert "no manifest.json" in capsys.readouterr().err
+    run = tmp_path / "r"
+    run.mkdir()
+    (run / "manifest.json").write_text("{}")
+    assert main(["report", str(run), "--bins", "-3"]) == 2
+    assert "report.bins: expected a positive integer, got -3" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        build_parser().parse_args(["report", "--help"])
+    help_text = capsys.readouterr().out
+    assert "example:" in help_text and "curate report runs/demo" in help_text
+
+
+def test_cli_on_a_bare_manifest(tmp_path: Path) -> None:
+    # A manifest with nothing else (no kept/, rejected/, goodput, export) still yields a report.
+    run = tmp_path / "bare"
+    run.mkdir()
+    (run / "manifest.json").write_text(json.dumps({"name": "bare", "stages": [], "accounting": {}}))
+    assert main(["report", str(run)]) == 0
+    html = (run / "report.html").read_text()
+    assert "No numeric score columns" in html and "No documents were removed" in html
+    shutil.rmtree(run)
