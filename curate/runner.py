@@ -424,7 +424,7 @@ def _versions() -> dict[str, str]:
     return out
 
 
-PHASES = ("proxy", "report", "export")
+PHASES = ("proxy", "export", "report")  # the report shows what the export wrote
 
 
 def run_phases(cfg: PipelineConfig, out_dir: Path, engine: Engine, manifest: dict[str, Any]) -> dict[str, Any]:
