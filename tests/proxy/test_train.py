@@ -119,4 +119,4 @@ def test_bpb_is_nll_in_bits_over_bytes_with_eos_targets_masked():
     tokens = np.array([5, 6, 7, 0, 8, 9, 0], dtype=np.uint16)  # two docs: 3 and 2 tokens, EOS-terminated
     es = EvalSet.from_shard("x", tokens, n_bytes=10, eos_id=0, seq_len=4)
     assert es.windows.tolist() == [[0, 5, 6, 7, 0], [0, 8, 9, 0, 0]]
-    assert bpb(Uniform(), es) == pytest.approx(5 * math.log(64) / (math.log(2) * 10), rel=1e-12)
+    assert bpb(Uniform(), es) == pytest.approx(5 * math.log(64) / (math.log(2) * 10), rel=1e-7)  # float32 log-softmax
