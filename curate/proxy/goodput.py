@@ -151,7 +151,8 @@ def percentile_ci(samples: np.ndarray | list[float], level: float = 0.95) -> tup
     """Percentile interval of bootstrap ``samples`` (non-finite samples count as +inf)."""
     s = np.asarray(samples, dtype=np.float64)
     s = np.where(np.isfinite(s), s, np.inf)
-    lo, hi = np.percentile(s, [50 * (1 - level), 50 * (1 + level)], method="linear")
+    # inverted_cdf: no interpolation, so an infinite sample never turns a bound into nan.
+    lo, hi = np.percentile(s, [50 * (1 - level), 50 * (1 + level)], method="inverted_cdf")
     return float(lo), float(hi)
 
 

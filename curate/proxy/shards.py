@@ -30,7 +30,7 @@ from curate import schema
 
 def text_hashes(texts: list[str]) -> np.ndarray:
     """xxh64 of each text with whitespace runs collapsed and ends stripped (the decontamination key)."""
-    return np.fromiter((xxhash.xxh64_intdigest(" ".join(t.split())) for t in texts), dtype=np.uint64,
+    return np.fromiter((xxhash.xxh64_intdigest(" ".join(t.split()).encode("utf-8")) for t in texts), dtype=np.uint64,
                        count=len(texts))
 
 
