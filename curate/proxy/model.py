@@ -7,14 +7,14 @@ default 8192-token vocabulary:
 =========== ===== ===== ======= =========
 name        depth width params  non-embed
 =========== ===== ===== ======= =========
-proxy_1m    2     128   1.4M    0.4M
-proxy_5m    4     256   5.2M    3.1M
+proxy_1m    2     128   1.45M   0.40M
+proxy_5m    4     256   5.31M   3.21M
 proxy_14m   6     384   13.8M   10.6M
-proxy_30m   8     512   29.4M   25.2M
-proxy_90m   12    768   91.5M   85.2M
+proxy_30m   8     512   29.5M   25.3M
+proxy_90m   12    768   91.2M   85.0M
 =========== ===== ===== ======= =========
 
-(``proxy_tiny``, depth 1, ~0.6M, exists for tests.) FLOPs per token follow nanoGPT/PaLM:
+(``proxy_tiny``, depth 1, 0.58M with 8192 tokens, is the CPU demo's size, usually with a 2048 vocab.) FLOPs per token follow nanoGPT/PaLM:
 ``6·N + 12·layers·width·seq_len`` where ``N`` counts every parameter that does a matmul (the tied
 embedding does the output projection; the input lookup is free).
 """

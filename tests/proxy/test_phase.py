@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 
 import numpy as np
 import pyarrow as pa
@@ -53,9 +54,18 @@ SECTION = {
 }
 
 
-def test_phase_writes_goodput_json_and_resumes_without_retraining(tmp_path, inline_engine):
-    run_dir, kept = _run_dir(tmp_path)
-    out = run_phase(_ctx(run_dir, inline_engine, SECTION))
+@pytest.fixture(scope="module")
+def phase_run(tmp_path_factory):
+    """One phase run shared by the tests of this module (training is the slow part)."""
+    from curate.engine import InlineEngine
+
+    run_dir, kept = _run_dir(tmp_path_factory.mktemp("run"))
+    out = run_phase(_ctx(run_dir, InlineEngine(progress=False), SECTION))
+    return run_dir, kept, out
+
+
+def test_phase_writes_goodput_json_and_resumes_without_retraining(phase_run, inline_engine):
+    run_dir, kept, out = phase_run
     g = json.loads((run_dir / "goodput.json").read_text())
     assert set(g["recipes"]) == {"raw", "curated", "hi", "nodedup"} and g["baseline"] == "raw"
     assert g["budget"] == 32 * 4 * 8 and g["seeds"] == [0, 1] and g["eval_sets"] == ["heldout"]
@@ -97,3 +107,23 @@ def test_config_errors_name_the_key_and_the_valid_ones():
     cfg = parse({"recipes": {"raw": {"from": "raw"}, "q": {"sweep": {"column": "a.b", "min": [1, 2.5]}}}})
     assert [(r.name, r.rules) for r in cfg.recipes] == [("raw", []), ("q@min=1", [{"column": "a.b", "min": 1}]),
                                                          ("q@min=2.5", [{"column": "a.b", "min": 2.5}])]
+
+
+def test_perplexity_scorer_scores_bpb_under_a_trained_proxy_model(phase_run, tmp_path):
+    from tests.conftest import make_table
+
+    from curate.scorers.perplexity import Perplexity, PerplexityParams, percentile_band
+
+    run_dir, kept, _ = phase_run
+    model = run_dir / "proxy" / "raw" / "seed0" / "model"
+    s = Perplexity(PerplexityParams(model=str(model), seq_len=32, max_tokens=64, min_bpb=0.0, max_bpb=50.0))
+    table = make_table([kept[0], "qx vz jk wq " * 10, ""])
+    out = s.process(table)
+    bpb = out.column("perplexity_v1.bpb").to_pylist()
+    assert bpb[0] < bpb[1]  # in-distribution text is more predictable than junk
+    assert bpb[2] is None or math.isnan(bpb[2])
+    rules = s.reference_rules()
+    assert [(r.column, r.min, r.max, r.reason) for r in rules] == [("perplexity_v1.bpb", 0.0, 50.0, "bpb_outside_band")]
+    pq.write_table(out, tmp_path / "scored.parquet")
+    lo, hi = percentile_band([tmp_path / "scored.parquet"], "perplexity_v1.bpb", 0.0, 1.0)
+    assert (lo, hi) == (bpb[0], bpb[1])
