@@ -49,8 +49,9 @@ def _handler(args: argparse.Namespace) -> int:
         _set(section, s)
     engine = make_engine(args.engine, progress=True)
     try:
-        result = run_phase(RunContext(run_dir=run_dir, config=config, engine=engine, manifest=manifest,
-                                      section=section))
+        result = run_phase(
+            RunContext(run_dir=run_dir, config=config, engine=engine, manifest=manifest, section=section)
+        )
     finally:
         engine.shutdown()
     print(json.dumps(result, indent=1))
@@ -62,17 +63,25 @@ def _handler(args: argparse.Namespace) -> int:
         flag = "*" if m["extrapolated"] else ""
         gp = r["goodput"]["value"]
         print(f"{name:<20} {ci + flag:<26} {r['yield']:>7.3f} {gp if gp is None else round(gp, 3)!s:>8}")
-    print(f"ranking (called only where CIs separate): {g['ranking']['tiers']}; "
-          f"decision agreement T/4 vs T: {g['decision_agreement']}")
+    print(
+        f"ranking (called only where CIs separate): {g['ranking']['tiers']}; "
+        f"decision agreement T/4 vs T: {g['decision_agreement']}"
+    )
     return 0
 
 
 def register(subparsers: Any) -> None:
     """Add the ``proxy`` verb to the main CLI."""
-    p = subparsers.add_parser("proxy", help="train proxy LMs on a run's recipes and write goodput.json",
-                              epilog=EXAMPLE, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = subparsers.add_parser(
+        "proxy",
+        help="train proxy LMs on a run's recipes and write goodput.json",
+        epilog=EXAMPLE,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     p.add_argument("run_dir", metavar="RUN_DIR", help="a finished run directory (has manifest.json, kept/)")
     p.add_argument("--section", help="a YAML file with the proxy: mapping (default: the run's own)")
     p.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a proxy key by dotted path")
-    p.add_argument("--engine", choices=["ray", "inline"], default="ray", help="execution engine (default ray)")
+    p.add_argument(
+        "--engine", choices=["ray", "inline"], default="ray", help="execution engine (default ray)"
+    )
     p.set_defaults(func=_handler)

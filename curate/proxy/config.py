@@ -34,8 +34,20 @@ from curate.context import PhaseError
 from curate.proxy.model import LADDER
 from curate.proxy.train import TrainConfig
 
-KEYS = ["baseline", "recipes", "model", "budget", "seeds", "tokenizer", "eval", "eval_chars", "train",
-        "cpus_per_run", "gpu_fraction", "n_boot"]
+KEYS = [
+    "baseline",
+    "recipes",
+    "model",
+    "budget",
+    "seeds",
+    "tokenizer",
+    "eval",
+    "eval_chars",
+    "train",
+    "cpus_per_run",
+    "gpu_fraction",
+    "n_boot",
+]
 RECIPE_KEYS = ["from", "select", "without_stages", "sweep"]
 EVAL_KEYS = ["name", "holdout", "path", "max_docs", "format"]
 TOKENIZER_KEYS = ["path", "vocab_size", "sample_chars"]
@@ -100,19 +112,35 @@ def _recipes(raw: dict[str, Any]) -> list[Recipe]:
             raise PhaseError(f"proxy.recipes.{name}.from: {source!r}; valid: raw, kept")
         rules = list(spec.get("select") or [])
         for i, r in enumerate(rules):
-            _check_keys(r, ["column", "min", "max", "equals", "reason", "exclusive"], f"proxy.recipes.{name}.select[{i}]")
+            _check_keys(
+                r,
+                ["column", "min", "max", "equals", "reason", "exclusive"],
+                f"proxy.recipes.{name}.select[{i}]",
+            )
         if source == "raw" and (rules or spec.get("without_stages")):
             raise PhaseError(f"proxy.recipes.{name}: select/without_stages apply to from: kept only")
         sweep = spec.get("sweep")
         if sweep is None:
-            out.append(Recipe(name=name, source=source, rules=rules, without_stages=list(spec.get("without_stages") or [])))
+            out.append(
+                Recipe(
+                    name=name,
+                    source=source,
+                    rules=rules,
+                    without_stages=list(spec.get("without_stages") or []),
+                )
+            )
             continue
         sweep = _check_keys(sweep, ["column", "min", "max"], f"proxy.recipes.{name}.sweep")
         for bound in ("min", "max"):
             for v in sweep.get(bound) or []:
-                out.append(Recipe(name=f"{name}@{bound}={v:g}", source=source,
-                                  rules=rules + [{"column": sweep["column"], bound: v}],
-                                  without_stages=list(spec.get("without_stages") or [])))
+                out.append(
+                    Recipe(
+                        name=f"{name}@{bound}={v:g}",
+                        source=source,
+                        rules=rules + [{"column": sweep["column"], bound: v}],
+                        without_stages=list(spec.get("without_stages") or []),
+                    )
+                )
     return out
 
 
@@ -132,8 +160,13 @@ def parse(section: dict[str, Any] | None, *, cuda: bool = False) -> ProxyConfig:
         if raw["model"] not in LADDER:
             raise PhaseError(f"proxy.model: {raw['model']!r}; valid sizes: {', '.join(LADDER)}")
         kw["model"] = raw["model"]
-    for key, tp in (("budget", int), ("eval_chars", int), ("n_boot", int), ("cpus_per_run", float),
-                    ("gpu_fraction", float)):
+    for key, tp in (
+        ("budget", int),
+        ("eval_chars", int),
+        ("n_boot", int),
+        ("cpus_per_run", float),
+        ("gpu_fraction", float),
+    ):
         if key in raw:
             if not isinstance(raw[key], int | float) or isinstance(raw[key], bool):
                 raise PhaseError(f"proxy.{key}: expected a number, got {raw[key]!r}")

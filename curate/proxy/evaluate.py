@@ -32,7 +32,9 @@ class EvalSet:
         stream = np.concatenate([np.array([eos_id], dtype=np.int64), np.asarray(tokens, dtype=np.int64)])
         n_win = max(1, math.ceil((len(stream) - 1) / seq_len))
         pad = n_win * seq_len + 1 - len(stream)
-        stream = np.concatenate([stream, np.full(pad, eos_id, dtype=np.int64)])  # padding targets are EOS: masked
+        stream = np.concatenate(
+            [stream, np.full(pad, eos_id, dtype=np.int64)]
+        )  # padding targets are EOS: masked
         idx = np.arange(n_win)[:, None] * seq_len + np.arange(seq_len + 1)[None, :]
         return cls(name=name, windows=stream[idx], n_bytes=int(n_bytes), eos_id=eos_id)
 
@@ -44,13 +46,15 @@ def bpb(model: torch.nn.Module, es: EvalSet, *, batch_size: int = 16, autocast: 
     model.eval()
     total = 0.0
     for i in range(0, len(es.windows), batch_size):
-        w = torch.from_numpy(es.windows[i:i + batch_size])
+        w = torch.from_numpy(es.windows[i : i + batch_size])
         x, y = w[:, :-1], w[:, 1:]
-        with torch.autocast("cpu" if not torch.cuda.is_available() else "cuda", dtype=torch.bfloat16,
-                            enabled=autocast):
+        with torch.autocast(
+            "cpu" if not torch.cuda.is_available() else "cuda", dtype=torch.bfloat16, enabled=autocast
+        ):
             logits = model(input_ids=x.to(_device(model))).logits
-        nll = F.cross_entropy(logits.float().reshape(-1, logits.size(-1)), y.reshape(-1).to(logits.device),
-                              reduction="none")
+        nll = F.cross_entropy(
+            logits.float().reshape(-1, logits.size(-1)), y.reshape(-1).to(logits.device), reduction="none"
+        )
         mask = (y.reshape(-1) != es.eos_id).to(nll.device)
         total += float(nll[mask].double().sum())
     model.train(was_training)
@@ -90,5 +94,5 @@ class BatchOrder:
         rows = []
         for g in range(first, first + size):
             start = int(self._perm(g // self.n_chunks)[g % self.n_chunks]) * self.seq_len
-            rows.append(np.asarray(self.tokens[start:start + self.seq_len + 1], dtype=np.int64))
+            rows.append(np.asarray(self.tokens[start : start + self.seq_len + 1], dtype=np.int64))
         return torch.from_numpy(np.stack(rows))

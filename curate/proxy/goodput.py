@@ -91,8 +91,12 @@ def fit_power_law(tokens: np.ndarray | list[float], bpb: np.ndarray | list[float
     return PowerLaw(a=a, c=c * scale**alpha, alpha=alpha, rmse=math.sqrt(sse / len(t)))
 
 
-def tokens_to_reach(tokens: np.ndarray | list[float], bpb: np.ndarray | list[float], target: float,
-                    law: PowerLaw | None = None) -> tuple[float, bool]:
+def tokens_to_reach(
+    tokens: np.ndarray | list[float],
+    bpb: np.ndarray | list[float],
+    target: float,
+    law: PowerLaw | None = None,
+) -> tuple[float, bool]:
     """``t_base(target)``: tokens the curve ``(tokens, bpb)`` needs to reach bpb ``target``.
 
     Returns ``(tokens, extrapolated)``. Inside the curve's range the answer is the first crossing of the
@@ -116,8 +120,13 @@ def tokens_to_reach(tokens: np.ndarray | list[float], bpb: np.ndarray | list[flo
     return law.inverse(target), True
 
 
-def multiplier(base_tokens: np.ndarray, base_bpb: np.ndarray, recipe_final_bpb: float, budget: float,
-               law: PowerLaw | None = None) -> tuple[float, bool]:
+def multiplier(
+    base_tokens: np.ndarray,
+    base_bpb: np.ndarray,
+    recipe_final_bpb: float,
+    budget: float,
+    law: PowerLaw | None = None,
+) -> tuple[float, bool]:
     """``m_r = t_base(b_r(T)) / T`` and whether ``t_base`` was extrapolated."""
     t, extrapolated = tokens_to_reach(base_tokens, base_bpb, recipe_final_bpb, law)
     return t / budget, extrapolated
@@ -128,7 +137,9 @@ def learning_signal(base_final_bpb: float, recipe_final_bpb: float, budget: floa
     return (base_final_bpb - recipe_final_bpb) / budget
 
 
-def slope_curve(tokens: np.ndarray | list[float], bpb: np.ndarray | list[float]) -> tuple[list[float], list[float]]:
+def slope_curve(
+    tokens: np.ndarray | list[float], bpb: np.ndarray | list[float]
+) -> tuple[list[float], list[float]]:
     """``-d b / d ln t`` between consecutive eval points, at their geometric midpoints."""
     t = np.asarray(tokens, dtype=np.float64)
     b = np.asarray(bpb, dtype=np.float64)
@@ -138,8 +149,11 @@ def slope_curve(tokens: np.ndarray | list[float], bpb: np.ndarray | list[float])
 
 def value_at(tokens: np.ndarray | list[float], bpb: np.ndarray | list[float], t: float) -> float:
     """bpb at ``t`` tokens, interpolated linearly in log-token space (clamped to the curve's ends)."""
-    return float(np.interp(math.log(t), np.log(np.asarray(tokens, dtype=np.float64)),
-                           np.asarray(bpb, dtype=np.float64)))
+    return float(
+        np.interp(
+            math.log(t), np.log(np.asarray(tokens, dtype=np.float64)), np.asarray(bpb, dtype=np.float64)
+        )
+    )
 
 
 def bootstrap_indices(n_seeds: int, n_boot: int, rng: np.random.Generator) -> np.ndarray:
@@ -219,7 +233,8 @@ class _BaselineLaws:
     """Power-law fits of resampled baseline curves, cached by seed multiset (few distinct ones)."""
 
     def __init__(self, tokens: np.ndarray, seeds_bpb: np.ndarray) -> None:
-        self.tokens, self.seeds_bpb, self.cache = tokens, seeds_bpb, {}
+        self.tokens, self.seeds_bpb = tokens, seeds_bpb
+        self.cache: dict[tuple[int, ...], PowerLaw] = {}
 
     def t_base(self, idx: np.ndarray, target: float) -> tuple[float, bool]:
         key = tuple(sorted(idx.tolist()))
@@ -232,8 +247,16 @@ class _BaselineLaws:
         return tokens_to_reach(t, curve, target, self.cache[key])
 
 
-def goodput_report(recipes: dict[str, RecipeCurves], *, baseline: str, tokens: list[int] | np.ndarray,
-                   budget: int, n_boot: int = 1000, level: float = 0.95, seed: int = 0) -> dict[str, Any]:
+def goodput_report(
+    recipes: dict[str, RecipeCurves],
+    *,
+    baseline: str,
+    tokens: list[int] | np.ndarray,
+    budget: int,
+    n_boot: int = 1000,
+    level: float = 0.95,
+    seed: int = 0,
+) -> dict[str, Any]:
     """Every DESIGN.md metric for every recipe, with bootstrap CIs over seeds (schema: curate.proxy.phase).
 
     ``tokens`` are the shared eval points (the last one is ``budget``). The baseline's ``tokens_kept`` is
@@ -276,13 +299,23 @@ def goodput_report(recipes: dict[str, RecipeCurves], *, baseline: str, tokens: l
             arr = np.asarray(arr, dtype=np.float64)
             cis = [percentile_ci(arr[draws[r], j].mean(axis=1), level) for j in range(len(t))]
             mids, slope = slope_curve(t, arr.mean(axis=0))
-            curves[name] = {"tokens": [int(x) for x in t], "bpb_mean": arr.mean(axis=0).tolist(),
-                            "bpb_ci_low": [c[0] for c in cis], "bpb_ci_high": [c[1] for c in cis],
-                            "per_seed": arr.tolist(), "slope_tokens": mids, "neg_dbpb_dlnt": slope}
+            curves[name] = {
+                "tokens": [int(x) for x in t],
+                "bpb_mean": arr.mean(axis=0).tolist(),
+                "bpb_ci_low": [c[0] for c in cis],
+                "bpb_ci_high": [c[1] for c in cis],
+                "per_seed": arr.tolist(),
+                "slope_tokens": mids,
+                "neg_dbpb_dlnt": slope,
+            }
         mids, slope = slope_curve(t, mean_curve)
         out[r] = {
-            "multiplier": {"value": finite_or_none(m), "ci_low": finite_or_none(m_lo), "ci_high": finite_or_none(m_hi),
-                           "extrapolated": bool(extrapolated)},
+            "multiplier": {
+                "value": finite_or_none(m),
+                "ci_low": finite_or_none(m_lo),
+                "ci_high": finite_or_none(m_hi),
+                "extrapolated": bool(extrapolated),
+            },
             "learning_signal_per_token": learning_signal(base_final, final, budget),
             "learning_signal_curve": {"tokens": mids, "neg_dbpb_dlnt": slope},
             "bpb_at_T": {"value": final, "ci_low": final_ci[r][0], "ci_high": final_ci[r][1]},
@@ -292,8 +325,11 @@ def goodput_report(recipes: dict[str, RecipeCurves], *, baseline: str, tokens: l
             "effective_tokens": finite_or_none(tokens_in * y * m),
             "tokens_in": int(tokens_in),
             "tokens_kept": int(rc.tokens_kept),
-            "costs": {"proxy_device_s": rc.device_s, "proxy_tokens_trained": int(rc.tokens_trained),
-                      "effective_tokens_per_device_hour": finite_or_none(m * tokens_per_dev_h)},
+            "costs": {
+                "proxy_device_s": rc.device_s,
+                "proxy_tokens_trained": int(rc.tokens_trained),
+                "effective_tokens_per_device_hour": finite_or_none(m * tokens_per_dev_h),
+            },
             "curves": curves,
         }
     return {

@@ -25,8 +25,14 @@ import math
 from dataclasses import asdict, dataclass
 from typing import Any
 
-LADDER: dict[str, int] = {"proxy_tiny": 1, "proxy_1m": 2, "proxy_5m": 4, "proxy_14m": 6, "proxy_30m": 8,
-                          "proxy_90m": 12}
+LADDER: dict[str, int] = {
+    "proxy_tiny": 1,
+    "proxy_1m": 2,
+    "proxy_5m": 4,
+    "proxy_14m": 6,
+    "proxy_30m": 8,
+    "proxy_90m": 12,
+}
 
 
 @dataclass(frozen=True)
@@ -58,12 +64,26 @@ class ModelConfig:
     def hf_config(self) -> Any:
         from transformers import LlamaConfig
 
-        return LlamaConfig(vocab_size=self.vocab_size, hidden_size=self.width, intermediate_size=self.mlp,
-                           num_hidden_layers=self.depth, num_attention_heads=self.heads,
-                           num_key_value_heads=self.heads, max_position_embeddings=self.seq_len,
-                           tie_word_embeddings=True, attention_dropout=0.0, rms_norm_eps=1e-5,
-                           rope_theta=10000.0, bos_token_id=None, eos_token_id=None, pad_token_id=None,
-                           attn_implementation="sdpa", use_cache=False)
+        # A plain kwargs dict: transformers 4.x and 5.x both accept these (5.x folds rope_theta into
+        # rope_parameters); 10000 is the default theta.
+        kwargs: dict[str, Any] = dict(
+            vocab_size=self.vocab_size,
+            hidden_size=self.width,
+            intermediate_size=self.mlp,
+            num_hidden_layers=self.depth,
+            num_attention_heads=self.heads,
+            num_key_value_heads=self.heads,
+            max_position_embeddings=self.seq_len,
+            tie_word_embeddings=True,
+            attention_dropout=0.0,
+            rms_norm_eps=1e-5,
+            bos_token_id=None,
+            eos_token_id=None,
+            pad_token_id=None,
+            attn_implementation="sdpa",
+            use_cache=False,
+        )
+        return LlamaConfig(**kwargs)
 
     def build(self) -> Any:
         """A freshly initialised ``LlamaForCausalLM`` (seed torch first for determinism)."""
@@ -83,5 +103,11 @@ class ModelConfig:
         return 6 * self.param_counts()["matmul"] + 12 * self.depth * self.width * self.seq_len
 
     def describe(self) -> dict[str, Any]:
-        return {**asdict(self), "width": self.width, "heads": self.heads, "mlp": self.mlp,
-                **self.param_counts(), "flops_per_token": self.flops_per_token()}
+        return {
+            **asdict(self),
+            "width": self.width,
+            "heads": self.heads,
+            "mlp": self.mlp,
+            **self.param_counts(),
+            "flops_per_token": self.flops_per_token(),
+        }

@@ -73,7 +73,9 @@ def _holdout_texts(args: tuple[str, float]) -> list[str]:
     cols = [schema.ID, schema.TEXT] + ([schema.REASON] if Path(path).parent.name == "rejected" else [])
     t = pq.read_table(path, columns=cols)
     ids = t.column(schema.ID).to_pylist()
-    h = np.fromiter((xxhash.xxh64_intdigest((i or "").encode("utf-8")) for i in ids), dtype=np.uint64, count=len(ids))
+    h = np.fromiter(
+        (xxhash.xxh64_intdigest((i or "").encode("utf-8")) for i in ids), dtype=np.uint64, count=len(ids)
+    )
     mask = (h % np.uint64(1_000_000)) < np.uint64(int(frac * 1_000_000))
     if schema.REASON in t.column_names:
         reasons = t.column(schema.REASON).to_pylist()
@@ -83,13 +85,15 @@ def _holdout_texts(args: tuple[str, float]) -> list[str]:
 
 
 def _take_chars(texts: list[str], max_chars: int, max_docs: int | None) -> list[str]:
+    """Documents in order up to ``max_chars`` characters; the last one is cut at the limit (so one long
+    book or a one-record file like wikitext-2 still gives an eval set of the configured size)."""
     out, n = [], 0
     for t in texts[: max_docs or len(texts)]:
         if n >= max_chars:
             break
         if t and t.strip():
-            out.append(t)
-            n += len(t)
+            out.append(t[: max_chars - n])
+            n += len(out[-1])
     return out
 
 
@@ -108,7 +112,8 @@ def _eval_texts(ctx: RunContext, cfg: ProxyConfig) -> dict[str, list[str]]:
             t = read_table(str(path), fmt=spec.format, limit=spec.max_docs)
             texts = t.column(schema.TEXT).to_pylist()
         else:
-            parts = ctx.engine.map(_holdout_texts, [(f, spec.holdout) for f in raw_files], desc="holdout")
+            frac = float(spec.holdout or 0.0)
+            parts = ctx.engine.map(_holdout_texts, [(f, frac) for f in raw_files], desc="holdout")
             texts = [x for p in parts for x in p]
         out[spec.name] = _take_chars(texts, cfg.eval_chars, spec.max_docs)
         if not out[spec.name]:
@@ -116,7 +121,7 @@ def _eval_texts(ctx: RunContext, cfg: ProxyConfig) -> dict[str, list[str]]:
     return out
 
 
-def _tokenizer(ctx: RunContext, cfg: ProxyConfig, exclude: np.ndarray, pdir: Path) -> Any:
+def _tokenizer(ctx: RunContext, cfg: ProxyConfig, exclude: set[int], pdir: Path) -> Any:
     from curate.proxy.tokenizer import ProxyTokenizer, train_bpe
 
     dest = pdir / "tokenizer.json"
@@ -142,13 +147,28 @@ def _tokenizer(ctx: RunContext, cfg: ProxyConfig, exclude: np.ndarray, pdir: Pat
 def _recipe_jobs(ctx: RunContext, r: Recipe, pdir: Path, tok_path: str, excl: str) -> list[ShardJob]:
     jobs = []
     for i, f in enumerate(ctx.kept_files()):
-        jobs.append(ShardJob(src=str(f), out=str(pdir / "data" / r.name / f"kept-{i:05d}"), tokenizer=tok_path,
-                             rules=r.rules, exclude_hashes=excl))
+        jobs.append(
+            ShardJob(
+                src=str(f),
+                out=str(pdir / "data" / r.name / f"kept-{i:05d}"),
+                tokenizer=tok_path,
+                rules=r.rules,
+                exclude_hashes=excl,
+            )
+        )
     if r.source == "raw" or r.without_stages:
         only = None if r.source == "raw" else r.without_stages
         for i, f in enumerate(ctx.rejected_files()):
-            jobs.append(ShardJob(src=str(f), out=str(pdir / "data" / r.name / f"rejected-{i:05d}"), tokenizer=tok_path,
-                                 rejected=True, only_stages=only, exclude_hashes=excl))
+            jobs.append(
+                ShardJob(
+                    src=str(f),
+                    out=str(pdir / "data" / r.name / f"rejected-{i:05d}"),
+                    tokenizer=tok_path,
+                    rejected=True,
+                    only_stages=only,
+                    exclude_hashes=excl,
+                )
+            )
     return jobs
 
 
@@ -184,7 +204,9 @@ def run_one(item: RunItem) -> dict[str, Any]:
     for name, prefix in sorted(item.eval_prefixes.items()):
         toks, _, meta = read_shard(prefix)
         sets.append(EvalSet.from_shard(name, toks, meta["bytes"], eos_id=item.eos_id, seq_len=cfg.seq_len))
-    return Run(cfg, train_tokens=tokens, eval_sets=sets, vocab_size=item.vocab_size, out_dir=item.out_dir).train()
+    return Run(
+        cfg, train_tokens=tokens, eval_sets=sets, vocab_size=item.vocab_size, out_dir=item.out_dir
+    ).train()
 
 
 def _curves(out_dir: Path) -> tuple[list[int], dict[str, list[float]]]:
@@ -225,31 +247,54 @@ def run_phase(ctx: RunContext) -> dict[str, Any]:
     jobs = {r.name: _recipe_jobs(ctx, r, pdir, tok_path, str(pdir / "eval_hashes.npy")) for r in cfg.recipes}
     flat = [j for r in cfg.recipes for j in jobs[r.name]]
     ctx.engine.map(shard_job, flat, resources=Resources(num_cpus=1), desc="proxy shards")
-    data = {r.name: concat_shards([j.out for j in jobs[r.name]], pdir / "data" / r.name / "train") for r in cfg.recipes}
+    data = {
+        r.name: concat_shards([j.out for j in jobs[r.name]], pdir / "data" / r.name / "train")
+        for r in cfg.recipes
+    }
     # 3. runs
     items = []
     for r in cfg.recipes:
         if data[r.name]["tokens"] <= cfg.train_config(0).seq_len + 1:
             raise PhaseError(f"proxy.recipes.{r.name}: only {data[r.name]['tokens']} tokens of data")
         for seed in cfg.seeds:
-            items.append(RunItem(recipe=r.name, seed=seed, train_prefix=str(pdir / "data" / r.name / "train"),
-                                 eval_prefixes=eval_prefixes, out_dir=str(pdir / r.name / f"seed{seed}"),
-                                 train_cfg={**cfg.train, "model": cfg.model, "tokens": cfg.budget, "seed": seed},
-                                 vocab_size=tok.vocab_size, eos_id=tok.eos_id, threads=max(1, int(cfg.cpus_per_run))))
+            items.append(
+                RunItem(
+                    recipe=r.name,
+                    seed=seed,
+                    train_prefix=str(pdir / "data" / r.name / "train"),
+                    eval_prefixes=eval_prefixes,
+                    out_dir=str(pdir / r.name / f"seed{seed}"),
+                    train_cfg={**cfg.train, "model": cfg.model, "tokens": cfg.budget, "seed": seed},
+                    vocab_size=tok.vocab_size,
+                    eos_id=tok.eos_id,
+                    threads=max(1, int(cfg.cpus_per_run)),
+                )
+            )
     res = Resources(num_cpus=cfg.cpus_per_run, num_gpus=cfg.gpu_fraction if cuda else 0.0)
     results = ctx.engine.map(run_one, items, resources=res, desc="proxy runs")
     # 4. goodput
     report = _report(ctx, cfg, items, results, data)
     report["tokenizer"] = {"path": "proxy/tokenizer.json", "vocab_size": tok.vocab_size}
     _write_json(report, ctx.path("goodput.json"))
-    return {"goodput": "goodput.json", "recipes": {r: {"multiplier": v["multiplier"]["value"], "goodput": v["goodput"]["value"]}
-                                                   for r, v in report["recipes"].items()},
-            "ranking": report["ranking"]["order"], "runs": len(items),
-            "device_s": round(sum(x["device_s"] for x in results), 3)}
+    return {
+        "goodput": "goodput.json",
+        "recipes": {
+            r: {"multiplier": v["multiplier"]["value"], "goodput": v["goodput"]["value"]}
+            for r, v in report["recipes"].items()
+        },
+        "ranking": report["ranking"]["order"],
+        "runs": len(items),
+        "device_s": round(sum(x["device_s"] for x in results), 3),
+    }
 
 
-def _report(ctx: RunContext, cfg: ProxyConfig, items: list[RunItem], results: list[dict[str, Any]],
-            data: dict[str, dict[str, Any]]) -> dict[str, Any]:
+def _report(
+    ctx: RunContext,
+    cfg: ProxyConfig,
+    items: list[RunItem],
+    results: list[dict[str, Any]],
+    data: dict[str, dict[str, Any]],
+) -> dict[str, Any]:
     tokens: list[int] | None = None
     recipes: dict[str, RecipeCurves] = {}
     extra: dict[str, dict[str, Any]] = {}
@@ -264,21 +309,39 @@ def _report(ctx: RunContext, cfg: ProxyConfig, items: list[RunItem], results: li
                 raise PhaseError(f"proxy: {it.out_dir} evaluated at {t}, other runs at {tokens}")
             per_seed.append(c)
         bpb = {k: np.array([c[k] for c in per_seed]) for k in per_seed[0]}
-        recipes[r.name] = RecipeCurves(bpb=bpb, tokens_kept=data[r.name]["tokens"],
-                                       device_s=sum(res["device_s"] for _, res in mine),
-                                       tokens_trained=sum(res["tokens"] for _, res in mine))
-        extra[r.name] = {"docs": data[r.name]["docs"], "decontaminated": data[r.name]["decontaminated"],
-                         "anomalies": sum(res["anomalies"] for _, res in mine),
-                         "rollbacks": sum(res["rollbacks"] for _, res in mine)}
+        recipes[r.name] = RecipeCurves(
+            bpb=bpb,
+            tokens_kept=data[r.name]["tokens"],
+            device_s=sum(res["device_s"] for _, res in mine),
+            tokens_trained=sum(res["tokens"] for _, res in mine),
+        )
+        extra[r.name] = {
+            "docs": data[r.name]["docs"],
+            "decontaminated": data[r.name]["decontaminated"],
+            "anomalies": sum(res["anomalies"] for _, res in mine),
+            "rollbacks": sum(res["rollbacks"] for _, res in mine),
+        }
     assert tokens is not None
     rep = goodput_report(recipes, baseline=cfg.baseline, tokens=tokens, budget=tokens[-1], n_boot=cfg.n_boot)
     stages = ctx.manifest.get("stages") or []
-    by_stage = {str(s.get("name") or s.get("label") or i): float(s.get("cpu_s", 0.0)) for i, s in enumerate(stages)}
+    by_stage = {
+        str(s.get("name") or s.get("label") or i): float(s.get("cpu_s", 0.0)) for i, s in enumerate(stages)
+    }
     for name, v in rep["recipes"].items():
         v.update(extra[name])
         # The raw baseline needed no curation; every other recipe paid for the whole pipeline.
-        cur = {} if name == cfg.baseline and next(r for r in cfg.recipes if r.name == name).source == "raw" else by_stage
+        cur = (
+            {}
+            if name == cfg.baseline and next(r for r in cfg.recipes if r.name == name).source == "raw"
+            else by_stage
+        )
         v["costs"].update({"curation_cpu_s": round(sum(cur.values()), 3), "curation_cpu_s_by_stage": cur})
     model = results[0]["model"]
-    return {"baseline": cfg.baseline, "budget": tokens[-1], "seeds": cfg.seeds,
-            "eval_sets": sorted(next(iter(recipes.values())).bpb), "model": {"name": cfg.model, **model}, **rep}
+    return {
+        "baseline": cfg.baseline,
+        "budget": tokens[-1],
+        "seeds": cfg.seeds,
+        "eval_sets": sorted(next(iter(recipes.values())).bpb),
+        "model": {"name": cfg.model, **model},
+        **rep,
+    }

@@ -30,8 +30,11 @@ from curate import schema
 
 def text_hashes(texts: list[str]) -> np.ndarray:
     """xxh64 of each text with whitespace runs collapsed and ends stripped (the decontamination key)."""
-    return np.fromiter((xxhash.xxh64_intdigest(" ".join(t.split()).encode("utf-8")) for t in texts), dtype=np.uint64,
-                       count=len(texts))
+    return np.fromiter(
+        (xxhash.xxh64_intdigest(" ".join(t.split()).encode("utf-8")) for t in texts),
+        dtype=np.uint64,
+        count=len(texts),
+    )
 
 
 @dataclass
@@ -90,10 +93,14 @@ def write_shard(texts: list[str], out: str | Path, tokenizer: Any) -> dict[str, 
     np.cumsum(lengths, out=idx[1:])
     tokens = np.empty(int(idx[-1]), dtype=tokenizer.dtype)
     for i, a in enumerate(ids):
-        tokens[idx[i]:idx[i + 1] - 1] = a
+        tokens[idx[i] : idx[i + 1] - 1] = a
         tokens[idx[i + 1] - 1] = tokenizer.eos_id
-    meta = {"docs": len(texts), "tokens": int(idx[-1]), "bytes": int(sum(len(t.encode("utf-8")) for t in texts)),
-            "dtype": np.dtype(tokenizer.dtype).name}
+    meta = {
+        "docs": len(texts),
+        "tokens": int(idx[-1]),
+        "bytes": int(sum(len(t.encode("utf-8")) for t in texts)),
+        "dtype": np.dtype(tokenizer.dtype).name,
+    }
     for suffix, arr in ((".bin", tokens), (".idx", idx)):
         tmp = out.with_name(out.name + suffix + ".tmp")
         arr.tofile(tmp)
@@ -123,8 +130,11 @@ def read_shard(prefix: str | Path) -> tuple[np.ndarray, np.ndarray, dict[str, An
     """``(tokens memmap, document offsets, meta)`` of a shard written by :func:`write_shard`."""
     prefix = Path(prefix)
     meta = json.loads(prefix.with_name(prefix.name + ".json").read_text())
-    tokens = np.memmap(prefix.with_name(prefix.name + ".bin"), dtype=meta["dtype"], mode="r") if meta["tokens"] \
+    tokens = (
+        np.memmap(prefix.with_name(prefix.name + ".bin"), dtype=meta["dtype"], mode="r")
+        if meta["tokens"]
         else np.zeros(0, dtype=meta["dtype"])
+    )
     idx = np.fromfile(prefix.with_name(prefix.name + ".idx"), dtype=np.int64)
     return tokens, idx, meta
 
@@ -143,9 +153,13 @@ def concat_shards(prefixes: list[str | Path], out: str | Path) -> dict[str, Any]
         offsets.append(idx[1:] + base)
         base += len(toks)
     idx = np.concatenate(offsets)
-    meta = {"docs": int(len(idx) - 1), "tokens": int(len(tokens)), "dtype": dtype,
-            "bytes": int(sum(p[2]["bytes"] for p in parts)),
-            "decontaminated": int(sum(p[2].get("decontaminated", 0) for p in parts))}
+    meta = {
+        "docs": int(len(idx) - 1),
+        "tokens": int(len(tokens)),
+        "dtype": dtype,
+        "bytes": int(sum(p[2]["bytes"] for p in parts)),
+        "decontaminated": int(sum(p[2].get("decontaminated", 0) for p in parts)),
+    }
     for suffix, arr in ((".bin", tokens), (".idx", idx)):
         tmp = out.with_name(out.name + suffix + ".tmp")
         arr.astype(dtype if suffix == ".bin" else np.int64).tofile(tmp)

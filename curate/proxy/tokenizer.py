@@ -22,7 +22,11 @@ EOS = "<|endoftext|>"
 @lru_cache(maxsize=1)
 def _unicode_to_byte() -> dict[str, int]:
     # GPT-2's reversible byte <-> printable-character table, inverted (byte-level BPE vocab strings).
-    bs = list(range(ord("!"), ord("~") + 1)) + list(range(ord("¡"), ord("¬") + 1)) + list(range(ord("®"), ord("ÿ") + 1))
+    bs = (
+        list(range(ord("!"), ord("~") + 1))
+        + list(range(ord("¡"), ord("¬") + 1))
+        + list(range(ord("®"), ord("ÿ") + 1))
+    )
     cs = bs[:]
     n = 0
     for b in range(256):
@@ -110,8 +114,13 @@ def train_bpe(texts: Iterable[str], *, vocab_size: int = 8192, min_frequency: in
     tok = Tokenizer(models.BPE())
     tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=True)
     tok.decoder = decoders.ByteLevel()
-    trainer = trainers.BpeTrainer(vocab_size=vocab_size, min_frequency=min_frequency, special_tokens=[EOS],
-                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False)
+    trainer = trainers.BpeTrainer(
+        vocab_size=vocab_size,
+        min_frequency=min_frequency,
+        special_tokens=[EOS],
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+        show_progress=False,
+    )
     tok.train_from_iterator(texts, trainer=trainer)
     log.info("trained a byte-level BPE with %d tokens", tok.get_vocab_size())
     return ProxyTokenizer(tok)

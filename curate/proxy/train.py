@@ -140,8 +140,16 @@ class Run:
     """One training run writing into ``out_dir``: ``metrics.jsonl``, ``ckpt.pt``, ``result.json``,
     ``model/`` (the final weights, ``save_pretrained``) and ``config.json``."""
 
-    def __init__(self, cfg: TrainConfig, *, train_tokens: np.ndarray, eval_sets: list[EvalSet],
-                 vocab_size: int, out_dir: str | Path, device: str | None = None) -> None:
+    def __init__(
+        self,
+        cfg: TrainConfig,
+        *,
+        train_tokens: np.ndarray,
+        eval_sets: list[EvalSet],
+        vocab_size: int,
+        out_dir: str | Path,
+        device: str | None = None,
+    ) -> None:
         self.cfg, self.eval_sets, self.out = cfg, eval_sets, Path(out_dir)
         self.device = torch.device(device or ("cuda" if torch.cuda.is_available() else "cpu"))
         self.mcfg = ModelConfig.named(cfg.model, vocab_size=vocab_size, seq_len=cfg.seq_len)
@@ -155,12 +163,24 @@ class Run:
         self.model.train()
         self.opt = build_optimizer(self.model, self.cfg)
         self.step, self.elapsed = 0, 0.0
-        self.stats = {"ema_loss": 0.0, "ema_grad": 0.0, "good_steps": 0, "bad_in_a_row": 0,
-                      "anomalies": 0, "rollbacks": 0}
+        self.stats = {
+            "ema_loss": 0.0,
+            "ema_grad": 0.0,
+            "good_steps": 0,
+            "bad_in_a_row": 0,
+            "anomalies": 0,
+            "rollbacks": 0,
+        }
 
     def _state(self) -> dict[str, Any]:
-        return {"step": self.step, "model": self.model.state_dict(), "optim": self.opt.state_dict(),
-                "rng": torch.get_rng_state(), "stats": dict(self.stats), "elapsed": self.elapsed}
+        return {
+            "step": self.step,
+            "model": self.model.state_dict(),
+            "optim": self.opt.state_dict(),
+            "rng": torch.get_rng_state(),
+            "stats": dict(self.stats),
+            "elapsed": self.elapsed,
+        }
 
     def _save(self) -> None:
         tmp = self.out / "ckpt.pt.tmp"
@@ -192,8 +212,10 @@ class Run:
 
     # -- the loop ----------------------------------------------------------------------------------
     def evaluate(self) -> dict[str, float]:
-        return {es.name: bpb(self.model, es, batch_size=self.cfg.eval_batch_size, autocast=self.autocast)
-                for es in self.eval_sets}
+        return {
+            es.name: bpb(self.model, es, batch_size=self.cfg.eval_batch_size, autocast=self.autocast)
+            for es in self.eval_sets
+        }
 
     def train(self) -> dict[str, Any]:
         cfg = self.cfg
@@ -218,7 +240,9 @@ class Run:
                 g["lr"] = lr
             loss_sum = 0.0
             for micro in range(cfg.grad_accum):
-                batch = self.order.batch(step * per_step + micro * cfg.batch_size, cfg.batch_size).to(self.device)
+                batch = self.order.batch(step * per_step + micro * cfg.batch_size, cfg.batch_size).to(
+                    self.device
+                )
                 with torch.autocast(self.device.type, dtype=torch.bfloat16, enabled=self.autocast):
                     loss = lm_loss(self.model, batch) / cfg.grad_accum
                 loss = self._inject(step, loss)
@@ -234,11 +258,26 @@ class Run:
                 self.opt.zero_grad(set_to_none=True)
                 self._update_stats(loss_sum, gnorm)
                 if self.step % cfg.log_every == 0 or self.step == cfg.steps:
-                    self._log({"type": "train", "step": self.step, "tokens": self.step * cfg.tokens_per_step,
-                               "loss": loss_sum, "grad_norm": gnorm, "lr": lr})
+                    self._log(
+                        {
+                            "type": "train",
+                            "step": self.step,
+                            "tokens": self.step * cfg.tokens_per_step,
+                            "loss": loss_sum,
+                            "grad_norm": gnorm,
+                            "lr": lr,
+                        }
+                    )
             if self.step in eval_steps:
-                self._log({"type": "eval", "step": self.step, "tokens": self.step * cfg.tokens_per_step,
-                           "epochs": self.order.epochs_at(self.step * per_step), "bpb": self.evaluate()})
+                self._log(
+                    {
+                        "type": "eval",
+                        "step": self.step,
+                        "tokens": self.step * cfg.tokens_per_step,
+                        "epochs": self.order.epochs_at(self.step * per_step),
+                        "bpb": self.evaluate(),
+                    }
+                )
             self.elapsed = time.perf_counter() - t0
             if self.step % cfg.ckpt_every == 0 and self.step < cfg.steps:
                 self._save()
@@ -274,9 +313,18 @@ class Run:
         s = self.stats
         s["anomalies"] += 1
         s["bad_in_a_row"] += 1
-        log.warning("%s: anomaly at step %d (loss %s, grad norm %s): batch skipped", self.out, step, loss, gnorm)
-        self._log({"type": "anomaly", "step": self.step, "loss": loss if math.isfinite(loss) else str(loss),
-                   "grad_norm": gnorm if math.isfinite(gnorm) else str(gnorm), "action": "skip"})
+        log.warning(
+            "%s: anomaly at step %d (loss %s, grad norm %s): batch skipped", self.out, step, loss, gnorm
+        )
+        self._log(
+            {
+                "type": "anomaly",
+                "step": self.step,
+                "loss": loss if math.isfinite(loss) else str(loss),
+                "grad_norm": gnorm if math.isfinite(gnorm) else str(gnorm),
+                "action": "skip",
+            }
+        )
         if s["bad_in_a_row"] >= self.cfg.max_bad_in_a_row:
             s["rollbacks"] += 1
             s["bad_in_a_row"] = 0
@@ -290,11 +338,20 @@ class Run:
         evals = [json.loads(ln) for ln in (self.out / "metrics.jsonl").read_text().splitlines()]
         evals = [r for r in evals if r["type"] == "eval"]
         tokens = cfg.steps * cfg.tokens_per_step
-        result = {"tokens": tokens, "steps": cfg.steps, "device_s": self.elapsed, "device": self.device.type,
-                  "tokens_per_s": tokens / self.elapsed if self.elapsed else None,
-                  "final_bpb": evals[-1]["bpb"] if evals else {}, "anomalies": self.stats["anomalies"],
-                  "rollbacks": self.stats["rollbacks"], "autocast": self.autocast, "threads": torch.get_num_threads(),
-                  "model": self.mcfg.describe(), "epochs": self.order.epochs_at(cfg.steps * cfg.batch_size * cfg.grad_accum)}
+        result = {
+            "tokens": tokens,
+            "steps": cfg.steps,
+            "device_s": self.elapsed,
+            "device": self.device.type,
+            "tokens_per_s": tokens / self.elapsed if self.elapsed else None,
+            "final_bpb": evals[-1]["bpb"] if evals else {},
+            "anomalies": self.stats["anomalies"],
+            "rollbacks": self.stats["rollbacks"],
+            "autocast": self.autocast,
+            "threads": torch.get_num_threads(),
+            "model": self.mcfg.describe(),
+            "epochs": self.order.epochs_at(cfg.steps * cfg.batch_size * cfg.grad_accum),
+        }
         tmp = self.out / "result.json.tmp"
         tmp.write_text(json.dumps(result, indent=1))
         os.replace(tmp, self.out / "result.json")

@@ -50,8 +50,9 @@ def _find_tokenizer(model_dir: Path) -> Path:
     for p in [model_dir, *list(model_dir.parents)[:3]]:
         if (p / "tokenizer.json").exists():
             return p / "tokenizer.json"
-    raise FileNotFoundError(f"perplexity_v1: no tokenizer.json in {model_dir} or the three folders above; "
-                            "set params.tokenizer")
+    raise FileNotFoundError(
+        f"perplexity_v1: no tokenizer.json in {model_dir} or the three folders above; set params.tokenizer"
+    )
 
 
 @STAGES.add("perplexity_v1")
@@ -89,18 +90,28 @@ class Perplexity(Scorer):
         for d, a in enumerate(ids):
             a = np.concatenate([[tok.eos_id], a[: p.max_tokens].astype(np.int64)])
             for s in range(0, max(len(a) - 1, 0), p.seq_len):
-                w = a[s:s + p.seq_len + 1]
+                w = a[s : s + p.seq_len + 1]
                 windows.append(np.pad(w, (0, p.seq_len + 1 - len(w)), constant_values=-100))
                 owner.append(d)
         owner_arr = np.array(owner, dtype=np.int64)
         with torch.no_grad():
             for i in range(0, len(windows), p.batch_size):
-                w = torch.from_numpy(np.stack(windows[i:i + p.batch_size]))
-                x, y = w[:, :-1].clamp(min=0), w[:, 1:]
+                wt = torch.from_numpy(np.stack(windows[i : i + p.batch_size]))
+                x, y = wt[:, :-1].clamp(min=0), wt[:, 1:]
                 logits = self._model(input_ids=x).logits.float()
-                loss = F.cross_entropy(logits.reshape(-1, logits.size(-1)), y.reshape(-1), ignore_index=-100,
-                                       reduction="none").reshape(y.shape).sum(dim=1).double().numpy()
-                np.add.at(nll, owner_arr[i:i + p.batch_size], loss)
+                loss = (
+                    F.cross_entropy(
+                        logits.reshape(-1, logits.size(-1)),
+                        y.reshape(-1),
+                        ignore_index=-100,
+                        reduction="none",
+                    )
+                    .reshape(y.shape)
+                    .sum(dim=1)
+                    .double()
+                    .numpy()
+                )
+                np.add.at(nll, owner_arr[i : i + p.batch_size], loss)
         with np.errstate(invalid="ignore", divide="ignore"):
             bpb = np.where(nbytes > 0, nll / (math.log(2) * nbytes), np.nan)
         return {"bpb": pa.array(bpb, pa.float64(), from_pandas=True)}
@@ -108,8 +119,14 @@ class Perplexity(Scorer):
     def reference_rules(self) -> list[Rule]:
         if self.params.min_bpb is None and self.params.max_bpb is None:
             return []
-        return [Rule(column=schema.column_name(self.label, "bpb"), min=self.params.min_bpb, max=self.params.max_bpb,
-                     reason="bpb_outside_band")]
+        return [
+            Rule(
+                column=schema.column_name(self.label, "bpb"),
+                min=self.params.min_bpb,
+                max=self.params.max_bpb,
+                reason="bpb_outside_band",
+            )
+        ]
 
 
 def percentile_band(paths: list[str | Path], column: str, lo: float, hi: float) -> tuple[float, float]:
@@ -117,8 +134,9 @@ def percentile_band(paths: list[str | Path], column: str, lo: float, hi: float) 
     stored score column over parquet ``paths`` (e.g. a run's kept/ files); NaN scores are ignored."""
     import pyarrow.parquet as pq
 
-    values = np.concatenate([pq.read_table(p, columns=[column]).column(column).to_numpy(zero_copy_only=False)
-                             for p in paths]).astype(np.float64)
+    values = np.concatenate(
+        [pq.read_table(p, columns=[column]).column(column).to_numpy(zero_copy_only=False) for p in paths]
+    ).astype(np.float64)
     values = values[~np.isnan(values)]
     if not len(values):
         raise ValueError(f"no {column} scores in {len(paths)} files")

@@ -70,7 +70,11 @@ def test_ranking_calls_only_separated_pairs_and_decision_agreement():
     r = ranking({"a": 1.0, "b": 1.1, "c": 2.0}, {"a": (0.9, 1.05), "b": (1.0, 1.2), "c": (1.9, 2.1)})
     assert r["order"] == ["a", "b", "c"]
     assert r["tiers"] == [["a", "b"], ["c"]]
-    assert [(p["a"], p["b"], p["better"]) for p in r["pairs"]] == [("a", "b", None), ("a", "c", "a"), ("b", "c", "b")]
+    assert [(p["a"], p["b"], p["better"]) for p in r["pairs"]] == [
+        ("a", "b", None),
+        ("a", "c", "a"),
+        ("b", "c", "b"),
+    ]
     assert decision_agreement({"a": 1, "b": 2, "c": 3}, {"a": 1, "b": 3, "c": 2}) == 2 / 3
     assert decision_agreement({"a": 1}, {"a": 1}) is None
     assert percentile_ci([1.0, 2.0, 3.0, 4.0, 5.0], 0.5) == (2.0, 4.0)
@@ -81,8 +85,12 @@ def test_goodput_report_end_to_end_on_exact_curves():
     d = 2.0**-6
     cur = np.array([[3.0, 2.5, 2.3, 2.25 + d], [3.0, 2.5, 2.3, 2.25], [3.0, 2.5, 2.3, 2.25 - d]])
     recipes = {
-        "raw": RecipeCurves(bpb={"x": base, "y": base}, tokens_kept=1000, device_s=3600.0, tokens_trained=19200),
-        "curated": RecipeCurves(bpb={"x": cur, "y": cur}, tokens_kept=600, device_s=1800.0, tokens_trained=19200),
+        "raw": RecipeCurves(
+            bpb={"x": base, "y": base}, tokens_kept=1000, device_s=3600.0, tokens_trained=19200
+        ),
+        "curated": RecipeCurves(
+            bpb={"x": cur, "y": cur}, tokens_kept=600, device_s=1800.0, tokens_trained=19200
+        ),
     }
     rep = goodput_report(recipes, baseline="raw", tokens=T, budget=6400, n_boot=500)
     raw, c = rep["recipes"]["raw"], rep["recipes"]["curated"]

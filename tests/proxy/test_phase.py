@@ -14,8 +14,10 @@ from curate.context import PhaseError, RunContext
 from curate.proxy.config import parse
 from curate.proxy.phase import run_phase
 
-WORDS = ("the cat sat on a mat and the dog ran to the park while birds sang over green hills "
-         "under a wide blue sky with soft white clouds drifting slowly east").split()
+WORDS = (
+    "the cat sat on a mat and the dog ran to the park while birds sang over green hills "
+    "under a wide blue sky with soft white clouds drifting slowly east"
+).split()
 
 
 def _doc(rng: np.random.Generator, n: int) -> str:
@@ -27,13 +29,33 @@ def _run_dir(tmp_path):
     (tmp_path / "kept").mkdir()
     (tmp_path / "rejected").mkdir()
     kept = [_doc(rng, 60) for _ in range(60)]
-    pq.write_table(pa.table({"id": [f"k{i}" for i in range(60)], "text": kept, "source": ["t"] * 60,
-                             "toy.score": np.linspace(0, 1, 60)}), tmp_path / "kept" / "part-00000.parquet")
+    pq.write_table(
+        pa.table(
+            {
+                "id": [f"k{i}" for i in range(60)],
+                "text": kept,
+                "source": ["t"] * 60,
+                "toy.score": np.linspace(0, 1, 60),
+            }
+        ),
+        tmp_path / "kept" / "part-00000.parquet",
+    )
     rej = [f"zz {i} qq " * 40 for i in range(20)] + ["quarantined garbage"] * 5
-    reasons = ["gopher_quality_v1:short_doc"] * 10 + ["exact_dedup_v1:duplicate"] * 10 + ["quarantine:bad_utf8"] * 5
-    pq.write_table(pa.table({"id": [f"r{i}" for i in range(25)], "text": rej, "source": ["t"] * 25,
-                             "stage": [r.split(":")[0] for r in reasons], "reason": reasons}),
-                   tmp_path / "rejected" / "part-00000.parquet")
+    reasons = (
+        ["gopher_quality_v1:short_doc"] * 10 + ["exact_dedup_v1:duplicate"] * 10 + ["quarantine:bad_utf8"] * 5
+    )
+    pq.write_table(
+        pa.table(
+            {
+                "id": [f"r{i}" for i in range(25)],
+                "text": rej,
+                "source": ["t"] * 25,
+                "stage": [r.split(":")[0] for r in reasons],
+                "reason": reasons,
+            }
+        ),
+        tmp_path / "rejected" / "part-00000.parquet",
+    )
     return tmp_path, kept
 
 
@@ -43,11 +65,16 @@ def _ctx(run_dir, engine, section):
 
 
 SECTION = {
-    "model": "proxy_tiny", "budget": 32 * 4 * 8, "seeds": 2,
+    "model": "proxy_tiny",
+    "budget": 32 * 4 * 8,
+    "seeds": 2,
     "tokenizer": {"vocab_size": 300},
-    "recipes": {"raw": {"from": "raw"}, "curated": {"from": "kept"},
-                "hi": {"from": "kept", "select": [{"column": "toy.score", "min": 0.5}]},
-                "nodedup": {"from": "kept", "without_stages": ["exact_dedup_v1"]}},
+    "recipes": {
+        "raw": {"from": "raw"},
+        "curated": {"from": "kept"},
+        "hi": {"from": "kept", "select": [{"column": "toy.score", "min": 0.5}]},
+        "nodedup": {"from": "kept", "without_stages": ["exact_dedup_v1"]},
+    },
     "eval": [{"name": "heldout", "holdout": 0.1}],
     "train": {"seq_len": 32, "batch_size": 4, "n_evals": 3, "ckpt_every": 4, "threads": 1},
     "n_boot": 50,
@@ -105,14 +132,16 @@ def test_config_errors_name_the_key_and_the_valid_ones():
     with pytest.raises(PhaseError, match="proxy.train: unknown key"):
         parse({"train": {"lr_max": 1}})
     cfg = parse({"recipes": {"raw": {"from": "raw"}, "q": {"sweep": {"column": "a.b", "min": [1, 2.5]}}}})
-    assert [(r.name, r.rules) for r in cfg.recipes] == [("raw", []), ("q@min=1", [{"column": "a.b", "min": 1}]),
-                                                         ("q@min=2.5", [{"column": "a.b", "min": 2.5}])]
+    assert [(r.name, r.rules) for r in cfg.recipes] == [
+        ("raw", []),
+        ("q@min=1", [{"column": "a.b", "min": 1}]),
+        ("q@min=2.5", [{"column": "a.b", "min": 2.5}]),
+    ]
 
 
 def test_perplexity_scorer_scores_bpb_under_a_trained_proxy_model(phase_run, tmp_path):
-    from tests.conftest import make_table
-
     from curate.scorers.perplexity import Perplexity, PerplexityParams, percentile_band
+    from tests.conftest import make_table
 
     run_dir, kept, _ = phase_run
     model = run_dir / "proxy" / "raw" / "seed0" / "model"
@@ -123,7 +152,9 @@ def test_perplexity_scorer_scores_bpb_under_a_trained_proxy_model(phase_run, tmp
     assert bpb[0] < bpb[1]  # in-distribution text is more predictable than junk
     assert bpb[2] is None or math.isnan(bpb[2])
     rules = s.reference_rules()
-    assert [(r.column, r.min, r.max, r.reason) for r in rules] == [("perplexity_v1.bpb", 0.0, 50.0, "bpb_outside_band")]
+    assert [(r.column, r.min, r.max, r.reason) for r in rules] == [
+        ("perplexity_v1.bpb", 0.0, 50.0, "bpb_outside_band")
+    ]
     pq.write_table(out, tmp_path / "scored.parquet")
     lo, hi = percentile_band([tmp_path / "scored.parquet"], "perplexity_v1.bpb", 0.0, 1.0)
     assert (lo, hi) == (bpb[0], bpb[1])

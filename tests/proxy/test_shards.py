@@ -9,8 +9,12 @@ from curate.proxy.model import LADDER, ModelConfig
 from curate.proxy.shards import concat_shards, read_shard, write_shard
 from curate.proxy.tokenizer import ProxyTokenizer, train_bpe
 
-TEXTS = ["Hello world, this is a test.", "Ünïcödé — ✓ 😀 and tabs\tand\nnewlines  ", "",
-         "the quick brown fox jumps over the lazy dog " * 5]
+TEXTS = [
+    "Hello world, this is a test.",
+    "Ünïcödé — ✓ 😀 and tabs\tand\nnewlines  ",
+    "",
+    "the quick brown fox jumps over the lazy dog " * 5,
+]
 
 
 def test_tokenizer_and_shards_round_trip(tmp_path):
@@ -19,11 +23,16 @@ def test_tokenizer_and_shards_round_trip(tmp_path):
     tok.save(tmp_path / "tok")
     tok = ProxyTokenizer.load(tmp_path / "tok")
     meta = write_shard(TEXTS, tmp_path / "a", tok)
-    assert meta == {"docs": 4, "tokens": meta["tokens"], "bytes": sum(len(t.encode()) for t in TEXTS), "dtype": "uint16"}
+    assert meta == {
+        "docs": 4,
+        "tokens": meta["tokens"],
+        "bytes": sum(len(t.encode()) for t in TEXTS),
+        "dtype": "uint16",
+    }
     tokens, idx, _ = read_shard(tmp_path / "a")
     assert len(idx) == 5 and idx[0] == 0 and idx[-1] == len(tokens) == meta["tokens"]
     for i, text in enumerate(TEXTS):
-        doc = tokens[idx[i]:idx[i + 1]]
+        doc = tokens[idx[i] : idx[i + 1]]
         assert doc[-1] == tok.eos_id and tok.decode(doc[:-1]) == text
         assert int(tok.token_bytes[doc].sum()) == len(text.encode("utf-8"))  # EOS has no bytes
     write_shard(TEXTS[:2], tmp_path / "b", tok)

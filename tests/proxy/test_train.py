@@ -33,8 +33,20 @@ def _data(tmp: Path) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _cfg(**kw) -> TrainConfig:
-    base = dict(model="proxy_tiny", seq_len=32, batch_size=4, grad_accum=2, tokens=32 * 8 * 24, lr=1e-2,
-                n_evals=4, ckpt_every=5, log_every=1, seed=3, threads=1, spike_warmup=5)
+    base = dict(
+        model="proxy_tiny",
+        seq_len=32,
+        batch_size=4,
+        grad_accum=2,
+        tokens=32 * 8 * 24,
+        lr=1e-2,
+        n_evals=4,
+        ckpt_every=5,
+        log_every=1,
+        seed=3,
+        threads=1,
+        spike_warmup=5,
+    )
     base.update(kw)
     return TrainConfig(**base)
 
@@ -64,7 +76,9 @@ def test_resume_after_sigkill_equals_uninterrupted_run_bitwise(tmp_path):
     assert proc.returncode == -9, proc.stderr[-2000:]
     killed = tmp_path / "killed"
     assert (killed / "ckpt.pt").exists() and not (killed / "result.json").exists()
-    assert max(r["step"] for r in _records(killed / "metrics.jsonl")) == 14  # work past the checkpoint was lost
+    assert (
+        max(r["step"] for r in _records(killed / "metrics.jsonl")) == 14
+    )  # work past the checkpoint was lost
     ck = torch.load(killed / "ckpt.pt", weights_only=True)
     assert ck["step"] == 10
     res = _run(tmp_path, "killed", _cfg())
@@ -72,7 +86,10 @@ def test_resume_after_sigkill_equals_uninterrupted_run_bitwise(tmp_path):
     assert res["final_bpb"] == ref["final_bpb"]
     from safetensors.torch import load_file
 
-    wa, wb = load_file(tmp_path / "ref" / "model" / "model.safetensors"), load_file(killed / "model" / "model.safetensors")
+    wa, wb = (
+        load_file(tmp_path / "ref" / "model" / "model.safetensors"),
+        load_file(killed / "model" / "model.safetensors"),
+    )
     assert all(torch.equal(wa[k], wb[k]) for k in wa)
     # A finished run is not redone.
     assert _run(tmp_path, "killed", _cfg()) == res
@@ -119,4 +136,6 @@ def test_bpb_is_nll_in_bits_over_bytes_with_eos_targets_masked():
     tokens = np.array([5, 6, 7, 0, 8, 9, 0], dtype=np.uint16)  # two docs: 3 and 2 tokens, EOS-terminated
     es = EvalSet.from_shard("x", tokens, n_bytes=10, eos_id=0, seq_len=4)
     assert es.windows.tolist() == [[0, 5, 6, 7, 0], [0, 8, 9, 0, 0]]
-    assert bpb(Uniform(), es) == pytest.approx(5 * math.log(64) / (math.log(2) * 10), rel=1e-7)  # float32 log-softmax
+    assert bpb(Uniform(), es) == pytest.approx(
+        5 * math.log(64) / (math.log(2) * 10), rel=1e-7
+    )  # float32 log-softmax
