@@ -7,17 +7,19 @@ proxy:
     raw: {from: raw}             # kept/ ∪ rejected/ rows whose reason does not start with "quarantine:"
     curated: {from: kept}        # kept/
     hq: {from: kept, select: [{column: fasttext_quality_v1.hq_prob, min: 0.5}]}   # re-threshold stored scores
+    ppl_mid: {from: kept, select: [{column: perplexity_v1.bpb, min_quantile: 0.25, max_quantile: 0.75}]}
+                                 # a percentile band over kept/'s stored scores (Ankner et al. 2024)
     no_dedup: {from: kept, without_stages: [exact_dedup_v1]}   # kept ∪ rows that stage X rejected
     q: {from: kept, sweep: {column: gopher_quality_v1.word_count, min: [50, 100, 200]}}  # -> q@min=50, ...
   model: proxy_tiny              # a ladder name (curate.proxy.model.LADDER)
-  budget: 200000                 # T, training tokens per run
+  budget: 100000                 # T, training tokens per run
   seeds: 3                       # or a list, e.g. [0, 1, 2]
   tokenizer: {vocab_size: 2048, sample_chars: 2000000}   # or {path: path/to/tokenizer.json}
   eval:                          # default: [{name: heldout, holdout: 0.02}]
     - {name: heldout, holdout: 0.02}                       # a split of the raw input, by id hash
     - {name: wiki, path: data/wiki.jsonl.gz, max_docs: 200, format: jsonl}
-  eval_chars: 40000              # per eval set, whole documents up to this many characters
-  train: {seq_len: 128, batch_size: 16, lr: 0.003}         # any curate.proxy.train.TrainConfig field
+  eval_chars: 20000              # per eval set: documents in order, the last one cut at the limit
+  train: {seq_len: 128, batch_size: 16, n_evals: 5, lr: 0.003}   # any curate.proxy.train.TrainConfig field
   cpus_per_run: 1                # Ray resources per run; on CPU, runs queue for cores
   gpu_fraction: 0.25             # num_gpus per run when CUDA is present (runs share a GPU)
   n_boot: 1000                   # bootstrap resamples for the CIs
@@ -34,6 +36,8 @@ from curate.context import PhaseError
 from curate.proxy.model import LADDER
 from curate.proxy.train import TrainConfig
 
+# CPU-sized defaults (the demo): 2 recipes x 3 seeds of proxy_tiny on 100k tokens each.
+CPU_TRAIN: dict[str, Any] = {"seq_len": 128, "batch_size": 16, "n_evals": 5}
 KEYS = [
     "baseline",
     "recipes",
@@ -51,6 +55,8 @@ KEYS = [
 RECIPE_KEYS = ["from", "select", "without_stages", "sweep"]
 EVAL_KEYS = ["name", "holdout", "path", "max_docs", "format"]
 TOKENIZER_KEYS = ["path", "vocab_size", "sample_chars"]
+# CPU-sized defaults (the demo): 2 recipes x 3 seeds of proxy_tiny on 100k tokens each.
+CPU_TRAIN: dict[str, Any] = {"seq_len": 128, "batch_size": 16, "n_evals": 5}
 
 
 @dataclass
@@ -78,14 +84,14 @@ class ProxyConfig:
     recipes: list[Recipe]
     baseline: str = "raw"
     model: str = "proxy_tiny"
-    budget: int = 200_000
+    budget: int = 100_000
     seeds: list[int] = field(default_factory=lambda: [0, 1, 2])
     tokenizer_path: str | None = None
     vocab_size: int = 2048
     sample_chars: int = 2_000_000
     eval: list[EvalSpec] = field(default_factory=lambda: [EvalSpec(name="heldout", holdout=0.02)])
-    eval_chars: int = 40_000
-    train: dict[str, Any] = field(default_factory=dict)
+    eval_chars: int = 20_000
+    train: dict[str, Any] = field(default_factory=lambda: dict(CPU_TRAIN))
     cpus_per_run: float = 1.0
     gpu_fraction: float = 0.25
     n_boot: int = 1000
@@ -114,7 +120,7 @@ def _recipes(raw: dict[str, Any]) -> list[Recipe]:
         for i, r in enumerate(rules):
             _check_keys(
                 r,
-                ["column", "min", "max", "equals", "reason", "exclusive"],
+                ["column", "min", "max", "equals", "reason", "exclusive", "min_quantile", "max_quantile"],
                 f"proxy.recipes.{name}.select[{i}]",
             )
         if source == "raw" and (rules or spec.get("without_stages")):
@@ -144,7 +150,7 @@ def _recipes(raw: dict[str, Any]) -> list[Recipe]:
     return out
 
 
-def parse(section: dict[str, Any] | None, *, cuda: bool = False) -> ProxyConfig:
+def parse(section: dict[str, Any] | None) -> ProxyConfig:
     """Validate the ``proxy:`` mapping into a :class:`ProxyConfig` (CPU-sized defaults)."""
     raw = _check_keys(section or {}, KEYS, "proxy")
     kw: dict[str, Any] = {}
@@ -189,7 +195,7 @@ def parse(section: dict[str, Any] | None, *, cuda: bool = False) -> ProxyConfig:
         kw["eval"] = evs
     if "train" in raw:
         valid = [f.name for f in dataclasses.fields(TrainConfig) if f.name not in ("model", "tokens", "seed")]
-        kw["train"] = dict(_check_keys(raw["train"], valid, "proxy.train"))
+        kw["train"] = {**CPU_TRAIN, **_check_keys(raw["train"], valid, "proxy.train")}
     cfg = ProxyConfig(**kw)
     cfg.train_config(0).steps  # noqa: B018  (fails early when the budget is under 4 steps)
     return cfg

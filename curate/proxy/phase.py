@@ -27,7 +27,7 @@ Steps (each resumable: finished shards and finished runs are never redone):
           "bpb_at_T": {"value", "ci_low", "ci_high"}, "bpb_at_T_over_4": float,
           "yield": tokens_kept / tokens_in, "goodput": {"value", "ci": [low, high]},
           "effective_tokens": tokens_in * goodput, "tokens_in": int, "tokens_kept": int,
-          "docs": int, "decontaminated": int,
+          "docs": int, "decontaminated": int, "rules": [resolved select rules],
           "costs": {"proxy_device_s", "proxy_tokens_trained", "effective_tokens_per_device_hour",
                     "curation_cpu_s", "curation_cpu_s_by_stage": {stage: s}},
           "anomalies": int, "rollbacks": int,
@@ -172,6 +172,22 @@ def _recipe_jobs(ctx: RunContext, r: Recipe, pdir: Path, tok_path: str, excl: st
     return jobs
 
 
+def _resolve_quantiles(ctx: RunContext, rule: dict[str, Any]) -> dict[str, Any]:
+    """``min_quantile`` / ``max_quantile`` (fractions) -> absolute ``min`` / ``max`` over kept/'s scores."""
+    if "min_quantile" not in rule and "max_quantile" not in rule:
+        return rule
+    from curate.scorers.perplexity import percentile_band
+
+    lo_q, hi_q = float(rule.get("min_quantile", 0.0)), float(rule.get("max_quantile", 1.0))
+    lo, hi = percentile_band(list(ctx.kept_files()), rule["column"], lo_q, hi_q)
+    out = {k: v for k, v in rule.items() if k not in ("min_quantile", "max_quantile")}
+    if "min_quantile" in rule:
+        out["min"] = lo
+    if "max_quantile" in rule:
+        out["max"] = hi
+    return out
+
+
 @dataclass
 class RunItem:
     """One proxy run for ``Engine.map``: everything it needs is a path or a primitive."""
@@ -226,7 +242,7 @@ def run_phase(ctx: RunContext) -> dict[str, Any]:
     import torch
 
     cuda = torch.cuda.is_available()
-    cfg = parse(ctx.section, cuda=cuda)
+    cfg = parse(ctx.section)
     pdir = ctx.path("proxy")
     pdir.mkdir(parents=True, exist_ok=True)
     if not ctx.kept_files() and not ctx.rejected_files():
@@ -243,7 +259,9 @@ def run_phase(ctx: RunContext) -> dict[str, Any]:
         if not prefix.with_name(name + ".json").exists():
             write_shard(texts, prefix, tok)
         eval_prefixes[name] = str(prefix)
-    # 2. token shards per recipe, in parallel over files
+    # 2. token shards per recipe, in parallel over files (percentile bands resolved over kept/ first)
+    for r in cfg.recipes:
+        r.rules = [_resolve_quantiles(ctx, rule) for rule in r.rules]
     jobs = {r.name: _recipe_jobs(ctx, r, pdir, tok_path, str(pdir / "eval_hashes.npy")) for r in cfg.recipes}
     flat = [j for r in cfg.recipes for j in jobs[r.name]]
     ctx.engine.map(shard_job, flat, resources=Resources(num_cpus=1), desc="proxy shards")
@@ -316,6 +334,7 @@ def _report(
             tokens_trained=sum(res["tokens"] for _, res in mine),
         )
         extra[r.name] = {
+            "rules": r.rules,
             "docs": data[r.name]["docs"],
             "decontaminated": data[r.name]["decontaminated"],
             "anomalies": sum(res["anomalies"] for _, res in mine),

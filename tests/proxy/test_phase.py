@@ -72,7 +72,7 @@ SECTION = {
     "recipes": {
         "raw": {"from": "raw"},
         "curated": {"from": "kept"},
-        "hi": {"from": "kept", "select": [{"column": "toy.score", "min": 0.5}]},
+        "hi": {"from": "kept", "select": [{"column": "toy.score", "min_quantile": 0.5}]},
         "nodedup": {"from": "kept", "without_stages": ["exact_dedup_v1"]},
     },
     "eval": [{"name": "heldout", "holdout": 0.1}],
@@ -103,6 +103,7 @@ def test_phase_writes_goodput_json_and_resumes_without_retraining(phase_run, inl
     assert cur["docs"] == 60 - cur["decontaminated"]
     assert nd["docs"] + nd["decontaminated"] == 60 + 10  # + the rows exact_dedup_v1 rejected
     assert hi["docs"] < cur["docs"]
+    assert hi["rules"] == [{"column": "toy.score", "min": pytest.approx(0.5)}]  # the median of kept/ scores
     assert raw["yield"] == 1.0 and raw["multiplier"]["value"] == 1.0
     assert cur["yield"] == cur["tokens_kept"] / raw["tokens_kept"] < 1
     assert cur["goodput"]["value"] == pytest.approx(cur["yield"] * cur["multiplier"]["value"])
