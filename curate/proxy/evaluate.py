@@ -1,0 +1,98 @@
+"""Bits per byte on held-out token shards, and the deterministic batch order of training data.
+
+bpb of an eval set = (sum over the set's document tokens of the next-token NLL, in nats) /
+(ln 2 · UTF-8 bytes of the set's text). The eval stream is ``EOS doc1 EOS doc2 EOS ...`` cut into
+windows of ``seq_len + 1`` tokens overlapping by one, so every document token is predicted exactly
+once (context restarts at window edges); end-of-text targets are masked out, as they have no bytes.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+
+@dataclass
+class EvalSet:
+    """An eval set ready for :func:`bpb`: its windows ``(n, seq_len + 1)`` and its text's UTF-8 bytes."""
+
+    name: str
+    windows: np.ndarray
+    n_bytes: int
+    eos_id: int
+
+    @classmethod
+    def from_shard(cls, name: str, tokens: np.ndarray, n_bytes: int, *, eos_id: int, seq_len: int) -> EvalSet:
+        """Windows over ``EOS + tokens`` (a shard's documents, each ending in EOS); ``n_bytes`` is the UTF-8
+        size of exactly those documents' text."""
+        stream = np.concatenate([np.array([eos_id], dtype=np.int64), np.asarray(tokens, dtype=np.int64)])
+        n_win = max(1, math.ceil((len(stream) - 1) / seq_len))
+        pad = n_win * seq_len + 1 - len(stream)
+        stream = np.concatenate(
+            [stream, np.full(pad, eos_id, dtype=np.int64)]
+        )  # padding targets are EOS: masked
+        idx = np.arange(n_win)[:, None] * seq_len + np.arange(seq_len + 1)[None, :]
+        return cls(name=name, windows=stream[idx], n_bytes=int(n_bytes), eos_id=eos_id)
+
+
+@torch.no_grad()
+def bpb(model: torch.nn.Module, es: EvalSet, *, batch_size: int = 16, autocast: bool = False) -> float:
+    """Bits per byte of ``model`` on ``es`` (see the module docstring)."""
+    was_training = model.training
+    model.eval()
+    total = 0.0
+    for i in range(0, len(es.windows), batch_size):
+        w = torch.from_numpy(es.windows[i : i + batch_size])
+        x, y = w[:, :-1], w[:, 1:]
+        with torch.autocast(
+            "cpu" if not torch.cuda.is_available() else "cuda", dtype=torch.bfloat16, enabled=autocast
+        ):
+            logits = model(input_ids=x.to(_device(model))).logits
+        nll = F.cross_entropy(
+            logits.float().reshape(-1, logits.size(-1)), y.reshape(-1).to(logits.device), reduction="none"
+        )
+        mask = (y.reshape(-1) != es.eos_id).to(nll.device)
+        total += float(nll[mask].double().sum())
+    model.train(was_training)
+    return total / (math.log(2) * es.n_bytes)
+
+
+def _device(model: torch.nn.Module) -> torch.device:
+    return next(model.parameters()).device
+
+
+class BatchOrder:
+    """Which training sequences make up each micro-batch: a function of (seed, step) only.
+
+    The token stream is cut into ``n_chunks`` non-overlapping chunks of ``seq_len + 1`` tokens. Epoch ``e``
+    visits them in the order of a permutation drawn from ``default_rng([seed, e])``; the ``g``-th sequence
+    of the run is chunk ``perm_{g // n_chunks}[g % n_chunks]``. Resuming at a step needs nothing but the
+    step, and the data order never depends on anything else (not on the recipe's file layout timing).
+    """
+
+    def __init__(self, tokens: np.ndarray, *, seq_len: int, seed: int) -> None:
+        self.tokens, self.seq_len, self.seed = tokens, seq_len, seed
+        self.n_chunks = (len(tokens) - 1) // seq_len
+        if self.n_chunks < 1:
+            raise ValueError(f"training data has {len(tokens)} tokens; needs more than seq_len={seq_len}")
+        self._perms: dict[int, np.ndarray] = {}
+
+    def _perm(self, epoch: int) -> np.ndarray:
+        if epoch not in self._perms:
+            self._perms = {epoch: np.random.default_rng([self.seed, epoch]).permutation(self.n_chunks)}
+        return self._perms[epoch]
+
+    def epochs_at(self, n_sequences: int) -> float:
+        return n_sequences / self.n_chunks
+
+    def batch(self, first: int, size: int) -> torch.Tensor:
+        """Sequences ``first .. first+size-1`` of the run as a ``(size, seq_len + 1)`` int64 tensor."""
+        rows = []
+        for g in range(first, first + size):
+            start = int(self._perm(g // self.n_chunks)[g % self.n_chunks]) * self.seq_len
+            rows.append(np.asarray(self.tokens[start : start + self.seq_len + 1], dtype=np.int64))
+        return torch.from_numpy(np.stack(rows))

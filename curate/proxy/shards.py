@@ -1,0 +1,170 @@
+"""Packed token shards: parquet documents -> ``<name>.bin`` (token ids) + ``<name>.idx`` (document starts).
+
+A shard is a flat ``np.memmap`` of uint16 (vocab <= 65536) or uint32 token ids; every document is followed
+by the end-of-text token (nanoGPT's packing). ``.idx`` holds int64 offsets, ``n_docs + 1`` of them, so
+document ``i`` is ``tokens[idx[i]:idx[i+1]]`` (its trailing end-of-text included). ``.json`` records the
+counts (documents, tokens, UTF-8 bytes) and the dtype. Shards are written atomically and a finished
+shard is never rewritten, so a rerun resumes.
+
+:func:`shard_job` is one work item (one parquet file) for ``Engine.map``; it filters rows the way a
+recipe says (see :class:`ShardJob`), drops rows whose text hash is an eval document's (decontamination),
+and tokenizes what is left.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+import xxhash
+
+from curate import schema
+
+
+def text_hashes(texts: list[str]) -> np.ndarray:
+    """xxh64 of each text with whitespace runs collapsed and ends stripped (the decontamination key)."""
+    return np.fromiter(
+        (xxhash.xxh64_intdigest(" ".join(t.split()).encode("utf-8")) for t in texts),
+        dtype=np.uint64,
+        count=len(texts),
+    )
+
+
+@dataclass
+class ShardJob:
+    """One parquet file to tokenize for a recipe.
+
+    ``keep_reasons_without_prefix``: for rejected/ files, rows whose reason starts with this prefix are
+    dropped (quarantined rows never entered the pipeline as valid documents). ``only_stages``: for
+    rejected/ files, keep only rows rejected by these stages (``None`` = all non-quarantined rows).
+    ``rules``: ``curate.select.Rule`` mappings a kept row must pass. ``exclude_hashes``: a ``.npy`` of
+    uint64 text hashes to drop (eval documents).
+    """
+
+    src: str
+    out: str
+    tokenizer: str
+    rejected: bool = False
+    only_stages: list[str] | None = None
+    rules: list[dict[str, Any]] = field(default_factory=list)
+    exclude_hashes: str | None = None
+    quarantine_prefix: str = schema.QUARANTINE_PREFIX
+
+
+def select_rows(table: pa.Table, job: ShardJob) -> tuple[pa.Table, int]:
+    """The rows of ``table`` that belong to the recipe, and how many were dropped as eval duplicates."""
+    from curate.select import Rule
+
+    mask = np.ones(table.num_rows, dtype=bool)
+    if job.rejected and table.num_rows:
+        reasons = table.column(schema.REASON) if schema.REASON in table.column_names else None
+        if reasons is not None:
+            q = pc.fill_null(pc.starts_with(reasons, job.quarantine_prefix), False)
+            mask &= ~np.asarray(q.to_numpy(zero_copy_only=False), dtype=bool)
+        if job.only_stages is not None:
+            stages = table.column(schema.STAGE).to_pylist()
+            mask &= np.array([s in job.only_stages for s in stages], dtype=bool)
+    for raw in job.rules:
+        mask &= Rule(**raw).passes(table)
+    table = table.filter(pa.array(mask))
+    dropped = 0
+    if job.exclude_hashes and table.num_rows:
+        bad = np.load(job.exclude_hashes)
+        hit = np.isin(text_hashes(table.column(schema.TEXT).to_pylist()), bad)
+        dropped = int(hit.sum())
+        table = table.filter(pa.array(~hit))
+    return table, dropped
+
+
+def write_shard(texts: list[str], out: str | Path, tokenizer: Any) -> dict[str, Any]:
+    """Tokenize ``texts`` into ``out.bin/.idx/.json`` (atomic); returns the counts."""
+    out = Path(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    ids = tokenizer.encode_batch(texts) if texts else []
+    lengths = np.array([len(a) + 1 for a in ids], dtype=np.int64)
+    idx = np.zeros(len(ids) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=idx[1:])
+    tokens = np.empty(int(idx[-1]), dtype=tokenizer.dtype)
+    for i, a in enumerate(ids):
+        tokens[idx[i] : idx[i + 1] - 1] = a
+        tokens[idx[i + 1] - 1] = tokenizer.eos_id
+    meta = {
+        "docs": len(texts),
+        "tokens": int(idx[-1]),
+        "bytes": int(sum(len(t.encode("utf-8")) for t in texts)),
+        "dtype": np.dtype(tokenizer.dtype).name,
+    }
+    for suffix, arr in ((".bin", tokens), (".idx", idx)):
+        tmp = out.with_name(out.name + suffix + ".tmp")
+        arr.tofile(tmp)
+        os.replace(tmp, out.with_name(out.name + suffix))
+    tmp = out.with_name(out.name + ".json.tmp")
+    tmp.write_text(json.dumps(meta))
+    os.replace(tmp, out.with_name(out.name + ".json"))  # written last: its presence marks the shard done
+    return meta
+
+
+def shard_job(job: ShardJob) -> dict[str, Any]:
+    """Engine work item: filter one parquet file for a recipe and write its token shard (skipped if done)."""
+    from curate.proxy.tokenizer import ProxyTokenizer
+
+    done = Path(job.out + ".json")
+    if done.exists():
+        return json.loads(done.read_text())
+    table = pq.read_table(job.src)
+    table, dropped = select_rows(table, job)
+    meta = write_shard(table.column(schema.TEXT).to_pylist(), job.out, ProxyTokenizer.load(job.tokenizer))
+    meta["decontaminated"] = dropped
+    done.write_text(json.dumps(meta))
+    return meta
+
+
+def read_shard(prefix: str | Path) -> tuple[np.ndarray, np.ndarray, dict[str, Any]]:
+    """``(tokens memmap, document offsets, meta)`` of a shard written by :func:`write_shard`."""
+    prefix = Path(prefix)
+    meta = json.loads(prefix.with_name(prefix.name + ".json").read_text())
+    tokens = (
+        np.memmap(prefix.with_name(prefix.name + ".bin"), dtype=meta["dtype"], mode="r")
+        if meta["tokens"]
+        else np.zeros(0, dtype=meta["dtype"])
+    )
+    idx = np.fromfile(prefix.with_name(prefix.name + ".idx"), dtype=np.int64)
+    return tokens, idx, meta
+
+
+def concat_shards(prefixes: list[str | Path], out: str | Path) -> dict[str, Any]:
+    """Concatenate shards (in the given order) into one training shard ``out``; skipped when done."""
+    out = Path(out)
+    done = out.with_name(out.name + ".json")
+    if done.exists():
+        return json.loads(done.read_text())
+    parts = [read_shard(p) for p in prefixes]
+    dtype = parts[0][2]["dtype"] if parts else "uint16"
+    tokens = np.concatenate([np.asarray(p[0]) for p in parts]) if parts else np.zeros(0, dtype=dtype)
+    offsets, base = [np.zeros(1, dtype=np.int64)], 0
+    for toks, idx, _ in parts:
+        offsets.append(idx[1:] + base)
+        base += len(toks)
+    idx = np.concatenate(offsets)
+    meta = {
+        "docs": int(len(idx) - 1),
+        "tokens": int(len(tokens)),
+        "dtype": dtype,
+        "bytes": int(sum(p[2]["bytes"] for p in parts)),
+        "decontaminated": int(sum(p[2].get("decontaminated", 0) for p in parts)),
+    }
+    for suffix, arr in ((".bin", tokens), (".idx", idx)):
+        tmp = out.with_name(out.name + suffix + ".tmp")
+        arr.astype(dtype if suffix == ".bin" else np.int64).tofile(tmp)
+        os.replace(tmp, out.with_name(out.name + suffix))
+    tmp = done.with_name(done.name + ".tmp")
+    tmp.write_text(json.dumps(meta))
+    os.replace(tmp, done)
+    return meta

@@ -1,0 +1,359 @@
+"""The proxy trainer: a torch loop you can read top to bottom (nanoGPT-like).
+
+AdamW (no decay on norms), warmup then cosine (or WSD: warmup-stable-decay) learning rate, gradient
+accumulation, clipping, bf16 autocast where it pays (always on GPU; on CPU when ``autocast="bf16"``),
+eval in bits per byte at log-spaced token counts, metrics appended to ``metrics.jsonl``.
+
+Determinism: the model is initialised from ``torch.manual_seed(seed)`` and the data order is a function
+of ``(seed, step)`` only (:class:`curate.proxy.evaluate.BatchOrder`), so a run is reproducible bit for bit
+on CPU with the same thread count.
+
+Checkpoints (``ckpt.pt``, every ``ckpt_every`` steps, atomic) hold only tensors and primitive containers
+(model, optimizer, torch RNG, step, anomaly statistics, elapsed seconds), so ``torch.load(...,
+weights_only=True)`` reads them. A killed run restarts from its checkpoint: ``metrics.jsonl`` is cut back
+to the checkpoint's step and the rest is recomputed, identically.
+
+Anomalies: a step whose loss or gradient norm is not finite, or spikes above ``spike_loss`` × (running
+mean loss) or ``spike_grad`` × (running mean grad norm), is skipped (no optimizer step; its batch is
+consumed). ``max_bad_in_a_row`` consecutive anomalies roll the model and optimizer back to the last
+checkpoint while the data position moves on past the bad batches (PaLM's remedy). Each is logged as an
+``anomaly`` / ``rollback`` record and counted in ``result.json``.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+import os
+import signal
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+from curate.proxy.evaluate import BatchOrder, EvalSet, bpb
+from curate.proxy.model import ModelConfig
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class TrainConfig:
+    """One proxy run.
+
+    tokens: the budget ``T`` (rounded down to whole steps, a multiple of 4 steps so ``T/4`` is an eval
+    point). batch_size: sequences per micro-batch; grad_accum: micro-batches per step. n_evals: number of
+    log-spaced eval points (plus ``T/4`` and ``T``). autocast: ``auto`` (bf16 on GPU, off on CPU),
+    ``bf16`` or ``off``. threads: torch intra-op threads (``None``: the worker's CPU share).
+    faults: test-only fault injection, ``{step: "nan" | "spike" | "kill"}``.
+    """
+
+    model: str = "proxy_1m"
+    seq_len: int = 256
+    tokens: int = 300_000
+    batch_size: int = 16
+    grad_accum: int = 1
+    lr: float = 3e-3
+    min_lr_frac: float = 0.1
+    warmup_frac: float = 0.05
+    schedule: str = "cosine"
+    decay_frac: float = 0.2
+    weight_decay: float = 0.1
+    beta1: float = 0.9
+    beta2: float = 0.95
+    grad_clip: float = 1.0
+    seed: int = 0
+    n_evals: int = 6
+    eval_batch_size: int = 16
+    ckpt_every: int = 50
+    log_every: int = 10
+    autocast: str = "auto"
+    threads: int | None = None
+    spike_loss: float = 1.5
+    spike_grad: float = 10.0
+    spike_warmup: int = 20
+    max_bad_in_a_row: int = 3
+    faults: dict[int, str] = field(default_factory=dict)
+
+    @property
+    def tokens_per_step(self) -> int:
+        return self.batch_size * self.grad_accum * self.seq_len
+
+    @property
+    def steps(self) -> int:
+        steps = (self.tokens // self.tokens_per_step) // 4 * 4
+        if steps < 4:
+            raise ValueError(f"budget {self.tokens} tokens < 4 steps of {self.tokens_per_step} tokens")
+        return steps
+
+    def eval_steps(self) -> list[int]:
+        """Log-spaced steps from ``steps/64`` to ``steps``, with ``steps/4`` always included."""
+        s = self.steps
+        pts = np.unique(np.round(np.geomspace(max(1, s / 64), s, self.n_evals)).astype(int))
+        return sorted(set(pts.tolist()) | {s // 4, s})
+
+    def lr_at(self, step: int) -> float:
+        s, warm = self.steps, max(1, int(self.warmup_frac * self.steps))
+        if step < warm:
+            return self.lr * (step + 1) / warm
+        lo = self.lr * self.min_lr_frac
+        if self.schedule == "wsd":
+            decay_start = int(s * (1 - self.decay_frac))
+            if step < decay_start:
+                return self.lr
+            return lo + (self.lr - lo) * (1 - (step - decay_start) / max(1, s - decay_start))
+        if self.schedule != "cosine":
+            raise ValueError(f"unknown schedule {self.schedule!r}; valid: cosine, wsd")
+        frac = (step - warm) / max(1, s - warm)
+        return lo + 0.5 * (self.lr - lo) * (1 + math.cos(math.pi * frac))
+
+
+def _use_autocast(cfg: TrainConfig, device: torch.device) -> bool:
+    if cfg.autocast not in ("auto", "bf16", "off"):
+        raise ValueError(f"autocast={cfg.autocast!r}; valid: auto, bf16, off")
+    return cfg.autocast == "bf16" or (cfg.autocast == "auto" and device.type == "cuda")
+
+
+def lm_loss(model: Any, batch: torch.Tensor) -> torch.Tensor:
+    """Mean next-token cross-entropy: the decoder's hidden states through the tied head, no label shift
+    copies (``batch`` holds ``seq_len + 1`` tokens per row)."""
+    x, y = batch[:, :-1], batch[:, 1:]
+    h = model.model(input_ids=x).last_hidden_state
+    logits = model.lm_head(h)
+    return F.cross_entropy(logits.float().reshape(-1, logits.size(-1)), y.reshape(-1))
+
+
+def build_optimizer(model: torch.nn.Module, cfg: TrainConfig) -> torch.optim.AdamW:
+    decay = [p for n, p in model.named_parameters() if p.dim() >= 2]
+    no_decay = [p for n, p in model.named_parameters() if p.dim() < 2]
+    groups = [{"params": decay, "weight_decay": cfg.weight_decay}, {"params": no_decay, "weight_decay": 0.0}]
+    # fused=True: one kernel per step for all parameters (CPU and CUDA), measurably faster than foreach.
+    return torch.optim.AdamW(groups, lr=cfg.lr, betas=(cfg.beta1, cfg.beta2), eps=1e-8, fused=True)
+
+
+class Run:
+    """One training run writing into ``out_dir``: ``metrics.jsonl``, ``ckpt.pt``, ``result.json``,
+    ``model/`` (the final weights, ``save_pretrained``) and ``config.json``."""
+
+    def __init__(
+        self,
+        cfg: TrainConfig,
+        *,
+        train_tokens: np.ndarray,
+        eval_sets: list[EvalSet],
+        vocab_size: int,
+        out_dir: str | Path,
+        device: str | None = None,
+    ) -> None:
+        self.cfg, self.eval_sets, self.out = cfg, eval_sets, Path(out_dir)
+        self.device = torch.device(device or ("cuda" if torch.cuda.is_available() else "cpu"))
+        self.mcfg = ModelConfig.named(cfg.model, vocab_size=vocab_size, seq_len=cfg.seq_len)
+        self.order = BatchOrder(train_tokens, seq_len=cfg.seq_len, seed=cfg.seed)
+        self.autocast = _use_autocast(cfg, self.device)
+
+    # -- state -------------------------------------------------------------------------------------
+    def _fresh(self) -> None:
+        torch.manual_seed(self.cfg.seed)
+        self.model = self.mcfg.build().to(self.device)
+        self.model.train()
+        self.opt = build_optimizer(self.model, self.cfg)
+        self.step, self.elapsed = 0, 0.0
+        self.stats = {
+            "ema_loss": 0.0,
+            "ema_grad": 0.0,
+            "good_steps": 0,
+            "bad_in_a_row": 0,
+            "anomalies": 0,
+            "rollbacks": 0,
+        }
+
+    def _state(self) -> dict[str, Any]:
+        return {
+            "step": self.step,
+            "model": self.model.state_dict(),
+            "optim": self.opt.state_dict(),
+            "rng": torch.get_rng_state(),
+            "stats": dict(self.stats),
+            "elapsed": self.elapsed,
+        }
+
+    def _save(self) -> None:
+        tmp = self.out / "ckpt.pt.tmp"
+        torch.save(self._state(), tmp)
+        os.replace(tmp, self.out / "ckpt.pt")
+
+    def _load(self, *, keep_position: bool = False) -> None:
+        state = torch.load(self.out / "ckpt.pt", map_location=self.device, weights_only=True)
+        self.model.load_state_dict(state["model"])
+        self.opt.load_state_dict(state["optim"])
+        torch.set_rng_state(state["rng"])
+        if not keep_position:
+            self.step, self.elapsed, self.stats = state["step"], state["elapsed"], dict(state["stats"])
+        else:  # roll back the weights only: counters and the data position move on
+            for k in ("ema_loss", "ema_grad", "good_steps"):
+                self.stats[k] = state["stats"][k]
+
+    def _log(self, rec: dict[str, Any]) -> None:
+        with open(self.out / "metrics.jsonl", "a") as f:
+            f.write(json.dumps(rec) + "\n")
+
+    def _truncate_metrics(self, step: int) -> None:
+        path = self.out / "metrics.jsonl"
+        if path.exists():
+            keep = [ln for ln in path.read_text().splitlines() if json.loads(ln)["step"] <= step]
+            tmp = path.with_suffix(".tmp")
+            tmp.write_text("".join(ln + "\n" for ln in keep))
+            os.replace(tmp, path)
+
+    # -- the loop ----------------------------------------------------------------------------------
+    def evaluate(self) -> dict[str, float]:
+        return {
+            es.name: bpb(self.model, es, batch_size=self.cfg.eval_batch_size, autocast=self.autocast)
+            for es in self.eval_sets
+        }
+
+    def train(self) -> dict[str, Any]:
+        cfg = self.cfg
+        if (self.out / "result.json").exists():
+            return json.loads((self.out / "result.json").read_text())
+        self.out.mkdir(parents=True, exist_ok=True)
+        (self.out / "config.json").write_text(json.dumps(asdict(cfg), indent=1, default=str))
+        self._fresh()
+        if (self.out / "ckpt.pt").exists():
+            self._load()
+            self._truncate_metrics(self.step)
+            log.info("%s: resumed at step %d", self.out, self.step)
+        else:
+            self._truncate_metrics(-1)
+            self._save()  # step 0: the rollback target before the first interval checkpoint
+        eval_steps, per_step = set(cfg.eval_steps()), cfg.batch_size * cfg.grad_accum
+        t0 = time.perf_counter() - self.elapsed
+        while self.step < cfg.steps:
+            step = self.step
+            lr = cfg.lr_at(step)
+            for g in self.opt.param_groups:
+                g["lr"] = lr
+            loss_sum = 0.0
+            for micro in range(cfg.grad_accum):
+                batch = self.order.batch(step * per_step + micro * cfg.batch_size, cfg.batch_size).to(
+                    self.device
+                )
+                with torch.autocast(self.device.type, dtype=torch.bfloat16, enabled=self.autocast):
+                    loss = lm_loss(self.model, batch) / cfg.grad_accum
+                loss = self._inject(step, loss)
+                loss.backward()
+                loss_sum += float(loss.detach())
+            gnorm = float(torch.nn.utils.clip_grad_norm_(self.model.parameters(), cfg.grad_clip))
+            self.step = step + 1
+            if self._anomalous(loss_sum, gnorm):
+                self.opt.zero_grad(set_to_none=True)
+                self._on_anomaly(step, loss_sum, gnorm)
+            else:
+                self.opt.step()
+                self.opt.zero_grad(set_to_none=True)
+                self._update_stats(loss_sum, gnorm)
+                if self.step % cfg.log_every == 0 or self.step == cfg.steps:
+                    self._log(
+                        {
+                            "type": "train",
+                            "step": self.step,
+                            "tokens": self.step * cfg.tokens_per_step,
+                            "loss": loss_sum,
+                            "grad_norm": gnorm,
+                            "lr": lr,
+                        }
+                    )
+            if self.step in eval_steps:
+                self._log(
+                    {
+                        "type": "eval",
+                        "step": self.step,
+                        "tokens": self.step * cfg.tokens_per_step,
+                        "epochs": self.order.epochs_at(self.step * per_step),
+                        "bpb": self.evaluate(),
+                    }
+                )
+            self.elapsed = time.perf_counter() - t0
+            if self.step % cfg.ckpt_every == 0 and self.step < cfg.steps:
+                self._save()
+            if cfg.faults.get(step) == "kill":
+                os.kill(os.getpid(), signal.SIGKILL)
+        return self._finish()
+
+    def _inject(self, step: int, loss: torch.Tensor) -> torch.Tensor:
+        fault = self.cfg.faults.get(step)
+        if fault == "nan":
+            return loss * float("nan")
+        if fault == "spike":
+            return loss * 100.0
+        return loss
+
+    def _anomalous(self, loss: float, gnorm: float) -> bool:
+        if not (math.isfinite(loss) and math.isfinite(gnorm)):
+            return True
+        s = self.stats
+        if s["good_steps"] < self.cfg.spike_warmup:
+            return False
+        return loss > self.cfg.spike_loss * s["ema_loss"] or gnorm > self.cfg.spike_grad * s["ema_grad"]
+
+    def _update_stats(self, loss: float, gnorm: float) -> None:
+        s = self.stats
+        beta = 0.9 if s["good_steps"] >= 10 else s["good_steps"] / (s["good_steps"] + 1)
+        s["ema_loss"] = beta * s["ema_loss"] + (1 - beta) * loss
+        s["ema_grad"] = beta * s["ema_grad"] + (1 - beta) * gnorm
+        s["good_steps"] += 1
+        s["bad_in_a_row"] = 0
+
+    def _on_anomaly(self, step: int, loss: float, gnorm: float) -> None:
+        s = self.stats
+        s["anomalies"] += 1
+        s["bad_in_a_row"] += 1
+        log.warning(
+            "%s: anomaly at step %d (loss %s, grad norm %s): batch skipped", self.out, step, loss, gnorm
+        )
+        self._log(
+            {
+                "type": "anomaly",
+                "step": self.step,
+                "loss": loss if math.isfinite(loss) else str(loss),
+                "grad_norm": gnorm if math.isfinite(gnorm) else str(gnorm),
+                "action": "skip",
+            }
+        )
+        if s["bad_in_a_row"] >= self.cfg.max_bad_in_a_row:
+            s["rollbacks"] += 1
+            s["bad_in_a_row"] = 0
+            to = int(torch.load(self.out / "ckpt.pt", weights_only=True)["step"])
+            self._load(keep_position=True)
+            self._log({"type": "rollback", "step": self.step, "to_step": to})
+
+    def _finish(self) -> dict[str, Any]:
+        cfg = self.cfg
+        self.model.save_pretrained(self.out / "model", safe_serialization=True)
+        evals = [json.loads(ln) for ln in (self.out / "metrics.jsonl").read_text().splitlines()]
+        evals = [r for r in evals if r["type"] == "eval"]
+        tokens = cfg.steps * cfg.tokens_per_step
+        result = {
+            "tokens": tokens,
+            "steps": cfg.steps,
+            "device_s": self.elapsed,
+            "device": self.device.type,
+            "tokens_per_s": tokens / self.elapsed if self.elapsed else None,
+            "final_bpb": evals[-1]["bpb"] if evals else {},
+            "anomalies": self.stats["anomalies"],
+            "rollbacks": self.stats["rollbacks"],
+            "autocast": self.autocast,
+            "threads": torch.get_num_threads(),
+            "model": self.mcfg.describe(),
+            "epochs": self.order.epochs_at(cfg.steps * cfg.batch_size * cfg.grad_accum),
+        }
+        tmp = self.out / "result.json.tmp"
+        tmp.write_text(json.dumps(result, indent=1))
+        os.replace(tmp, self.out / "result.json")
+        (self.out / "ckpt.pt").unlink(missing_ok=True)  # the final weights live in model/
+        return result
