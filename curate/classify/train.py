@@ -9,7 +9,10 @@ Determinism: sampling, the held-out split and the example order are pure functio
 fastText itself trains lock-free ("Hogwild") over ``thread`` threads, so two trainings with the same
 seed agree only up to float noise in the last digits (we measured max |Δp| ~1e-4 on held-out
 predictions); the project requires ``thread >= 12`` because fewer threads have produced "Encountered
-NaN" failures with this fastText build. Tests assert agreement of predictions rounded to 2 decimals.
+NaN" failures with this fastText build (we reproduced it: ``thread=1`` on 800 L2R texts raised
+"Encountered NaN", while ``thread=1`` on other data was bitwise reproducible). So models are not
+bitwise reproducible; tests assert that two trainings with one seed use identical data, split and
+order, and agree on predictions within a tolerance.
 """
 
 from __future__ import annotations

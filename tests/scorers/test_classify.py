@@ -54,7 +54,7 @@ def data(tmp_path_factory) -> Path:
 
 def _recipe(d: Path, out: str, seed: int = 3) -> ClassifierRecipe:
     return ClassifierRecipe(
-        name="toy", output=str(d / out), positive_label="hq", seed=seed, holdout=0.2,
+        name="toy", output=str(d / out), positive_label="hq", seed=seed, holdout=0.2, quantize=False,
         fasttext={"epoch": 5, "minCount": 1},
         sources=[LabelledSource(label="hq", path=str(d / "*.jsonl.gz"), where={"kind": "good"}, sample=250),
                  LabelledSource(label="lq", path=str(d / "mixed.jsonl.gz"), where={"kind": ["bad"]})])
@@ -168,7 +168,7 @@ def test_cli_with_recipe_yaml(data, tmp_path):
 
     recipe = tmp_path / "r.yaml"
     recipe.write_text(
-        "name: toy\noutput: %s\npositive_label: hq\nfasttext: {epoch: 2, minCount: 1, thread: 2}\nsources:\n"
+        "name: toy\noutput: %s\npositive_label: hq\nquantize: false\nfasttext: {epoch: 2, minCount: 1, thread: 2}\nsources:\n"
         "  - {label: hq, path: %s, where: {kind: good}, sample: 50}\n"
         "  - {label: lq, path: %s, where: {kind: bad}, sample: 50}\n"
         % (tmp_path / "m.ftz", data / "mixed.jsonl.gz", data / "mixed.jsonl.gz"))

@@ -13,6 +13,8 @@ def build_tiny_lm(folder: Path, *, steps: int = 40, seed: int = 0) -> Path:
     from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
 
     torch.manual_seed(seed)
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)  # a tiny model: threads only add contention on a shared CPU
     bpe = Tokenizer(models.BPE(unk_token="<unk>"))
     bpe.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     bpe.decoder = decoders.ByteLevel()
@@ -34,6 +36,7 @@ def build_tiny_lm(folder: Path, *, steps: int = 40, seed: int = 0) -> Path:
         opt.step()
         opt.zero_grad()
     model.eval()
+    torch.set_num_threads(threads)
     model.save_pretrained(folder)
     tok.save_pretrained(folder)
     return folder
