@@ -62,16 +62,19 @@ def ngram_keys(ids: np.ndarray, doc: np.ndarray, n: int) -> tuple[np.ndarray, np
 
 
 def group_counts(doc: np.ndarray, key: np.ndarray, n_docs: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Per document: total keys, distinct keys, and keys whose value occurs at least twice."""
+    """Per document: total keys, distinct keys, and keys whose value occurs at least twice.
+
+    One ``uint64`` sort of ``doc << 40 | key mod 2^40`` (documents < 2^24 per batch); two different
+    n-grams of one document collide with probability ~ n^2 / 2^41 (below 1e-6 for 1,000 n-grams).
+    """
     total = np.bincount(doc, minlength=n_docs)
     if len(key) == 0:
         zero = np.zeros(n_docs, np.int64)
         return total, zero, zero
-    order = np.lexsort((key, doc))
-    d, k = doc[order], key[order]
-    start = np.r_[True, (d[1:] != d[:-1]) | (k[1:] != k[:-1])]
-    sizes = np.diff(np.r_[np.flatnonzero(start), len(d)])
-    gdoc = d[start]
+    s = np.sort((doc.astype(np.uint64) << np.uint64(40)) | (key & np.uint64((1 << 40) - 1)))
+    start = np.r_[True, s[1:] != s[:-1]]
+    sizes = np.diff(np.r_[np.flatnonzero(start), len(s)])
+    gdoc = (s[start] >> np.uint64(40)).astype(np.int64)
     distinct = np.bincount(gdoc, minlength=n_docs)
     repeated = np.bincount(gdoc, weights=np.where(sizes >= 2, sizes, 0), minlength=n_docs).astype(np.int64)
     return total, distinct, repeated
