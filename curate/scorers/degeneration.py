@@ -127,12 +127,14 @@ def degeneration_signals(text: pa.Array | pa.ChunkedArray) -> dict[str, np.ndarr
 class DegenerationParams:
     """Reference thresholds for ``filter:`` (None disables a check), checked in this order:
     ``max_repeated_4gram_frac``, ``max_zlib_ratio``, ``min_distinct_1``, ``max_repeated_opening_frac``,
-    and ``reject_truncated`` (reject texts with a truncated ending)."""
+    and ``reject_truncated`` (reject texts with a truncated ending). Defaults, measured on 1,500 docs
+    each: they reject 3% of WebText and C4, 6% of Wikipedia (list-like stubs) and 40% of GLM-10B
+    continuations (see benchmarks/RESULTS-scorers.md)."""
 
     max_repeated_4gram_frac: float | None = 0.3
     max_zlib_ratio: float | None = 4.0
     min_distinct_1: float | None = None
-    max_repeated_opening_frac: float | None = 0.5
+    max_repeated_opening_frac: float | None = 0.7
     reject_truncated: bool = False
 
 

@@ -56,6 +56,11 @@ class FastTextScorer(Scorer):
         self._model: Any = None
         self._manifest: dict[str, Any] = {}
 
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        # Loaded resources were dropped by __getstate__; setup() reloads them on the worker.
+        self.__dict__.update(state)
+        self.__dict__.setdefault('_model', None)
+
     def setup(self) -> None:
         from curate.classify import load_verified
 

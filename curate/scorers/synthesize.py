@@ -76,6 +76,12 @@ class Synthesize(Transform):
         self._model: Any = None
         self._tokenizer: Any = None
 
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        # Loaded resources were dropped by __getstate__; setup() reloads them on the worker.
+        self.__dict__.update(state)
+        self.__dict__.setdefault('_model', None)
+        self.__dict__.setdefault('_tokenizer', None)
+
     def setup(self) -> None:
         import torch
         from transformers import AutoModelForCausalLM, AutoTokenizer

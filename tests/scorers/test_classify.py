@@ -180,3 +180,15 @@ def test_cli_with_recipe_yaml(data, tmp_path):
     assert m["seed"] == 5 and m["fasttext_params"]["thread"] == 12  # raised to the safe minimum
     with pytest.raises(ValueError, match="unknown key"):
         load_recipe(str(recipe), bogus=1)
+
+
+def test_stage_pickles_without_its_model(trained):
+    """Ray ships stages to workers: the loaded model never travels, each worker loads (and verifies) it."""
+    import pickle
+
+    path, _ = trained
+    stage = FastTextQuality(FastTextParams(model=str(path)))
+    first = stage.process(make_table(["theorem proof lemma"])).column("fasttext_quality_v1.hq_prob")
+    clone = pickle.loads(pickle.dumps(stage))
+    assert clone._model is None and clone._ready is False
+    assert clone.process(make_table(["theorem proof lemma"])).column("fasttext_quality_v1.hq_prob") == first

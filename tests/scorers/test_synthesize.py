@@ -60,3 +60,13 @@ def test_params_are_checked():
     with pytest.raises(ValueError, match="must contain"):
         Synthesize(SynthesizeParams(model="m", prompt="no placeholder"))
     assert Synthesize(SynthesizeParams(model="m", num_gpus=0.5)).resources.num_gpus == 0.5
+
+
+def test_pickles_without_model(tiny_lm):
+    import pickle
+
+    stage = Synthesize(SynthesizeParams(model=str(tiny_lm), mode="continue", max_new_tokens=3))
+    stage.ensure_setup()
+    clone = pickle.loads(pickle.dumps(stage))
+    assert clone._model is None and clone._tokenizer is None and not clone._ready
+    assert clone.process(make_table(["the cat"])).num_rows == 1
