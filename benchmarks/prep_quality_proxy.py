@@ -35,7 +35,9 @@ from curate.scorers.fasttext_quality import FastTextParams, FastTextQuality  # n
 
 def _write(path: Path, table: pa.Table) -> None:
     with gzip.open(path, "wt", encoding="utf-8") as f:
-        for doc_id, text in zip(table.column("id").to_pylist(), table.column("text").to_pylist(), strict=True):
+        for doc_id, text in zip(
+            table.column("id").to_pylist(), table.column("text").to_pylist(), strict=True
+        ):
             f.write(json.dumps({"id": doc_id, "text": text}) + "\n")
 
 
@@ -55,7 +57,9 @@ def main() -> int:
     out.mkdir(parents=True, exist_ok=True)
     files = sorted(glob.glob(args.input))
     table = pa.concat_tables([read_table(f).select(["id", "text", "source"]) for f in files])
-    scored = FastTextQuality(FastTextParams(model=str(ROOT / "models" / "quality_fasttext.ftz"))).process(table)
+    scored = FastTextQuality(FastTextParams(model=str(ROOT / "models" / "quality_fasttext.ftz"))).process(
+        table
+    )
     pq.write_table(scored.drop_columns(["text"]), out / "scores.parquet")
     prob = scored.column("fasttext_quality_v1.hq_prob").to_numpy()
     top = np.argsort(-prob, kind="stable")[: int(len(prob) * args.keep_top_percent / 100)]
@@ -66,9 +70,11 @@ def main() -> int:
     filtered = filtered.take(pa.array(np.random.default_rng(args.seed).permutation(filtered.num_rows)))
     _write(out / "baseline.jsonl.gz", baseline)
     _write(out / "filtered.jsonl.gz", filtered)
-    print(f"{len(files)} files, {table.num_rows} docs scored; budget {budget / 1e6:.1f} MB each: "
-          f"baseline {baseline.num_rows} docs, filtered {filtered.num_rows} docs (top {args.keep_top_percent}%) "
-          f"-> {out}")
+    print(
+        f"{len(files)} files, {table.num_rows} docs scored; budget {budget / 1e6:.1f} MB each: "
+        f"baseline {baseline.num_rows} docs, filtered {filtered.num_rows} docs (top {args.keep_top_percent}%) "
+        f"-> {out}"
+    )
     return 0
 
 

@@ -39,7 +39,8 @@ def read_manifest(model_path: str) -> dict[str, Any]:
     except FileNotFoundError:
         raise ModelIntegrityError(
             f"{model_path}: no manifest {p} to verify the model against; train it with "
-            f"`curate train-classifier` or pass the expected sha256 in the stage params") from None
+            f"`curate train-classifier` or pass the expected sha256 in the stage params"
+        ) from None
 
 
 def load_verified(model_path: str, *, sha256: str | None = None) -> tuple[Any, dict[str, Any]]:
@@ -59,8 +60,10 @@ def load_verified(model_path: str, *, sha256: str | None = None) -> tuple[Any, d
     expected = sha256 or manifest.get("model_sha256")
     actual = sha256_file(model_path)
     if actual != expected:
-        raise ModelIntegrityError(f"{model_path}: sha256 {actual} does not match the expected {expected}; "
-                                  f"refusing to load (retrain it or restore the file)")
+        raise ModelIntegrityError(
+            f"{model_path}: sha256 {actual} does not match the expected {expected}; "
+            f"refusing to load (retrain it or restore the file)"
+        )
     return fasttext.load_model(model_path), manifest
 
 
@@ -79,8 +82,13 @@ def positive_probability(model: Any, texts: list[str], positive_label: str) -> n
         is_target = np.fromiter((t[0] == target if t else False for t in top), dtype=bool, count=len(texts))
         return np.where(is_target, p, 1.0 - p).clip(0.0, 1.0)
     all_labels, all_probs = model.f.multilinePredict([t + "\n" for t in texts], -1, 0.0, "strict")
-    return np.array([float(pr[list(lab).index(target)]) if target in lab else 0.0
-                     for lab, pr in zip(all_labels, all_probs, strict=True)], dtype=np.float32)
+    return np.array(
+        [
+            float(pr[list(lab).index(target)]) if target in lab else 0.0
+            for lab, pr in zip(all_labels, all_probs, strict=True)
+        ],
+        dtype=np.float32,
+    )
 
 
 def threshold_for_top_percent(paths: str | list[str], column: str, keep_top_percent: float) -> float:
@@ -94,8 +102,9 @@ def threshold_for_top_percent(paths: str | list[str], column: str, keep_top_perc
     files = [f for p in ([paths] if isinstance(paths, str) else paths) for f in sorted(glob.glob(p))]
     if not files:
         raise FileNotFoundError(f"no parquet files match {paths!r}")
-    values = np.concatenate([pq.read_table(f, columns=[column]).column(column).to_numpy(zero_copy_only=False)
-                             for f in files]).astype(np.float64)
+    values = np.concatenate(
+        [pq.read_table(f, columns=[column]).column(column).to_numpy(zero_copy_only=False) for f in files]
+    ).astype(np.float64)
     values = values[~np.isnan(values)]
     if not 0 < keep_top_percent <= 100:
         raise ValueError(f"keep_top_percent must be in (0, 100], got {keep_top_percent}")

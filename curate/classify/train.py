@@ -68,8 +68,11 @@ class ClassifierRecipe:
     def fasttext_params(self) -> dict[str, Any]:
         params = {**DEFAULT_FASTTEXT, **self.fasttext}
         if int(params["thread"]) < MIN_THREADS:
-            log.warning("fastText thread=%s raised to %d (fewer threads can fail with 'Encountered NaN')",
-                        params["thread"], MIN_THREADS)
+            log.warning(
+                "fastText thread=%s raised to %d (fewer threads can fail with 'Encountered NaN')",
+                params["thread"],
+                MIN_THREADS,
+            )
             params["thread"] = MIN_THREADS
         return params
 
@@ -84,14 +87,18 @@ def load_recipe(path: str, **overrides: Any) -> ClassifierRecipe:
     known = {f.name for f in dataclasses.fields(ClassifierRecipe)}
     unknown = sorted(set(raw) - known)
     if unknown:
-        raise ValueError(f"{path}: unknown key(s) {', '.join(unknown)}; valid keys: {', '.join(sorted(known))}")
+        raise ValueError(
+            f"{path}: unknown key(s) {', '.join(unknown)}; valid keys: {', '.join(sorted(known))}"
+        )
     src_fields = {f.name for f in dataclasses.fields(LabelledSource)}
     sources = []
     for i, s in enumerate(raw.get("sources") or []):
         bad = sorted(set(s) - src_fields)
         if bad:
-            raise ValueError(f"{path}: sources[{i}]: unknown key(s) {', '.join(bad)}; "
-                             f"valid keys: {', '.join(sorted(src_fields))}")
+            raise ValueError(
+                f"{path}: sources[{i}]: unknown key(s) {', '.join(bad)}; "
+                f"valid keys: {', '.join(sorted(src_fields))}"
+            )
         sources.append(LabelledSource(**s))
     if not sources:
         raise ValueError(f"{path}: 'sources' is empty; give at least one positive and one negative source")
@@ -126,9 +133,14 @@ def binary_metrics(prob: np.ndarray, is_pos: np.ndarray, threshold: float = 0.5)
     precision = tp / (tp + fp) if tp + fp else 0.0
     recall = tp / (tp + fn) if tp + fn else 0.0
     f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
-    return {"threshold": threshold, "precision": round(precision, 6), "recall": round(recall, 6),
-            "f1": round(f1, 6), "accuracy": round(float((pred == is_pos).mean()), 6),
-            "auc": round(roc_auc(prob, is_pos), 6)}
+    return {
+        "threshold": threshold,
+        "precision": round(precision, 6),
+        "recall": round(recall, 6),
+        "f1": round(f1, 6),
+        "accuracy": round(float((pred == is_pos).mean()), 6),
+        "auc": round(roc_auc(prob, is_pos), 6),
+    }
 
 
 def _in_holdout(seed: int, group: str, fraction: float) -> bool:
@@ -155,8 +167,10 @@ def train_classifier(recipe: ClassifierRecipe, *, output: str | None = None) -> 
         source_records.append({**dataclasses.asdict(src), "files": fps, "examples": len(got)})
     labels = sorted({e.label for e in examples})
     if recipe.positive_label not in labels or len(labels) < 2:
-        raise ValueError(f"recipe {recipe.name!r}: need examples of {recipe.positive_label!r} and at least one "
-                         f"other label; got labels {labels}")
+        raise ValueError(
+            f"recipe {recipe.name!r}: need examples of {recipe.positive_label!r} and at least one "
+            f"other label; got labels {labels}"
+        )
     hold = [_in_holdout(recipe.seed, e.group, recipe.holdout) for e in examples]
     train = [e for e, h in zip(examples, hold, strict=True) if not h]
     test = [e for e, h in zip(examples, hold, strict=True) if h]

@@ -47,18 +47,28 @@ def build_recipe(args: argparse.Namespace) -> Any:
         raise SystemExit("without a recipe YAML, --positive, --negative and --output are required")
     pos_label, neg_label = args.positive_label, args.negative_label
     common = {"sample": args.sample, "group_field": args.group_field}
-    sources = [LabelledSource(label=pos_label, path=p, where=_parse_where(args.positive_where), **common)
-               for p in args.positive]
-    sources += [LabelledSource(label=neg_label, path=p, where=_parse_where(args.negative_where), **common)
-                for p in args.negative]
+    sources = [
+        LabelledSource(label=pos_label, path=p, where=_parse_where(args.positive_where), **common)
+        for p in args.positive
+    ]
+    sources += [
+        LabelledSource(label=neg_label, path=p, where=_parse_where(args.negative_where), **common)
+        for p in args.negative
+    ]
     fasttext: dict[str, Any] = {}
     for key in ("dim", "epoch", "lr"):
         if getattr(args, key) is not None:
             fasttext[key] = getattr(args, key)
-    return ClassifierRecipe(name=args.name or pos_label, output=args.output, positive_label=pos_label,
-                            sources=sources, seed=args.seed or 0,
-                            holdout=args.holdout if args.holdout is not None else 0.1,
-                            quantize=not args.no_quantize, fasttext=fasttext)
+    return ClassifierRecipe(
+        name=args.name or pos_label,
+        output=args.output,
+        positive_label=pos_label,
+        sources=sources,
+        seed=args.seed or 0,
+        holdout=args.holdout if args.holdout is not None else 0.1,
+        quantize=not args.no_quantize,
+        fasttext=fasttext,
+    )
 
 
 def handle(args: argparse.Namespace) -> int:
@@ -71,19 +81,24 @@ def handle(args: argparse.Namespace) -> int:
     print(f"{recipe.output}: {manifest['model_bytes'] / 1e6:.2f} MB, sha256 {manifest['model_sha256'][:16]}…")
     print(f"  train {manifest['counts']['train']}  held-out {manifest['counts']['holdout']}")
     if m:
-        print(f"  held-out AUC {m['auc']:.4f}  precision {m['precision']:.4f}  recall {m['recall']:.4f}"
-              f"  (P({recipe.positive_label}) >= {m['threshold']})")
+        print(
+            f"  held-out AUC {m['auc']:.4f}  precision {m['precision']:.4f}  recall {m['recall']:.4f}"
+            f"  (P({recipe.positive_label}) >= {m['threshold']})"
+        )
     return 0
 
 
 def register(subparsers: Any) -> None:
     """Add ``train-classifier`` to the main CLI's subcommands."""
     p = subparsers.add_parser(
-        "train-classifier", help="train a fastText classifier (quality, machine-text) with a manifest",
+        "train-classifier",
+        help="train a fastText classifier (quality, machine-text) with a manifest",
         description="Train a fastText classifier from labelled JSON Lines sources (a recipe YAML or "
-                    "--positive/--negative), evaluate it on a held-out split, and write the model plus "
-                    "<model>.manifest.json (input fingerprints, parameters, held-out metrics, sha256).",
-        epilog=EXAMPLE, formatter_class=argparse.RawDescriptionHelpFormatter)
+        "--positive/--negative), evaluate it on a held-out split, and write the model plus "
+        "<model>.manifest.json (input fingerprints, parameters, held-out metrics, sha256).",
+        epilog=EXAMPLE,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     p.add_argument("recipe", nargs="?", help="recipe YAML, e.g. models/quality_fasttext.yaml")
     p.add_argument("--output", help="model path (.ftz when quantized); overrides the recipe's")
     p.add_argument("--name", help="model name recorded in the manifest")

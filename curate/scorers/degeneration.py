@@ -42,8 +42,11 @@ def _flat_words(text: pa.Array | pa.ChunkedArray) -> tuple[np.ndarray, np.ndarra
     flat = pc.list_flatten(words)
     doc = np.asarray(pc.list_parent_indices(words).to_numpy(zero_copy_only=False), dtype=np.int64)
     keep = np.asarray(pc.greater(pc.utf8_length(flat), 0).to_numpy(zero_copy_only=False), dtype=bool)
-    codes = pc.dictionary_encode(flat).combine_chunks().indices if isinstance(flat, pa.ChunkedArray) \
+    codes = (
+        pc.dictionary_encode(flat).combine_chunks().indices
+        if isinstance(flat, pa.ChunkedArray)
         else pc.dictionary_encode(flat).indices
+    )
     ids = np.asarray(codes.to_numpy(zero_copy_only=False), dtype=np.uint64)
     return ids[keep], doc[keep]
 
@@ -56,8 +59,8 @@ def ngram_keys(ids: np.ndarray, doc: np.ndarray, n: int) -> tuple[np.ndarray, np
     key = ids[:m].copy()
     with np.errstate(over="ignore"):
         for k in range(1, n):
-            key = key * _MULT + ids[k:k + m] + np.uint64(k)
-    same = doc[:m] == doc[n - 1:]
+            key = key * _MULT + ids[k : k + m] + np.uint64(k)
+    same = doc[:m] == doc[n - 1 :]
     return key[same], doc[:m][same]
 
 
@@ -107,9 +110,11 @@ def degeneration_signals(text: pa.Array | pa.ChunkedArray) -> dict[str, np.ndarr
     ids, doc = _flat_words(text)
     out: dict[str, np.ndarray] = {}
     for k in (1, 2):
-        total, distinct, _ = group_counts(*reversed(ngram_keys(ids, doc, k)), n_docs=n)
+        keys, kdoc = ngram_keys(ids, doc, k)
+        total, distinct, _ = group_counts(kdoc, keys, n_docs=n)
         out[f"distinct_{k}"] = _ratio(distinct, total, 1.0)
-    total, _, repeated = group_counts(*reversed(ngram_keys(ids, doc, 4)), n_docs=n)
+    keys, kdoc = ngram_keys(ids, doc, 4)
+    total, _, repeated = group_counts(kdoc, keys, n_docs=n)
     out["repeated_4gram_frac"] = _ratio(repeated, total, 0.0)
     raw = [t.encode("utf-8") for t in text.to_pylist()]
     size = np.fromiter((len(b) for b in raw), np.float64, count=n)
@@ -153,14 +158,19 @@ class Degeneration(Scorer):
         col = lambda f: schema.column_name(self.label, f)  # noqa: E731
         rules = []
         if p.max_repeated_4gram_frac is not None:
-            rules.append(Rule(col("repeated_4gram_frac"), max=p.max_repeated_4gram_frac, reason="repeated_ngrams"))
+            rules.append(
+                Rule(col("repeated_4gram_frac"), max=p.max_repeated_4gram_frac, reason="repeated_ngrams")
+            )
         if p.max_zlib_ratio is not None:
             rules.append(Rule(col("zlib_ratio"), max=p.max_zlib_ratio, reason="compressible"))
         if p.min_distinct_1 is not None:
             rules.append(Rule(col("distinct_1"), min=p.min_distinct_1, reason="low_distinct"))
         if p.max_repeated_opening_frac is not None:
-            rules.append(Rule(col("repeated_opening_frac"), max=p.max_repeated_opening_frac,
-                              reason="repeated_openings"))
+            rules.append(
+                Rule(
+                    col("repeated_opening_frac"), max=p.max_repeated_opening_frac, reason="repeated_openings"
+                )
+            )
         if p.reject_truncated:
             rules.append(Rule(col("truncated_ending"), equals=False, reason="truncated"))
         return rules

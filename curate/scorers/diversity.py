@@ -63,8 +63,11 @@ def _candidate_pairs(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         right.append(first[dup])
     if not left:
         return np.zeros(0, np.int64), np.zeros(0, np.int64)
-    pairs = np.unique(np.stack([np.concatenate(left), np.concatenate(right)], axis=1), axis=0) \
-        if n else np.zeros((0, 2), np.int64)
+    pairs = (
+        np.unique(np.stack([np.concatenate(left), np.concatenate(right)], axis=1), axis=0)
+        if n
+        else np.zeros((0, 2), np.int64)
+    )
     return pairs[:, 0], pairs[:, 1]
 
 
@@ -94,8 +97,9 @@ class Diversity(GlobalStage):
     def __init__(self, params: Any = None, *, label: str | None = None) -> None:
         super().__init__(params, label=label)
         if self.params.num_perm % self.params.bands:
-            raise ValueError(f"{self.label}: num_perm {self.params.num_perm} is not divisible by bands "
-                             f"{self.params.bands}")
+            raise ValueError(
+                f"{self.label}: num_perm {self.params.num_perm} is not divisible by bands {self.params.bands}"
+            )
 
     def _sign(self, text: pa.Array | pa.ChunkedArray) -> np.ndarray:
         return minhash_signatures(text, num_perm=self.params.num_perm, shingle=self.params.shingle)
@@ -103,8 +107,12 @@ class Diversity(GlobalStage):
     def collect(self, table: pa.Table) -> pa.Table:
         sig = self._sign(table.column(schema.TEXT))
         flat = pa.array(sig.reshape(-1), pa.uint32())
-        return pa.table({schema.ID: table.column(schema.ID),
-                         "sig": pa.FixedSizeListArray.from_arrays(flat, self.params.num_perm)})
+        return pa.table(
+            {
+                schema.ID: table.column(schema.ID),
+                "sig": pa.FixedSizeListArray.from_arrays(flat, self.params.num_perm),
+            }
+        )
 
     def reduce(self, key_paths: list[str], engine: Any) -> pa.Table:
         tables = [pq.read_table(p) for p in key_paths]
@@ -112,12 +120,18 @@ class Diversity(GlobalStage):
         ids = keys.column(schema.ID)
         n = len(ids)
         p = self.params
-        sig = (np.asarray(pc.list_flatten(keys.column("sig")).to_numpy(), np.uint32).reshape(n, p.num_perm)
-               if n else np.zeros((0, p.num_perm), np.uint32))
+        sig = (
+            np.asarray(pc.list_flatten(keys.column("sig")).to_numpy(), np.uint32).reshape(n, p.num_perm)
+            if n
+            else np.zeros((0, p.num_perm), np.uint32)
+        )
         empty = is_empty(sig)
         bk = band_keys(sig, p.bands)
-        bk[empty] = np.arange(int(empty.sum()), dtype=np.uint64)[:, None] * np.uint64(0x100000001) + np.arange(
-            p.bands, dtype=np.uint64)[None, :] + np.uint64(0xF0000000_00000000)  # never collide
+        bk[empty] = (
+            np.arange(int(empty.sum()), dtype=np.uint64)[:, None] * np.uint64(0x100000001)
+            + np.arange(p.bands, dtype=np.uint64)[None, :]
+            + np.uint64(0xF0000000_00000000)
+        )  # never collide
         a, b = _candidate_pairs(bk)
         sim = (sig[a] == sig[b]).mean(axis=1) if len(a) else np.zeros(0)
         max_within = np.zeros(n)
@@ -128,13 +142,16 @@ class Diversity(GlobalStage):
         max_seed = self._seed_similarity(sig, bk, empty)
         dup_of = np.where(root != np.arange(n), root, -1)
         dup_ids = pc.take(ids, pa.array(np.where(dup_of >= 0, dup_of, 0))).to_pylist() if n else []
-        return pa.table({
-            schema.ID: ids,
-            "max_sim_within": pa.array(max_within, pa.float64()),
-            "max_sim_seed": pa.array(max_seed, pa.float64()),
-            "duplicate_of": pa.array([d if k >= 0 else None for d, k in zip(dup_ids, dup_of, strict=True)],
-                                     pa.string()),
-        })
+        return pa.table(
+            {
+                schema.ID: ids,
+                "max_sim_within": pa.array(max_within, pa.float64()),
+                "max_sim_seed": pa.array(max_seed, pa.float64()),
+                "duplicate_of": pa.array(
+                    [d if k >= 0 else None for d, k in zip(dup_ids, dup_of, strict=True)], pa.string()
+                ),
+            }
+        )
 
     def _seed_similarity(self, sig: np.ndarray, bk: np.ndarray, empty: np.ndarray) -> np.ndarray:
         p = self.params
@@ -169,8 +186,9 @@ class Diversity(GlobalStage):
         p = self.params
         reasons = np.full(table.num_rows, None, dtype=object)
         if p.reject_seed:
-            reasons[np.asarray(pc.greater_equal(seed, p.threshold).to_numpy(zero_copy_only=False))] = \
+            reasons[np.asarray(pc.greater_equal(seed, p.threshold).to_numpy(zero_copy_only=False))] = (
                 f"{self.label}:copies_seed"
+            )
         if p.reject_within:
             is_dup = np.asarray(pc.is_valid(dup).to_numpy(zero_copy_only=False)) & (reasons == None)  # noqa: E711
             reasons[is_dup] = f"{self.label}:near_duplicate"
@@ -179,7 +197,10 @@ class Diversity(GlobalStage):
         return with_rejections(table, pa.array(reasons, pa.string()), **{schema.DUPLICATE_OF: dup})
 
     def summary(self, state: pa.Table) -> dict[str, Any]:
-        return {"documents": state.num_rows,
-                "near_duplicates": int(pc.sum(pc.is_valid(state.column("duplicate_of"))).as_py() or 0),
-                "copies_seed": int(pc.sum(pc.greater_equal(state.column("max_sim_seed"),
-                                                           self.params.threshold)).as_py() or 0)}
+        return {
+            "documents": state.num_rows,
+            "near_duplicates": int(pc.sum(pc.is_valid(state.column("duplicate_of"))).as_py() or 0),
+            "copies_seed": int(
+                pc.sum(pc.greater_equal(state.column("max_sim_seed"), self.params.threshold)).as_py() or 0
+            ),
+        }

@@ -59,15 +59,18 @@ class FastTextScorer(Scorer):
     def __setstate__(self, state: dict[str, Any]) -> None:
         # Loaded resources were dropped by __getstate__; setup() reloads them on the worker.
         self.__dict__.update(state)
-        self.__dict__.setdefault('_model', None)
+        self.__dict__.setdefault("_model", None)
 
     def setup(self) -> None:
         from curate.classify import load_verified
 
         self._model, self._manifest = load_verified(self.params.model, sha256=self.params.sha256)
-        self._positive = self.params.positive_label or self._manifest.get("positive_label")
-        if not self._positive:
-            raise ValueError(f"{self.label}: set positive_label (the model {self.params.model} has no manifest)")
+        positive = self.params.positive_label or self._manifest.get("positive_label")
+        self._positive: str = str(positive or "")
+        if not positive:
+            raise ValueError(
+                f"{self.label}: set positive_label (the model {self.params.model} has no manifest)"
+            )
 
     def score(self, table: pa.Table) -> dict[str, Any]:
         from curate.classify import fasttext_text, positive_probability
@@ -89,9 +92,11 @@ class FastTextScorer(Scorer):
         manifest = self._manifest or read_manifest(p.model)
         quantiles = manifest.get("score_quantiles", {}).get(self.quantile_set)
         if not quantiles:
-            raise ValueError(f"{self.label}: {p.model}'s manifest has no {self.quantile_set} quantiles; "
-                             f"use min_prob, or compute a threshold from stored scores with "
-                             f"curate.classify.threshold_for_top_percent")
+            raise ValueError(
+                f"{self.label}: {p.model}'s manifest has no {self.quantile_set} quantiles; "
+                f"use min_prob, or compute a threshold from stored scores with "
+                f"curate.classify.threshold_for_top_percent"
+            )
         # quantiles[i] is the i-th percentile; keeping the top N% means P >= the (100-N)-th percentile.
         return float(np.interp(100 - p.keep_top_percent, np.arange(len(quantiles)), quantiles))
 

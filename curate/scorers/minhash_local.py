@@ -18,21 +18,31 @@ EMPTY = np.uint32(0xFFFFFFFF)
 
 
 def _word_hashes(text: pa.Array | pa.ChunkedArray) -> tuple[np.ndarray, np.ndarray]:
-    words = pc.utf8_split_whitespace(pc.replace_substring_regex(pc.utf8_lower(pc.fill_null(text, "")),
-                                                                r"[^\w]+", " "))
+    words = pc.utf8_split_whitespace(
+        pc.replace_substring_regex(pc.utf8_lower(pc.fill_null(text, "")), r"[^\w]+", " ")
+    )
     flat = pc.list_flatten(words)
     doc = np.asarray(pc.list_parent_indices(words).to_numpy(zero_copy_only=False), dtype=np.int64)
     enc = pc.dictionary_encode(flat)
     enc = enc.combine_chunks() if isinstance(enc, pa.ChunkedArray) else enc
-    table = np.fromiter((xxhash.xxh64_intdigest(w.encode()) for w in enc.dictionary.to_pylist()), np.uint64,
-                        count=len(enc.dictionary))
+    table = np.fromiter(
+        (xxhash.xxh64_intdigest(w.encode()) for w in enc.dictionary.to_pylist()),
+        np.uint64,
+        count=len(enc.dictionary),
+    )
     codes = np.asarray(enc.indices.to_numpy(zero_copy_only=False), dtype=np.int64)
     keep = np.asarray(pc.greater(pc.utf8_length(flat), 0).to_numpy(zero_copy_only=False), dtype=bool)
     return table[codes[keep]], doc[keep]
 
 
-def minhash_signatures(text: pa.Array | pa.ChunkedArray, *, num_perm: int = 64, shingle: int = 5,
-                       seed: int = 1, block: int = 65_536) -> np.ndarray:
+def minhash_signatures(
+    text: pa.Array | pa.ChunkedArray,
+    *,
+    num_perm: int = 64,
+    shingle: int = 5,
+    seed: int = 1,
+    block: int = 65_536,
+) -> np.ndarray:
     """``(len(text), num_perm)`` uint32 MinHash signatures of word ``shingle``-grams.
 
     Hash family: multiply-shift ``((a*h + b) mod 2^64) >> 32`` with random odd ``a``. A text with fewer
@@ -48,10 +58,10 @@ def minhash_signatures(text: pa.Array | pa.ChunkedArray, *, num_perm: int = 64, 
     if len(short):
         starts = np.r_[0, np.cumsum(counts)[:-1]]
         extra = []
-        for d in short:
-            h = np.uint64(counts[d])
+        for di in short:
+            h = np.uint64(counts[di])
             with np.errstate(over="ignore"):
-                for w in ids[starts[d]:starts[d] + counts[d]]:
+                for w in ids[starts[di] : starts[di] + counts[di]]:
                     h = h * np.uint64(0x9E3779B97F4A7C15) + w
             extra.append(h)
         keys = np.r_[keys, np.array(extra, np.uint64)]
@@ -63,13 +73,13 @@ def minhash_signatures(text: pa.Array | pa.ChunkedArray, *, num_perm: int = 64, 
     order = np.argsort(kdoc, kind="stable")
     keys, kdoc = keys[order], kdoc[order]
     for lo in range(0, len(keys), block):
-        k, d = keys[lo:lo + block], kdoc[lo:lo + block]
+        k, d = keys[lo : lo + block], kdoc[lo : lo + block]
         with np.errstate(over="ignore"):
             hv = ((k[:, None] * a[None, :] + b[None, :]) >> np.uint64(32)).astype(np.uint32)
         # Rows are grouped by document: reduce each run, then merge runs cut by the block edge.
-        starts = np.flatnonzero(np.r_[True, d[1:] != d[:-1]])
-        runs = np.minimum.reduceat(hv, starts, axis=0)
-        udoc = d[starts]
+        run_start = np.flatnonzero(np.r_[True, d[1:] != d[:-1]])
+        runs = np.minimum.reduceat(hv, run_start, axis=0)
+        udoc = d[run_start]
         sig[udoc] = np.minimum(sig[udoc], runs)
     return sig
 

@@ -26,8 +26,10 @@ from curate.stage import Resources, Transform, with_rejections
 
 log = logging.getLogger(__name__)
 
-REPHRASE_PROMPT = ("Rewrite the following text in clear, well-structured English, keeping all facts.\n\n"
-                   "Text: {text}\n\nRewritten text:")
+REPHRASE_PROMPT = (
+    "Rewrite the following text in clear, well-structured English, keeping all facts.\n\n"
+    "Text: {text}\n\nRewritten text:"
+)
 
 
 @dataclass
@@ -72,15 +74,20 @@ class Synthesize(Transform):
             raise ValueError(f"{self.label}: set params.model to a local causal-LM folder")
         if p.mode == "rephrase" and "{text}" not in p.prompt:
             raise ValueError(f"{self.label}: prompt must contain {{text}}")
-        self.resources = Resources(num_cpus=1.0, num_gpus=p.num_gpus, batch_size=max(p.batch_size * 8, 64))
+        # Per instance: the GPU share is a parameter of this stage (the class default asks for none).
+        self.resources = Resources(  # type: ignore[misc]
+            num_cpus=1.0,
+            num_gpus=p.num_gpus,
+            batch_size=max(p.batch_size * 8, 64),
+        )
         self._model: Any = None
         self._tokenizer: Any = None
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         # Loaded resources were dropped by __getstate__; setup() reloads them on the worker.
         self.__dict__.update(state)
-        self.__dict__.setdefault('_model', None)
-        self.__dict__.setdefault('_tokenizer', None)
+        self.__dict__.setdefault("_model", None)
+        self.__dict__.setdefault("_tokenizer", None)
 
     def setup(self) -> None:
         import torch
@@ -97,7 +104,7 @@ class Synthesize(Transform):
             tok.pad_token = tok.eos_token
         dtype = torch.bfloat16 if device.startswith("cuda") else torch.float32
         model = AutoModelForCausalLM.from_pretrained(p.model, local_files_only=True, dtype=dtype)
-        self._model = model.to(device).eval()
+        self._model = model.to(device).eval()  # type: ignore[arg-type]
         self._tokenizer = tok
         log.info("%s: loaded %s on %s", self.label, p.model, device)
 
@@ -118,17 +125,25 @@ class Synthesize(Transform):
         out: list[str] = [""] * len(prompts)
         order = np.argsort([len(x) for x in prompts], kind="stable")
         for lo in range(0, len(prompts), p.batch_size):
-            idx = order[lo: lo + p.batch_size]
-            enc = tok([prompts[i] for i in idx], return_tensors="pt", padding=True, truncation=True,
-                      max_length=p.max_input_tokens).to(self._device)
+            idx = order[lo : lo + p.batch_size]
+            enc = tok(
+                [prompts[i] for i in idx],
+                return_tensors="pt",
+                padding=True,
+                truncation=True,
+                max_length=p.max_input_tokens,
+            ).to(self._device)
             torch.manual_seed(p.seed + lo)
-            kwargs: dict[str, Any] = {"max_new_tokens": p.max_new_tokens, "do_sample": p.do_sample,
-                                      "pad_token_id": tok.pad_token_id}
+            kwargs: dict[str, Any] = {
+                "max_new_tokens": p.max_new_tokens,
+                "do_sample": p.do_sample,
+                "pad_token_id": tok.pad_token_id,
+            }
             if p.do_sample:
                 kwargs.update(temperature=p.temperature, top_p=p.top_p)
             with torch.inference_mode():
                 gen = model.generate(**enc, **kwargs)
-            new = gen[:, enc["input_ids"].shape[1]:]
+            new = gen[:, enc["input_ids"].shape[1] :]
             for i, t in zip(idx, tok.batch_decode(new, skip_special_tokens=True), strict=True):
                 out[int(i)] = t.strip()
         return out
@@ -138,12 +153,20 @@ class Synthesize(Transform):
         generated = self.generate(self.prompts(texts))
         gen = pa.array(generated, pa.string())
         src_id = table.column(schema.ID)
-        reasons = pc.if_else(pc.equal(pc.utf8_length(gen), 0),
-                             pa.scalar(f"{self.label}:empty_generation"), pa.scalar(None, pa.string()))
+        reasons = pc.if_else(
+            pc.equal(pc.utf8_length(gen), 0),
+            pa.scalar(f"{self.label}:empty_generation"),
+            pa.scalar(None, pa.string()),
+        )
         out = table.set_column(table.column_names.index(schema.TEXT), schema.TEXT, gen)
-        out = out.set_column(out.column_names.index(schema.ID), schema.ID,
-                             pc.binary_join_element_wise(src_id, pa.scalar(self.params.id_suffix), ""))
+        out = out.set_column(
+            out.column_names.index(schema.ID),
+            schema.ID,
+            pc.binary_join_element_wise(src_id, pa.scalar(self.params.id_suffix), ""),
+        )
         out = out.append_column(schema.column_name(self.label, "source_id"), src_id)
         if self.params.keep_source_text:
-            out = out.append_column(schema.column_name(self.label, "source_text"), pa.array(texts, pa.string()))
+            out = out.append_column(
+                schema.column_name(self.label, "source_text"), pa.array(texts, pa.string())
+            )
         return with_rejections(out, reasons)

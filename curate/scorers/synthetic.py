@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from curate import schema
 from curate.registry import STAGES
 from curate.scorers.fasttext_quality import FastTextParams, FastTextScorer
 from curate.select import Rule
-from curate import schema
 
 
 @dataclass
@@ -36,6 +36,8 @@ class MachineText(FastTextScorer):
     def reference_rules(self) -> list[Rule]:
         p: MachineTextParams = self.params
         if p.max_prob is not None:
-            return [Rule(column=schema.column_name(self.label, self.field), max=p.max_prob, reason=self.check)]
+            return [
+                Rule(column=schema.column_name(self.label, self.field), max=p.max_prob, reason=self.check)
+            ]
         # min_prob / keep_top_percent keep the *most* machine-like texts (e.g. to audit a synthetic set).
         return super().reference_rules()

@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 import pytest
+import yaml
 
 from curate.classify import (
     ClassifierRecipe,
@@ -47,17 +48,28 @@ def _doc(rng: random.Random, words: list[str], n: int = 30) -> str:
 def data(tmp_path_factory) -> Path:
     d = tmp_path_factory.mktemp("ft")
     rng = random.Random(7)
-    _write(d / "mixed.jsonl.gz", [{"id": f"g{i}", "text": _doc(rng, GOOD), "kind": "good"} for i in range(300)]
-           + [{"id": f"b{i}", "text": _doc(rng, BAD), "kind": "bad"} for i in range(300)])
+    _write(
+        d / "mixed.jsonl.gz",
+        [{"id": f"g{i}", "text": _doc(rng, GOOD), "kind": "good"} for i in range(300)]
+        + [{"id": f"b{i}", "text": _doc(rng, BAD), "kind": "bad"} for i in range(300)],
+    )
     return d
 
 
 def _recipe(d: Path, out: str, seed: int = 3) -> ClassifierRecipe:
     return ClassifierRecipe(
-        name="toy", output=str(d / out), positive_label="hq", seed=seed, holdout=0.2, quantize=False,
+        name="toy",
+        output=str(d / out),
+        positive_label="hq",
+        seed=seed,
+        holdout=0.2,
+        quantize=False,
         fasttext={"epoch": 5, "minCount": 1},
-        sources=[LabelledSource(label="hq", path=str(d / "*.jsonl.gz"), where={"kind": "good"}, sample=250),
-                 LabelledSource(label="lq", path=str(d / "mixed.jsonl.gz"), where={"kind": ["bad"]})])
+        sources=[
+            LabelledSource(label="hq", path=str(d / "*.jsonl.gz"), where={"kind": "good"}, sample=250),
+            LabelledSource(label="lq", path=str(d / "mixed.jsonl.gz"), where={"kind": ["bad"]}),
+        ],
+    )
 
 
 @pytest.fixture(scope="module")
@@ -95,8 +107,10 @@ def test_training_is_deterministic_given_seed(trained, data):
     m2 = train_classifier(_recipe(data, "b.ftz"))
     assert m1["counts"] == m2["counts"] and m1["sources"] == m2["sources"]
     texts = [_doc(random.Random(i), GOOD if i % 2 else BAD) for i in range(200)]
-    p = [FastTextQuality(FastTextParams(model=str(data / f))).score(make_table(texts))["hq_prob"].to_numpy()
-         for f in ("a.ftz", "b.ftz")]
+    p = [
+        FastTextQuality(FastTextParams(model=str(data / f))).score(make_table(texts))["hq_prob"].to_numpy()
+        for f in ("a.ftz", "b.ftz")
+    ]
     assert np.abs(p[0] - p[1]).max() < 0.02
     assert ((p[0] >= 0.5) == (p[1] >= 0.5)).all()
     m3 = train_classifier(_recipe(data, "c.ftz", seed=4))
@@ -120,8 +134,9 @@ def test_tampered_model_is_refused(trained, tmp_path):
 
 def test_scorer_column_and_thresholds(trained):
     path, m = trained
-    stage = STAGES.get("fasttext_quality_v1")(build_params(FastTextParams, {"model": str(path), "min_prob": 0.5},
-                                                            where="test"))
+    stage = STAGES.get("fasttext_quality_v1")(
+        build_params(FastTextParams, {"model": str(path), "min_prob": 0.5}, where="test")
+    )
     out = stage.process(make_table([_doc(random.Random(1), GOOD), _doc(random.Random(2), BAD)]))
     prob = out.column("fasttext_quality_v1.hq_prob").to_pylist()
     assert out.schema.field("fasttext_quality_v1.hq_prob").type == pa.float32()
@@ -167,11 +182,22 @@ def test_cli_with_recipe_yaml(data, tmp_path):
     from curate.scorers import cli
 
     recipe = tmp_path / "r.yaml"
+    mixed = str(data / "mixed.jsonl.gz")
     recipe.write_text(
-        "name: toy\noutput: %s\npositive_label: hq\nquantize: false\nfasttext: {epoch: 2, minCount: 1, thread: 2}\nsources:\n"
-        "  - {label: hq, path: %s, where: {kind: good}, sample: 50}\n"
-        "  - {label: lq, path: %s, where: {kind: bad}, sample: 50}\n"
-        % (tmp_path / "m.ftz", data / "mixed.jsonl.gz", data / "mixed.jsonl.gz"))
+        yaml.safe_dump(
+            {
+                "name": "toy",
+                "output": str(tmp_path / "m.ftz"),
+                "positive_label": "hq",
+                "quantize": False,
+                "fasttext": {"epoch": 2, "minCount": 1, "thread": 2},
+                "sources": [
+                    {"label": "hq", "path": mixed, "where": {"kind": "good"}, "sample": 50},
+                    {"label": "lq", "path": mixed, "where": {"kind": "bad"}, "sample": 50},
+                ],
+            }
+        )
+    )
     ap = argparse.ArgumentParser()
     cli.register(ap.add_subparsers())
     args = ap.parse_args(["train-classifier", str(recipe), "--seed", "5"])

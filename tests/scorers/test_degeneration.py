@@ -65,10 +65,14 @@ def test_null_text_is_empty():
 
 def test_scorer_columns_and_filter_reasons():
     stage = Degeneration(DegenerationParams(reject_truncated=True))
-    scored = stage.process(make_table(["Fine text here. It ends well.", "go go go go go go go go go go go",
-                                       "It never ends and"]))
+    scored = stage.process(
+        make_table(["Fine text here. It ends well.", "go go go go go go go go go go go", "It never ends and"])
+    )
     assert "degeneration_v1.repeated_4gram_frac" in scored.column_names
     assert scored.schema.field("degeneration_v1.truncated_ending").type == pa.bool_()
     out = Select(rules=stage.reference_rules(), prefix=stage.label).process(scored)
     assert out.column("__reject__").to_pylist() == [
-        None, "degeneration_v1:repeated_ngrams", "degeneration_v1:truncated"]
+        None,
+        "degeneration_v1:repeated_ngrams",
+        "degeneration_v1:truncated",
+    ]

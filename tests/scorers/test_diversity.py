@@ -29,15 +29,22 @@ def test_signature_estimates_jaccard():
 def test_within_and_seed(tmp_path):
     seed_file = tmp_path / "seed.jsonl"
     seed_file.write_text(json.dumps({"id": "s1", "text": SEED}) + "\n")
-    table = make_table([A, "unrelated words that share nothing with the others at all here", A + " again",
-                        SEED + " nu", A], ids=["a", "u", "a2", "c", "a3"])
+    table = make_table(
+        [A, "unrelated words that share nothing with the others at all here", A + " again", SEED + " nu", A],
+        ids=["a", "u", "a2", "c", "a3"],
+    )
     stage = Diversity(DiversityParams(seed_path=str(seed_file), threshold=0.7))
     pq.write_table(stage.collect(table.slice(0, 2)), tmp_path / "k0.parquet")
     pq.write_table(stage.collect(table.slice(2)), tmp_path / "k1.parquet")
     state = stage.reduce([str(tmp_path / "k0.parquet"), str(tmp_path / "k1.parquet")], engine=None)
     out = stage.apply(table, state)
     assert out.column("__reject__").to_pylist() == [
-        None, None, "diversity_v1:near_duplicate", "diversity_v1:copies_seed", "diversity_v1:near_duplicate"]
+        None,
+        None,
+        "diversity_v1:near_duplicate",
+        "diversity_v1:copies_seed",
+        "diversity_v1:near_duplicate",
+    ]
     assert out.column("duplicate_of").to_pylist() == [None, None, "a", None, "a"]
     assert out.column("diversity_v1.max_sim_within").to_pylist()[4] == 1.0
     assert out.column("diversity_v1.max_sim_seed").to_pylist()[3] >= 0.7

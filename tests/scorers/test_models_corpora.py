@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pytest
 import yaml
@@ -55,22 +53,37 @@ def test_detector_training_deterministic_given_seed(tmp_path):
 
     def recipe(out: str) -> ClassifierRecipe:
         return ClassifierRecipe(
-            name="det", output=str(tmp_path / out), positive_label="machine", seed=11, holdout=0.2,
-            quantize=False, fasttext={"epoch": 5},
-            sources=[LabelledSource(label="machine", path=path, where={"synthetic": True}, sample=400,
-                                    group_field="pair"),
-                     LabelledSource(label="human", path=path, where={"synthetic": False}, sample=400,
-                                    group_field="pair")])
+            name="det",
+            output=str(tmp_path / out),
+            positive_label="machine",
+            seed=11,
+            holdout=0.2,
+            quantize=False,
+            fasttext={"epoch": 5},
+            sources=[
+                LabelledSource(
+                    label="machine", path=path, where={"synthetic": True}, sample=400, group_field="pair"
+                ),
+                LabelledSource(
+                    label="human", path=path, where={"synthetic": False}, sample=400, group_field="pair"
+                ),
+            ],
+        )
 
     # thread=12 (the default): same data, split and order; fastText's lock-free updates add noise only.
     m1, m2 = train_classifier(recipe("a.bin")), train_classifier(recipe("b.bin"))
     assert m1["counts"] == m2["counts"] and m1["sources"] == m2["sources"]
     assert abs(m1["holdout_metrics"]["auc"] - m2["holdout_metrics"]["auc"]) < 0.05
     texts = read_table(path, limit=300).column("text")
-    p = [STAGES.get("machine_text_v1")(build_params(STAGES.get("machine_text_v1").Params,
-                                                     {"model": str(tmp_path / f)}, where="t"))
-         .process(make_table(texts.to_pylist())).column("machine_text_v1.machine_prob").to_numpy()
-         for f in ("a.bin", "b.bin")]
+    p = [
+        STAGES.get("machine_text_v1")(
+            build_params(STAGES.get("machine_text_v1").Params, {"model": str(tmp_path / f)}, where="t")
+        )
+        .process(make_table(texts.to_pylist()))
+        .column("machine_text_v1.machine_prob")
+        .to_numpy()
+        for f in ("a.bin", "b.bin")
+    ]
     assert np.abs(p[0] - p[1]).max() < 0.1
 
 

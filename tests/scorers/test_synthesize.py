@@ -19,9 +19,14 @@ def tiny_lm(tmp_path_factory) -> Path:
 
 
 def test_continue_end_to_end(tiny_lm):
-    stage = Synthesize(SynthesizeParams(model=str(tiny_lm), mode="continue", prefix_chars=11,
-                                        max_new_tokens=10, batch_size=2))
-    table = make_table(["the cat sat on the mat all day", "the dog sat", "a cat and a dog"], ids=["x", "y", "z"])
+    stage = Synthesize(
+        SynthesizeParams(
+            model=str(tiny_lm), mode="continue", prefix_chars=11, max_new_tokens=10, batch_size=2
+        )
+    )
+    table = make_table(
+        ["the cat sat on the mat all day", "the dog sat", "a cat and a dog"], ids=["x", "y", "z"]
+    )
     out = stage.process(table)
     assert out.num_rows == 3
     assert out.column("id").to_pylist() == ["x#syn", "y#syn", "z#syn"]
@@ -34,8 +39,11 @@ def test_continue_end_to_end(tiny_lm):
     words = [w for g in gen for w in g.replace(".", " .").split() if w != "."]
     assert sum(w.strip(".") in vocab for w in words) / len(words) > 0.8
     # Greedy decoding is deterministic, batch order does not matter.
-    again = Synthesize(SynthesizeParams(model=str(tiny_lm), mode="continue", prefix_chars=11,
-                                        max_new_tokens=10, batch_size=3)).process(table)
+    again = Synthesize(
+        SynthesizeParams(
+            model=str(tiny_lm), mode="continue", prefix_chars=11, max_new_tokens=10, batch_size=3
+        )
+    ).process(table)
     assert again.column("text").to_pylist() == gen
     # The synthetic filters run on the output.
     scored = Degeneration().process(out)
@@ -43,15 +51,24 @@ def test_continue_end_to_end(tiny_lm):
 
 
 def test_rephrase_prompt_and_empty_generation(tiny_lm, monkeypatch):
-    stage = Synthesize(SynthesizeParams(model=str(tiny_lm), prompt="Say: {text} ->", max_new_tokens=4,
-                                        id_suffix="", keep_source_text=False))
+    stage = Synthesize(
+        SynthesizeParams(
+            model=str(tiny_lm),
+            prompt="Say: {text} ->",
+            max_new_tokens=4,
+            id_suffix="",
+            keep_source_text=False,
+        )
+    )
     assert stage.prompts(["hi"]) == ["Say: hi ->"]
     real = stage.generate(stage.prompts(["the cat", "a dog"]))
     assert len(real) == 2 and all(isinstance(g, str) for g in real)
     monkeypatch.setattr(stage, "generate", lambda prompts: ["", "the mat."])
     out = stage.process(make_table(["the cat", "a dog"]))
     assert out.column("__reject__").to_pylist() == ["synthesize_v1:empty_generation", None]
-    assert out.column("id").to_pylist() == ["d0", "d1"] and "synthesize_v1.source_text" not in out.column_names
+    assert (
+        out.column("id").to_pylist() == ["d0", "d1"] and "synthesize_v1.source_text" not in out.column_names
+    )
 
 
 def test_params_are_checked():
