@@ -8,6 +8,7 @@ the ``sha256`` param). Scoring is one batched ``predict`` per Arrow batch on tex
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, ClassVar
 
 import numpy as np
@@ -17,6 +18,19 @@ from curate import schema
 from curate.registry import STAGES
 from curate.select import Rule
 from curate.stage import Resources, Scorer
+
+
+def resolve_model_path(path: str) -> str:
+    """An absolute model path, resolved on the driver so that workers (any cwd) find the same file.
+
+    A relative path is looked up in the working directory first, then in the repository root (where
+    the default ``models/`` live), so ``models/quality_fasttext.ftz`` works from anywhere.
+    """
+    p = Path(path)
+    if p.is_absolute() or p.exists():
+        return str(p.resolve())
+    repo = Path(__file__).resolve().parents[2] / p
+    return str(repo) if repo.exists() else str(p.resolve())
 
 
 @dataclass
@@ -55,6 +69,7 @@ class FastTextScorer(Scorer):
             raise ValueError(f"{self.label}: keep_top_percent must be in (0, 100], got {p.keep_top_percent}")
         self._model: Any = None
         self._manifest: dict[str, Any] = {}
+        self.model_path = resolve_model_path(p.model)
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         # Loaded resources were dropped by __getstate__; setup() reloads them on the worker.
@@ -64,7 +79,7 @@ class FastTextScorer(Scorer):
     def setup(self) -> None:
         from curate.classify import load_verified
 
-        self._model, self._manifest = load_verified(self.params.model, sha256=self.params.sha256)
+        self._model, self._manifest = load_verified(self.model_path, sha256=self.params.sha256)
         positive = self.params.positive_label or self._manifest.get("positive_label")
         self._positive: str = str(positive or "")
         if not positive:
@@ -89,7 +104,7 @@ class FastTextScorer(Scorer):
             return None
         from curate.classify.model import read_manifest
 
-        manifest = self._manifest or read_manifest(p.model)
+        manifest = self._manifest or read_manifest(self.model_path)
         quantiles = manifest.get("score_quantiles", {}).get(self.quantile_set)
         if not quantiles:
             raise ValueError(

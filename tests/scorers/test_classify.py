@@ -218,3 +218,26 @@ def test_stage_pickles_without_its_model(trained):
     clone = pickle.loads(pickle.dumps(stage))
     assert clone._model is None and clone._ready is False
     assert clone.process(make_table(["theorem proof lemma"])).column("fasttext_quality_v1.hq_prob") == first
+
+
+def test_model_path_resolves_from_any_directory(trained, monkeypatch, tmp_path):
+    from curate.scorers.fasttext_quality import resolve_model_path
+
+    monkeypatch.chdir(tmp_path)
+    default = resolve_model_path("models/quality_fasttext.ftz")
+    assert Path(default).is_absolute() and Path(default).exists()
+
+
+@pytest.mark.ray
+def test_scorer_on_ray_workers(trained, ray_engine):
+    """Each Ray actor builds its own model in setup(); results match the in-process scorer."""
+    path, _ = trained
+    stage = FastTextQuality(FastTextParams(model=str(path)))
+    parts = [
+        make_table([_doc(random.Random(i), GOOD if i % 2 else BAD) for i in range(k, k + 5)]) for k in (0, 5)
+    ]
+    got = ray_engine.map_worker(lambda: stage.process, parts, resources=stage.resources)
+    want = [stage.process(p) for p in parts]
+    assert [g.column("fasttext_quality_v1.hq_prob") for g in got] == [
+        w.column("fasttext_quality_v1.hq_prob") for w in want
+    ]
