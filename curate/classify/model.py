@@ -14,6 +14,9 @@ import numpy as np
 log = logging.getLogger(__name__)
 
 
+FASTTEXT_EPS = 1e-5  # fastText's smoothing inside log() at prediction time
+
+
 class ModelIntegrityError(RuntimeError):
     """A model file whose sha256 does not match its manifest (or that has no manifest to check)."""
 
@@ -75,20 +78,14 @@ def positive_probability(model: Any, texts: list[str], positive_label: str) -> n
     labels = model.get_labels()
     if target not in labels:
         raise ValueError(f"label {positive_label!r} not in model labels {labels}")
-    if len(labels) == 2:
-        # Softmax over two labels: the top-1 probability determines both.
-        top, prob = model.f.multilinePredict([t + "\n" for t in texts], 1, 0.0, "strict")
-        p = np.asarray(prob, dtype=np.float32).reshape(len(texts))
-        is_target = np.fromiter((t[0] == target if t else False for t in top), dtype=bool, count=len(texts))
-        return np.where(is_target, p, 1.0 - p).clip(0.0, 1.0)
-    all_labels, all_probs = model.f.multilinePredict([t + "\n" for t in texts], -1, 0.0, "strict")
-    return np.array(
-        [
-            float(pr[list(lab).index(target)]) if target in lab else 0.0
-            for lab, pr in zip(all_labels, all_probs, strict=True)
-        ],
-        dtype=np.float32,
+    # fastText reports exp(log(p + 1e-5)) = p + 1e-5 for every label. Reading the target's own value
+    # (k = all labels) keeps small probabilities apart; 1 - p(top label) would round them all to 0.
+    all_labels, all_probs = model.f.multilinePredict([t + "\n" for t in texts], len(labels), 0.0, "strict")
+    probs = np.asarray(all_probs, dtype=np.float32).reshape(len(texts), len(labels))
+    col = np.fromiter(
+        (lab.index(target) if target in lab else 0 for lab in all_labels), dtype=np.int64, count=len(texts)
     )
+    return (probs[np.arange(len(texts)), col] - np.float32(FASTTEXT_EPS)).clip(0.0, 1.0)
 
 
 def threshold_for_top_percent(paths: str | list[str], column: str, keep_top_percent: float) -> float:
