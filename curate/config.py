@@ -165,6 +165,13 @@ def parse_pipeline(text: str, *, path: str = "<string>", overrides: list[str] | 
     if not isinstance(stages_raw, list):
         raise err(("stages",), "expected a list of stages")
     specs = [_parse_stage(i, entry, err) for i, entry in enumerate(stages_raw)]
+    seen: dict[str, int] = {}
+    for i, spec in enumerate(specs):
+        label = spec.label or spec.name
+        if label in seen:
+            raise err(("stages", i), f"{label!r} is already stages[{seen[label]}]; give one of them a distinct "
+                                     f"'label:' (it names the columns and the reasons)")
+        seen[label] = i
 
     engine = dict(raw.get("engine") or {})
     bad = sorted(set(engine) - ENGINE_KEYS)
@@ -249,7 +256,9 @@ def build_stages(cfg: PipelineConfig) -> list[Any]:
         stage = cls(build_params(cls.Params, spec.params, where=spec.name), label=spec.label)
         stages.append(stage)
         if spec.kind == "filter":
-            stages.append(Select(label=stage.label, rules=stage.reference_rules(), prefix=stage.label))
+            select = Select(label=stage.label, rules=stage.reference_rules(), prefix=stage.label)
+            stage.part_of_filter, select.part_of_filter = "head", "tail"
+            stages.append(select)
     return stages
 
 

@@ -147,19 +147,23 @@ class SegmentWorker:
     def _process(self, table: pa.Table, part: str, item: Any, stats: dict[str, dict[str, Any]]) -> tuple[pa.Table, pa.Table | None]:
         rejected: list[pa.Table] = []
 
-        def run(label: str, fn: Any, t: pa.Table) -> pa.Table:
+        def run(label: str, fn: Any, t: pa.Table, part_of_filter: str | None = None) -> pa.Table:
+            # A `filter:` is a scorer and its select under one label: one funnel row, counted in at the
+            # scorer ("head") and out at the select ("tail"), with both stages' time.
             s = stats.setdefault(label, _new_stats(label))
             w0, c0 = time.perf_counter(), time.process_time()
-            s["docs_in"] += t.num_rows
-            s["bytes_in"] += schema.text_bytes(t)
+            if part_of_filter != "tail":
+                s["docs_in"] += t.num_rows
+                s["bytes_in"] += schema.text_bytes(t)
             out = fn(t) if t.num_rows else t
             out, rej = _peel(out, label)
             if rej is not None:
                 rejected.append(rej)
                 for r, c in zip(*_value_counts(rej.column(schema.REASON)), strict=True):
                     s["removed"][r] = s["removed"].get(r, 0) + c
-            s["docs_out"] += out.num_rows
-            s["bytes_out"] += schema.text_bytes(out)
+            if part_of_filter != "head":
+                s["docs_out"] += out.num_rows
+                s["bytes_out"] += schema.text_bytes(out)
             s["wall_s"] += time.perf_counter() - w0
             s["cpu_s"] += time.process_time() - c0
             return out
@@ -175,7 +179,7 @@ class SegmentWorker:
             table = run(g.label, lambda t: g.apply(t, self.state), table)
             table = table.drop_columns([ORDER])
         for st in self.segment.rows:
-            table = run(st.label, st.process, table)
+            table = run(st.label, st.process, table, getattr(st, "part_of_filter", None))
         rej = pa.concat_tables(rejected, promote_options="permissive") if rejected else None
         if rej is not None and ORDER in rej.column_names:
             rej = rej.drop_columns([ORDER])

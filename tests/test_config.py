@@ -104,3 +104,11 @@ def test_shipped_pipelines_parse() -> None:
     for f in files:
         cfg = load_pipeline(f)
         assert build_stages(cfg)
+
+
+def test_duplicate_stage_labels_are_refused() -> None:
+    text = GOOD + "  - transform: normalize_v1\n"
+    with pytest.raises(ConfigError, match=r"^p.yaml:8: stages\[2\]: 'normalize_v1' is already stages\[0\]; give one"):
+        parse_pipeline(text, path="p.yaml")
+    cfg = parse_pipeline(GOOD + "  - transform: normalize_v1\n    label: norm2\n", path="p.yaml")
+    assert [s.label for s in build_stages(cfg)] == ["normalize_v1", "select", "norm2"]

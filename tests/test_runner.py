@@ -146,3 +146,19 @@ def test_ray_engine_output_equals_inline(tmp_path: Path, ray_engine) -> None:
     b = run_pipeline(cfg, tmp_path / "ray", engine=ray_engine)
     assert a["outputs"] == b["outputs"]
     assert a["accounting"] == b["accounting"]
+
+
+def test_filter_shorthand_is_one_funnel_row(tmp_path: Path) -> None:
+    write_inputs(tmp_path / "in", n_files=1)
+    text = f"""\
+name: f
+input: {{path: {tmp_path / 'in'}/*.jsonl, format: jsonl}}
+stages:
+  - filter: gopher_quality_v1
+"""
+    m = run_pipeline(parse_pipeline(text), tmp_path / "run", engine=InlineEngine())
+    s = {x["name"]: x for x in m["stages"]}["gopher_quality_v1"]
+    # 41 valid documents (one malformed line is quarantined at read), all too short for Gopher's 50 words.
+    assert (s["docs_in"], s["docs_out"]) == (41, 0)
+    assert s["removed"] == {"gopher_quality_v1:short_doc": 41}
+    assert m["accounting"] == {"input": 42, "kept": 0, "rejected": 41, "quarantined": 1, "balanced": True}
