@@ -117,7 +117,12 @@ def tokens_to_reach(
                 return float(math.exp(math.log(t[i]) + frac * (math.log(t[i + 1]) - math.log(t[i])))), False
         return float(t[-1]), False
     law = law or fit_power_law(t, np.asarray(bpb, dtype=np.float64))
-    return law.inverse(target), True
+    # Anchor the law at the end of the curve it leaves (shift a so the law passes through that observed
+    # point): a global fit can miss the last point, and inverting it unanchored could say a recipe that
+    # beats the baseline's final bpb needs *fewer* tokens than the baseline trained (m < 1).
+    i = -1 if target < b[-1] else 0
+    anchored = PowerLaw(a=law.a + (b[i] - float(law(t[i]))), c=law.c, alpha=law.alpha, rmse=law.rmse)
+    return anchored.inverse(target), True
 
 
 def multiplier(

@@ -57,6 +57,22 @@ def test_power_law_fit_recovers_the_generating_law_and_extrapolates_flagged():
     assert tokens_to_reach(T, B, 1.9, law) == (math.inf, True)
 
 
+def test_extrapolation_is_anchored_at_the_curve_end():
+    # The baseline flattens early then drops at the end: the global fit misses its last point. A target
+    # just below the observed final bpb must still need MORE tokens than the baseline trained (m > 1).
+    tokens = [100, 400, 1600, 6400]
+    bpb = [3.0, 2.6, 2.5, 2.2]
+    law = fit_power_law(tokens, bpb)
+    assert abs(float(law(6400)) - 2.2) > 1e-3  # the fit does miss the last point
+    t, ext = tokens_to_reach(tokens, bpb, 2.19, law)
+    assert ext and t > 6400
+    # Exactly: the law shifted through (6400, 2.2) and inverted at 2.19.
+    shift = 2.2 - float(law(6400))
+    assert t == pytest.approx(((2.19 - law.a - shift) / law.c) ** (-1 / law.alpha), rel=1e-9)
+    m, ext = multiplier(np.array(tokens), np.array(bpb), 2.19, 6400)
+    assert ext and m > 1
+
+
 def test_learning_signal_slope_and_value_at():
     assert learning_signal(2.125, 2.0625, 6400) == 0.0625 / 6400
     mids, slope = slope_curve(T, B)
