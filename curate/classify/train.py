@@ -208,7 +208,7 @@ def train_classifier(recipe: ClassifierRecipe, *, output: str | None = None) -> 
         "quantized": recipe.quantize,
         "fasttext_params": params,
         "fasttext_version": getattr(fasttext, "__version__", "unknown"),
-        "preprocessing": "utf8 lowercase; runs of \\r \\n \\t \\v \\f replaced by one space",
+        "preprocessing": "utf8 lowercase; \\n replaced by a space",
         "sources": source_records,
         "counts": {"train": count(train), "holdout": count(test)},
         "holdout_metrics": metrics,

@@ -133,7 +133,7 @@ class DegenerationParams:
     """Reference thresholds for ``filter:`` (None disables a check), checked in this order:
     ``max_repeated_4gram_frac``, ``max_zlib_ratio``, ``min_distinct_1``, ``max_repeated_opening_frac``,
     and ``reject_truncated`` (reject texts with a truncated ending). Defaults, measured on 1,500 docs
-    each: they reject 3% of WebText and C4, 6% of Wikipedia (list-like stubs) and 40% of GLM-10B
+    each: they reject 2-3% of WebText and C4, 5% of Wikipedia (list-like stubs) and 39% of GLM-10B
     continuations (see benchmarks/RESULTS-scorers.md)."""
 
     max_repeated_4gram_frac: float | None = 0.3

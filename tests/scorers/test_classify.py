@@ -84,7 +84,7 @@ def test_roc_auc_exact():
 
 
 def test_preprocessing():
-    assert fasttext_text(["Hello\nWorld\r\n\tX", None]).to_pylist() == ["hello world x", ""]
+    assert fasttext_text(["Hello\nWorld\r\n\tX", None]).to_pylist() == ["hello world\r \tx", ""]
 
 
 def test_manifest(trained, data):

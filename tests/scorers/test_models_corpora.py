@@ -97,4 +97,4 @@ def test_synthetic_pipeline_stages_exist():
         cls = STAGES.get(stage[key])
         build_params(cls.Params, stage.get("params"), where=f"synthetic.yaml:{stage[key]}")
         kinds += 1
-    assert kinds == 4
+    assert kinds == 4  # degeneration, machine_text, fasttext_quality, diversity
