@@ -11,6 +11,7 @@ from curate.proxy.goodput import (
     RecipeCurves,
     decision_agreement,
     fit_power_law,
+    fit_tail,
     goodput_report,
     learning_signal,
     multiplier,
@@ -55,6 +56,17 @@ def test_power_law_fit_recovers_the_generating_law_and_extrapolates_flagged():
     assert ext and t == pytest.approx(25.0, rel=1e-5)
     # At or below the asymptote: unreachable.
     assert tokens_to_reach(T, B, 1.9, law) == (math.inf, True)
+
+
+def test_extrapolation_is_anchored_at_the_curve_end_so_better_never_means_m_below_one():
+    # Flat start, then a drop: no power law fits all of it. Just below the last point must give m >= 1.
+    t, b = [1000, 2000, 5000, 10000, 20000, 50000], [3.81, 3.79, 3.63, 3.45, 3.28, 3.25]
+    m, ext = multiplier(np.array(t), np.array(b), 3.25 - 1e-9, 50000)
+    assert ext and m == pytest.approx(1.0, abs=1e-6) and m >= 1.0
+    m2, _ = multiplier(np.array(t), np.array(b), 3.20, 50000)
+    assert m2 > m
+    # Tail fit: only points at >= 1/16 of the last token count enter the fit.
+    assert fit_tail(t, b) == fit_power_law(t[2:], b[2:])  # 50000/16 = 3125: from 5000 on
 
 
 def test_learning_signal_slope_and_value_at():
