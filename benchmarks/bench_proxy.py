@@ -22,6 +22,7 @@ import json
 import logging
 import os
 import platform
+import shutil
 import sys
 import time
 from pathlib import Path
@@ -253,27 +254,30 @@ def speed(args: argparse.Namespace) -> dict:
         mc = ModelConfig.named(name, vocab_size=8192, seq_len=seq)
         tokens = args.speed_tokens
         row: dict = {"params": mc.param_counts()["params"], "flops_per_token": mc.flops_per_token()}
-        for mode in ("fp32", "bf16"):
-            out = Path(args.out) / "speed" / f"{name}_{mode}"
-            import shutil
-
-            shutil.rmtree(out, ignore_errors=True)
-            cfg = TrainConfig(
-                model=name,
-                seq_len=seq,
-                tokens=tokens,
-                batch_size=ours_bs,
-                n_evals=1,
-                ckpt_every=10**9,
-                log_every=10**9,
-                autocast="bf16" if mode == "bf16" else "off",
-                threads=threads,
-            )
-            r = Run(cfg, train_tokens=data, eval_sets=[], vocab_size=8192, out_dir=out).train()
-            row[f"ours_{mode}_tok_s"] = r["tokens"] / r["device_s"]
-        row["trainer_tok_s"] = _hf_trainer_tok_s(
-            mc, data, seq, tokens, Path(args.out) / "speed" / f"{name}_hf"
-        )
+        # Interleaved rounds (ours fp32, Trainer, ours bf16, repeated); the best of each is kept, since
+        # this machine is shared and its load drifts during a run.
+        best: dict[str, float] = {"ours_fp32": 0.0, "trainer": 0.0, "ours_bf16": 0.0}
+        for rnd in range(args.rounds):
+            for mode in ("fp32", "trainer", "bf16"):
+                out = Path(args.out) / "speed" / f"{name}_{mode}_{rnd}"
+                shutil.rmtree(out, ignore_errors=True)
+                if mode == "trainer":
+                    best["trainer"] = max(best["trainer"], _hf_trainer_tok_s(mc, data, seq, tokens, out))
+                    continue
+                cfg = TrainConfig(
+                    model=name,
+                    seq_len=seq,
+                    tokens=tokens,
+                    batch_size=ours_bs,
+                    n_evals=1,
+                    ckpt_every=10**9,
+                    log_every=10**9,
+                    autocast="bf16" if mode == "bf16" else "off",
+                    threads=threads,
+                )
+                r = Run(cfg, train_tokens=data, eval_sets=[], vocab_size=8192, out_dir=out).train()
+                best[f"ours_{mode}"] = max(best[f"ours_{mode}"], r["tokens"] / r["device_s"])
+        row.update({f"{k}_tok_s": v for k, v in best.items()})
         row["speedup_fp32"] = row["ours_fp32_tok_s"] / row["trainer_tok_s"]
         row["speedup_best"] = max(row["ours_fp32_tok_s"], row["ours_bf16_tok_s"]) / row["trainer_tok_s"]
         for k in ("ours_fp32", "ours_bf16", "trainer"):
@@ -326,7 +330,8 @@ def main() -> None:
     p.add_argument("--seeds", type=int, default=3)
     p.add_argument("--eval-chars", type=int, default=40_000)
     p.add_argument("--speed-models", nargs="+", default=["proxy_tiny", "proxy_1m"])
-    p.add_argument("--speed-tokens", type=int, default=65_536)
+    p.add_argument("--speed-tokens", type=int, default=32_768)
+    p.add_argument("--rounds", type=int, default=2, help="interleaved speed rounds; the best of each is kept")
     args = p.parse_args()
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
     import torch

@@ -19,6 +19,7 @@ numbers). All functions are numpy-only and deterministic (the bootstrap draws fr
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import math
 from dataclasses import dataclass
@@ -91,6 +92,18 @@ def fit_power_law(tokens: np.ndarray | list[float], bpb: np.ndarray | list[float
     return PowerLaw(a=a, c=c * scale**alpha, alpha=alpha, rmse=math.sqrt(sse / len(t)))
 
 
+def fit_tail(
+    tokens: np.ndarray | list[float], bpb: np.ndarray | list[float], min_frac: float = 1 / 16
+) -> PowerLaw:
+    """:func:`fit_power_law` on the curve's tail (points at >= ``min_frac`` of the last token count, at
+    least 3): early points sit on the flat start of training, which no power law describes."""
+    t = np.asarray(tokens, dtype=np.float64)
+    keep = t >= t[-1] * min_frac
+    if keep.sum() < 3:
+        keep = np.arange(len(t)) >= len(t) - 3
+    return fit_power_law(t[keep], np.asarray(bpb, dtype=np.float64)[keep])
+
+
 def tokens_to_reach(
     tokens: np.ndarray | list[float],
     bpb: np.ndarray | list[float],
@@ -101,8 +114,9 @@ def tokens_to_reach(
 
     Returns ``(tokens, extrapolated)``. Inside the curve's range the answer is the first crossing of the
     running-minimum envelope, interpolated linearly in log-token space. Outside it (better than the
-    curve's best, or worse than its first point) the power law ``law`` (fitted here when ``None``) is
-    inverted and the result flagged.
+    curve's best, or worse than its first point) the power law ``law`` (fitted to the tail here when
+    ``None``), shifted to pass through the envelope's nearest end point, is inverted; the result is
+    flagged.
     """
     t = np.asarray(tokens, dtype=np.float64)
     b = np.minimum.accumulate(np.asarray(bpb, dtype=np.float64))
@@ -116,13 +130,13 @@ def tokens_to_reach(
                 frac = (b[i] - target) / (b[i] - b[i + 1])
                 return float(math.exp(math.log(t[i]) + frac * (math.log(t[i + 1]) - math.log(t[i])))), False
         return float(t[-1]), False
-    law = law or fit_power_law(t, np.asarray(bpb, dtype=np.float64))
-    # Anchor the law at the end of the curve it leaves (shift a so the law passes through that observed
-    # point): a global fit can miss the last point, and inverting it unanchored could say a recipe that
-    # beats the baseline's final bpb needs *fewer* tokens than the baseline trained (m < 1).
-    i = -1 if target < b[-1] else 0
-    anchored = PowerLaw(a=law.a + (b[i] - float(law(t[i]))), c=law.c, alpha=law.alpha, rmse=law.rmse)
-    return anchored.inverse(target), True
+    law = law or fit_tail(t, np.asarray(bpb, dtype=np.float64))
+    # Anchor the law at the envelope's nearest end (shift a), so t_base is continuous where the curve
+    # stops and monotone beyond it: a law that fits the tail imperfectly can never turn "better than the
+    # baseline's best" into m < 1.
+    anchor = -1 if target < b[-1] else 0
+    law = dataclasses.replace(law, a=law.a + float(b[anchor] - law(t[anchor])))
+    return law.inverse(target), True
 
 
 def multiplier(
@@ -248,7 +262,7 @@ class _BaselineLaws:
         if b[0] >= target >= b[-1]:
             return tokens_to_reach(t, curve, target)
         if key not in self.cache:
-            self.cache[key] = fit_power_law(t, curve)
+            self.cache[key] = fit_tail(t, curve)
         return tokens_to_reach(t, curve, target, self.cache[key])
 
 
@@ -276,7 +290,7 @@ def goodput_report(
     tokens_in = recipes[baseline].tokens_kept
     heads = {r: _headline(rc) for r, rc in recipes.items()}
     base_laws = _BaselineLaws(t, heads[baseline])
-    law = fit_power_law(t, heads[baseline].mean(axis=0))
+    law = fit_tail(t, heads[baseline].mean(axis=0))
     rng = np.random.default_rng(seed)
     draws = {r: bootstrap_indices(h.shape[0], n_boot, rng) for r, h in sorted(heads.items())}
     out: dict[str, Any] = {}

@@ -11,6 +11,7 @@ from curate.proxy.goodput import (
     RecipeCurves,
     decision_agreement,
     fit_power_law,
+    fit_tail,
     goodput_report,
     learning_signal,
     multiplier,
@@ -57,20 +58,15 @@ def test_power_law_fit_recovers_the_generating_law_and_extrapolates_flagged():
     assert tokens_to_reach(T, B, 1.9, law) == (math.inf, True)
 
 
-def test_extrapolation_is_anchored_at_the_curve_end():
-    # The baseline flattens early then drops at the end: the global fit misses its last point. A target
-    # just below the observed final bpb must still need MORE tokens than the baseline trained (m > 1).
-    tokens = [100, 400, 1600, 6400]
-    bpb = [3.0, 2.6, 2.5, 2.2]
-    law = fit_power_law(tokens, bpb)
-    assert abs(float(law(6400)) - 2.2) > 1e-3  # the fit does miss the last point
-    t, ext = tokens_to_reach(tokens, bpb, 2.19, law)
-    assert ext and t > 6400
-    # Exactly: the law shifted through (6400, 2.2) and inverted at 2.19.
-    shift = 2.2 - float(law(6400))
-    assert t == pytest.approx(((2.19 - law.a - shift) / law.c) ** (-1 / law.alpha), rel=1e-9)
-    m, ext = multiplier(np.array(tokens), np.array(bpb), 2.19, 6400)
-    assert ext and m > 1
+def test_extrapolation_is_anchored_at_the_curve_end_so_better_never_means_m_below_one():
+    # Flat start, then a drop: no power law fits all of it. Just below the last point must give m >= 1.
+    t, b = [1000, 2000, 5000, 10000, 20000, 50000], [3.81, 3.79, 3.63, 3.45, 3.28, 3.25]
+    m, ext = multiplier(np.array(t), np.array(b), 3.25 - 1e-9, 50000)
+    assert ext and m == pytest.approx(1.0, abs=1e-6) and m >= 1.0
+    m2, _ = multiplier(np.array(t), np.array(b), 3.20, 50000)
+    assert m2 > m
+    # Tail fit: only points at >= 1/16 of the last token count enter the fit.
+    assert fit_tail(t, b) == fit_power_law(t[2:], b[2:])  # 50000/16 = 3125: from 5000 on
 
 
 def test_learning_signal_slope_and_value_at():
@@ -127,3 +123,15 @@ def test_goodput_report_end_to_end_on_exact_curves():
     assert rep["ranking"]["pairs"][0]["better"] == "raw"
     # At T/4 = 1600 raw (2.25) beats curated (2.3), as at T: full agreement.
     assert rep["decision_agreement"] == 1.0
+
+
+def test_a_recipe_that_beats_the_baseline_final_bpb_gets_m_above_one():
+    # The baseline flattens early then drops at the end, so a global power-law fit misses its last point.
+    # A target just below the observed final bpb must still need MORE tokens than the baseline trained.
+    tokens = [100, 400, 1600, 6400]
+    bpb = [3.0, 2.6, 2.5, 2.2]
+    t, ext = tokens_to_reach(tokens, bpb, 2.19)
+    assert ext and t > 6400
+    m, ext = multiplier(np.array(tokens), np.array(bpb), 2.19, 6400)
+    assert ext and m > 1
+
