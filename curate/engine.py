@@ -141,8 +141,10 @@ class RayEngine(Engine):
             if address:
                 ray.init(address=address, **kwargs)
             else:
-                # Embedded: this machine only, bound to loopback so nothing listens on external addresses.
-                ray.init(num_cpus=num_cpus, _node_ip_address="127.0.0.1", **kwargs)
+                # Embedded: a new runtime of our own on this machine. address="local" matters: with no
+                # address, Ray attaches to whatever cluster /tmp/ray/ray_current_cluster names (another
+                # user's `ray start`). Its servers still bind the wildcard address; see curate/netns.py.
+                ray.init(address="local", num_cpus=num_cpus, _node_ip_address="127.0.0.1", **kwargs)
                 self._owns_runtime = True
         from ray.data import DataContext
 
