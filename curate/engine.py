@@ -156,7 +156,8 @@ class RayEngine(Engine):
         import ray
 
         return {"kind": self.kind, "address": self.address or "embedded", "num_workers": self.num_workers,
-                "nodes": len([n for n in ray.nodes() if n.get("Alive")]), "ray": ray.__version__}
+                "nodes": len([n for n in ray.nodes() if n.get("Alive")]), "ray": ray.__version__,
+                "max_retries": self.max_retries}
 
     def _gather(self, refs: dict[Any, int], results: list[Any], bar: tqdm, pending: Iterable[tuple[int, Callable[[], Any]]],
                 max_in_flight: int) -> None:
@@ -261,10 +262,14 @@ class RayEngine(Engine):
 
 
 def make_engine(kind: str = "ray", *, address: str | None = None, num_cpus: int | None = None,
-                progress: bool = True) -> Engine:
-    """Build an engine by name: ``ray`` (embedded or ``address``) or ``inline``."""
+                progress: bool = True, max_retries: int = 3) -> Engine:
+    """Build an engine by name: ``ray`` (embedded or ``address``) or ``inline``.
+
+    ``max_retries``: how often a Ray task is retried, and an actor restarted (with its in-flight calls
+    retried), after its worker process dies; safe because every unit of work writes atomically.
+    """
     if kind == "inline":
         return InlineEngine(progress=progress)
     if kind == "ray":
-        return RayEngine(address=address, num_cpus=num_cpus, progress=progress)
+        return RayEngine(address=address, num_cpus=num_cpus, progress=progress, max_retries=max_retries)
     raise ValueError(f"unknown engine {kind!r}; valid engines: inline, ray")
