@@ -133,18 +133,28 @@ def test_normalize_accounts_for_every_row(texts: list[str]) -> None:
 
 
 # -- every registered stage --------------------------------------------------------------------------------
+# Stages that need a reference file get a small one; the fuzzed texts sometimes contain its item.
+_EVAL = Path(tempfile.mkdtemp(prefix="fuzz-eval-")) / "eval.jsonl"
+_EVAL.write_text(json.dumps({"question": "word word word word word word word word word word word word word",
+                             "answer": "same text"}) + "\n")
+EXTRA_PARAMS = {"decontaminate_v1": [{"eval_paths": [str(_EVAL)]},
+                                     {"eval_paths": [str(_EVAL)], "mode": "strip", "min_chars": 20}]}
+
+
 def _buildable() -> list:
     out = []
     for name in STAGES.names():
         cls = STAGES.get(name)
-        try:
-            stage = cls(build_params(cls.Params, {}, where=name))
-            stage.ensure_setup()
-        except Exception as e:  # noqa: BLE001 - the reason is reported in the skip
-            out.append(pytest.param(name, marks=pytest.mark.skip(reason=f"{name}: not buildable from default "
-                                                                        f"params ({type(e).__name__}: {e})"[:300])))
-            continue
-        out.append(name)
+        for params in EXTRA_PARAMS.get(name, [{}]):
+            pid = f"{name}-{params.get('mode')}" if len(EXTRA_PARAMS.get(name, [])) > 1 else name
+            try:
+                stage = cls(build_params(cls.Params, params, where=name))
+                stage.ensure_setup()
+            except Exception as e:  # noqa: BLE001 - the reason is reported in the skip
+                reason = f"{name}: not buildable from default params ({type(e).__name__}: {e})"[:300]
+                out.append(pytest.param(name, params, id=pid, marks=pytest.mark.skip(reason=reason)))
+                continue
+            out.append(pytest.param(name, params, id=pid))
     return out
 
 
@@ -159,12 +169,12 @@ def _run_stage(stage, table: pa.Table) -> pa.Table:
         return stage.apply(ordered, state).drop_columns([ORDER])
 
 
-@pytest.mark.parametrize("name", _buildable())
+@pytest.mark.parametrize(("name", "params"), _buildable())
 @FUZZ
 @given(texts=st.lists(TEXT, max_size=12))
-def test_every_stage_accounts_for_every_row(name: str, texts: list[str]) -> None:
+def test_every_stage_accounts_for_every_row(name: str, params: dict, texts: list[str]) -> None:
     cls = STAGES.get(name)
-    stage = cls(build_params(cls.Params, {}, where=name))
+    stage = cls(build_params(cls.Params, params, where=name))
     stage.ensure_setup()
     # Stages see what they see in a run: text after normalize_v1, empty documents already rejected.
     table = STAGES.get("normalize_v1")().process(_table(texts))
