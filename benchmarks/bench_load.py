@@ -208,6 +208,7 @@ def run_once(data: Path, run_dir: Path, num_cpus: int | None) -> dict:
         except Exception as e:  # noqa: BLE001 - a stats-only call; report why it failed
             spill = {"error": repr(e)}
         engine.shutdown()
+    load = os.getloadavg()[1]  # the 5-minute load average at the end: other work sharing the cores
     read = next(s for s in m["stages"] if s["name"] == "read")
     stages = {s["name"]: round(s["wall_s"], 1) for s in m["stages"]}
     return {"docs": read["docs_in"], "MB_text": round(read["bytes_out"] / 1e6), "wall_s": round(wall, 1),
@@ -216,7 +217,8 @@ def run_once(data: Path, run_dir: Path, num_cpus: int | None) -> dict:
             "peak_rss_by_process_MiB": {k: round(v / 2**20) for k, v in sorted(mem.per_process.items(),
                                                                                    key=lambda kv: -kv[1])[:8]},
             "spill": spill, "run_dir_GB": round(du(run_dir) / 1e9, 2), "accounting": m["accounting"],
-            "removed_by_reason": m["removed_by_reason"], "stage_wall_s": stages}
+            "removed_by_reason": m["removed_by_reason"], "stage_wall_s": stages,
+            "loadavg_5min_end": round(load, 1)}
 
 
 def main() -> int:
