@@ -211,13 +211,14 @@ def run_once(data: Path, run_dir: Path, num_cpus: int | None) -> dict:
     load = os.getloadavg()[1]  # the 5-minute load average at the end: other work sharing the cores
     read = next(s for s in m["stages"] if s["name"] == "read")
     stages = {s["name"]: round(s["wall_s"], 1) for s in m["stages"]}
+    cpu = {s["name"]: round(s["cpu_s"], 1) for s in m["stages"]}  # CPU seconds: less sensitive to sharing
     return {"docs": read["docs_in"], "MB_text": round(read["bytes_out"] / 1e6), "wall_s": round(wall, 1),
             "docs_per_s": round(read["docs_in"] / wall), "MB_per_s": round(read["bytes_out"] / 1e6 / wall, 2),
             "peak_rss_GiB": round(mem.peak / 2**30, 2),
             "peak_rss_by_process_MiB": {k: round(v / 2**20) for k, v in sorted(mem.per_process.items(),
                                                                                    key=lambda kv: -kv[1])[:8]},
             "spill": spill, "run_dir_GB": round(du(run_dir) / 1e9, 2), "accounting": m["accounting"],
-            "removed_by_reason": m["removed_by_reason"], "stage_wall_s": stages,
+            "removed_by_reason": m["removed_by_reason"], "stage_wall_s": stages, "stage_cpu_s": cpu,
             "loadavg_5min_end": round(load, 1)}
 
 
@@ -257,14 +258,17 @@ def main() -> int:
     finally:
         if not args.keep:
             shutil.rmtree(base, ignore_errors=True)
-    print("\n| docs | input GB | wall s | docs/s | MB/s | peak RSS GiB (all processes) | spilled MiB | run dir GB |")
-    print("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+    print("\n| docs | input GB | wall s | docs/s | MB/s | stage CPU s | peak RSS GiB (all processes) | spilled MiB |"
+          " run dir GB |")
+    print("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
     for r in rows:
         print(f"| {r['docs']:,} | {r['input_GB']} | {r['wall_s']} | {r['docs_per_s']:,} | {r['MB_per_s']} | "
-              f"{r['peak_rss_GiB']} | {r['spill'].get('spilled_MiB', '?')} | {r['run_dir_GB']} |")
+              f"{sum(r['stage_cpu_s'].values()):.0f} | {r['peak_rss_GiB']} | {r['spill'].get('spilled_MiB', '?')} | "
+              f"{r['run_dir_GB']} |")
     if len(rows) == 2:
+        cpu0, cpu1 = (sum(r["stage_cpu_s"].values()) for r in rows)
         print(f"\ncost ratio for {args.scale}x docs: wall {rows[1]['wall_s'] / rows[0]['wall_s']:.2f}x, "
-              f"peak RSS {rows[1]['peak_rss_GiB'] / rows[0]['peak_rss_GiB']:.2f}x")
+              f"stage CPU {cpu1 / cpu0:.2f}x, peak RSS {rows[1]['peak_rss_GiB'] / rows[0]['peak_rss_GiB']:.2f}x")
     return 0
 
 
