@@ -23,7 +23,7 @@ from curate.registry import SOURCES, STAGES, RegistryError, build_params
 
 STAGE_KEYS = ("score", "filter", "transform", "dedup", "select")
 TOP_KEYS = {"name", "description", "input", "stages", "engine", "output", "proxy", "report", "export"}
-ENGINE_KEYS = {"kind", "address", "num_cpus"}
+ENGINE_KEYS = {"kind", "address", "num_cpus", "max_retries"}
 OUTPUT_KEYS = {"dir"}
 
 
@@ -177,6 +177,9 @@ def parse_pipeline(text: str, *, path: str = "<string>", overrides: list[str] | 
     bad = sorted(set(engine) - ENGINE_KEYS)
     if bad:
         raise err(("engine", bad[0]), f"unknown key; valid keys: {', '.join(sorted(ENGINE_KEYS))}")
+    retries = engine.get("max_retries", 3)
+    if not isinstance(retries, int) or isinstance(retries, bool) or retries < 0:
+        raise err(("engine", "max_retries"), f"expected an integer >= 0, got {retries!r}")
     if engine.get("kind", "ray") not in ("ray", "inline"):
         raise err(("engine", "kind"), f"expected ray or inline, got {engine['kind']!r}")
     sections = {}

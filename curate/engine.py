@@ -141,8 +141,10 @@ class RayEngine(Engine):
             if address:
                 ray.init(address=address, **kwargs)
             else:
-                # Embedded: this machine only, bound to loopback so nothing listens on external addresses.
-                ray.init(num_cpus=num_cpus, _node_ip_address="127.0.0.1", **kwargs)
+                # Embedded: a new runtime of our own on this machine. address="local" matters: with no
+                # address, Ray attaches to whatever cluster /tmp/ray/ray_current_cluster names (another
+                # user's `ray start`). Its servers still bind the wildcard address; see curate/netns.py.
+                ray.init(address="local", num_cpus=num_cpus, _node_ip_address="127.0.0.1", **kwargs)
                 self._owns_runtime = True
         from ray.data import DataContext
 
@@ -154,7 +156,8 @@ class RayEngine(Engine):
         import ray
 
         return {"kind": self.kind, "address": self.address or "embedded", "num_workers": self.num_workers,
-                "nodes": len([n for n in ray.nodes() if n.get("Alive")]), "ray": ray.__version__}
+                "nodes": len([n for n in ray.nodes() if n.get("Alive")]), "ray": ray.__version__,
+                "max_retries": self.max_retries}
 
     def _gather(self, refs: dict[Any, int], results: list[Any], bar: tqdm, pending: Iterable[tuple[int, Callable[[], Any]]],
                 max_in_flight: int) -> None:
@@ -259,10 +262,14 @@ class RayEngine(Engine):
 
 
 def make_engine(kind: str = "ray", *, address: str | None = None, num_cpus: int | None = None,
-                progress: bool = True) -> Engine:
-    """Build an engine by name: ``ray`` (embedded or ``address``) or ``inline``."""
+                progress: bool = True, max_retries: int = 3) -> Engine:
+    """Build an engine by name: ``ray`` (embedded or ``address``) or ``inline``.
+
+    ``max_retries``: how often a Ray task is retried, and an actor restarted (with its in-flight calls
+    retried), after its worker process dies; safe because every unit of work writes atomically.
+    """
     if kind == "inline":
         return InlineEngine(progress=progress)
     if kind == "ray":
-        return RayEngine(address=address, num_cpus=num_cpus, progress=progress)
+        return RayEngine(address=address, num_cpus=num_cpus, progress=progress, max_retries=max_retries)
     raise ValueError(f"unknown engine {kind!r}; valid engines: inline, ray")

@@ -465,7 +465,7 @@ def run_pipeline(cfg: PipelineConfig, out_dir: str | Path, *, engine: Engine | N
     if engine is None:
         e = cfg.engine
         engine = make_engine(e.get("kind", "ray"), address=e.get("address"), num_cpus=e.get("num_cpus"),
-                             progress=progress)
+                             progress=progress, max_retries=e.get("max_retries", 3))
     try:
         manifest = Runner(cfg, Path(out_dir), engine, progress=progress).run()
         if phases:

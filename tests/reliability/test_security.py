@@ -1,0 +1,229 @@
+"""Security: the embedded Ray runtime is off the network, configs cannot import code, outputs stay in the run dir.
+
+Listening sockets are measured, not assumed: every process of the run's tree, its socket inodes
+(``/proc/<pid>/fd``) matched against the LISTEN rows of ``/proc/<pid>/net/tcp{,6}`` (the view of that
+process's own network namespace).
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from curate.config import ConfigError, parse_pipeline
+from curate.context import PhaseError, RunContext
+from curate.engine import InlineEngine
+from curate.runner import run_pipeline
+
+ROOT = Path(__file__).resolve().parents[2]
+
+PROBE = r"""
+import json, os, sys
+sys.path.insert(0, sys.argv[1])
+from curate.netns import enter_private_network
+isolated = enter_private_network() if sys.argv[2] == "private" else False
+from curate.engine import RayEngine
+from tests.reliability.test_security import listening_sockets
+engine = RayEngine(num_cpus=1, progress=False)
+assert engine.map(lambda x: -x, [1, 2]) == [-1, -2]
+print(json.dumps({"isolated": isolated, "netns": os.readlink("/proc/self/ns/net"),
+                  "interfaces": [ln.split(":")[0].strip() for ln in open("/proc/self/net/dev").readlines()[2:]],
+                  "listening": listening_sockets(os.getpid())}))
+engine.shutdown()
+"""
+
+
+def _tree(root: int) -> list[int]:
+    out, stack = [], [root]
+    while stack:
+        pid = stack.pop()
+        out.append(pid)
+        try:
+            for tid in os.listdir(f"/proc/{pid}/task"):
+                with open(f"/proc/{pid}/task/{tid}/children") as f:
+                    stack += [int(c) for c in f.read().split()]
+        except OSError:
+            pass
+    return out
+
+
+def _addr(hex_addr: str) -> str:
+    ip_hex, port_hex = hex_addr.split(":")
+    raw = bytes.fromhex(ip_hex)
+    # /proc/net/tcp{,6} print the address as 32-bit words in host (little-endian) order.
+    raw = b"".join(raw[i:i + 4][::-1] for i in range(0, len(raw), 4))
+    ip = ipaddress.ip_address(raw)
+    return f"{ip}:{int(port_hex, 16)}"
+
+
+def listening_sockets(root: int) -> list[dict]:
+    """Every TCP socket in LISTEN state owned by ``root`` or a descendant: pid, process name, address."""
+    out = []
+    for pid in _tree(root):
+        try:
+            inodes = set()
+            for fd in os.listdir(f"/proc/{pid}/fd"):
+                m = re.fullmatch(r"socket:\[(\d+)\]", os.readlink(f"/proc/{pid}/fd/{fd}"))
+                if m:
+                    inodes.add(m.group(1))
+            name = open(f"/proc/{pid}/comm").read().strip()
+            for table in ("tcp", "tcp6"):
+                for line in open(f"/proc/{pid}/net/{table}").readlines()[1:]:
+                    f = line.split()
+                    if f[3] == "0A" and f[9] in inodes:  # 0A = LISTEN
+                        out.append({"pid": pid, "name": name, "addr": _addr(f[1])})
+        except OSError:
+            continue
+    return out
+
+
+def _is_loopback(addr: str) -> bool:
+    ip = ipaddress.ip_address(addr.rsplit(":", 1)[0])
+    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped:
+        ip = ip.ipv4_mapped
+    return ip.is_loopback
+
+
+def _probe(mode: str) -> dict:
+    env = dict(os.environ, PYTHONPATH=str(ROOT), RAY_USAGE_STATS_ENABLED="0")
+    env.pop("RAY_ADDRESS", None)
+    r = subprocess.run([sys.executable, "-c", PROBE, str(ROOT), mode], env=env, cwd=ROOT, capture_output=True,
+                       text=True, timeout=300)
+    assert r.returncode == 0, r.stderr[-3000:]
+    return json.loads(r.stdout.strip().splitlines()[-1])
+
+
+@pytest.mark.ray
+def test_embedded_ray_in_private_netns_listens_on_loopback_only() -> None:
+    got = _probe("private")
+    if not got["isolated"]:
+        pytest.skip("unprivileged user namespaces are disabled on this host (see curate/netns.py)")
+    names = {s["name"] for s in got["listening"]}
+    assert {"gcs_server", "raylet"} <= names, got["listening"]  # the measurement sees Ray's servers
+    outside = [s for s in got["listening"] if not _is_loopback(s["addr"])]
+    assert outside == [], f"non-loopback listeners: {outside}"
+    # ... and they live in a namespace of their own whose only interface is loopback.
+    assert got["netns"] != os.readlink("/proc/self/ns/net")
+    assert got["interfaces"] == ["lo"]
+
+
+@pytest.mark.ray
+@pytest.mark.xfail(strict=True, reason="Ray 2.60 binds GCS, raylet and core-worker gRPC servers to the wildcard "
+                   "address even with _node_ip_address=127.0.0.1 (and some agents to the host's address); "
+                   "only the private network namespace (curate.netns) keeps them off the network")
+def test_embedded_ray_without_namespace_is_not_loopback_only() -> None:
+    got = _probe("plain")
+    assert got["listening"], "no listening sockets measured"
+    outside = [s for s in got["listening"] if not _is_loopback(s["addr"])]
+    assert outside == [], f"non-loopback listeners: {outside}"
+
+
+def test_enter_private_network_refuses_a_threaded_process() -> None:
+    import threading
+
+    from curate.netns import ENV_FLAG, enter_private_network
+
+    if os.environ.get(ENV_FLAG) == "1":
+        pytest.skip("this test process already runs in a private namespace")
+    ev = threading.Event()
+    t = threading.Thread(target=ev.wait)
+    t.start()
+    try:
+        with pytest.raises(RuntimeError, match="must run before the process starts threads"):
+            enter_private_network()
+    finally:
+        ev.set()
+        t.join()
+
+
+# -- configs: safe YAML, registry names only ---------------------------------------------------------------
+def test_yaml_python_tags_are_refused(tmp_path: Path) -> None:
+    marker = tmp_path / "pwned"
+    text = f"""\
+name: evil
+input: {{path: x.jsonl, format: jsonl}}
+stages:
+  - transform: !!python/object/apply:os.system ["touch {marker}"]
+"""
+    with pytest.raises(ConfigError, match=r"<string>:4: not valid YAML: could not determine a constructor for the "
+                                          r"tag 'tag:yaml.org,2002:python/object/apply:os.system'"):
+        parse_pipeline(text)
+    assert not marker.exists()
+    with pytest.raises(ConfigError, match="not valid YAML"):
+        parse_pipeline("name: !!python/object:curate.engine.InlineEngine {}\ninput: {format: jsonl}\n")
+
+
+@pytest.mark.parametrize("name", ["os.system", "curate.filters.normalize.Normalize", "builtins.eval",
+                                  "curate.filters.normalize:Normalize"])
+def test_dotted_import_paths_are_not_stage_names(name: str) -> None:
+    text = f"name: t\ninput: {{path: x.jsonl, format: jsonl}}\nstages:\n  - transform: {name}\n"
+    with pytest.raises(ConfigError, match=rf"<string>:4: stages\[0\]\.transform: unknown stage '{re.escape(name)}'; "
+                                          r"valid stages: .*normalize_v1"):
+        parse_pipeline(text)
+
+
+def test_input_format_is_a_registry_name_too() -> None:
+    with pytest.raises(ConfigError, match=r"input\.format: unknown source 'pyarrow\.csv'; valid sources: hf, jsonl"):
+        parse_pipeline("name: t\ninput: {path: x, format: pyarrow.csv}\n")
+
+
+# -- outputs stay inside the run directory --------------------------------------------------------------------
+@pytest.mark.parametrize("parts", [("..", "elsewhere"), ("export", "..", "..", "x"), ("/etc", "passwd"),
+                                   ("/tmp",)])
+def test_run_context_paths_cannot_leave_the_run_dir(tmp_path: Path, parts: tuple[str, ...]) -> None:
+    ctx = RunContext(run_dir=tmp_path / "run", config={}, engine=InlineEngine(), manifest={})
+    with pytest.raises(PhaseError, match="outside the run directory"):
+        ctx.path(*parts)
+    assert ctx.path("export", "a", "..", "b") == (tmp_path / "run" / "export" / "b").resolve()
+
+
+def test_run_context_paths_cannot_leave_through_a_symlink(tmp_path: Path) -> None:
+    (tmp_path / "run").mkdir()
+    (tmp_path / "outside").mkdir()
+    (tmp_path / "run" / "export").symlink_to(tmp_path / "outside")
+    ctx = RunContext(run_dir=tmp_path / "run", config={}, engine=InlineEngine(), manifest={})
+    with pytest.raises(PhaseError, match="outside the run directory"):
+        ctx.path("export", "manifest.json")
+
+
+def test_hostile_ids_and_sources_write_nothing_outside_the_run_dir(tmp_path: Path) -> None:
+    """Output file names come from shard and batch numbers, never from data: ids like '../../x' are just ids."""
+    inp = tmp_path / "in"
+    inp.mkdir()
+    rows = [{"id": "../../escape", "text": "one doc", "source": "/etc/passwd"},
+            {"id": "/abs/path", "text": "one doc", "source": "../.."},
+            {"id": "ok", "text": "two doc\x00", "source": "s"}]
+    (inp / "a.jsonl").write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    before = {p for p in tmp_path.rglob("*")}
+    cfg = parse_pipeline(f"name: t\ninput: {{path: '{inp}/*.jsonl', format: jsonl}}\nstages:\n"
+                         "  - transform: normalize_v1\n  - dedup: exact_dedup_v1\n")
+    m = run_pipeline(cfg, tmp_path / "run", engine=InlineEngine())
+    assert m["accounting"] == {"input": 3, "kept": 2, "rejected": 1, "quarantined": 0, "balanced": True}
+    new = {p for p in tmp_path.rglob("*")} - before
+    assert new and all(p == tmp_path / "run" or (tmp_path / "run") in p.parents for p in new)
+
+
+# -- model files and checkpoints -------------------------------------------------------------------------------
+def test_torch_checkpoints_load_with_weights_only() -> None:
+    """Every torch.load in the package passes weights_only=True (a pickle checkpoint cannot run code)."""
+    calls = []
+    for f in sorted((ROOT / "curate").rglob("*.py")):
+        for m in re.finditer(r"torch\.load\((?:[^()]|\([^()]*\))*\)", f.read_text()):
+            calls.append((f.relative_to(ROOT), m.group(0)))
+    bad = [c for c in calls if "weights_only=True" not in c[1]]
+    assert bad == [], f"torch.load without weights_only=True: {bad}"
+
+
+def test_model_files_are_checked_against_their_manifest_sha256(tmp_path: Path) -> None:
+    model = pytest.importorskip("curate.classify.model", reason="the scorers branch (model loading) is not merged")
+    f = tmp_path / "m.bin"
+    f.write_bytes(b"not the model")
+    with pytest.raises(model.ModelIntegrityError):
+        model.load_verified(str(f), sha256="0" * 64)
