@@ -88,7 +88,28 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _wants_embedded_ray(argv: list[str]) -> bool:
+    """``curate run`` that will start its own Ray runtime (no --address, no RAY_ADDRESS, not inline)."""
+    if not argv or argv[0] != "run" or os.environ.get("RAY_ADDRESS"):
+        return False
+    if "--address" in argv or any(a.startswith("--address=") for a in argv):
+        return False
+    return not any(a in ("--engine=inline",) for a in argv) and not (
+        "--engine" in argv and argv[argv.index("--engine") + 1 : argv.index("--engine") + 2] == ["inline"]
+    )
+
+
 def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if _wants_embedded_ray(argv) and os.environ.get("CURATE_NETNS", "1") != "0":
+        # Ray 2.60 binds its servers to every interface; a private network namespace (loopback only) keeps
+        # the embedded runtime off the network. It must happen before any import starts a thread.
+        from curate.netns import enter_private_network
+
+        try:
+            enter_private_network()
+        except RuntimeError as e:  # called from a process that already runs threads (e.g. a notebook)
+            logging.getLogger(__name__).warning("%s; the embedded Ray runtime will listen on all interfaces", e)
     parser = build_parser()
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
