@@ -53,6 +53,8 @@ def _candidate_pairs(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Pairs (i, first document sharing i's key) over every band, for rows with a shared band key."""
     left, right = [], []
     n = keys.shape[0]
+    if n == 0:  # an empty corpus (or one whose every document was rejected before this stage)
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
     for j in range(keys.shape[1]):
         order = np.argsort(keys[:, j], kind="stable")
         k = keys[order, j]
