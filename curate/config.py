@@ -260,7 +260,8 @@ def build_stages(cfg: PipelineConfig) -> list[Any]:
         stages.append(stage)
         if spec.kind == "filter":
             select = Select(label=stage.label, rules=stage.reference_rules(), prefix=stage.label)
-            stage.part_of_filter, select.part_of_filter = "head", "tail"
+            stage.part_of_filter = "head"  # type: ignore[attr-defined]
+            select.part_of_filter = "tail"  # type: ignore[attr-defined]
             stages.append(select)
     return stages
 

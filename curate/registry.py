@@ -42,7 +42,7 @@ class Registry:
         _load_builtin_modules()
         return sorted(self._items)
 
-    def get(self, name: str) -> type:
+    def get(self, name: str) -> type[Any]:
         _load_builtin_modules()
         try:
             return self._items[name]

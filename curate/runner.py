@@ -18,6 +18,7 @@ import pickle
 import platform
 import shutil
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -123,7 +124,8 @@ class SegmentWorker:
         seg_dir = self.work / f"s{self.segment.index}"
         if self.segment.index == 0:
             shard: Shard = item
-            batches = ((f"{shard.index:05d}-{j:05d}", t) for j, t in enumerate(self.source.read(shard)))
+            batches: Iterator[tuple[str, pa.Table]] = (
+                (f"{shard.index:05d}-{j:05d}", t) for j, t in enumerate(self.source.read(shard)))
             unit = f"{shard.index:05d}"
         else:
             part_index, part = item

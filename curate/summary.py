@@ -80,9 +80,9 @@ def inspect_run(run_dir: Path, *, reason: str | None = None, n: int = 2, width: 
     if reason is None:
         kept = sorted((Path(run_dir) / "kept").glob("part-*.parquet"))
         if kept:
-            t: pa.Table = pq.read_table(kept[0]).slice(0, n)
+            head: pa.Table = pq.read_table(kept[0]).slice(0, n)
             lines.append(f"== kept  ({manifest['accounting']['kept']:,} documents)")
-            for row in t.to_pylist():
+            for row in head.to_pylist():
                 lines.append(f"  [{row[schema.ID]}] source={row[schema.SOURCE]}")
                 lines.append("    " + _snippet(row[schema.TEXT], width))
     return "\n".join(lines)

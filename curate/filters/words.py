@@ -69,7 +69,7 @@ class _SpacyEnglish:
         from spacy.tokenizer import Tokenizer
         from spacy.vocab import Vocab
 
-        ref = spacy.blank("en").tokenizer
+        ref: Any = spacy.blank("en").tokenizer
         # The same rules on a vocabulary without lexical attribute getters: identical splits, but new
         # strings no longer pay for ~20 Python attribute functions each (6x faster on unseen chunks).
         self.tokenizer = Tokenizer(

@@ -130,7 +130,7 @@ class PythonEnvSource(Source):
                 continue  # not a parsable Python file: it holds no docstrings to harvest
             package = key.split("/")[1] if key.count("/") > 1 else key.split("/")[0]
             for qualname, node in _walk_defs(tree):
-                doc = ast.get_docstring(node, clean=True)
+                doc = ast.get_docstring(node, clean=True)  # type: ignore[arg-type]
                 if doc and len(doc) >= min_chars:
                     yield f"{key}:{qualname}", doc, f"docstring:{package}"
 

@@ -32,7 +32,7 @@ from curate.registry import SOURCES
 def open_binary(path: str) -> IO[bytes]:
     """Open a possibly compressed file for binary reading, by extension (.gz, .zst)."""
     if path.endswith(".gz"):
-        return gzip.open(path, "rb")
+        return gzip.open(path, "rb")  # type: ignore[return-value]
     if path.endswith(".zst") or path.endswith(".zstd"):
         import zstandard
 
@@ -53,7 +53,7 @@ def _read_errors() -> tuple[type[BaseException], ...]:
 
 
 def _iter_lines(f: IO[bytes]) -> Iterator[bytes]:
-    buffered = f if isinstance(f, io.BufferedIOBase) and hasattr(f, "readline") else io.BufferedReader(f)  # type: ignore[arg-type]
+    buffered = f if isinstance(f, io.BufferedIOBase) and hasattr(f, "readline") else io.BufferedReader(f)  # type: ignore[arg-type,type-var]
     while True:
         line = buffered.readline()
         if not line:
