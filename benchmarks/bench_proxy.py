@@ -223,6 +223,29 @@ def experiment(args: argparse.Namespace) -> dict:
     }
 
 
+def demo(args: argparse.Namespace) -> dict:
+    """The phase with its default section (the demo's config) on a copy of the experiment's run dir, on Ray."""
+    from curate.context import RunContext
+    from curate.engine import RayEngine
+    from curate.proxy.phase import run_phase
+
+    src, dst = Path(args.out) / "experiment", Path(args.out) / "demo"
+    if not (src / "manifest.json").exists():
+        build_run_dir(src, args.blogs)
+    shutil.rmtree(dst, ignore_errors=True)
+    dst.mkdir(parents=True)
+    for d in ("kept", "rejected"):
+        shutil.copytree(src / d, dst / d)
+    manifest = json.loads((src / "manifest.json").read_text())
+    t0 = time.perf_counter()
+    engine = RayEngine(num_cpus=os.cpu_count(), progress=False)
+    t1 = time.perf_counter()
+    summary = run_phase(RunContext(run_dir=dst, config={}, engine=engine, manifest=manifest, section={}))
+    t2 = time.perf_counter()
+    engine.shutdown()
+    return {"ray_start_s": t1 - t0, "phase_s": t2 - t1, "summary": summary}
+
+
 def matmul_peak(threads: int, n: int = 2048, seconds: float = 3.0) -> float:
     import torch
 
@@ -321,7 +344,7 @@ def _hf_trainer_tok_s(mc, data: np.ndarray, seq: int, tokens: int, out: Path) ->
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--part", choices=["experiment", "speed", "all"], default="all")
+    p.add_argument("--part", choices=["experiment", "speed", "demo", "all"], default="all")
     p.add_argument("--out", default="runs/bench_proxy")
     p.add_argument("--blogs", type=int, default=4000, help="blogs.jsonl.gz posts taken (the file has 43,050)")
     p.add_argument("--model", default="proxy_tiny")
@@ -349,6 +372,8 @@ def main() -> None:
         result["speed"] = speed(args)
     if args.part in ("experiment", "all"):
         result["experiment"] = experiment(args)
+    if args.part == "demo":
+        result["demo"] = demo(args)
     result["load_avg_at_end"] = os.getloadavg()
     Path(args.out).mkdir(parents=True, exist_ok=True)
     (Path(args.out) / f"bench_proxy_{args.part}.json").write_text(json.dumps(result, indent=1, default=str))

@@ -12,7 +12,7 @@ proxy:
     no_dedup: {from: kept, without_stages: [exact_dedup_v1]}   # kept ∪ rows that stage X rejected
     q: {from: kept, sweep: {column: gopher_quality_v1.word_count, min: [50, 100, 200]}}  # -> q@min=50, ...
   model: proxy_tiny              # a ladder name (curate.proxy.model.LADDER)
-  budget: 100000                 # T, training tokens per run
+  budget: 300000                 # T, training tokens per run
   seeds: 3                       # or a list, e.g. [0, 1, 2]
   tokenizer: {vocab_size: 2048, sample_chars: 2000000}   # or {path: path/to/tokenizer.json}
   eval:                          # default: [{name: heldout, holdout: 0.02}]
@@ -36,7 +36,7 @@ from curate.context import PhaseError
 from curate.proxy.model import LADDER
 from curate.proxy.train import TrainConfig
 
-# CPU-sized defaults (the demo): 2 recipes x 3 seeds of proxy_tiny on 100k tokens each.
+# CPU-sized defaults (the demo): 2 recipes x 3 seeds of proxy_tiny on 300k tokens each.
 CPU_TRAIN: dict[str, Any] = {"seq_len": 128, "batch_size": 16, "n_evals": 5}
 KEYS = [
     "baseline",
@@ -55,8 +55,6 @@ KEYS = [
 RECIPE_KEYS = ["from", "select", "without_stages", "sweep"]
 EVAL_KEYS = ["name", "holdout", "path", "max_docs", "format"]
 TOKENIZER_KEYS = ["path", "vocab_size", "sample_chars"]
-# CPU-sized defaults (the demo): 2 recipes x 3 seeds of proxy_tiny on 100k tokens each.
-CPU_TRAIN: dict[str, Any] = {"seq_len": 128, "batch_size": 16, "n_evals": 5}
 
 
 @dataclass
@@ -84,7 +82,7 @@ class ProxyConfig:
     recipes: list[Recipe]
     baseline: str = "raw"
     model: str = "proxy_tiny"
-    budget: int = 100_000
+    budget: int = 300_000
     seeds: list[int] = field(default_factory=lambda: [0, 1, 2])
     tokenizer_path: str | None = None
     vocab_size: int = 2048
