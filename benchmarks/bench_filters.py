@@ -86,10 +86,14 @@ def main() -> None:
         ours.ensure_setup()
         run_ours([ours], table.slice(0, 50), args.batch_size)
         run_datatrove([ref], texts[:50])
-    print(f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
-          f"python {platform.python_version()}; pinned to 1 core")
+    print(
+        f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
+        f"python {platform.python_version()}; pinned to 1 core"
+    )
     print(f"documents: {n} ({mb:.1f} MB), first {args.docs_per_file} of each web corpus file")
-    print(f"{'filter':20s} {'ours docs/s':>12s} {'ours MB/s':>10s} {'dt docs/s':>10s} {'dt MB/s':>8s} {'ratio':>7s}")
+    print(
+        f"{'filter':20s} {'ours docs/s':>12s} {'ours MB/s':>10s} {'dt docs/s':>10s} {'dt MB/s':>8s} {'ratio':>7s}"
+    )
     tot_o = tot_d = 0.0
     for name, ours, ref in pairs:
         t0 = time.perf_counter()
@@ -100,9 +104,13 @@ def main() -> None:
         t_d = time.perf_counter() - t0
         tot_o += t_o
         tot_d += t_d
-        print(f"{name:20s} {n / t_o:12.0f} {mb / t_o:10.2f} {n / t_d:10.0f} {mb / t_d:8.3f} {t_d / t_o:6.1f}x")
-    print(f"{'all four':20s} {n / tot_o:12.0f} {mb / tot_o:10.2f} {n / tot_d:10.0f} {mb / tot_d:8.3f} "
-          f"{tot_d / tot_o:6.1f}x")
+        print(
+            f"{name:20s} {n / t_o:12.0f} {mb / t_o:10.2f} {n / t_d:10.0f} {mb / t_d:8.3f} {t_d / t_o:6.1f}x"
+        )
+    print(
+        f"{'all four':20s} {n / tot_o:12.0f} {mb / tot_o:10.2f} {n / tot_d:10.0f} {mb / tot_d:8.3f} "
+        f"{tot_d / tot_o:6.1f}x"
+    )
 
 
 if __name__ == "__main__":

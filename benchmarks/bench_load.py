@@ -116,7 +116,9 @@ class PeakMemory:
 
 
 def machine() -> str:
-    cpu = next((ln.split(":", 1)[1].strip() for ln in open("/proc/cpuinfo") if ln.startswith("model name")), "?")
+    cpu = next(
+        (ln.split(":", 1)[1].strip() for ln in open("/proc/cpuinfo") if ln.startswith("model name")), "?"
+    )
     mem = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
     return f"{os.cpu_count()} cores ({cpu}), {mem:.0f} GiB RAM, Python {platform.python_version()}"
 
@@ -158,12 +160,16 @@ def generate(out_dir: Path, n_docs: int, *, pool: str, lengths: np.ndarray, file
             else:
                 k, L = int(n_pieces[i]), int(lens[i])
                 bounds = [L * j // k for j in range(k + 1)]
-                text = " ".join(pool[int(starts[i, j]):int(starts[i, j]) + bounds[j + 1] - bounds[j]] for j in range(k))
+                text = " ".join(
+                    pool[int(starts[i, j]) : int(starts[i, j]) + bounds[j + 1] - bounds[j]] for j in range(k)
+                )
             if len(recent) < 20000:
                 recent.append(text)
             else:
                 recent[int(starts[i, 2]) % 20000] = text
-            lines.append(json.dumps({"id": f"g{i}", "text": text, "source": "synthetic-web"}, ensure_ascii=False))
+            lines.append(
+                json.dumps({"id": f"g{i}", "text": text, "source": "synthetic-web"}, ensure_ascii=False)
+            )
         data = ("\n".join(lines) + "\n").encode()
         (out_dir / f"part-{f:04d}.jsonl").write_bytes(data)
         total += len(data)
@@ -212,14 +218,24 @@ def run_once(data: Path, run_dir: Path, num_cpus: int | None) -> dict:
     read = next(s for s in m["stages"] if s["name"] == "read")
     stages = {s["name"]: round(s["wall_s"], 1) for s in m["stages"]}
     cpu = {s["name"]: round(s["cpu_s"], 1) for s in m["stages"]}  # CPU seconds: less sensitive to sharing
-    return {"docs": read["docs_in"], "MB_text": round(read["bytes_out"] / 1e6), "wall_s": round(wall, 1),
-            "docs_per_s": round(read["docs_in"] / wall), "MB_per_s": round(read["bytes_out"] / 1e6 / wall, 2),
-            "peak_rss_GiB": round(mem.peak / 2**30, 2),
-            "peak_rss_by_process_MiB": {k: round(v / 2**20) for k, v in sorted(mem.per_process.items(),
-                                                                                   key=lambda kv: -kv[1])[:8]},
-            "spill": spill, "run_dir_GB": round(du(run_dir) / 1e9, 2), "accounting": m["accounting"],
-            "removed_by_reason": m["removed_by_reason"], "stage_wall_s": stages, "stage_cpu_s": cpu,
-            "loadavg_5min_end": round(load, 1)}
+    return {
+        "docs": read["docs_in"],
+        "MB_text": round(read["bytes_out"] / 1e6),
+        "wall_s": round(wall, 1),
+        "docs_per_s": round(read["docs_in"] / wall),
+        "MB_per_s": round(read["bytes_out"] / 1e6 / wall, 2),
+        "peak_rss_GiB": round(mem.peak / 2**30, 2),
+        "peak_rss_by_process_MiB": {
+            k: round(v / 2**20) for k, v in sorted(mem.per_process.items(), key=lambda kv: -kv[1])[:8]
+        },
+        "spill": spill,
+        "run_dir_GB": round(du(run_dir) / 1e9, 2),
+        "accounting": m["accounting"],
+        "removed_by_reason": m["removed_by_reason"],
+        "stage_wall_s": stages,
+        "stage_cpu_s": cpu,
+        "loadavg_5min_end": round(load, 1),
+    }
 
 
 def main() -> int:
@@ -236,10 +252,16 @@ def main() -> int:
         print(f"skip: {web} is absent")
         return 0
     base = Path(tempfile.mkdtemp(prefix="bench-load-", dir=args.workdir))
-    print(f"machine: {machine()}\ndate: {datetime.now(UTC).isoformat(timespec='seconds')}\nworkdir: {base}", flush=True)
+    print(
+        f"machine: {machine()}\ndate: {datetime.now(UTC).isoformat(timespec='seconds')}\nworkdir: {base}",
+        flush=True,
+    )
     pool, lengths = load_real(web)
-    print(f"length distribution from {len(lengths)} real web docs: mean {lengths.mean():.0f}, median "
-          f"{np.median(lengths):.0f}, p99 {np.percentile(lengths, 99):.0f} chars", flush=True)
+    print(
+        f"length distribution from {len(lengths)} real web docs: mean {lengths.mean():.0f}, median "
+        f"{np.median(lengths):.0f}, p99 {np.percentile(lengths, 99):.0f} chars",
+        flush=True,
+    )
     rows = []
     try:
         sizes = [args.docs] + ([args.docs * args.scale] if args.scale > 1 else [])
@@ -247,7 +269,10 @@ def main() -> int:
             data = base / f"data-{n}"
             t0 = time.perf_counter()
             nbytes = generate(data, n, pool=pool, lengths=lengths, files=max(1, -(-n // args.docs_per_file)))
-            print(f"generated {n} docs, {nbytes / 1e9:.2f} GB JSONL in {time.perf_counter() - t0:.0f} s", flush=True)
+            print(
+                f"generated {n} docs, {nbytes / 1e9:.2f} GB JSONL in {time.perf_counter() - t0:.0f} s",
+                flush=True,
+            )
             r = run_once(data, base / f"run-{n}", args.num_cpus)
             r["input_GB"] = round(nbytes / 1e9, 2)
             print(json.dumps(r), flush=True)
@@ -258,17 +283,23 @@ def main() -> int:
     finally:
         if not args.keep:
             shutil.rmtree(base, ignore_errors=True)
-    print("\n| docs | input GB | wall s | docs/s | MB/s | stage CPU s | peak RSS GiB (all processes) | spilled MiB |"
-          " run dir GB |")
+    print(
+        "\n| docs | input GB | wall s | docs/s | MB/s | stage CPU s | peak RSS GiB (all processes) | spilled MiB |"
+        " run dir GB |"
+    )
     print("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
     for r in rows:
-        print(f"| {r['docs']:,} | {r['input_GB']} | {r['wall_s']} | {r['docs_per_s']:,} | {r['MB_per_s']} | "
-              f"{sum(r['stage_cpu_s'].values()):.0f} | {r['peak_rss_GiB']} | {r['spill'].get('spilled_MiB', '?')} | "
-              f"{r['run_dir_GB']} |")
+        print(
+            f"| {r['docs']:,} | {r['input_GB']} | {r['wall_s']} | {r['docs_per_s']:,} | {r['MB_per_s']} | "
+            f"{sum(r['stage_cpu_s'].values()):.0f} | {r['peak_rss_GiB']} | {r['spill'].get('spilled_MiB', '?')} | "
+            f"{r['run_dir_GB']} |"
+        )
     if len(rows) == 2:
         cpu0, cpu1 = (sum(r["stage_cpu_s"].values()) for r in rows)
-        print(f"\ncost ratio for {args.scale}x docs: wall {rows[1]['wall_s'] / rows[0]['wall_s']:.2f}x, "
-              f"stage CPU {cpu1 / cpu0:.2f}x, peak RSS {rows[1]['peak_rss_GiB'] / rows[0]['peak_rss_GiB']:.2f}x")
+        print(
+            f"\ncost ratio for {args.scale}x docs: wall {rows[1]['wall_s'] / rows[0]['wall_s']:.2f}x, "
+            f"stage CPU {cpu1 / cpu0:.2f}x, peak RSS {rows[1]['peak_rss_GiB'] / rows[0]['peak_rss_GiB']:.2f}x"
+        )
     return 0
 
 

@@ -52,10 +52,20 @@ def main() -> int:
             engine.shutdown()
         read = next(s for s in m["stages"] if s["name"] == "read")
         docs, mb = read["docs_in"], read["bytes_out"] / 1e6
-        rows.append({"engine": kind, "workers": m["engine"]["num_workers"], "docs": docs, "MB": round(mb, 1),
-                     "wall_s": round(wall, 2), "docs_per_s": round(docs / wall), "MB_per_s": round(mb / wall, 2),
-                     "peak_rss_MiB": round(mem.peak / 2**20), "kept": m["accounting"]["kept"],
-                     "exact_duplicates": m["removed_by_reason"].get("exact_dedup_v1:duplicate", 0)})
+        rows.append(
+            {
+                "engine": kind,
+                "workers": m["engine"]["num_workers"],
+                "docs": docs,
+                "MB": round(mb, 1),
+                "wall_s": round(wall, 2),
+                "docs_per_s": round(docs / wall),
+                "MB_per_s": round(mb / wall, 2),
+                "peak_rss_MiB": round(mem.peak / 2**20),
+                "kept": m["accounting"]["kept"],
+                "exact_duplicates": m["removed_by_reason"].get("exact_dedup_v1:duplicate", 0),
+            }
+        )
         shutil.rmtree(out, ignore_errors=True)
     print(f"machine: {machine()}")
     print(json.dumps(rows, indent=1))

@@ -29,13 +29,17 @@ def main(argv: list[str]) -> int:
     for name in names:
         script = HERE / f"bench_{name}.py"
         if not script.exists():
-            print(f"no benchmark {script.name}; available: {', '.join(sorted(p.stem for p in HERE.glob('bench_*.py')))}")
+            print(
+                f"no benchmark {script.name}; available: {', '.join(sorted(p.stem for p in HERE.glob('bench_*.py')))}"
+            )
             return 2
         log = OUT / f"{name}.log"
         print(f"== {script.name} (log: {log})", flush=True)
         t0 = time.perf_counter()
         with open(log, "w") as f:
-            proc = subprocess.run([sys.executable, str(script)], stdout=f, stderr=subprocess.STDOUT, cwd=HERE.parent)
+            proc = subprocess.run(
+                [sys.executable, str(script)], stdout=f, stderr=subprocess.STDOUT, cwd=HERE.parent
+            )
         print(f"   exit {proc.returncode} in {time.perf_counter() - t0:.0f} s", flush=True)
         print("   " + "\n   ".join(log.read_text().splitlines()[-25:]))
         if proc.returncode:

@@ -53,24 +53,36 @@ def _inspect(args: argparse.Namespace) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="curate", description="Curate LLM pre-training data and measure its goodput.")
+    parser = argparse.ArgumentParser(
+        prog="curate", description="Curate LLM pre-training data and measure its goodput."
+    )
     parser.add_argument("-v", "--verbose", action="store_true", help="log at INFO level")
     sub = parser.add_subparsers(dest="verb", metavar="VERB")
     sub.required = True
 
-    run = sub.add_parser("run", help="run a pipeline", epilog=RUN_EXAMPLE, formatter_class=argparse.RawDescriptionHelpFormatter)
+    run = sub.add_parser(
+        "run", help="run a pipeline", epilog=RUN_EXAMPLE, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     run.add_argument("pipeline", help="pipeline YAML (see pipelines/)")
     run.add_argument("--input", help="input path or glob (overrides input.path)")
     run.add_argument("--output", help="run directory (default runs/<name>); a rerun there resumes")
-    run.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a config key by dotted path")
+    run.add_argument(
+        "--set", action="append", metavar="KEY=VALUE", help="override a config key by dotted path"
+    )
     run.add_argument("--address", help="Ray cluster address (default: RAY_ADDRESS, else an embedded runtime)")
-    run.add_argument("--engine", choices=["ray", "inline"], help="execution engine (default from the pipeline: ray)")
+    run.add_argument(
+        "--engine", choices=["ray", "inline"], help="execution engine (default from the pipeline: ray)"
+    )
     run.add_argument("--no-phases", action="store_true", help="skip proxy runs, report and export")
     run.add_argument("-q", "--quiet", action="store_true", help="no progress bars")
     run.set_defaults(func=_run)
 
-    ins = sub.add_parser("inspect", help="show what a run kept and removed, and why", epilog=INSPECT_EXAMPLE,
-                         formatter_class=argparse.RawDescriptionHelpFormatter)
+    ins = sub.add_parser(
+        "inspect",
+        help="show what a run kept and removed, and why",
+        epilog=INSPECT_EXAMPLE,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     ins.add_argument("run_dir")
     ins.add_argument("--reason", help="show samples of this removal reason only")
     ins.add_argument("--n", type=int, default=2, help="sample documents per reason (default 2)")
@@ -109,11 +121,15 @@ def main(argv: list[str] | None = None) -> int:
         try:
             enter_private_network()
         except RuntimeError as e:  # called from a process that already runs threads (e.g. a notebook)
-            logging.getLogger(__name__).warning("%s; the embedded Ray runtime will listen on all interfaces", e)
+            logging.getLogger(__name__).warning(
+                "%s; the embedded Ray runtime will listen on all interfaces", e
+            )
     parser = build_parser()
     args = parser.parse_args(argv)
-    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
-                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logging.basicConfig(
+        level=logging.INFO if args.verbose else logging.WARNING,
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
     os.environ.setdefault("RAY_DEDUP_LOGS", "1")
     from curate.config import ConfigError
     from curate.context import PhaseError

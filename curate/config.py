@@ -102,7 +102,9 @@ def apply_overrides(raw: dict[str, Any], overrides: list[str]) -> dict[str, Any]
                 try:
                     node = node[int(part)]
                 except (ValueError, IndexError):
-                    raise ConfigError(f"--set {key}: {part!r} is not an index of a list of {len(node)}") from None
+                    raise ConfigError(
+                        f"--set {key}: {part!r} is not an index of a list of {len(node)}"
+                    ) from None
             else:
                 if part not in node or node[part] is None:
                     node[part] = [] if nxt.isdigit() else {}
@@ -129,7 +131,9 @@ def load_pipeline(path: str | Path, overrides: list[str] | None = None) -> Pipel
     return parse_pipeline(text, path=path, overrides=overrides)
 
 
-def parse_pipeline(text: str, *, path: str = "<string>", overrides: list[str] | None = None) -> PipelineConfig:
+def parse_pipeline(
+    text: str, *, path: str = "<string>", overrides: list[str] | None = None
+) -> PipelineConfig:
     try:
         raw = yaml.safe_load(text)
     except yaml.YAMLError as e:
@@ -154,7 +158,10 @@ def parse_pipeline(text: str, *, path: str = "<string>", overrides: list[str] | 
     name = raw.get("name") or Path(path).stem
     inp = raw.get("input")
     if not isinstance(inp, dict) or "format" not in inp:
-        raise err(("input",), "expected a mapping with at least 'format' (e.g. {path: data/*.jsonl.gz, format: jsonl})")
+        raise err(
+            ("input",),
+            "expected a mapping with at least 'format' (e.g. {path: data/*.jsonl.gz, format: jsonl})",
+        )
     try:
         src_cls = SOURCES.get(str(inp["format"]))
         build_params(src_cls.Params, {k: v for k, v in inp.items() if k != "format"}, where="input")
@@ -169,8 +176,11 @@ def parse_pipeline(text: str, *, path: str = "<string>", overrides: list[str] | 
     for i, spec in enumerate(specs):
         label = spec.label or spec.name
         if label in seen:
-            raise err(("stages", i), f"{label!r} is already stages[{seen[label]}]; give one of them a distinct "
-                                     f"'label:' (it names the columns and the reasons)")
+            raise err(
+                ("stages", i),
+                f"{label!r} is already stages[{seen[label]}]; give one of them a distinct "
+                f"'label:' (it names the columns and the reasons)",
+            )
         seen[label] = i
 
     engine = dict(raw.get("engine") or {})
@@ -188,17 +198,20 @@ def parse_pipeline(text: str, *, path: str = "<string>", overrides: list[str] | 
         if value is not None and not isinstance(value, dict):
             raise err((key,), "expected a mapping")
         sections[key] = value
-    return PipelineConfig(name=str(name), input=dict(inp), stages=specs, engine=engine, raw=raw, path=path,
-                          **sections)
+    return PipelineConfig(
+        name=str(name), input=dict(inp), stages=specs, engine=engine, raw=raw, path=path, **sections
+    )
 
 
 def _parse_stage(i: int, entry: Any, err: Any) -> StageSpec:
-    where = (("stages", i))
+    where = ("stages", i)
     if not isinstance(entry, dict):
         raise err(where, f"expected a mapping with one of {', '.join(STAGE_KEYS)}")
     kinds = [k for k in STAGE_KEYS if k in entry]
     if len(kinds) != 1:
-        raise err(where, f"expected exactly one of {', '.join(STAGE_KEYS)}; got keys {', '.join(map(str, entry))}")
+        raise err(
+            where, f"expected exactly one of {', '.join(STAGE_KEYS)}; got keys {', '.join(map(str, entry))}"
+        )
     kind = kinds[0]
     extra = sorted(set(entry) - {kind, "params", "label"})
     if extra:
@@ -215,9 +228,12 @@ def _parse_stage(i: int, entry: Any, err: Any) -> StageSpec:
                     raise TypeError("a rule is a mapping")
                 Rule(**r)
             except (TypeError, ValueError) as e:
-                raise err((*where, "select", j), f"bad rule: {e}; keys: column, min, max, equals, reason") from None
-        return StageSpec(kind="select", name="select", rules=list(rules), label=entry.get("label"),
-                         where=_dotted(where))
+                raise err(
+                    (*where, "select", j), f"bad rule: {e}; keys: column, min, max, equals, reason"
+                ) from None
+        return StageSpec(
+            kind="select", name="select", rules=list(rules), label=entry.get("label"), where=_dotted(where)
+        )
     name = entry[kind]
     params = entry.get("params") or {}
     if not isinstance(params, dict):
@@ -226,8 +242,12 @@ def _parse_stage(i: int, entry: Any, err: Any) -> StageSpec:
         cls = STAGES.get(str(name))
     except RegistryError as e:
         raise err((*where, kind), str(e)) from None
-    allowed = {"score": ("score",), "filter": ("score",), "transform": ("transform", "dedup"),
-               "dedup": ("dedup", "transform")}[kind]
+    allowed = {
+        "score": ("score",),
+        "filter": ("score",),
+        "transform": ("transform", "dedup"),
+        "dedup": ("dedup", "transform"),
+    }[kind]
     if cls.kind not in allowed:
         raise err((*where, kind), f"{name!r} is a {cls.kind} stage; use '{cls.kind}: {name}'")
     try:
@@ -236,7 +256,9 @@ def _parse_stage(i: int, entry: Any, err: Any) -> StageSpec:
         raise err((*where, "params"), str(e)) from None
     if kind == "filter" and not cls(build_params(cls.Params, params, where=name)).reference_rules():
         raise err((*where, kind), f"{name!r} has no reference thresholds; use 'score:' and a 'select:'")
-    return StageSpec(kind=kind, name=str(name), params=dict(params), label=entry.get("label"), where=_dotted(where))
+    return StageSpec(
+        kind=kind, name=str(name), params=dict(params), label=entry.get("label"), where=_dotted(where)
+    )
 
 
 def _dotted(keys: tuple[Any, ...]) -> str:
@@ -253,7 +275,13 @@ def build_stages(cfg: PipelineConfig) -> list[Any]:
     stages: list[Any] = []
     for spec in cfg.stages:
         if spec.kind == "select":
-            stages.append(Select(Select.Params(rules=spec.rules), label=spec.label or "select", prefix=spec.label or "select"))
+            stages.append(
+                Select(
+                    Select.Params(rules=spec.rules),
+                    label=spec.label or "select",
+                    prefix=spec.label or "select",
+                )
+            )
             continue
         cls = STAGES.get(spec.name)
         stage = cls(build_params(cls.Params, spec.params, where=spec.name), label=spec.label)

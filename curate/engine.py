@@ -45,19 +45,33 @@ class Engine:
     num_workers = 1
     progress = True
 
-    def map(self, fn: Callable[[T], R], items: Sequence[T], *, resources: Resources = Resources(),
-            desc: str = "") -> list[R]:
+    def map(
+        self, fn: Callable[[T], R], items: Sequence[T], *, resources: Resources = Resources(), desc: str = ""
+    ) -> list[R]:
         """Apply a stateless function to every item; results in item order."""
         raise NotImplementedError
 
-    def map_worker(self, factory: Callable[[], Worker], items: Sequence[Any], *,
-                   resources: Resources = Resources(), desc: str = "") -> list[Any]:
+    def map_worker(
+        self,
+        factory: Callable[[], Worker],
+        items: Sequence[Any],
+        *,
+        resources: Resources = Resources(),
+        desc: str = "",
+    ) -> list[Any]:
         """Run ``factory()`` once per worker (actor), then call it on every item; results in order."""
         raise NotImplementedError
 
-    def shuffle(self, paths: Sequence[str], *, key: str, reduce: Callable[[pa.Table], Any],
-                num_partitions: int | None = None, columns: list[str] | None = None,
-                desc: str = "") -> list[Any]:
+    def shuffle(
+        self,
+        paths: Sequence[str],
+        *,
+        key: str,
+        reduce: Callable[[pa.Table], Any],
+        num_partitions: int | None = None,
+        columns: list[str] | None = None,
+        desc: str = "",
+    ) -> list[Any]:
         """Hash-partition the rows of parquet ``paths`` by the uint64 column ``key`` and call ``reduce``
         once per partition with all its rows (so every group of equal keys is seen whole).
 
@@ -123,8 +137,14 @@ class RayEngine(Engine):
 
     kind = "ray"
 
-    def __init__(self, *, address: str | None = None, num_cpus: int | None = None,
-                 progress: bool = True, max_retries: int = 3) -> None:
+    def __init__(
+        self,
+        *,
+        address: str | None = None,
+        num_cpus: int | None = None,
+        progress: bool = True,
+        max_retries: int = 3,
+    ) -> None:
         import ray
 
         self.progress = progress
@@ -155,12 +175,23 @@ class RayEngine(Engine):
     def describe(self) -> dict[str, Any]:
         import ray
 
-        return {"kind": self.kind, "address": self.address or "embedded", "num_workers": self.num_workers,
-                "nodes": len([n for n in ray.nodes() if n.get("Alive")]), "ray": ray.__version__,
-                "max_retries": self.max_retries}
+        return {
+            "kind": self.kind,
+            "address": self.address or "embedded",
+            "num_workers": self.num_workers,
+            "nodes": len([n for n in ray.nodes() if n.get("Alive")]),
+            "ray": ray.__version__,
+            "max_retries": self.max_retries,
+        }
 
-    def _gather(self, refs: dict[Any, int], results: list[Any], bar: tqdm, pending: Iterable[tuple[int, Callable[[], Any]]],
-                max_in_flight: int) -> None:
+    def _gather(
+        self,
+        refs: dict[Any, int],
+        results: list[Any],
+        bar: tqdm,
+        pending: Iterable[tuple[int, Callable[[], Any]]],
+        max_in_flight: int,
+    ) -> None:
         import ray
 
         pending = iter(pending)
@@ -183,12 +214,21 @@ class RayEngine(Engine):
     def map(self, fn, items, *, resources=Resources(), desc=""):
         import ray
 
-        remote = ray.remote(num_cpus=resources.num_cpus, num_gpus=resources.num_gpus,
-                            max_retries=self.max_retries, retry_exceptions=False)(fn)
+        remote = ray.remote(
+            num_cpus=resources.num_cpus,
+            num_gpus=resources.num_gpus,
+            max_retries=self.max_retries,
+            retry_exceptions=False,
+        )(fn)
         results: list[Any] = [None] * len(items)
         with self._bar(len(items), desc) as bar:
-            self._gather({}, results, bar, ((i, lambda it=it: remote.remote(it)) for i, it in enumerate(items)),
-                         max_in_flight=max(2 * self.num_workers, 1))
+            self._gather(
+                {},
+                results,
+                bar,
+                ((i, lambda it=it: remote.remote(it)) for i, it in enumerate(items)),
+                max_in_flight=max(2 * self.num_workers, 1),
+            )
         return results
 
     def map_worker(self, factory, items, *, resources=Resources(), desc=""):
@@ -212,13 +252,19 @@ class RayEngine(Engine):
             gpus = ray.available_resources().get("GPU", 0)
             slots = min(slots, gpus / resources.num_gpus) if gpus else 1
         n_actors = max(1, min(n, int(slots)))
-        actor_cls = _Actor.options(num_cpus=resources.num_cpus, num_gpus=resources.num_gpus,
-                                   max_restarts=self.max_retries, max_task_retries=self.max_retries)
+        actor_cls = _Actor.options(
+            num_cpus=resources.num_cpus,
+            num_gpus=resources.num_gpus,
+            max_restarts=self.max_retries,
+            max_task_retries=self.max_retries,
+        )
         actors = [actor_cls.remote(factory) for _ in range(n_actors)]
         results: list[Any] = [None] * n
         try:
             with self._bar(n, desc) as bar:
-                submits = ((i, lambda i=i, it=it: actors[i % n_actors].run.remote(it)) for i, it in enumerate(items))
+                submits = (
+                    (i, lambda i=i, it=it: actors[i % n_actors].run.remote(it)) for i, it in enumerate(items)
+                )
                 self._gather({}, results, bar, submits, max_in_flight=2 * n_actors)
         finally:
             for a in actors:
@@ -231,8 +277,11 @@ class RayEngine(Engine):
         p = num_partitions or max(1, self.num_workers)
         if not paths:
             return [reduce(pa.table({})) for _ in range(p)]
-        part_remote = ray.remote(num_returns=p, max_retries=self.max_retries)(_partition) if p > 1 else \
-            ray.remote(max_retries=self.max_retries)(_partition)
+        part_remote = (
+            ray.remote(num_returns=p, max_retries=self.max_retries)(_partition)
+            if p > 1
+            else ray.remote(max_retries=self.max_retries)(_partition)
+        )
         pieces = []
         for path in paths:
             refs = part_remote.remote(path, key, p, columns)
@@ -261,8 +310,14 @@ class RayEngine(Engine):
             ray.shutdown()
 
 
-def make_engine(kind: str = "ray", *, address: str | None = None, num_cpus: int | None = None,
-                progress: bool = True, max_retries: int = 3) -> Engine:
+def make_engine(
+    kind: str = "ray",
+    *,
+    address: str | None = None,
+    num_cpus: int | None = None,
+    progress: bool = True,
+    max_retries: int = 3,
+) -> Engine:
     """Build an engine by name: ``ray`` (embedded or ``address``) or ``inline``.
 
     ``max_retries``: how often a Ray task is retried, and an actor restarted (with its in-flight calls

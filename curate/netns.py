@@ -56,14 +56,19 @@ def enter_private_network() -> bool:
     if os.environ.get(ENV_FLAG) == "1":
         return True
     if _threads() > 1:
-        raise RuntimeError("enter_private_network() must run before the process starts threads "
-                           f"(it has {_threads()}); call it before importing numpy, pyarrow or ray")
+        raise RuntimeError(
+            "enter_private_network() must run before the process starts threads "
+            f"(it has {_threads()}); call it before importing numpy, pyarrow or ray"
+        )
     uid, gid = os.getuid(), os.getgid()
     libc = ctypes.CDLL(None, use_errno=True)
     if libc.unshare(CLONE_NEWUSER | CLONE_NEWNET) != 0:
         err = ctypes.get_errno()
-        log.warning("cannot create a private network namespace (%s); the embedded Ray runtime's servers will "
-                    "listen on all interfaces", errno.errorcode.get(err, err))
+        log.warning(
+            "cannot create a private network namespace (%s); the embedded Ray runtime's servers will "
+            "listen on all interfaces",
+            errno.errorcode.get(err, err),
+        )
         return False
     with open("/proc/self/setgroups", "w") as f:
         f.write("deny")

@@ -66,8 +66,16 @@ def plan_segments(stages: list[Stage]) -> list[Segment]:
 
 
 def _new_stats(name: str) -> dict[str, Any]:
-    return {"name": name, "docs_in": 0, "docs_out": 0, "bytes_in": 0, "bytes_out": 0, "removed": {}, "wall_s": 0.0,
-            "cpu_s": 0.0}
+    return {
+        "name": name,
+        "docs_in": 0,
+        "docs_out": 0,
+        "bytes_in": 0,
+        "bytes_out": 0,
+        "removed": {},
+        "wall_s": 0.0,
+        "cpu_s": 0.0,
+    }
 
 
 def _merge_stats(into: dict[str, Any], other: dict[str, Any]) -> None:
@@ -100,7 +108,9 @@ def _peel(table: pa.Table, stage_label: str) -> tuple[pa.Table, pa.Table | None]
         return table.drop_columns([schema.REJECT]), None
     rejected = table.filter(mask)
     rejected = rejected.append_column(schema.STAGE, pa.array([stage_label] * rejected.num_rows, pa.string()))
-    rejected = rejected.rename_columns([schema.REASON if c == schema.REJECT else c for c in rejected.column_names])
+    rejected = rejected.rename_columns(
+        [schema.REASON if c == schema.REJECT else c for c in rejected.column_names]
+    )
     kept = table.filter(pc.invert(mask)).drop_columns([schema.REJECT])
     return kept, rejected
 
@@ -125,7 +135,8 @@ class SegmentWorker:
         if self.segment.index == 0:
             shard: Shard = item
             batches: Iterator[tuple[str, pa.Table]] = (
-                (f"{shard.index:05d}-{j:05d}", t) for j, t in enumerate(self.source.read(shard)))
+                (f"{shard.index:05d}-{j:05d}", t) for j, t in enumerate(self.source.read(shard))
+            )
             unit = f"{shard.index:05d}"
         else:
             part_index, part = item
@@ -134,8 +145,10 @@ class SegmentWorker:
             unit = part
         stats: dict[str, dict[str, Any]] = {}
         parts: list[str] = []
-        for part, table in _timed(batches, stats.setdefault(READ_STAGE if self.segment.index == 0 else "_io",
-                                                             _new_stats(READ_STAGE))):
+        for part, table in _timed(
+            batches,
+            stats.setdefault(READ_STAGE if self.segment.index == 0 else "_io", _new_stats(READ_STAGE)),
+        ):
             kept, rejected = self._process(table, part, item, stats)
             _write_atomic(kept, seg_dir / f"p{part}.parquet")
             if rejected is not None and rejected.num_rows:
@@ -146,7 +159,9 @@ class SegmentWorker:
         _write_json_atomic(result, seg_dir / f"done-{unit}.json")
         return result
 
-    def _process(self, table: pa.Table, part: str, item: Any, stats: dict[str, dict[str, Any]]) -> tuple[pa.Table, pa.Table | None]:
+    def _process(
+        self, table: pa.Table, part: str, item: Any, stats: dict[str, dict[str, Any]]
+    ) -> tuple[pa.Table, pa.Table | None]:
         rejected: list[pa.Table] = []
 
         def run(label: str, fn: Any, t: pa.Table, part_of_filter: str | None = None) -> pa.Table:
@@ -281,10 +296,15 @@ class Runner:
             if old.get("fingerprint") != ident["fingerprint"]:
                 raise RunDirError(
                     f"{self.out} holds a run of a different pipeline or input (fingerprint {old.get('fingerprint')} != "
-                    f"{ident['fingerprint']}); choose another --output or delete that directory")
+                    f"{ident['fingerprint']}); choose another --output or delete that directory"
+                )
             log.info("resuming the run in %s", self.out)
-        elif (self.out / "manifest.json").exists() or any((self.out / d).exists() for d in ("kept", "rejected")):
-            raise RunDirError(f"{self.out} already holds output without resume state; choose another --output")
+        elif (self.out / "manifest.json").exists() or any(
+            (self.out / d).exists() for d in ("kept", "rejected")
+        ):
+            raise RunDirError(
+                f"{self.out} already holds output without resume state; choose another --output"
+            )
         _write_json_atomic(ident, marker)
         for seg in self.segments:
             (self.work / f"s{seg.index}").mkdir(exist_ok=True)
@@ -302,8 +322,9 @@ class Runner:
             state_path = str(self.work / f"g{seg.index - 1}.state.pkl") if seg.apply is not None else None
             import functools
 
-            factory = functools.partial(SegmentWorker, segment=seg, source=self.source, work=str(self.work),
-                                        state_path=state_path)
+            factory = functools.partial(
+                SegmentWorker, segment=seg, source=self.source, work=str(self.work), state_path=state_path
+            )
             resources = _segment_resources(seg)
             names = [s.label for s in ([seg.apply] if seg.apply else []) + list(seg.rows)] or ["read"]
             desc = f"segment {seg.index} ({', '.join(names)})"
@@ -351,20 +372,28 @@ class Runner:
                 shutil.copyfile(f, dst.with_name(dst.name + ".tmp"))
                 os.replace(dst.with_name(dst.name + ".tmp"), dst)
 
-    def _manifest(self, stats: dict[str, dict[str, Any]], order: list[str], summaries: dict[str, Any],
-                  wall: float) -> dict[str, Any]:
+    def _manifest(
+        self, stats: dict[str, dict[str, Any]], order: list[str], summaries: dict[str, Any], wall: float
+    ) -> dict[str, Any]:
         kept_files = sorted((self.out / "kept").glob("part-*.parquet"))
         rej_files = sorted((self.out / "rejected").glob("part-*.parquet"))
         kept = sum(pq.ParquetFile(f).metadata.num_rows for f in kept_files)
         reasons: dict[str, int] = {}
         for f in rej_files:
-            for r, c in zip(*_value_counts(pq.read_table(f, columns=[schema.REASON]).column(schema.REASON)), strict=True):
+            for r, c in zip(
+                *_value_counts(pq.read_table(f, columns=[schema.REASON]).column(schema.REASON)), strict=True
+            ):
                 reasons[r] = reasons.get(r, 0) + c
         quarantined = sum(c for r, c in reasons.items() if r.startswith(schema.QUARANTINE_PREFIX))
         rejected = sum(reasons.values()) - quarantined
         n_input = stats[READ_STAGE]["docs_in"] if READ_STAGE in stats else 0
-        accounting = {"input": n_input, "kept": kept, "rejected": rejected, "quarantined": quarantined,
-                      "balanced": kept + rejected + quarantined == n_input}
+        accounting = {
+            "input": n_input,
+            "kept": kept,
+            "rejected": rejected,
+            "quarantined": quarantined,
+            "balanced": kept + rejected + quarantined == n_input,
+        }
         stage_list = []
         for label in order:
             s = stats.get(label, _new_stats(label))
@@ -389,8 +418,12 @@ class Runner:
             "accounting": accounting,
             "removed_by_reason": dict(sorted(reasons.items())),
             "stages": stage_list,
-            "outputs": {"kept_files": len(kept_files), "rejected_files": len(rej_files),
-                        "kept_sha256": _digest(kept_files), "rejected_sha256": _digest(rej_files)},
+            "outputs": {
+                "kept_files": len(kept_files),
+                "rejected_files": len(rej_files),
+                "kept_sha256": _digest(kept_files),
+                "rejected_sha256": _digest(rej_files),
+            },
             "wall_s": round(wall, 3),
         }
 
@@ -412,17 +445,28 @@ def _segment_resources(seg: Segment) -> Any:
     stages = ([seg.apply] if seg.apply else []) + list(seg.rows)
     if not stages:
         return Resources()
-    return Resources(num_cpus=max(s.resources.num_cpus for s in stages),
-                     num_gpus=max(s.resources.num_gpus for s in stages),
-                     batch_size=min(s.resources.batch_size for s in stages))
+    return Resources(
+        num_cpus=max(s.resources.num_cpus for s in stages),
+        num_gpus=max(s.resources.num_gpus for s in stages),
+        batch_size=min(s.resources.batch_size for s in stages),
+    )
 
 
 def _versions() -> dict[str, str]:
     import importlib.metadata as md
 
     out = {"python": platform.python_version()}
-    for pkg in ("pyarrow", "polars", "numpy", "ray", "torch", "transformers", "tokenizers", "datatrove",
-                "fasttext-numpy2-wheel"):
+    for pkg in (
+        "pyarrow",
+        "polars",
+        "numpy",
+        "ray",
+        "torch",
+        "transformers",
+        "tokenizers",
+        "datatrove",
+        "fasttext-numpy2-wheel",
+    ):
         try:
             out[pkg] = md.version(pkg)
         except md.PackageNotFoundError:
@@ -433,7 +477,9 @@ def _versions() -> dict[str, str]:
 PHASES = ("proxy", "export", "report")  # the report shows what the export wrote
 
 
-def run_phases(cfg: PipelineConfig, out_dir: Path, engine: Engine, manifest: dict[str, Any]) -> dict[str, Any]:
+def run_phases(
+    cfg: PipelineConfig, out_dir: Path, engine: Engine, manifest: dict[str, Any]
+) -> dict[str, Any]:
     """Run the post-pipeline phases whose sections the pipeline has, in order, recording their results."""
     import importlib
 
@@ -451,23 +497,42 @@ def run_phases(cfg: PipelineConfig, out_dir: Path, engine: Engine, manifest: dic
             if e.name == f"curate.{name}.phase" and name == "report":
                 continue
             raise
-        ctx = RunContext(run_dir=Path(out_dir), config=cfg.raw, engine=engine, manifest=manifest,
-                         section=section, pipeline_path=cfg.path)
+        ctx = RunContext(
+            run_dir=Path(out_dir),
+            config=cfg.raw,
+            engine=engine,
+            manifest=manifest,
+            section=section,
+            pipeline_path=cfg.path,
+        )
         t0 = time.perf_counter()
         result = mod.run_phase(ctx)
-        manifest.setdefault("phases", {})[name] = dict(result or {}, wall_s=round(time.perf_counter() - t0, 3))
+        manifest.setdefault("phases", {})[name] = dict(
+            result or {}, wall_s=round(time.perf_counter() - t0, 3)
+        )
         _write_json_atomic(manifest, Path(out_dir) / "manifest.json")
     return manifest
 
 
-def run_pipeline(cfg: PipelineConfig, out_dir: str | Path, *, engine: Engine | None = None,
-                 progress: bool = True, phases: bool = True) -> dict[str, Any]:
+def run_pipeline(
+    cfg: PipelineConfig,
+    out_dir: str | Path,
+    *,
+    engine: Engine | None = None,
+    progress: bool = True,
+    phases: bool = True,
+) -> dict[str, Any]:
     """Run ``cfg`` into ``out_dir`` (resuming finished work there) and return the manifest."""
     own = engine is None
     if engine is None:
         e = cfg.engine
-        engine = make_engine(e.get("kind", "ray"), address=e.get("address"), num_cpus=e.get("num_cpus"),
-                             progress=progress, max_retries=e.get("max_retries", 3))
+        engine = make_engine(
+            e.get("kind", "ray"),
+            address=e.get("address"),
+            num_cpus=e.get("num_cpus"),
+            progress=progress,
+            max_retries=e.get("max_retries", 3),
+        )
     try:
         manifest = Runner(cfg, Path(out_dir), engine, progress=progress).run()
         if phases:

@@ -86,8 +86,14 @@ class Select(RowStage):
     kind = "select"
     Params = SelectParams
 
-    def __init__(self, params: Any = None, *, label: str | None = None, rules: list[Rule] | None = None,
-                 prefix: str | None = None) -> None:
+    def __init__(
+        self,
+        params: Any = None,
+        *,
+        label: str | None = None,
+        rules: list[Rule] | None = None,
+        prefix: str | None = None,
+    ) -> None:
         super().__init__(params, label=label)
         self.rules = rules if rules is not None else [Rule(**r) for r in self.params.rules]
         self.prefix = prefix

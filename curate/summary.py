@@ -27,12 +27,24 @@ def stage_table(manifest: dict[str, Any]) -> str:
     for s in manifest["stages"]:
         removed = sum(s["removed"].values())
         top = sorted(s["removed"].items(), key=lambda kv: (-kv[1], kv[0]))[:3]
-        rows.append((s["name"], f"{s['docs_in']:,}", f"{s['docs_out']:,}", f"{removed:,}", _fmt_bytes(s["bytes_out"]),
-                     f"{s['wall_s']:.1f}", f"{s['cpu_s']:.1f}", ", ".join(f"{r.split(':', 1)[-1]} {c:,}" for r, c in top)))
+        rows.append(
+            (
+                s["name"],
+                f"{s['docs_in']:,}",
+                f"{s['docs_out']:,}",
+                f"{removed:,}",
+                _fmt_bytes(s["bytes_out"]),
+                f"{s['wall_s']:.1f}",
+                f"{s['cpu_s']:.1f}",
+                ", ".join(f"{r.split(':', 1)[-1]} {c:,}" for r, c in top),
+            )
+        )
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]) - 1)]
     lines = []
     for r in rows:
-        cells = [r[0].ljust(widths[0])] + [c.rjust(w) for c, w in zip(r[1:-1], widths[1:], strict=True)] + [r[-1]]
+        cells = (
+            [r[0].ljust(widths[0])] + [c.rjust(w) for c, w in zip(r[1:-1], widths[1:], strict=True)] + [r[-1]]
+        )
         lines.append("  ".join(cells))
     lines.insert(1, "-" * len(lines[0]))
     return "\n".join(lines)
@@ -40,9 +52,12 @@ def stage_table(manifest: dict[str, Any]) -> str:
 
 def format_run_summary(manifest: dict[str, Any], out: str | Path) -> str:
     a = manifest["accounting"]
-    lines = [f"run {manifest['name']} -> {out}", stage_table(manifest),
-             f"input {a['input']:,} = kept {a['kept']:,} + rejected {a['rejected']:,} + quarantined {a['quarantined']:,}"
-             f"  ({'balanced' if a['balanced'] else 'NOT BALANCED'}); wall {manifest['wall_s']:.1f} s"]
+    lines = [
+        f"run {manifest['name']} -> {out}",
+        stage_table(manifest),
+        f"input {a['input']:,} = kept {a['kept']:,} + rejected {a['rejected']:,} + quarantined {a['quarantined']:,}"
+        f"  ({'balanced' if a['balanced'] else 'NOT BALANCED'}); wall {manifest['wall_s']:.1f} s",
+    ]
     for name, result in (manifest.get("phases") or {}).items():
         headline = result.get("headline") if isinstance(result, dict) else None
         lines.append(f"{name}: {headline or 'done'} ({result.get('wall_s', 0):.1f} s)")
@@ -58,7 +73,9 @@ def inspect_run(run_dir: Path, *, reason: str | None = None, n: int = 2, width: 
     lines = [stage_table(manifest), ""]
     by_reason = manifest.get("removed_by_reason", {})
     if reason is not None and reason not in by_reason:
-        raise FileNotFoundError(f"no documents were removed with reason {reason!r}; reasons: {', '.join(by_reason) or '(none)'}")
+        raise FileNotFoundError(
+            f"no documents were removed with reason {reason!r}; reasons: {', '.join(by_reason) or '(none)'}"
+        )
     wanted = [reason] if reason else sorted(by_reason, key=lambda r: (-by_reason[r], r))
     samples: dict[str, list[dict[str, Any]]] = {r: [] for r in wanted}
     for f in sorted((Path(run_dir) / "rejected").glob("part-*.parquet")):

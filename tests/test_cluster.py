@@ -55,8 +55,13 @@ def local_cluster(tmp_path_factory):
         pytest.skip("the ray CLI is not installed in this environment")
     token = tmp_path_factory.mktemp("auth") / "token"
     token.write_text(secrets.token_hex(32))
-    env = dict(os.environ, RAY_AUTH_MODE="token", RAY_AUTH_TOKEN_PATH=str(token), RAY_USAGE_STATS_ENABLED="0",
-               PYTHONPATH=str(ROOT))
+    env = dict(
+        os.environ,
+        RAY_AUTH_MODE="token",
+        RAY_AUTH_TOKEN_PATH=str(token),
+        RAY_USAGE_STATS_ENABLED="0",
+        PYTHONPATH=str(ROOT),
+    )
     env.pop("RAY_ADDRESS", None)
     temp_dir = f"/tmp/rc-{uuid.uuid4().hex[:8]}"  # short: Ray's unix socket paths must stay under 107 chars
     port, dash = _free_port(), _free_port()
@@ -68,11 +73,36 @@ def local_cluster(tmp_path_factory):
         return ["--dashboard-agent-listen-port", str(_free_port())]
 
     try:
-        subprocess.run([str(BIN / "ray"), "start", "--head", "--port", str(port), "--temp-dir", temp_dir,
-                        "--include-dashboard", "true", "--dashboard-host", "127.0.0.1", "--dashboard-port", str(dash),
-                        *common, *node_ports()], check=True, env=env, capture_output=True, timeout=120)
-        subprocess.run([str(BIN / "ray"), "start", "--address", f"127.0.0.1:{port}", *common, *node_ports()], check=True, env=env,
-                       capture_output=True, timeout=120)
+        subprocess.run(
+            [
+                str(BIN / "ray"),
+                "start",
+                "--head",
+                "--port",
+                str(port),
+                "--temp-dir",
+                temp_dir,
+                "--include-dashboard",
+                "true",
+                "--dashboard-host",
+                "127.0.0.1",
+                "--dashboard-port",
+                str(dash),
+                *common,
+                *node_ports(),
+            ],
+            check=True,
+            env=env,
+            capture_output=True,
+            timeout=120,
+        )
+        subprocess.run(
+            [str(BIN / "ray"), "start", "--address", f"127.0.0.1:{port}", *common, *node_ports()],
+            check=True,
+            env=env,
+            capture_output=True,
+            timeout=120,
+        )
         yield {"address": f"127.0.0.1:{port}", "dashboard": f"http://127.0.0.1:{dash}", "env": env}
     finally:
         _kill_cluster(temp_dir)
@@ -84,8 +114,23 @@ def _outputs(run: Path) -> dict:
 
 
 def _inline_reference(tmp_path: Path) -> dict:
-    subprocess.run([sys.executable, "-m", "curate", "run", str(tmp_path / "p.yaml"), "--output", str(tmp_path / "inline"),
-                    "--engine", "inline", "-q"], check=True, cwd=ROOT, capture_output=True)
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "curate",
+            "run",
+            str(tmp_path / "p.yaml"),
+            "--output",
+            str(tmp_path / "inline"),
+            "--engine",
+            "inline",
+            "-q",
+        ],
+        check=True,
+        cwd=ROOT,
+        capture_output=True,
+    )
     return _outputs(tmp_path / "inline")
 
 
@@ -94,9 +139,25 @@ def test_multi_node_cluster_output_equals_embedded(tmp_path: Path, local_cluster
     write_inputs(tmp_path / "in", n_files=6)
     (tmp_path / "p.yaml").write_text(pipeline(tmp_path / "in"))
     expected = _inline_reference(tmp_path)
-    r = subprocess.run([sys.executable, "-m", "curate", "run", str(tmp_path / "p.yaml"), "--output", str(tmp_path / "cl"),
-                        "--address", local_cluster["address"], "-q"], cwd=ROOT, env=local_cluster["env"],
-                       capture_output=True, text=True, timeout=300)
+    r = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "curate",
+            "run",
+            str(tmp_path / "p.yaml"),
+            "--output",
+            str(tmp_path / "cl"),
+            "--address",
+            local_cluster["address"],
+            "-q",
+        ],
+        cwd=ROOT,
+        env=local_cluster["env"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert r.returncode == 0, r.stderr[-3000:]
     m = json.loads((tmp_path / "cl" / "manifest.json").read_text())
     assert m["engine"]["nodes"] == 2 and m["engine"]["address"] == local_cluster["address"]
@@ -111,9 +172,24 @@ def test_ray_job_submit(tmp_path: Path, local_cluster) -> None:
     entry = f"{sys.executable} -m curate run {tmp_path / 'p.yaml'} --output {tmp_path / 'job'} -q"
     deadline = time.time() + 120
     while True:
-        r = subprocess.run([str(BIN / "ray"), "job", "submit", "--address", local_cluster["dashboard"], "--working-dir",
-                            str(ROOT), "--", *entry.split()], cwd=ROOT, env=local_cluster["env"], capture_output=True,
-                           text=True, timeout=300)
+        r = subprocess.run(
+            [
+                str(BIN / "ray"),
+                "job",
+                "submit",
+                "--address",
+                local_cluster["dashboard"],
+                "--working-dir",
+                str(ROOT),
+                "--",
+                *entry.split(),
+            ],
+            cwd=ROOT,
+            env=local_cluster["env"],
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
         # The head's job agent can take a while to register on a loaded machine; Ray says so and asks to retry.
         if r.returncode == 0 or "No available agent" not in r.stderr or time.time() > deadline:
             break

@@ -57,17 +57,26 @@ def test_wrong_parameter_type() -> None:
 
 
 def test_unknown_top_key_and_format() -> None:
-    with pytest.raises(ConfigError, match=r"^p.yaml:1: stagez: unknown key; valid keys: description, engine, export, "):
+    with pytest.raises(
+        ConfigError, match=r"^p.yaml:1: stagez: unknown key; valid keys: description, engine, export, "
+    ):
         parse_pipeline("stagez: []\ninput: {format: jsonl}\n", path="p.yaml")
-    with pytest.raises(ConfigError, match=r"^p.yaml:1: input.format: unknown source 'csvv'; valid sources: .*jsonl"):
+    with pytest.raises(
+        ConfigError, match=r"^p.yaml:1: input.format: unknown source 'csvv'; valid sources: .*jsonl"
+    ):
         parse_pipeline("input: {format: csvv}\n", path="p.yaml")
 
 
 def test_stage_kind_mismatch_and_bad_rule() -> None:
-    with pytest.raises(ConfigError, match=r"^p.yaml:3: stages\[0\].score: 'normalize_v1' is a transform stage; "
-                                          r"use 'transform: normalize_v1'$"):
+    with pytest.raises(
+        ConfigError,
+        match=r"^p.yaml:3: stages\[0\].score: 'normalize_v1' is a transform stage; "
+        r"use 'transform: normalize_v1'$",
+    ):
         parse_pipeline("input: {format: jsonl}\nstages:\n  - score: normalize_v1\n", path="p.yaml")
-    with pytest.raises(ConfigError, match=r"^p.yaml:4: stages\[0\].select\[0\]: bad rule: rule on 'a' needs at least one "):
+    with pytest.raises(
+        ConfigError, match=r"^p.yaml:4: stages\[0\].select\[0\]: bad rule: rule on 'a' needs at least one "
+    ):
         parse_pipeline("input: {format: jsonl}\nstages:\n  - select:\n      - {column: a}\n", path="p.yaml")
 
 
@@ -81,8 +90,11 @@ def test_invalid_yaml_points_at_line(tmp_path: Path) -> None:
 
 
 def test_overrides_by_dotted_path() -> None:
-    cfg = parse_pipeline(GOOD, path="p.yaml", overrides=["stages.0.params.max_blank_lines=5", "input.path=other/*.jsonl",
-                                                         "engine.kind=inline"])
+    cfg = parse_pipeline(
+        GOOD,
+        path="p.yaml",
+        overrides=["stages.0.params.max_blank_lines=5", "input.path=other/*.jsonl", "engine.kind=inline"],
+    )
     assert cfg.stages[0].params == {"max_blank_lines": 5}
     assert cfg.input["path"] == "other/*.jsonl"
     assert cfg.engine == {"kind": "inline"}
@@ -108,7 +120,9 @@ def test_shipped_pipelines_parse() -> None:
 
 def test_duplicate_stage_labels_are_refused() -> None:
     text = GOOD + "  - transform: normalize_v1\n"
-    with pytest.raises(ConfigError, match=r"^p.yaml:8: stages\[2\]: 'normalize_v1' is already stages\[0\]; give one"):
+    with pytest.raises(
+        ConfigError, match=r"^p.yaml:8: stages\[2\]: 'normalize_v1' is already stages\[0\]; give one"
+    ):
         parse_pipeline(text, path="p.yaml")
     cfg = parse_pipeline(GOOD + "  - transform: normalize_v1\n    label: norm2\n", path="p.yaml")
     assert [s.label for s in build_stages(cfg)] == ["normalize_v1", "select", "norm2"]

@@ -23,7 +23,10 @@ ROOT = Path(__file__).resolve().parents[1]
 def write_inputs(d: Path, n_files: int = 3, n_docs: int = 40) -> None:
     d.mkdir(parents=True, exist_ok=True)
     for f in range(n_files):
-        lines = [json.dumps({"id": f"f{f}-{i}", "text": f"Doc {i % 7}  from\tfile {f % 2}.\r\n\r\n\r\nEnd."}) for i in range(n_docs)]
+        lines = [
+            json.dumps({"id": f"f{f}-{i}", "text": f"Doc {i % 7}  from\tfile {f % 2}.\r\n\r\n\r\nEnd."})
+            for i in range(n_docs)
+        ]
         lines += ["{broken", json.dumps({"id": f"f{f}-empty", "text": " \x00 "})]
         (d / f"in-{f}.jsonl").write_text("\n".join(lines) + "\n")
 
@@ -52,7 +55,11 @@ def test_accounting_and_layout(tmp_path: Path) -> None:
     assert stages["normalize_v1"]["removed"] == {"normalize_v1:empty": 3}
     assert stages["select"]["removed"] == {"select:not_doc1": 108}
     assert stages["select"]["docs_in"] == 120 and stages["select"]["docs_out"] == 12
-    assert m["removed_by_reason"] == {"normalize_v1:empty": 3, "quarantine:malformed_json": 3, "select:not_doc1": 108}
+    assert m["removed_by_reason"] == {
+        "normalize_v1:empty": 3,
+        "quarantine:malformed_json": 3,
+        "select:not_doc1": 108,
+    }
     kept = pq.read_table(sorted((tmp_path / "run" / "kept").glob("part-*.parquet"))[0])
     assert set(kept.column_names) == {"id", "text", "source", "url"}
     assert kept.column("text")[0].as_py() == "Doc 1 from file 0.\n\nEnd."
@@ -68,14 +75,19 @@ def test_accounting_and_layout(tmp_path: Path) -> None:
 
 def test_accounting_failure_is_loud(tmp_path: Path) -> None:
     write_inputs(tmp_path / "in", n_files=1)
-    runner = Runner(parse_pipeline(pipeline(tmp_path / "in")), tmp_path / "run", InlineEngine(), progress=False)
+    runner = Runner(
+        parse_pipeline(pipeline(tmp_path / "in")), tmp_path / "run", InlineEngine(), progress=False
+    )
     manifest = runner.run()
     assert manifest["accounting"]["kept"] == 6
     # A kept part lost after the run (3 parts of 16 docs; the first holds 3 kept docs, ids 1, 8, 15): the check fails loudly.
     sorted((tmp_path / "run" / "kept").glob("part-*.parquet"))[0].unlink()
     stats = {s["name"]: s for s in manifest["stages"]}
-    with pytest.raises(AccountingError, match=r"accounting does not balance: \{'input': 42, 'kept': 3, 'rejected': 35, "
-                                              r"'quarantined': 1, 'balanced': False\}"):
+    with pytest.raises(
+        AccountingError,
+        match=r"accounting does not balance: \{'input': 42, 'kept': 3, 'rejected': 35, "
+        r"'quarantined': 1, 'balanced': False\}",
+    ):
         runner._manifest(stats, ["read", "normalize_v1", "select"], {}, 0.0)
 
 
@@ -106,8 +118,11 @@ sys.exit(main(sys.argv[1:]))
 
 def _digest(run: Path) -> dict[str, str]:
     m = json.loads((run / "manifest.json").read_text())
-    return {"kept": m["outputs"]["kept_sha256"], "rejected": m["outputs"]["rejected_sha256"],
-            "acc": json.dumps(m["accounting"])}
+    return {
+        "kept": m["outputs"]["kept_sha256"],
+        "rejected": m["outputs"]["rejected_sha256"],
+        "acc": json.dumps(m["accounting"]),
+    }
 
 
 def test_resume_after_kill_gives_identical_output(tmp_path: Path) -> None:
@@ -117,11 +132,22 @@ def test_resume_after_kill_gives_identical_output(tmp_path: Path) -> None:
     env = dict(os.environ, PYTHONPATH=str(ROOT))
 
     def cmd(out: Path) -> list[str]:
-        return [sys.executable, str(tmp_path / "slow_main.py"), "run", str(tmp_path / "p.yaml"), "--output", str(out),
-                "--engine", "inline", "-q"]
+        return [
+            sys.executable,
+            str(tmp_path / "slow_main.py"),
+            "run",
+            str(tmp_path / "p.yaml"),
+            "--output",
+            str(out),
+            "--engine",
+            "inline",
+            "-q",
+        ]
 
     subprocess.run(cmd(tmp_path / "whole"), check=True, env=env, capture_output=True)
-    proc = subprocess.Popen(cmd(tmp_path / "killed"), env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        cmd(tmp_path / "killed"), env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
     work = tmp_path / "killed" / "_work" / "s0"
     deadline = time.time() + 120
     while time.time() < deadline and len(list(work.glob("done-*.json"))) < 4:
@@ -152,7 +178,7 @@ def test_filter_shorthand_is_one_funnel_row(tmp_path: Path) -> None:
     write_inputs(tmp_path / "in", n_files=1)
     text = f"""\
 name: f
-input: {{path: {tmp_path / 'in'}/*.jsonl, format: jsonl}}
+input: {{path: {tmp_path / "in"}/*.jsonl, format: jsonl}}
 stages:
   - filter: gopher_quality_v1
 """

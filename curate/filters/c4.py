@@ -26,8 +26,14 @@ from curate.stage import Scorer, Transform, with_rejections
 
 CITATION = r"\[\d*]|\[edit]|\[citation needed]"
 END_PUNCTUATION = (".", "?", "!", '"', "'")
-POLICY_SUBSTRINGS = ["terms of use", "privacy policy", "cookie policy", "uses cookies", "use of cookies",
-                     "use cookies"]
+POLICY_SUBSTRINGS = [
+    "terms of use",
+    "privacy policy",
+    "cookie policy",
+    "uses cookies",
+    "use of cookies",
+    "use cookies",
+]
 
 
 @dataclass
@@ -113,8 +119,9 @@ def sentence_counts(lines: pl.Series) -> np.ndarray:
         .drop_nulls("chunk")
         .with_columns(ws=pl.col("chunk").str.contains(f"^[{PY_SPACE}]"))
     )
-    pieces = chunk_tokens(pieces.with_columns(chunk=pl.when("ws").then(pl.lit("x")).otherwise("chunk")),
-                          "chunk").with_columns(
+    pieces = chunk_tokens(
+        pieces.with_columns(chunk=pl.when("ws").then(pl.lit("x")).otherwise("chunk")), "chunk"
+    ).with_columns(
         words=pl.when("ws").then(pl.lit(["  "])).otherwise("words"),
         raw=pieces.get_column("chunk"),
     )
@@ -172,8 +179,9 @@ class C4Quality(Scorer):
             Rule(column=f"{c}.curly_bracket", max=0, reason="curly_bracket"),
         ]
         if self.params.min_num_sentences != -1:
-            rules.append(Rule(column=f"{c}.sentences", min=self.params.min_num_sentences,
-                              reason="too_few_sentences"))
+            rules.append(
+                Rule(column=f"{c}.sentences", min=self.params.min_num_sentences, reason="too_few_sentences")
+            )
         return rules
 
 
@@ -209,8 +217,9 @@ class C4Lines(Transform):
             + 1
             - pl.col("old").str.replace_all(SPLITLINES_SEP, "\n").str.ends_with("\n").cast(pl.UInt32)
         ).get_column("n")
-        n_lines = pl.Series(np.where(base.get_column("old").str.len_bytes().to_numpy() == 0, 0,
-                                     n_lines.to_numpy()))
+        n_lines = pl.Series(
+            np.where(base.get_column("old").str.len_bytes().to_numpy() == 0, 0, n_lines.to_numpy())
+        )
         new_text = base.get_column("text")
         removed_lines = (n_lines - base.get_column("kept_n")).clip(lower_bound=0).cast(pl.Int64)
         removed_chars = (base.get_column("old").str.len_chars() - new_text.str.len_chars()).cast(pl.Int64)

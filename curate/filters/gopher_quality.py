@@ -135,5 +135,8 @@ class GopherQuality(Scorer):
             ("stop_words", "min", p.min_stop_words, "enough_stop_words"),
         ]
         # datatrove skips a check whose threshold is falsy (None or 0).
-        return [Rule(column=f"{c}.{col}", **{bound: float(v)}, reason=reason)  # type: ignore[arg-type]
-                for col, bound, v, reason in spec if v]
+        return [
+            Rule(column=f"{c}.{col}", **{bound: float(v)}, reason=reason)  # type: ignore[arg-type]
+            for col, bound, v, reason in spec
+            if v
+        ]

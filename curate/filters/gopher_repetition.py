@@ -69,25 +69,34 @@ class GopherRepetition(Scorer):
         n = docs.height
         length = docs.get_column("text").str.len_chars().to_numpy().astype(np.float64)
         t = pl.col("text")
-        paras = docs.select(
-            "doc", piece=t.str.strip_chars(PY_SPACE_CHARS).str.extract_all(r"[^\n]+(?:\n[^\n]+)*")
-        ).explode("piece").drop_nulls("piece")
+        paras = (
+            docs.select(
+                "doc", piece=t.str.strip_chars(PY_SPACE_CHARS).str.extract_all(r"[^\n]+(?:\n[^\n]+)*")
+            )
+            .explode("piece")
+            .drop_nulls("piece")
+        )
         pstats = duplicate_stats(paras, n)
         # re.split("\n+", text): split on "\n", drop empty pieces except the first and the last.
-        lines = docs.select("doc", piece=t.str.split("\n")).explode("piece").with_columns(
-            keep=(pl.col("piece").str.len_bytes() > 0)
-            | (pl.int_range(pl.len()).over("doc") == 0)
-            | (pl.int_range(pl.len()).over("doc") == pl.len().over("doc") - 1)
-        ).filter("keep")
+        lines = (
+            docs.select("doc", piece=t.str.split("\n"))
+            .explode("piece")
+            .with_columns(
+                keep=(pl.col("piece").str.len_bytes() > 0)
+                | (pl.int_range(pl.len()).over("doc") == 0)
+                | (pl.int_range(pl.len()).over("doc") == pl.len().over("doc") - 1)
+            )
+            .filter("keep")
+        )
         lstats = duplicate_stats(lines, n)
         out: dict[str, np.ndarray] = {"length": length}
         with np.errstate(divide="ignore", invalid="ignore"):
             n_paras = np.maximum(pstats.get_column("n").to_numpy(), 1).astype(np.float64)
             out["dup_para_frac"] = pstats.get_column("dup_count").to_numpy() / n_paras
             out["dup_para_char_frac"] = pstats.get_column("dup_chars").to_numpy() / length
-            out["dup_line_frac"] = lstats.get_column("dup_count").to_numpy() / lstats.get_column(
-                "n"
-            ).to_numpy()
+            out["dup_line_frac"] = (
+                lstats.get_column("dup_count").to_numpy() / lstats.get_column("n").to_numpy()
+            )
             out["dup_line_char_frac"] = lstats.get_column("dup_chars").to_numpy() / length
             words = split_words(docs, p.splitter).select(
                 "doc", h=pl.col("word").hash(seed=7), ln=pl.col("word").str.len_chars()
@@ -106,15 +115,26 @@ class GopherRepetition(Scorer):
         p: GopherRepetitionParams = self.params
         c = self.label
         rules = [Rule(column=f"{c}.length", min=1, reason="empty")]
-        for col, v in [("dup_para_frac", p.dup_para_frac), ("dup_para_char_frac", p.dup_para_char_frac),
-                       ("dup_line_frac", p.dup_line_frac), ("dup_line_char_frac", p.dup_line_char_frac)]:
+        for col, v in [
+            ("dup_para_frac", p.dup_para_frac),
+            ("dup_para_char_frac", p.dup_para_char_frac),
+            ("dup_line_frac", p.dup_line_frac),
+            ("dup_line_char_frac", p.dup_line_char_frac),
+        ]:
             if v:
                 rules.append(Rule(column=f"{c}.{col}", max=float(v), reason=col))
         for k, v in p.top_n_grams:
-            rules.append(Rule(column=f"{c}.top_{int(k)}_gram_char_frac", max=float(v), reason=f"top_{int(k)}_gram"))
+            rules.append(
+                Rule(column=f"{c}.top_{int(k)}_gram_char_frac", max=float(v), reason=f"top_{int(k)}_gram")
+            )
         for k, v in p.dup_n_grams:
-            rules.append(Rule(column=f"{c}.dup_{int(k)}_gram_char_frac", max=float(v),
-                              reason=f"duplicated_{int(k)}_n_grams"))
+            rules.append(
+                Rule(
+                    column=f"{c}.dup_{int(k)}_gram_char_frac",
+                    max=float(v),
+                    reason=f"duplicated_{int(k)}_n_grams",
+                )
+            )
         return rules
 
 
@@ -175,8 +195,9 @@ def _dup_ngram_chars(doc: np.ndarray, h: np.ndarray, ln: np.ndarray, k: int, n_d
     bounds = np.nonzero(np.diff(cand_doc))[0] + 1
     for group in np.split(cand, bounds):
         d = int(doc[pos[group[0]]])
-        out[d] = _replay(pos[group].tolist(), g[group].tolist(), first_pos[group].tolist(),
-                         chars[group].tolist(), k)
+        out[d] = _replay(
+            pos[group].tolist(), g[group].tolist(), first_pos[group].tolist(), chars[group].tolist(), k
+        )
     return out
 
 

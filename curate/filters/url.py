@@ -65,11 +65,11 @@ def _sorted_hashes(values: pl.Series) -> np.ndarray:
 @dataclass
 class UrlFilterParams:
     """Attributes:
-        soft_word_threshold: soft-banned words in a URL that reject it.
-        extra_domains: more blocked (registered or full) domains.
-        extra_urls: more blocked URLs (exact match).
-        banned_words, soft_banned_words, banned_subwords: added to datatrove's lists.
-        use_integrated_lists: use datatrove's shipped lists.
+    soft_word_threshold: soft-banned words in a URL that reject it.
+    extra_domains: more blocked (registered or full) domains.
+    extra_urls: more blocked URLs (exact match).
+    banned_words, soft_banned_words, banned_subwords: added to datatrove's lists.
+    use_integrated_lists: use datatrove's shipped lists.
     """
 
     soft_word_threshold: int = 2
@@ -132,10 +132,14 @@ class UrlFilter(Scorer):
         has = url.is_not_null() & (url.str.len_bytes() > 0)
         uniq = url.filter(has).unique().to_list()
         parts = {u: self._extract(u) for u in uniq}
-        reg = url.map_elements(lambda u: parts[u].registered_domain if u in parts else None,
-                               return_dtype=pl.String, skip_nulls=True)
-        fqdn = url.map_elements(lambda u: parts[u].fqdn if u in parts else None, return_dtype=pl.String,
-                                skip_nulls=True)
+        reg = url.map_elements(
+            lambda u: parts[u].registered_domain if u in parts else None,
+            return_dtype=pl.String,
+            skip_nulls=True,
+        )
+        fqdn = url.map_elements(
+            lambda u: parts[u].fqdn if u in parts else None, return_dtype=pl.String, skip_nulls=True
+        )
         # set(re.split("[^a-zA-Z0-9]+", url)): words keep their case; "" appears when the URL starts or
         # ends with a separator (it matters only if a list holds "").
         url_words = pl.select(pl.lit(url).str.replace_all(r"[^a-zA-Z0-9]+", " ").str.split(" ")).to_series()
@@ -143,12 +147,28 @@ class UrlFilter(Scorer):
             "domain": self._in(reg.fill_null("\x00none"), self._domains),
             "subdomain": self._in(fqdn.fill_null("\x00none"), self._domains),
             "url": self._in(url.fill_null("\x00none"), self._urls),
-            "hard_blacklisted": pl.select(pl.lit(url_words).list.eval(pl.element().is_in(
-                pl.Series(self._banned, dtype=pl.String).implode())).list.any()).to_series().fill_null(False).to_numpy(),
-            "soft_words": pl.select(pl.lit(url_words).list.eval(pl.element().is_in(
-                pl.Series(self._soft, dtype=pl.String).implode())).list.sum()).to_series().fill_null(0).to_numpy(),
+            "hard_blacklisted": pl.select(
+                pl.lit(url_words)
+                .list.eval(pl.element().is_in(pl.Series(self._banned, dtype=pl.String).implode()))
+                .list.any()
+            )
+            .to_series()
+            .fill_null(False)
+            .to_numpy(),
+            "soft_words": pl.select(
+                pl.lit(url_words)
+                .list.eval(pl.element().is_in(pl.Series(self._soft, dtype=pl.String).implode()))
+                .list.sum()
+            )
+            .to_series()
+            .fill_null(0)
+            .to_numpy(),
             "blacklisted_subword": pl.select(_normalize(pl.lit(url)).str.contains_any(self._sub))
-            .to_series().fill_null(False).to_numpy() if self._sub else np.zeros(n, dtype=bool),
+            .to_series()
+            .fill_null(False)
+            .to_numpy()
+            if self._sub
+            else np.zeros(n, dtype=bool),
         }
         has_np = has.fill_null(False).to_numpy()
         return {name: pa.array((np.asarray(v) * has_np).astype(np.int64)) for name, v in checks.items()}
@@ -161,6 +181,8 @@ class UrlFilter(Scorer):
             Rule(column=f"{c}.subdomain", max=0, reason="subdomain"),
             Rule(column=f"{c}.url", max=0, reason="url"),
             Rule(column=f"{c}.hard_blacklisted", max=0, reason="hard_blacklisted"),
-            Rule(column=f"{c}.soft_words", max=self.params.soft_word_threshold - 1, reason="soft_blacklisted"),
+            Rule(
+                column=f"{c}.soft_words", max=self.params.soft_word_threshold - 1, reason="soft_blacklisted"
+            ),
             Rule(column=f"{c}.blacklisted_subword", max=0, reason="blacklisted_subword"),
         ]

@@ -47,9 +47,7 @@ _EASY_SHAPES = (_PLAIN, _WORD_PUNCT, _WORD_DOT, _OPEN_WORD, _HYPHENATED)
 # Tokens of the easy shapes: the letter run, the digit run, and each other character alone.
 _EASY_TOKEN = r"\p{L}+|[0-9]+|[^\p{L}0-9]"
 
-_CJK_LIKE = (
-    r"\p{Han}|\p{Hiragana}|\p{Katakana}|\p{Thai}|\p{Lao}|\p{Khmer}|\p{Myanmar}|\p{Tibetan}"
-)
+_CJK_LIKE = r"\p{Han}|\p{Hiragana}|\p{Katakana}|\p{Thai}|\p{Lao}|\p{Khmer}|\p{Myanmar}|\p{Tibetan}"
 _GENERIC_TOKEN = rf"(?:{_CJK_LIKE})|[\p{{L}}\p{{N}}\p{{M}}--\p{{Han}}]+|[^\s\x1c-\x1f]"
 
 Splitter = Literal["en", "generic"]
@@ -132,8 +130,8 @@ def chunk_tokens(chunks: pl.DataFrame, column: str = "chunk") -> pl.DataFrame:
     sp = spacy_english()
     c = pl.col(column)
     head, tail = c.str.head(-1), c.str.tail(-1)
-    special = c.is_in(sp.special.implode()) | head.is_in(sp.special.implode()) | tail.is_in(
-        sp.special.implode()
+    special = (
+        c.is_in(sp.special.implode()) | head.is_in(sp.special.implode()) | tail.is_in(sp.special.implode())
     )
     easy = ~special & pl.any_horizontal(c.str.contains(p) for p in _EASY_SHAPES)
     chunks = chunks.with_columns(__easy=easy)
@@ -143,7 +141,9 @@ def chunk_tokens(chunks: pl.DataFrame, column: str = "chunk") -> pl.DataFrame:
     return (
         chunks.join(lookup, on=column, how="left", maintain_order="left")
         .with_columns(
-            pl.when(pl.col("__easy")).then(c.str.extract_all(_EASY_TOKEN)).otherwise(pl.col("__tok"))
+            pl.when(pl.col("__easy"))
+            .then(c.str.extract_all(_EASY_TOKEN))
+            .otherwise(pl.col("__tok"))
             .alias("words")
         )
         .drop("__tok", "__easy")

@@ -39,7 +39,9 @@ class PythonEnvParams(SourceParams):
     sample_fraction: float = 1.0
     min_chars: int = 200
     files_per_shard: int = 400
-    roots: list[str] = field(default_factory=list)  # default: the stdlib and site-packages of this interpreter
+    roots: list[str] = field(
+        default_factory=list
+    )  # default: the stdlib and site-packages of this interpreter
 
 
 def _roots(params: PythonEnvParams) -> list[str]:
@@ -74,10 +76,16 @@ class PythonEnvSource(Source):
             files: list[tuple[str, str]] = []
             roots = _roots(p)
             for root in roots:
-                label = "stdlib" if root == os.path.realpath(sysconfig.get_paths()["stdlib"]) else "site-packages"
+                label = (
+                    "stdlib" if root == os.path.realpath(sysconfig.get_paths()["stdlib"]) else "site-packages"
+                )
                 for dirpath, dirnames, filenames in os.walk(root):
-                    dirnames[:] = sorted(d for d in dirnames if d not in ("__pycache__", "site-packages")
-                                         and not d.endswith((".dist-info", ".egg-info")))
+                    dirnames[:] = sorted(
+                        d
+                        for d in dirnames
+                        if d not in ("__pycache__", "site-packages")
+                        and not d.endswith((".dist-info", ".egg-info"))
+                    )
                     for f in sorted(filenames):
                         if f.endswith(".py"):
                             full = os.path.join(dirpath, f)
@@ -86,19 +94,33 @@ class PythonEnvSource(Source):
                                 files.append((full, key))
             per = max(1, p.files_per_shard)
             for i in range(0, len(files), per):
-                chunk = tuple(files[i:i + per])
-                shards.append(Shard(len(shards), chunk[0][0], f"docstrings-{i // per:04d}",
-                                    extra=(("kind", "docstrings"), ("files", chunk))))
+                chunk = tuple(files[i : i + per])
+                shards.append(
+                    Shard(
+                        len(shards),
+                        chunk[0][0],
+                        f"docstrings-{i // per:04d}",
+                        extra=(("kind", "docstrings"), ("files", chunk)),
+                    )
+                )
         if "readmes" in p.include or "licenses" in p.include:
-            shards.append(Shard(len(shards), "<distributions>", "distributions", extra=(("kind", "distributions"),)))
+            shards.append(
+                Shard(len(shards), "<distributions>", "distributions", extra=(("kind", "distributions"),))
+            )
         if "topics" in p.include:
             shards.append(Shard(len(shards), "<pydoc_data>", "topics", extra=(("kind", "topics"),)))
         return shards
 
     def fingerprint(self) -> list[dict[str, object]]:
         dists = sorted(f"{d.metadata['Name']}=={d.version}" for d in md.distributions())
-        return [{"python": sys.version.split()[0], "distributions": hashlib.sha256("\n".join(dists).encode()).hexdigest()[:16],
-                 "n_distributions": len(dists), "shards": len(self.shards())}]
+        return [
+            {
+                "python": sys.version.split()[0],
+                "distributions": hashlib.sha256("\n".join(dists).encode()).hexdigest()[:16],
+                "n_distributions": len(dists),
+                "shards": len(self.shards()),
+            }
+        ]
 
     def read(self, shard: Shard) -> Iterator[pa.Table]:
         extra = dict(shard.extra)

@@ -36,8 +36,9 @@ def open_binary(path: str) -> IO[bytes]:
     if path.endswith(".zst") or path.endswith(".zstd"):
         import zstandard
 
-        return zstandard.ZstdDecompressor().stream_reader(open(path, "rb"), read_across_frames=True,
-                                                           closefd=True)  # type: ignore[return-value]
+        return zstandard.ZstdDecompressor().stream_reader(
+            open(path, "rb"), read_across_frames=True, closefd=True
+        )  # type: ignore[return-value]
     return open(path, "rb")
 
 
@@ -93,14 +94,24 @@ class JsonlSource(Source):
                     try:
                         line = raw.decode("utf-8")
                     except UnicodeDecodeError as e:
-                        b.add(doc_id=default_id, text=raw.decode("utf-8", "replace"), source=shard.key,
-                              reject="invalid_utf8", detail=str(e))
+                        b.add(
+                            doc_id=default_id,
+                            text=raw.decode("utf-8", "replace"),
+                            source=shard.key,
+                            reject="invalid_utf8",
+                            detail=str(e),
+                        )
                     else:
                         try:
                             record = json.loads(line)
                         except ValueError as e:
-                            b.add(doc_id=default_id, text=line[:100_000], source=shard.key,
-                                  reject="malformed_json", detail=str(e)[:200])
+                            b.add(
+                                doc_id=default_id,
+                                text=line[:100_000],
+                                source=shard.key,
+                                reject="malformed_json",
+                                detail=str(e)[:200],
+                            )
                         else:
                             b.add_record(record, default_id=default_id, source=shard.key)
                     if b.full():
@@ -112,7 +123,9 @@ class JsonlSource(Source):
             # A truncated or corrupt compressed stream: keep what was read, count the loss.
             if len(b):
                 yield b.flush()
-            yield quarantine_file(shard, "truncated_file", f"{shard.path}: stopped after line {lineno}: {e}", p)
+            yield quarantine_file(
+                shard, "truncated_file", f"{shard.path}: stopped after line {lineno}: {e}", p
+            )
             return
         if len(b):
             yield b.flush()
@@ -121,7 +134,9 @@ class JsonlSource(Source):
         if self.params.on_error == "quarantine":
             yield quarantine_file(shard, "unreadable_file", f"{shard.path}: {e}", self.params)
             return
-        raise SourceError(f"{shard.path}: cannot read: {e} (set input.on_error: quarantine to count and skip it)") from e
+        raise SourceError(
+            f"{shard.path}: cannot read: {e} (set input.on_error: quarantine to count and skip it)"
+        ) from e
 
 
 def table_to_rows(table: pa.Table, shard: Shard, params: SourceParams, first_row: int) -> pa.Table:
@@ -129,16 +144,21 @@ def table_to_rows(table: pa.Table, shard: Shard, params: SourceParams, first_row
     n = table.num_rows
     names = table.column_names
     if params.text_field not in names:
-        raise SourceError(f"{shard.path}: no column {params.text_field!r}; columns: {', '.join(names)} "
-                          f"(set input.text_field)")
+        raise SourceError(
+            f"{shard.path}: no column {params.text_field!r}; columns: {', '.join(names)} "
+            f"(set input.text_field)"
+        )
     text = table.column(params.text_field)
     reject: list[str | None] = [None] * n
     detail: list[str | None] = [None] * n
     if not (pa.types.is_string(text.type) or pa.types.is_large_string(text.type)):
         reject = ["quarantine:non_string_text"] * n
         detail = [f"{params.text_field!r} column is {text.type}"] * n
-        text = pc.cast(text, pa.string()) if pa.types.is_integer(text.type) or pa.types.is_floating(text.type) \
+        text = (
+            pc.cast(text, pa.string())
+            if pa.types.is_integer(text.type) or pa.types.is_floating(text.type)
             else pa.array([json.dumps(v, default=str) for v in text.to_pylist()], pa.string())
+        )
     text = text.cast(pa.string())
     if params.id_field and params.id_field in names:
         ids = pc.cast(table.column(params.id_field), pa.string())
@@ -218,8 +238,12 @@ class HFSource(Source):
         import datasets
 
         p: HFParams = self.params
-        if os.path.isdir(p.path) and os.path.exists(os.path.join(p.path, "dataset_info.json")) or \
-                os.path.exists(os.path.join(p.path, "state.json")) or os.path.exists(os.path.join(p.path, "dataset_dict.json")):
+        if (
+            os.path.isdir(p.path)
+            and os.path.exists(os.path.join(p.path, "dataset_info.json"))
+            or os.path.exists(os.path.join(p.path, "state.json"))
+            or os.path.exists(os.path.join(p.path, "dataset_dict.json"))
+        ):
             ds = datasets.load_from_disk(p.path)
             if isinstance(ds, datasets.DatasetDict):
                 ds = ds[p.split]
@@ -271,20 +295,36 @@ class WarcSource(Source):
                     n += 1
                     rid = record.rec_headers.get_header("WARC-Record-ID") or f"{shard.key}:{n}"
                     url = record.rec_headers.get_header("WARC-Target-URI")
-                    ctype = (record.http_headers.get_header("Content-Type") if record.http_headers else "") or ""
+                    ctype = (
+                        record.http_headers.get_header("Content-Type") if record.http_headers else ""
+                    ) or ""
                     raw = record.content_stream().read()
                     extra = {"url": url}
-                    if "html" not in ctype.lower() and not raw.lstrip()[:15].lower().startswith((b"<!doctype", b"<html")):
-                        b.add(doc_id=rid, text="", source=shard.key, extra=extra, reject="not_html",
-                              detail=f"content type {ctype or 'unknown'}")
+                    if "html" not in ctype.lower() and not raw.lstrip()[:15].lower().startswith(
+                        (b"<!doctype", b"<html")
+                    ):
+                        b.add(
+                            doc_id=rid,
+                            text="",
+                            source=shard.key,
+                            extra=extra,
+                            reject="not_html",
+                            detail=f"content type {ctype or 'unknown'}",
+                        )
                     else:
                         html = raw.decode("utf-8", "replace")
                         text = trafilatura.extract(html, include_comments=False, url=url) or ""
                         if text.strip():
                             b.add(doc_id=rid, text=text, source=shard.key, extra=extra)
                         else:
-                            b.add(doc_id=rid, text="", source=shard.key, extra=extra, reject="no_text_extracted",
-                                  detail="trafilatura found no main text")
+                            b.add(
+                                doc_id=rid,
+                                text="",
+                                source=shard.key,
+                                extra=extra,
+                                reject="no_text_extracted",
+                                detail="trafilatura found no main text",
+                            )
                     if b.full():
                         yield b.flush()
         except _read_errors() as e:
@@ -308,9 +348,15 @@ class TextSource(Source):
         # Group small files so that a folder of 100k files is not 100k tasks.
         files = files_to_shards(self.params.path, self.extensions)
         per = max(1, self.params.batch_docs)
-        return [Shard(i, files[i * per].path, files[i * per].key,
-                      extra=(("files", tuple((s.path, s.key) for s in files[i * per:(i + 1) * per])),))
-                for i in range((len(files) + per - 1) // per)]
+        return [
+            Shard(
+                i,
+                files[i * per].path,
+                files[i * per].key,
+                extra=(("files", tuple((s.path, s.key) for s in files[i * per : (i + 1) * per])),),
+            )
+            for i in range((len(files) + per - 1) // per)
+        ]
 
     def read(self, shard: Shard) -> Iterator[pa.Table]:
         p: SourceParams = self.params
@@ -327,7 +373,13 @@ class TextSource(Source):
             try:
                 b.add(doc_id=key, text=raw.decode("utf-8"), source=key)
             except UnicodeDecodeError as e:
-                b.add(doc_id=key, text=raw.decode("utf-8", "replace"), source=key, reject="invalid_utf8", detail=str(e))
+                b.add(
+                    doc_id=key,
+                    text=raw.decode("utf-8", "replace"),
+                    source=key,
+                    reject="invalid_utf8",
+                    detail=str(e),
+                )
             if b.full():
                 yield b.flush()
         if len(b):
@@ -345,6 +397,11 @@ def read_table(path: str, *, fmt: str = "jsonl", limit: int | None = None, **par
     src = cls(build_params(cls.Params, {"path": path, "limit": limit, **params}, where=f"read_table({fmt})"))
     tables = [t for shard in src.shards() for t in src.read(shard)]
     if not tables:
-        return pa.table({schema.ID: pa.array([], pa.string()), schema.TEXT: pa.array([], pa.string()),
-                         schema.SOURCE: pa.array([], pa.string())})
+        return pa.table(
+            {
+                schema.ID: pa.array([], pa.string()),
+                schema.TEXT: pa.array([], pa.string()),
+                schema.SOURCE: pa.array([], pa.string()),
+            }
+        )
     return pa.concat_tables(tables, promote_options="permissive")

@@ -99,7 +99,9 @@ def expand_paths(path: str, extensions: tuple[str, ...] = ()) -> list[str]:
             raise SourceError(f"{path}: no such file or directory")
         found = [path]
     if not found:
-        raise SourceError(f"{path}: matched no input files" + (f" ending in {', '.join(extensions)}" if extensions else ""))
+        raise SourceError(
+            f"{path}: matched no input files" + (f" ending in {', '.join(extensions)}" if extensions else "")
+        )
     return sorted(found)
 
 
@@ -118,17 +120,29 @@ class BatchBuilder:
         self._reset()
 
     def _reset(self) -> None:
-        self.cols: dict[str, list[Any]] = {k: [] for k in (schema.ID, schema.TEXT, schema.SOURCE, *self.keep,
-                                                           schema.REJECT, DETAIL)}
+        self.cols: dict[str, list[Any]] = {
+            k: [] for k in (schema.ID, schema.TEXT, schema.SOURCE, *self.keep, schema.REJECT, DETAIL)
+        }
         self.nbytes = 0
 
     def __len__(self) -> int:
         return len(self.cols[schema.ID])
 
-    def add(self, *, doc_id: str, text: str, source: str, extra: dict[str, Any] | None = None,
-            reject: str | None = None, detail: str | None = None) -> None:
+    def add(
+        self,
+        *,
+        doc_id: str,
+        text: str,
+        source: str,
+        extra: dict[str, Any] | None = None,
+        reject: str | None = None,
+        detail: str | None = None,
+    ) -> None:
         if reject is None and len(text.encode("utf-8", "surrogatepass")) > self.params.max_doc_bytes:
-            reject, detail = "too_large", f"{len(text)} characters exceed max_doc_bytes={self.params.max_doc_bytes}"
+            reject, detail = (
+                "too_large",
+                f"{len(text)} characters exceed max_doc_bytes={self.params.max_doc_bytes}",
+            )
         elif reject is None and not text.strip():
             reject, detail = "empty_text", "text is empty or whitespace only"
         c = self.cols
@@ -137,7 +151,9 @@ class BatchBuilder:
         c[schema.SOURCE].append(source)
         for k in self.keep:
             v = (extra or {}).get(k)
-            c[k].append(v if v is None or isinstance(v, str) else json.dumps(v, ensure_ascii=False, default=str))
+            c[k].append(
+                v if v is None or isinstance(v, str) else json.dumps(v, ensure_ascii=False, default=str)
+            )
         c[schema.REJECT].append(None if reject is None else schema.QUARANTINE_PREFIX + reject)
         c[DETAIL].append(detail)
         self.nbytes += len(text)
@@ -146,8 +162,13 @@ class BatchBuilder:
         """Map one decoded record (a dict) to a row, quarantining what is not a usable document."""
         p = self.params
         if not isinstance(record, dict):
-            self.add(doc_id=default_id, text=json.dumps(record, ensure_ascii=False, default=str)[:10_000],
-                     source=source, reject="not_an_object", detail=f"a JSON {type(record).__name__}, not an object")
+            self.add(
+                doc_id=default_id,
+                text=json.dumps(record, ensure_ascii=False, default=str)[:10_000],
+                source=source,
+                reject="not_an_object",
+                detail=f"a JSON {type(record).__name__}, not an object",
+            )
             return
         doc_id = record.get(p.id_field) if p.id_field else None
         doc_id = default_id if doc_id is None else str(doc_id)
@@ -155,11 +176,23 @@ class BatchBuilder:
         src = source if src is None else str(src)
         text = record.get(p.text_field)
         if text is None:
-            self.add(doc_id=doc_id, text=json.dumps(record, ensure_ascii=False, default=str)[:10_000], source=src,
-                     extra=record, reject="missing_text", detail=f"no {p.text_field!r} field")
+            self.add(
+                doc_id=doc_id,
+                text=json.dumps(record, ensure_ascii=False, default=str)[:10_000],
+                source=src,
+                extra=record,
+                reject="missing_text",
+                detail=f"no {p.text_field!r} field",
+            )
         elif not isinstance(text, str):
-            self.add(doc_id=doc_id, text=json.dumps(text, ensure_ascii=False, default=str)[:10_000], source=src,
-                     extra=record, reject="non_string_text", detail=f"{p.text_field!r} is a {type(text).__name__}")
+            self.add(
+                doc_id=doc_id,
+                text=json.dumps(text, ensure_ascii=False, default=str)[:10_000],
+                source=src,
+                extra=record,
+                reject="non_string_text",
+                detail=f"{p.text_field!r} is a {type(text).__name__}",
+            )
         else:
             self.add(doc_id=doc_id, text=text, source=src, extra=record)
 

@@ -43,15 +43,37 @@ def datatrove_reason(dt_filter, text: str) -> str | None:
 
 
 def test_words_match_spacy_english() -> None:
-    assert words_lists(["Hello, world. I don't know!  U.S. e.g. well-known (yes) \"quoted\""]) == [[
-        "Hello", ",", "world", ".", "I", "do", "n't", "know", "!", "U.S.", "e.g.", "well", "-", "known",
-        "(", "yes", ")", '"', "quoted", '"',
-    ]]
+    assert words_lists(['Hello, world. I don\'t know!  U.S. e.g. well-known (yes) "quoted"']) == [
+        [
+            "Hello",
+            ",",
+            "world",
+            ".",
+            "I",
+            "do",
+            "n't",
+            "know",
+            "!",
+            "U.S.",
+            "e.g.",
+            "well",
+            "-",
+            "known",
+            "(",
+            "yes",
+            ")",
+            '"',
+            "quoted",
+            '"',
+        ]
+    ]
     assert words_lists(["", "   \n\t "]) == [[], []]
 
 
 def test_words_generic_splits_cjk_per_character() -> None:
-    assert words_lists(["漢字テスト abc, déf"], "generic") == [["漢", "字", "テ", "ス", "ト", "abc", ",", "déf"]]
+    assert words_lists(["漢字テスト abc, déf"], "generic") == [
+        ["漢", "字", "テ", "ス", "ト", "abc", ",", "déf"]
+    ]
 
 
 @pytest.mark.parametrize(
@@ -63,7 +85,7 @@ def test_words_generic_splits_cjk_per_character() -> None:
         (" ".join(["extraordinarily"] * 60), "above_avg_threshold"),
         (GOOD + " #" * 20, "too_many_hashes"),
         (GOOD + " ..." * 20, "too_many_ellipsis"),
-        ("\n".join(["- " + GOOD[i * 30:(i + 1) * 30] for i in range(12)]), "too_many_bullets"),
+        ("\n".join(["- " + GOOD[i * 30 : (i + 1) * 30] for i in range(12)]), "too_many_bullets"),
         (GOOD.replace(". ", ".\n", 3).replace(".\n", "...\n"), "too_many_end_ellipsis"),
         (GOOD + " 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20", "below_alpha_threshold"),
         (" ".join(["house", "garden", "river", "mountain", "forest"] * 12), "enough_stop_words"),
@@ -79,7 +101,9 @@ def test_gopher_quality(text: str, expected: str | None) -> None:
 
     got = reason(GopherQuality(), text)
     assert got == (None if expected is None else f"gopher_quality_v1:{expected}")
-    assert datatrove_reason(GopherQualityFilter(), text) == (None if expected is None else f"gopher_{expected}")
+    assert datatrove_reason(GopherQualityFilter(), text) == (
+        None if expected is None else f"gopher_{expected}"
+    )
 
 
 @pytest.mark.parametrize(
@@ -87,11 +111,17 @@ def test_gopher_quality(text: str, expected: str | None) -> None:
     [
         ("", "empty"),
         ("a b c d\n\na b c d\n\na b c d\n\nother stuff here", "dup_para_frac"),
-        ("x\n\n" + "a long repeated paragraph of text here\n\n" * 2 + "\n\n".join(f"p{i}" for i in range(9)),
-         "dup_para_char_frac"),
+        (
+            "x\n\n"
+            + "a long repeated paragraph of text here\n\n" * 2
+            + "\n\n".join(f"p{i}" for i in range(9)),
+            "dup_para_char_frac",
+        ),
         ("\n".join(["same line"] * 4 + [f"line {i}" for i in range(3)]), "dup_line_frac"),
-        ("\n".join(["a long repeated line of text, quite long indeed"] * 2 + [f"l{i}" for i in range(8)]),
-         "dup_line_char_frac"),
+        (
+            "\n".join(["a long repeated line of text, quite long indeed"] * 2 + [f"l{i}" for i in range(8)]),
+            "dup_line_char_frac",
+        ),
         ("buy now " * 10 + "and more text here to read", "top_2_gram"),
         (GOOD + " " + GOOD, "duplicated_5_n_grams"),
         (GOOD, None),
@@ -116,12 +146,14 @@ def test_gopher_repetition_edge_cases() -> None:
     assert [datatrove_reason(GopherRepetitionFilter(), t) for t in texts] == expected
 
 
-C4_GOOD = "\n".join([
-    "This is the first line of the page. It has two sentences.",
-    "Here comes another line that ends with a period.",
-    "A third line asks a question, does it not?",
-    "The fourth line is short but fine.",
-])
+C4_GOOD = "\n".join(
+    [
+        "This is the first line of the page. It has two sentences.",
+        "Here comes another line that ends with a period.",
+        "A third line asks a question, does it not?",
+        "The fourth line is short but fine.",
+    ]
+)
 
 
 @pytest.mark.parametrize(
@@ -161,12 +193,16 @@ def test_c4_lines_removes_and_counts() -> None:
     [
         ("", "empty"),
         ("   \n\n  ", "empty"),
-        ("\n".join(["no punctuation at the end of this line"] * 3 + ["other line without it either"] * 5),
-         "line_punct_ratio"),
+        (
+            "\n".join(["no punctuation at the end of this line"] * 3 + ["other line without it either"] * 5),
+            "line_punct_ratio",
+        ),
         ("\n".join(["Short one."] * 1 + [f"Tiny {i}." for i in range(5)]), "short_line_ratio"),
         (GOOD + "\n" + "This line repeats and it is long enough.\n" * 2, "char_dup_ratio"),
-        ("\n".join([f"Item {i} is on sale today for a very good price." for i in range(5)]) + "\n" * 30,
-         "list_ratio"),
+        (
+            "\n".join([f"Item {i} is on sale today for a very good price." for i in range(5)]) + "\n" * 30,
+            "list_ratio",
+        ),
         (GOOD, None),
         ("漢字。" * 300, None),
     ],
@@ -181,5 +217,12 @@ def test_fineweb_quality(text: str, expected: str | None) -> None:
 
 def test_registered_names() -> None:
     names = set(STAGES.names())
-    assert {"gopher_quality_v1", "gopher_repetition_v1", "c4_quality_v1", "c4_lines_v1",
-            "fineweb_quality_v1", "language_v1", "url_filter_v1"} <= names
+    assert {
+        "gopher_quality_v1",
+        "gopher_repetition_v1",
+        "c4_quality_v1",
+        "c4_lines_v1",
+        "fineweb_quality_v1",
+        "language_v1",
+        "url_filter_v1",
+    } <= names

@@ -19,8 +19,11 @@ def _reasons(stage, table: pa.Table) -> tuple[pa.Table, list[str | None]]:
 
 
 def test_language_columns_and_reasons() -> None:
-    texts = ["This is a plain English sentence about the weather today.\nIt is sunny.",
-             "Dies ist ein ganz normaler deutscher Satz über das Wetter heute.", ""]
+    texts = [
+        "This is a plain English sentence about the weather today.\nIt is sunny.",
+        "Dies ist ein ganz normaler deutscher Satz über das Wetter heute.",
+        "",
+    ]
     out, reasons = _reasons(LanguageId(LanguageParams(languages=["en"])), make_table(texts))
     assert out.column("language_v1.language").to_pylist()[:2] == ["en", "de"]
     assert out.column("language_v1.language_score").to_pylist()[0] > 0.65
@@ -30,14 +33,19 @@ def test_language_columns_and_reasons() -> None:
 
 
 def test_url_filter_checks_in_order() -> None:
-    table = make_table(["a"] * 6).append_column("url", pa.array([
-        "https://0-1avsex.com/page",         # registered domain on the blocklist
-        "https://www.example.com/porn/x",    # banned word in the URL words
-        "https://sub.example.org/a",         # clean
-        "https://example.com/news/today",
-        None,                                # no url: passes
-        "",
-    ]))
+    table = make_table(["a"] * 6).append_column(
+        "url",
+        pa.array(
+            [
+                "https://0-1avsex.com/page",  # registered domain on the blocklist
+                "https://www.example.com/porn/x",  # banned word in the URL words
+                "https://sub.example.org/a",  # clean
+                "https://example.com/news/today",
+                None,  # no url: passes
+                "",
+            ]
+        ),
+    )
     out, reasons = _reasons(UrlFilter(), table)
     assert reasons[0] == "url_filter_v1:domain"
     assert reasons[1] == "url_filter_v1:hard_blacklisted"

@@ -16,7 +16,10 @@ from curate.io.readers import read_table
 from curate.io.sources import SourceError
 from tests.conftest import corpora_path
 
-DOCS = [{"id": f"x{i}", "text": f"document number {i} with some words", "url": f"https://e.org/{i}"} for i in range(5)]
+DOCS = [
+    {"id": f"x{i}", "text": f"document number {i} with some words", "url": f"https://e.org/{i}"}
+    for i in range(5)
+]
 
 
 def _lines(docs: list[dict]) -> bytes:
@@ -68,8 +71,15 @@ def test_bad_lines_are_quarantined_with_reasons(tmp_path: Path) -> None:
     )
     t = read_table(str(p))
     assert t.num_rows == 7
-    assert _reasons(t) == [None, "quarantine:malformed_json", "quarantine:invalid_utf8", "quarantine:missing_text",
-                           "quarantine:non_string_text", "quarantine:empty_text", "quarantine:not_an_object"]
+    assert _reasons(t) == [
+        None,
+        "quarantine:malformed_json",
+        "quarantine:invalid_utf8",
+        "quarantine:missing_text",
+        "quarantine:non_string_text",
+        "quarantine:empty_text",
+        "quarantine:not_an_object",
+    ]
     # The raw content is kept so that nothing is lost.
     assert t.column("text")[1].as_py() == "{not json"
     assert t.column("text")[2].as_py() == '{"id": "u", "text": "caf\ufffd"}'
@@ -78,7 +88,9 @@ def test_bad_lines_are_quarantined_with_reasons(tmp_path: Path) -> None:
 def test_giant_document_is_quarantined_not_crashing(tmp_path: Path) -> None:
     p = tmp_path / "big.jsonl"
     big = "word " * 10_000_000  # 50 MB
-    p.write_text(json.dumps({"id": "big", "text": big}) + "\n" + json.dumps({"id": "small", "text": "hi there"}) + "\n")
+    p.write_text(
+        json.dumps({"id": "big", "text": big}) + "\n" + json.dumps({"id": "small", "text": "hi there"}) + "\n"
+    )
     t = read_table(str(p))
     assert _reasons(t) == ["quarantine:too_large", None]
     assert len(t.column("text")[0].as_py()) == len(big)
@@ -121,7 +133,9 @@ def test_parquet_reader(tmp_path: Path) -> None:
     assert t.column("id").to_pylist() == ["1", "2", "3", "4"]
     assert _reasons(t) == [None, "quarantine:missing_text", "quarantine:empty_text", None]
     pq.write_table(pa.table({"text": [1, 2]}), tmp_path / "n.parquet")
-    assert _reasons(read_table(str(tmp_path / "n.parquet"), fmt="parquet")) == ["quarantine:non_string_text"] * 2
+    assert (
+        _reasons(read_table(str(tmp_path / "n.parquet"), fmt="parquet")) == ["quarantine:non_string_text"] * 2
+    )
 
 
 def test_hf_datasets_reader(tmp_path: Path) -> None:
@@ -161,8 +175,9 @@ def test_real_warc_sample() -> None:
 
 
 @pytest.mark.corpora
-@pytest.mark.parametrize(("name", "empty"), [("c4_en", 0), ("commoncrawl_2019", 0), ("news", 1), ("webtext", 0),
-                                             ("sms_spam", 0)])
+@pytest.mark.parametrize(
+    ("name", "empty"), [("c4_en", 0), ("commoncrawl_2019", 0), ("news", 1), ("webtext", 0), ("sms_spam", 0)]
+)
 def test_real_jsonl_corpora(name: str, empty: int) -> None:
     p = corpora_path("web", f"{name}.jsonl.gz")
     t = read_table(str(p))
@@ -170,5 +185,7 @@ def test_real_jsonl_corpora(name: str, empty: int) -> None:
         n_lines = sum(1 for line in f if line.strip())
     assert t.num_rows == n_lines
     # news.jsonl.gz holds one article whose text is empty: it is quarantined, not dropped.
-    assert Counter(_reasons(t)) == Counter({None: n_lines - empty, "quarantine:empty_text": empty} if empty else {None: n_lines})
+    assert Counter(_reasons(t)) == Counter(
+        {None: n_lines - empty, "quarantine:empty_text": empty} if empty else {None: n_lines}
+    )
     assert t.column("id").null_count == 0

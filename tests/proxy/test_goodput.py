@@ -134,4 +134,3 @@ def test_a_recipe_that_beats_the_baseline_final_bpb_gets_m_above_one():
     assert ext and t > 6400
     m, ext = multiplier(np.array(tokens), np.array(bpb), 2.19, 6400)
     assert ext and m > 1
-

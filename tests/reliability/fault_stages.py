@@ -116,7 +116,9 @@ class _FaultGlobal:
     def reduce(self, key_paths: list[str], engine: Any) -> Any:
         p = self.params
         if p.phase == "reduce":
-            engine = _HookedEngine(engine, functools.partial(_hooked_reduce, p.pid_file, p.sleep_s, p.log_file))
+            engine = _HookedEngine(
+                engine, functools.partial(_hooked_reduce, p.pid_file, p.sleep_s, p.log_file)
+            )
         return super().reduce(key_paths, engine)  # type: ignore[misc]
 
     def apply(self, table: pa.Table, state: Any) -> pa.Table:

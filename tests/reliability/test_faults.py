@@ -114,16 +114,19 @@ def _retried_elsewhere(log_file: Path, killed: int) -> bool:
     lines = [ln.split(" ", 1) for ln in log_file.read_text().splitlines()]
     last = max(i for i, (pid, _) in enumerate(lines) if int(pid) == killed)
     what = lines[last][1]
-    return any(int(pid) != killed and w == what for pid, w in lines[last + 1:])
+    return any(int(pid) != killed and w == what for pid, w in lines[last + 1 :])
 
 
 @pytest.mark.ray
 @pytest.mark.slow
 @pytest.mark.parametrize("where", ["score", "exact:collect", "exact:reduce", "exact:apply", "minhash:reduce"])
-def test_worker_sigkill_mid_stage_gives_identical_output(where: str, reference: dict, tmp_path: Path,
-                                                         ray_engine) -> None:
+def test_worker_sigkill_mid_stage_gives_identical_output(
+    where: str, reference: dict, tmp_path: Path, ray_engine
+) -> None:
     pid_file, log_file = tmp_path / "stalled.pid", tmp_path / "calls.log"
-    cfg = parse_pipeline(fault_pipeline(reference["input"], where=where, pid_file=str(pid_file), log_file=str(log_file)))
+    cfg = parse_pipeline(
+        fault_pipeline(reference["input"], where=where, pid_file=str(pid_file), log_file=str(log_file))
+    )
     killer = Killer(pid_file)
     try:
         m = run_pipeline(cfg, tmp_path / "run", engine=ray_engine)
@@ -183,13 +186,25 @@ def _alive(pid: int) -> bool:
 def test_driver_sigkill_mid_dedup_then_rerun_gives_identical_output(reference: dict, tmp_path: Path) -> None:
     """Kill the driver (an embedded Ray run) while a dedup apply is in flight; the same command resumes."""
     pid_file, log_file = tmp_path / "stalled.pid", tmp_path / "calls.log"
-    (tmp_path / "p.yaml").write_text(fault_pipeline(reference["input"], where="exact:apply", pid_file=str(pid_file),
-                                                    log_file=str(log_file)))
+    (tmp_path / "p.yaml").write_text(
+        fault_pipeline(
+            reference["input"], where="exact:apply", pid_file=str(pid_file), log_file=str(log_file)
+        )
+    )
     (tmp_path / "main.py").write_text(RUN_MAIN)
     env = dict(os.environ, PYTHONPATH=str(ROOT), RAY_USAGE_STATS_ENABLED="0")
     env.pop("RAY_ADDRESS", None)
-    cmd = [sys.executable, str(tmp_path / "main.py"), "run", str(tmp_path / "p.yaml"), "--output",
-           str(tmp_path / "run"), "--engine", "ray", "-q"]
+    cmd = [
+        sys.executable,
+        str(tmp_path / "main.py"),
+        "run",
+        str(tmp_path / "p.yaml"),
+        "--output",
+        str(tmp_path / "run"),
+        "--engine",
+        "ray",
+        "-q",
+    ]
     proc = subprocess.Popen(cmd, env=env, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     tree: set[int] = set()
     try:

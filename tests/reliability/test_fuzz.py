@@ -25,14 +25,33 @@ from curate.registry import SOURCES, STAGES, build_params
 from curate.runner import ORDER, _with_order
 from curate.stage import GlobalStage, RowStage
 
-FUZZ = settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow,
-                                                                       HealthCheck.data_too_large])
+FUZZ = settings(
+    max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large]
+)
 
 # Valid Unicode (Arrow strings are UTF-8, so no lone surrogates here; readers get those below), with
 # control characters, odd spaces, combining marks and RTL text well represented; sometimes a huge line.
 CHARS = st.characters(blacklist_categories=("Cs",))
-ODD = st.sampled_from(["\x00", "\x07", "\x1b[31m", "\u200b", "\ufeff", "\u00a0", "\u2028", "\r\n", "\r", "\t",
-                       "e\u0301", "\u05e9\u05dc\u05d5\u05dd", "\U0001f600", "\x85", "\ud7ff", " "])
+ODD = st.sampled_from(
+    [
+        "\x00",
+        "\x07",
+        "\x1b[31m",
+        "\u200b",
+        "\ufeff",
+        "\u00a0",
+        "\u2028",
+        "\r\n",
+        "\r",
+        "\t",
+        "e\u0301",
+        "\u05e9\u05dc\u05d5\u05dd",
+        "\U0001f600",
+        "\x85",
+        "\ud7ff",
+        " ",
+    ]
+)
 TEXT = st.one_of(
     st.text(CHARS, max_size=200),
     st.lists(st.one_of(st.text(CHARS, max_size=8), ODD), max_size=40).map("".join),
@@ -42,8 +61,13 @@ TEXT = st.one_of(
 
 
 def _table(texts: list[str]) -> pa.Table:
-    return pa.table({"id": pa.array([f"d{i}" for i in range(len(texts))], pa.string()),
-                     "text": pa.array(texts, pa.string()), "source": pa.array(["fuzz"] * len(texts), pa.string())})
+    return pa.table(
+        {
+            "id": pa.array([f"d{i}" for i in range(len(texts))], pa.string()),
+            "text": pa.array(texts, pa.string()),
+            "source": pa.array(["fuzz"] * len(texts), pa.string()),
+        }
+    )
 
 
 def _check_accounted(out: pa.Table, n: int, prefix: str) -> None:
@@ -57,9 +81,13 @@ def _check_accounted(out: pa.Table, n: int, prefix: str) -> None:
 # -- readers ---------------------------------------------------------------------------------------------
 LINE = st.one_of(
     st.builds(lambda t: json.dumps({"id": None, "text": t}), TEXT),  # id None: the default id is used
-    st.builds(lambda t: json.dumps({"text": t}, ensure_ascii=False), st.text(max_size=100)),  # lone surrogates too
+    st.builds(
+        lambda t: json.dumps({"text": t}, ensure_ascii=False), st.text(max_size=100)
+    ),  # lone surrogates too
     st.builds(lambda t: json.dumps({"text": t}), st.text(max_size=100)),
-    st.builds(lambda v: json.dumps({"text": v}), st.one_of(st.integers(), st.none(), st.lists(st.integers()))),
+    st.builds(
+        lambda v: json.dumps({"text": v}), st.one_of(st.integers(), st.none(), st.lists(st.integers()))
+    ),
     st.builds(json.dumps, st.one_of(st.integers(), st.text(max_size=20), st.lists(st.text(max_size=5)))),
     st.text(max_size=60),  # not JSON
 ).map(lambda s: s.encode("utf-8", "surrogatepass"))
@@ -88,8 +116,16 @@ def test_jsonl_reader_accounts_for_every_line(lines: list[bytes], trailing_newli
             assert r["text"] != ""
 
 
-@pytest.mark.parametrize("data", [b"", b"\n\n\n", b"\x00\xff\xfe" * 1000, b"\x1f\x8b\x08garbage",
-                                  json.dumps({"text": "x" * 2_000_000}).encode()])
+@pytest.mark.parametrize(
+    "data",
+    [
+        b"",
+        b"\n\n\n",
+        b"\x00\xff\xfe" * 1000,
+        b"\x1f\x8b\x08garbage",
+        json.dumps({"text": "x" * 2_000_000}).encode(),
+    ],
+)
 def test_jsonl_reader_edge_files(tmp_path: Path, data: bytes) -> None:
     path = tmp_path / "f.jsonl"
     path.write_bytes(data)
@@ -106,7 +142,9 @@ def test_jsonl_reader_edge_files(tmp_path: Path, data: bytes) -> None:
 def test_jsonl_reader_truncated_gzip(tmp_path: Path) -> None:
     import gzip
 
-    blob = gzip.compress(b"".join(json.dumps({"id": str(i), "text": f"doc {i}"}).encode() + b"\n" for i in range(500)))
+    blob = gzip.compress(
+        b"".join(json.dumps({"id": str(i), "text": f"doc {i}"}).encode() + b"\n" for i in range(500))
+    )
     path = tmp_path / "f.jsonl.gz"
     path.write_bytes(blob[: len(blob) // 2])
     src_cls = SOURCES.get("jsonl")
@@ -135,10 +173,21 @@ def test_normalize_accounts_for_every_row(texts: list[str]) -> None:
 # -- every registered stage --------------------------------------------------------------------------------
 # Stages that need a reference file get a small one; the fuzzed texts sometimes contain its item.
 _EVAL = Path(tempfile.mkdtemp(prefix="fuzz-eval-")) / "eval.jsonl"
-_EVAL.write_text(json.dumps({"question": "word word word word word word word word word word word word word",
-                             "answer": "same text"}) + "\n")
-EXTRA_PARAMS = {"decontaminate_v1": [{"eval_paths": [str(_EVAL)]},
-                                     {"eval_paths": [str(_EVAL)], "mode": "strip", "min_chars": 20}]}
+_EVAL.write_text(
+    json.dumps(
+        {
+            "question": "word word word word word word word word word word word word word",
+            "answer": "same text",
+        }
+    )
+    + "\n"
+)
+EXTRA_PARAMS = {
+    "decontaminate_v1": [
+        {"eval_paths": [str(_EVAL)]},
+        {"eval_paths": [str(_EVAL)], "mode": "strip", "min_chars": 20},
+    ]
+}
 
 
 def _buildable() -> list:

@@ -48,19 +48,49 @@ def three_node_cluster(tmp_path_factory):
         pytest.skip("the ray CLI is not installed in this environment")
     token = tmp_path_factory.mktemp("auth") / "token"
     token.write_text(secrets.token_hex(32))
-    env = dict(os.environ, RAY_AUTH_MODE="token", RAY_AUTH_TOKEN_PATH=str(token), RAY_USAGE_STATS_ENABLED="0",
-               PYTHONPATH=str(ROOT))
+    env = dict(
+        os.environ,
+        RAY_AUTH_MODE="token",
+        RAY_AUTH_TOKEN_PATH=str(token),
+        RAY_USAGE_STATS_ENABLED="0",
+        PYTHONPATH=str(ROOT),
+    )
     env.pop("RAY_ADDRESS", None)
     temp_dir = f"/tmp/rs-{uuid.uuid4().hex[:8]}"
     port, dash = _free_port(), _free_port()
     common = ["--node-ip-address", "127.0.0.1", "--num-cpus", "1", "--disable-usage-stats"]
     try:
-        subprocess.run([str(BIN / "ray"), "start", "--head", "--port", str(port), "--temp-dir", temp_dir,
-                        "--include-dashboard", "true", "--dashboard-host", "127.0.0.1", "--dashboard-port", str(dash),
-                        *common, *_agent_port()], check=True, env=env, capture_output=True, timeout=180)
+        subprocess.run(
+            [
+                str(BIN / "ray"),
+                "start",
+                "--head",
+                "--port",
+                str(port),
+                "--temp-dir",
+                temp_dir,
+                "--include-dashboard",
+                "true",
+                "--dashboard-host",
+                "127.0.0.1",
+                "--dashboard-port",
+                str(dash),
+                *common,
+                *_agent_port(),
+            ],
+            check=True,
+            env=env,
+            capture_output=True,
+            timeout=180,
+        )
         for _ in range(2):
-            subprocess.run([str(BIN / "ray"), "start", "--address", f"127.0.0.1:{port}", *common, *_agent_port()],
-                           check=True, env=env, capture_output=True, timeout=180)
+            subprocess.run(
+                [str(BIN / "ray"), "start", "--address", f"127.0.0.1:{port}", *common, *_agent_port()],
+                check=True,
+                env=env,
+                capture_output=True,
+                timeout=180,
+            )
         yield {"address": f"127.0.0.1:{port}", "dashboard": f"http://127.0.0.1:{dash}", "env": env}
     finally:
         _kill_cluster(temp_dir)
@@ -92,9 +122,25 @@ def test_three_node_job_submit_equals_embedded_run(tmp_path: Path, three_node_cl
     (tmp_path / "web.yaml").write_text(WEB_PIPELINE.format(inp=tmp_path / "in"))
     env = dict(os.environ, PYTHONPATH=str(ROOT), RAY_USAGE_STATS_ENABLED="0")
     env.pop("RAY_ADDRESS", None)
-    r = subprocess.run([sys.executable, "-m", "curate", "run", str(tmp_path / "web.yaml"), "--output",
-                        str(tmp_path / "embedded"), "--engine", "ray", "-q"], cwd=ROOT, env=env, capture_output=True,
-                       text=True, timeout=600)
+    r = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "curate",
+            "run",
+            str(tmp_path / "web.yaml"),
+            "--output",
+            str(tmp_path / "embedded"),
+            "--engine",
+            "ray",
+            "-q",
+        ],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert r.returncode == 0, r.stderr[-3000:]
     embedded = _outputs(tmp_path / "embedded")
     assert embedded["removed"]["exact_dedup_v1:duplicate"] >= 20
@@ -102,9 +148,24 @@ def test_three_node_job_submit_equals_embedded_run(tmp_path: Path, three_node_cl
 
     entry = f"{sys.executable} -m curate run {tmp_path / 'web.yaml'} --output {tmp_path / 'job'} -q"
     for _ in range(20):  # the head's job agent may still be starting on a busy machine
-        r = subprocess.run([str(BIN / "ray"), "job", "submit", "--address", three_node_cluster["dashboard"],
-                            "--working-dir", str(ROOT), "--", *entry.split()], cwd=ROOT,
-                           env=three_node_cluster["env"], capture_output=True, text=True, timeout=600)
+        r = subprocess.run(
+            [
+                str(BIN / "ray"),
+                "job",
+                "submit",
+                "--address",
+                three_node_cluster["dashboard"],
+                "--working-dir",
+                str(ROOT),
+                "--",
+                *entry.split(),
+            ],
+            cwd=ROOT,
+            env=three_node_cluster["env"],
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
         if "No available agent to submit job" not in r.stderr:
             break
         time.sleep(5)
@@ -118,10 +179,20 @@ def test_three_node_job_submit_equals_embedded_run(tmp_path: Path, three_node_cl
 @pytest.mark.slow
 def test_cluster_refuses_a_client_without_the_token(three_node_cluster) -> None:
     env = {k: v for k, v in three_node_cluster["env"].items() if not k.startswith("RAY_AUTH_TOKEN")}
-    r = subprocess.run([str(BIN / "ray"), "job", "list", "--address", three_node_cluster["dashboard"]], env=env,
-                       capture_output=True, text=True, timeout=120)
+    r = subprocess.run(
+        [str(BIN / "ray"), "job", "list", "--address", three_node_cluster["dashboard"]],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert r.returncode != 0
     assert "token" in (r.stdout + r.stderr).lower()
-    ok = subprocess.run([str(BIN / "ray"), "job", "list", "--address", three_node_cluster["dashboard"]],
-                        env=three_node_cluster["env"], capture_output=True, text=True, timeout=120)
+    ok = subprocess.run(
+        [str(BIN / "ray"), "job", "list", "--address", three_node_cluster["dashboard"]],
+        env=three_node_cluster["env"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert ok.returncode == 0, ok.stderr[-2000:]

@@ -58,7 +58,7 @@ def _addr(hex_addr: str) -> str:
     ip_hex, port_hex = hex_addr.split(":")
     raw = bytes.fromhex(ip_hex)
     # /proc/net/tcp{,6} print the address as 32-bit words in host (little-endian) order.
-    raw = b"".join(raw[i:i + 4][::-1] for i in range(0, len(raw), 4))
+    raw = b"".join(raw[i : i + 4][::-1] for i in range(0, len(raw), 4))
     ip = ipaddress.ip_address(raw)
     return f"{ip}:{int(port_hex, 16)}"
 
@@ -94,8 +94,14 @@ def _is_loopback(addr: str) -> bool:
 def _probe(mode: str) -> dict:
     env = dict(os.environ, PYTHONPATH=str(ROOT), RAY_USAGE_STATS_ENABLED="0")
     env.pop("RAY_ADDRESS", None)
-    r = subprocess.run([sys.executable, "-c", PROBE, str(ROOT), mode], env=env, cwd=ROOT, capture_output=True,
-                       text=True, timeout=300)
+    r = subprocess.run(
+        [sys.executable, "-c", PROBE, str(ROOT), mode],
+        env=env,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert r.returncode == 0, r.stderr[-3000:]
     return json.loads(r.stdout.strip().splitlines()[-1])
 
@@ -115,9 +121,12 @@ def test_embedded_ray_in_private_netns_listens_on_loopback_only() -> None:
 
 
 @pytest.mark.ray
-@pytest.mark.xfail(strict=True, reason="Ray 2.60 binds GCS, raylet and core-worker gRPC servers to the wildcard "
-                   "address even with _node_ip_address=127.0.0.1 (and some agents to the host's address); "
-                   "only the private network namespace (curate.netns) keeps them off the network")
+@pytest.mark.xfail(
+    strict=True,
+    reason="Ray 2.60 binds GCS, raylet and core-worker gRPC servers to the wildcard "
+    "address even with _node_ip_address=127.0.0.1 (and some agents to the host's address); "
+    "only the private network namespace (curate.netns) keeps them off the network",
+)
 def test_embedded_ray_without_namespace_is_not_loopback_only() -> None:
     got = _probe("plain")
     assert got["listening"], "no listening sockets measured"
@@ -152,31 +161,47 @@ input: {{path: x.jsonl, format: jsonl}}
 stages:
   - transform: !!python/object/apply:os.system ["touch {marker}"]
 """
-    with pytest.raises(ConfigError, match=r"<string>:4: not valid YAML: could not determine a constructor for the "
-                                          r"tag 'tag:yaml.org,2002:python/object/apply:os.system'"):
+    with pytest.raises(
+        ConfigError,
+        match=r"<string>:4: not valid YAML: could not determine a constructor for the "
+        r"tag 'tag:yaml.org,2002:python/object/apply:os.system'",
+    ):
         parse_pipeline(text)
     assert not marker.exists()
     with pytest.raises(ConfigError, match="not valid YAML"):
         parse_pipeline("name: !!python/object:curate.engine.InlineEngine {}\ninput: {format: jsonl}\n")
 
 
-@pytest.mark.parametrize("name", ["os.system", "curate.filters.normalize.Normalize", "builtins.eval",
-                                  "curate.filters.normalize:Normalize"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "os.system",
+        "curate.filters.normalize.Normalize",
+        "builtins.eval",
+        "curate.filters.normalize:Normalize",
+    ],
+)
 def test_dotted_import_paths_are_not_stage_names(name: str) -> None:
     text = f"name: t\ninput: {{path: x.jsonl, format: jsonl}}\nstages:\n  - transform: {name}\n"
-    with pytest.raises(ConfigError, match=rf"<string>:4: stages\[0\]\.transform: unknown stage '{re.escape(name)}'; "
-                                          r"valid stages: .*normalize_v1"):
+    with pytest.raises(
+        ConfigError,
+        match=rf"<string>:4: stages\[0\]\.transform: unknown stage '{re.escape(name)}'; "
+        r"valid stages: .*normalize_v1",
+    ):
         parse_pipeline(text)
 
 
 def test_input_format_is_a_registry_name_too() -> None:
-    with pytest.raises(ConfigError, match=r"input\.format: unknown source 'pyarrow\.csv'; valid sources: hf, jsonl"):
+    with pytest.raises(
+        ConfigError, match=r"input\.format: unknown source 'pyarrow\.csv'; valid sources: hf, jsonl"
+    ):
         parse_pipeline("name: t\ninput: {path: x, format: pyarrow.csv}\n")
 
 
 # -- outputs stay inside the run directory --------------------------------------------------------------------
-@pytest.mark.parametrize("parts", [("..", "elsewhere"), ("export", "..", "..", "x"), ("/etc", "passwd"),
-                                   ("/tmp",)])
+@pytest.mark.parametrize(
+    "parts", [("..", "elsewhere"), ("export", "..", "..", "x"), ("/etc", "passwd"), ("/tmp",)]
+)
 def test_run_context_paths_cannot_leave_the_run_dir(tmp_path: Path, parts: tuple[str, ...]) -> None:
     ctx = RunContext(run_dir=tmp_path / "run", config={}, engine=InlineEngine(), manifest={})
     with pytest.raises(PhaseError, match="outside the run directory"):
@@ -197,13 +222,17 @@ def test_hostile_ids_and_sources_write_nothing_outside_the_run_dir(tmp_path: Pat
     """Output file names come from shard and batch numbers, never from data: ids like '../../x' are just ids."""
     inp = tmp_path / "in"
     inp.mkdir()
-    rows = [{"id": "../../escape", "text": "one doc", "source": "/etc/passwd"},
-            {"id": "/abs/path", "text": "one doc", "source": "../.."},
-            {"id": "ok", "text": "two doc\x00", "source": "s"}]
+    rows = [
+        {"id": "../../escape", "text": "one doc", "source": "/etc/passwd"},
+        {"id": "/abs/path", "text": "one doc", "source": "../.."},
+        {"id": "ok", "text": "two doc\x00", "source": "s"},
+    ]
     (inp / "a.jsonl").write_text("\n".join(json.dumps(r) for r in rows) + "\n")
     before = {p for p in tmp_path.rglob("*")}
-    cfg = parse_pipeline(f"name: t\ninput: {{path: '{inp}/*.jsonl', format: jsonl}}\nstages:\n"
-                         "  - transform: normalize_v1\n  - dedup: exact_dedup_v1\n")
+    cfg = parse_pipeline(
+        f"name: t\ninput: {{path: '{inp}/*.jsonl', format: jsonl}}\nstages:\n"
+        "  - transform: normalize_v1\n  - dedup: exact_dedup_v1\n"
+    )
     m = run_pipeline(cfg, tmp_path / "run", engine=InlineEngine())
     assert m["accounting"] == {"input": 3, "kept": 2, "rejected": 1, "quarantined": 0, "balanced": True}
     new = {p for p in tmp_path.rglob("*")} - before
@@ -222,7 +251,9 @@ def test_torch_checkpoints_load_with_weights_only() -> None:
 
 
 def test_model_files_are_checked_against_their_manifest_sha256(tmp_path: Path) -> None:
-    model = pytest.importorskip("curate.classify.model", reason="the scorers branch (model loading) is not merged")
+    model = pytest.importorskip(
+        "curate.classify.model", reason="the scorers branch (model loading) is not merged"
+    )
     f = tmp_path / "m.bin"
     f.write_bytes(b"not the model")
     with pytest.raises(model.ModelIntegrityError):
