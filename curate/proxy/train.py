@@ -36,6 +36,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
+from curate.integrity import write_folder_manifest
 from curate.proxy.evaluate import BatchOrder, EvalSet, bpb
 from curate.proxy.model import ModelConfig
 
@@ -139,7 +140,8 @@ def build_optimizer(model: torch.nn.Module, cfg: TrainConfig) -> torch.optim.Ada
 
 class Run:
     """One training run writing into ``out_dir``: ``metrics.jsonl``, ``ckpt.pt``, ``result.json``,
-    ``model/`` (the final weights, ``save_pretrained``) and ``config.json``."""
+    ``model/`` (the final weights, ``save_pretrained``, with the sha256 manifest ``curate-manifest.json``)
+    and ``config.json``."""
 
     def __init__(
         self,
@@ -336,6 +338,7 @@ class Run:
     def _finish(self) -> dict[str, Any]:
         cfg = self.cfg
         self.model.save_pretrained(self.out / "model", safe_serialization=True)
+        write_folder_manifest(self.out / "model")  # perplexity_v1 / synthesize_v1 verify it before loading
         evals = [json.loads(ln) for ln in (self.out / "metrics.jsonl").read_text().splitlines()]
         evals = [r for r in evals if r["type"] == "eval"]
         tokens = cfg.steps * cfg.tokens_per_step

@@ -34,7 +34,10 @@ class PerplexityParams:
     """model: a proxy model folder. tokenizer: its tokenizer.json (default: searched next to/above the
     model). max_tokens: tokens scored per document. seq_len: window length (<= the model's context).
     batch_size: windows per forward pass. min_bpb / max_bpb: the reference band (absolute bounds; see
-    the module docstring for percentiles). threads: torch threads per worker."""
+    the module docstring for percentiles). threads: torch threads per worker. verify: check the model
+    folder against its ``curate-manifest.json`` (sha256 of every file, written by the proxy trainer)
+    before loading; ``false`` loads an unchecked folder -- a security trade-off: a swapped or tampered
+    weight file would then be deserialized as is."""
 
     model: str = ""
     tokenizer: str | None = None
@@ -44,6 +47,7 @@ class PerplexityParams:
     min_bpb: float | None = None
     max_bpb: float | None = None
     threads: int = 1
+    verify: bool = True
 
 
 def _find_tokenizer(model_dir: Path) -> Path:
@@ -67,11 +71,14 @@ class Perplexity(Scorer):
         import torch
         from transformers import LlamaForCausalLM
 
+        from curate.integrity import verify_folder
         from curate.proxy.tokenizer import ProxyTokenizer
 
         if not self.params.model:
             raise ValueError("perplexity_v1: params.model (a proxy model folder) is required")
         model_dir = Path(self.params.model)
+        if self.params.verify:
+            verify_folder(model_dir)
         torch.set_num_threads(self.params.threads)
         self._model = LlamaForCausalLM.from_pretrained(model_dir).eval()
         self._tok = ProxyTokenizer.load(self.params.tokenizer or _find_tokenizer(model_dir))

@@ -40,7 +40,10 @@ class SynthesizeParams:
     the prefix). Decoding: greedy unless ``do_sample`` (then ``temperature``/``top_p``, reproducible
     through ``seed``). ``batch_size`` prompts per ``generate`` call, sorted by length to limit padding.
     ``device``: ``auto`` (CUDA when present), ``cpu`` or ``cuda``; ``num_gpus`` is what each worker
-    asks the engine for (fractions share a GPU).
+    asks the engine for (fractions share a GPU). ``verify``: check the folder against its
+    ``curate-manifest.json`` (sha256 of every file; ``python -m curate.integrity FOLDER`` writes it)
+    before loading; ``false`` loads an unchecked folder -- a security trade-off: a swapped or tampered
+    weight file would then be deserialized as is.
     """
 
     model: str = ""
@@ -58,6 +61,7 @@ class SynthesizeParams:
     num_gpus: float = 0.0
     id_suffix: str = "#syn"
     keep_source_text: bool = True
+    verify: bool = True
 
 
 @STAGES.add("synthesize_v1")
@@ -93,7 +97,11 @@ class Synthesize(Transform):
         import torch
         from transformers import AutoModelForCausalLM, AutoTokenizer
 
+        from curate.integrity import verify_folder
+
         p: SynthesizeParams = self.params
+        if p.verify:
+            verify_folder(p.model)
         device = p.device
         if device == "auto":
             device = "cuda" if torch.cuda.is_available() else "cpu"

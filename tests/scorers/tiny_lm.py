@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from curate.integrity import write_folder_manifest
+
 CORPUS = ["the cat sat on the mat.", "the dog sat on the log.", "a cat and a dog sat on the mat."]
 
 
@@ -54,4 +56,5 @@ def build_tiny_lm(folder: Path, *, steps: int = 40, seed: int = 0) -> Path:
     torch.set_num_threads(threads)
     model.save_pretrained(folder)
     tok.save_pretrained(folder)
+    write_folder_manifest(folder)  # synthesize_v1 verifies the folder before loading
     return folder
