@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from curate.context import PhaseError, RunContext
-from curate.export.exporter import FORMATS
+from curate.export.exporter import DEFAULT_FORMATS, FORMATS
 from curate.export.phase import run_phase
 
 EXAMPLE = """example:
@@ -18,7 +18,8 @@ EXAMPLE = """example:
       --tokenizer models/tokenizer.json --shard-tokens 50000000 --val-fraction 0.01 --seed 0
 
 Writes RUN_DIR/export/: parquet/ + README.md (load with datasets.load_dataset("RUN_DIR/export")),
-megatron/*.bin/.idx, memmap/*.bin + *.doc_idx.npy, and manifest.json (token counts, sha256 of every
+megatron/*.bin/.idx, memmap/*.bin + *.doc_idx.npy, hf_disk/ (only with --format hf_disk; load with
+datasets.load_from_disk("RUN_DIR/export/hf_disk")), and manifest.json (token counts, sha256 of every
 file, tokenizer, pipeline config). Options not given come from the run's `export:` section, then the
 defaults. Rerunning with the same inputs and options skips the finished export.
 """
@@ -28,7 +29,7 @@ def register(subparsers: Any) -> None:
     """Add the ``export`` verb to the main CLI's subparsers."""
     p = subparsers.add_parser(
         "export",
-        help="export kept documents as Parquet, Megatron or memmap token shards",
+        help="export kept documents as Parquet, a datasets save_to_disk folder, Megatron or memmap token shards",
         description=__doc__,
         epilog=EXAMPLE,
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -39,7 +40,10 @@ def register(subparsers: Any) -> None:
         dest="formats",
         action="append",
         choices=FORMATS,
-        help="an export format; repeat for several (default: the run's export.formats, else all)",
+        help=(
+            "an export format; repeat for several "
+            f"(default: the run's export.formats, else {', '.join(DEFAULT_FORMATS)})"
+        ),
     )
     p.add_argument("--tokenizer", help="Hugging Face tokenizer.json (default: RUN_DIR/proxy/tokenizer.json)")
     p.add_argument("--eos-token", help="token appended to every document (default: <|endoftext|>, </s>, ...)")

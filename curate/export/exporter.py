@@ -8,10 +8,11 @@
     parquet/           train-/validation- shards
     megatron/          train_00000.bin/.idx, ...  (Megatron-LM indexed dataset, datatrove-identical)
     memmap/            train_00000.bin + train_00000.doc_idx.npy, ...  (nanoGPT flat tokens)
+    hf_disk/           DatasetDict.save_to_disk folder (opt-in; datasets.load_from_disk)
 
 Documents are shuffled once with ``seed``; the same order and split serve every format, so document
-``i`` of ``train`` is the same in Parquet, Megatron and memmap. ``manifest.json`` is written last: its
-presence with an equal ``request`` means the export is complete and a rerun skips it.
+``i`` of ``train`` is the same in Parquet, hf_disk, Megatron and memmap. ``manifest.json`` is written
+last: its presence with an equal ``request`` means the export is complete and a rerun skips it.
 """
 
 from __future__ import annotations
@@ -30,17 +31,19 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from curate.context import PhaseError, RunContext
-from curate.export import megatron, memmap, parquet
+from curate.export import hf_disk, megatron, memmap, parquet
 from curate.export.plan import SPLITS, TokenStore, shard_by_size, split_order
 from curate.export.tokenize import TokenizerSpec, plan_tasks, resolve_tokenizer, sha256_file, tokenize_task
 
 log = logging.getLogger(__name__)
 
-FORMATS = ("parquet", "megatron", "memmap")
+FORMATS = ("parquet", "megatron", "memmap", "hf_disk")
+DEFAULT_FORMATS = ("parquet", "megatron", "memmap")
 TOKEN_FORMATS = ("megatron", "memmap")
+TEXT_FORMATS = ("parquet", "hf_disk")
 MANIFEST = "manifest.json"
 MANIFEST_VERSION = 1
-OWNED = ("parquet", "megatron", "memmap", "README.md", MANIFEST, ".work")
+OWNED = ("parquet", "megatron", "memmap", hf_disk.DIR, "README.md", MANIFEST, ".work")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -48,7 +51,7 @@ class ExportOptions:
     """What to export and how; the keys of a pipeline's ``export:`` section.
 
     Attributes:
-        formats: any of ``parquet``, ``megatron``, ``memmap``.
+        formats: any of ``parquet``, ``megatron``, ``memmap``, ``hf_disk``; default all but ``hf_disk``.
         tokenizer: a Hugging Face ``tokenizer.json``; default ``RUN_DIR/proxy/tokenizer.json``.
         eos_token: the token appended to every document; default the first of the usual names found.
         shard_tokens: target tokens per token shard (documents are never split across shards).
@@ -61,7 +64,7 @@ class ExportOptions:
         tokenize_rows: rows per tokenization work item (the unit of parallelism).
     """
 
-    formats: tuple[str, ...] = FORMATS
+    formats: tuple[str, ...] = DEFAULT_FORMATS
     tokenizer: str | None = None
     eos_token: str | None = None
     shard_tokens: int = 100_000_000
@@ -129,7 +132,7 @@ def _default_tokenizer(ctx: RunContext, opts: ExportOptions) -> Path:
     raise PhaseError(
         f"export: formats {', '.join(f for f in opts.formats if f in TOKEN_FORMATS)} need a tokenizer, "
         f"and the run has none at {proxy}; set export.tokenizer (or --tokenizer PATH) to a "
-        "Hugging Face tokenizer.json, or export only parquet"
+        "Hugging Face tokenizer.json, or export only parquet and/or hf_disk"
     )
 
 
@@ -206,6 +209,44 @@ def _read_kept(files: list[Path]) -> pa.Table:
     return table.select([c for c in table.column_names if not c.startswith("__")])
 
 
+def _write_parquet(
+    parts: dict[str, pa.Table], out: Path, opts: ExportOptions, card_facts: dict[str, Any], name: str
+) -> list[dict[str, Any]]:
+    """Parquet shards of every split, then the dataset card describing them."""
+    entries: list[dict[str, Any]] = []
+    for split, part in parts.items():
+        for sh in parquet.write_parquet_split(
+            part, split, out, max_rows=opts.parquet_shard_rows, max_bytes=opts.parquet_shard_bytes
+        ):
+            entries.append({"path": sh.path, "format": "parquet", "split": sh.split, "docs": sh.rows})
+    arrow_schema = next(iter(parts.values())).schema
+    split_stats = {s: {"rows": p.num_rows, "bytes": int(p.nbytes)} for s, p in parts.items()}
+    (out / "README.md").write_text(
+        parquet.dataset_card(
+            arrow_schema=arrow_schema,
+            splits=split_stats,
+            pretty_name=name,
+            license=opts.license,
+            summary=card_facts,
+        )
+    )
+    entries.append({"path": "README.md", "format": "card"})
+    return entries
+
+
+def _write_hf_disk(parts: dict[str, pa.Table], out: Path) -> list[dict[str, Any]]:
+    """The ``save_to_disk`` folder; a split's files carry its name, its Arrow shards their rows."""
+    entries: list[dict[str, Any]] = []
+    for f in hf_disk.write_hf_disk(parts, out):
+        entry: dict[str, Any] = {"path": f.path, "format": "hf_disk"}
+        if f.split is not None:
+            entry["split"] = f.split
+        if f.rows is not None:
+            entry["docs"] = f.rows
+        entries.append(entry)
+    return entries
+
+
 def export_run(ctx: RunContext, opts: ExportOptions) -> dict[str, Any]:
     """Export the run's kept documents in ``opts.formats``; skip when an equal complete export exists."""
     t0 = time.perf_counter()
@@ -246,34 +287,22 @@ def export_run(ctx: RunContext, opts: ExportOptions) -> dict[str, Any]:
         tokens_per_split = {s: int(store.lengths[o].sum()) for s, o in orders.items()}
         shutil.rmtree(work)
     t_tok = time.perf_counter() - t0
-    if "parquet" in opts.formats:
+    if any(f in TEXT_FORMATS for f in opts.formats):
         table = _read_kept(files)
-        split_stats = {}
-        for split, order in orders.items():
-            part = table.take(pa.array(order))
-            split_stats[split] = {"rows": part.num_rows, "bytes": int(part.nbytes)}
-            for sh in parquet.write_parquet_split(
-                part, split, out, max_rows=opts.parquet_shard_rows, max_bytes=opts.parquet_shard_bytes
-            ):
-                entries.append({"path": sh.path, "format": "parquet", "split": sh.split, "docs": sh.rows})
-        card_facts = {
-            "seed": opts.seed,
-            "val_fraction": opts.val_fraction,
-            "tokens": tokens_per_split,
-            "tokenizer": spec.to_json() if spec else None,
-            "token_formats": [f for f in opts.formats if f in TOKEN_FORMATS],
-        }
-        name = opts.pretty_name or str(ctx.config.get("name") or ctx.run_dir.resolve().name)
-        (out / "README.md").write_text(
-            parquet.dataset_card(
-                arrow_schema=table.schema,
-                splits=split_stats,
-                pretty_name=name,
-                license=opts.license,
-                summary=card_facts,
-            )
-        )
-        entries.append({"path": "README.md", "format": "card"})
+        parts = {split: table.take(pa.array(order)) for split, order in orders.items()}
+        if "parquet" in opts.formats:
+            card_facts = {
+                "seed": opts.seed,
+                "val_fraction": opts.val_fraction,
+                "tokens": tokens_per_split,
+                "tokenizer": spec.to_json() if spec else None,
+                "token_formats": [f for f in opts.formats if f in TOKEN_FORMATS],
+                "hf_disk": "hf_disk" in opts.formats,
+            }
+            name = opts.pretty_name or str(ctx.config.get("name") or ctx.run_dir.resolve().name)
+            entries += _write_parquet(parts, out, opts, card_facts, name)
+        if "hf_disk" in opts.formats:
+            entries += _write_hf_disk(parts, out)
     for e in entries:
         p = out / e["path"]
         e["bytes"] = p.stat().st_size

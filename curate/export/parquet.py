@@ -138,6 +138,11 @@ ds = load_dataset("parquet", data_dir="path/to/export/parquet")     # same rows
 ```
 
 """
+    if summary.get("hf_disk"):
+        body += (
+            '\n`datasets.load_from_disk("path/to/export/hf_disk")` returns the same splits and rows '
+            "(a `save_to_disk` folder).\n"
+        )
     fmts = summary.get("token_formats", [])
     if "megatron" in fmts:
         body += "\nMegatron-LM: pass `megatron/train_00000` (a `.bin`/`.idx` prefix) as a data path.\n"

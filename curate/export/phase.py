@@ -14,7 +14,7 @@ def run_phase(ctx: RunContext) -> dict[str, Any]:
     Example section::
 
         export:
-          formats: [parquet, megatron, memmap]
+          formats: [parquet, megatron, memmap]   # add hf_disk for a save_to_disk folder
           tokenizer: models/tokenizer.json   # default: RUN_DIR/proxy/tokenizer.json
           shard_tokens: 100000000
           val_fraction: 0.01

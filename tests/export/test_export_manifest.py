@@ -116,7 +116,7 @@ def test_missing_tokenizer_is_a_clear_error(run_dir):
         ),
         (
             {"formats": ["parquet", "arrow"]},
-            "export.formats: ['arrow'] not valid; choose from parquet, megatron, memmap",
+            "export.formats: ['arrow'] not valid; choose from parquet, megatron, memmap, hf_disk",
         ),
         ({"val_fraction": 1.0}, "export.val_fraction: expected a number in [0, 1), got 1.0"),
         ({"shard_tokens": 0}, "export.shard_tokens: expected a positive integer, got 0"),
