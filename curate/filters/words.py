@@ -22,11 +22,14 @@ uint32) and ``word`` (string). Documents without words have no rows.
 from __future__ import annotations
 
 import logging
+import threading
+from collections import OrderedDict
 from typing import Any, Literal
 
 import numpy as np
 import polars as pl
 import pyarrow as pa
+import xxhash
 
 log = logging.getLogger(__name__)
 
@@ -90,16 +93,20 @@ class _SpacyEnglish:
                 self.cache.clear()
             joined = " ".join(missing)
             doc = self.tokenizer(joined)
-            it = iter(doc)
-            # Chunks hold no whitespace and are joined by single spaces, so tokens come back chunk by
-            # chunk; each chunk's tokens end where the joined text has a space after the token.
-            for chunk in missing:
-                toks: list[str] = []
-                for tok in it:
-                    toks.append(tok.text)
-                    if tok.whitespace_ or tok.idx + len(tok) == len(joined):
-                        break
-                self.cache[chunk] = [t for t in toks if t.strip()]
+            # Chunks hold no whitespace and are joined by single spaces, so every token lies inside one
+            # chunk: the one whose start offset is the last <= the token's. Reading offsets and lengths
+            # as arrays avoids building a Python Token object per token.
+            from spacy.attrs import IDX, LENGTH
+
+            arr = doc.to_array([IDX, LENGTH]).astype(np.int64).reshape(-1, 2)
+            widths = np.fromiter((len(c) + 1 for c in missing), np.int64, len(missing))
+            starts = np.zeros(len(missing), dtype=np.int64)
+            np.cumsum(widths[:-1], out=starts[1:])
+            owner = np.searchsorted(starts, arr[:, 0], side="right") - 1
+            bounds = np.searchsorted(owner, np.arange(len(missing) + 1)).tolist()
+            texts = [joined[i : i + n] for i, n in zip(arr[:, 0].tolist(), arr[:, 1].tolist(), strict=True)]
+            for j, chunk in enumerate(missing):
+                self.cache[chunk] = [t for t in texts[bounds[j] : bounds[j + 1]] if t.strip()]
         return [self.cache[c] for c in chunks]
 
 
@@ -182,13 +189,55 @@ def split_words_generic(frame: pl.DataFrame) -> pl.DataFrame:
     )
 
 
+# Memo of the last few word tables, keyed by splitter and a digest of the batch's ``doc``/``text`` content.
+# Several filters scoring the same unchanged batch one after another ("score once, select many") then
+# split its words once. A batch whose rows changed (e.g. after a Select removed some) has a different
+# digest and is split again. Entries are frames of a few MB; at most _MEMO_SIZE are kept.
+_MEMO_SIZE = 4
+_MEMO: OrderedDict[tuple[str, str], pl.DataFrame] = OrderedDict()
+_MEMO_LOCK = threading.Lock()
+
+
+def _content_key(frame: pl.DataFrame, splitter: str) -> tuple[str, str]:
+    """``splitter`` and an xxh3-128 digest of the ``doc`` and ``text`` columns' Arrow buffers."""
+    h = xxhash.xxh3_128()
+    for name in ("doc", "text"):
+        arr = frame.get_column(name).to_arrow()
+        if isinstance(arr, pa.ChunkedArray):
+            arr = arr.combine_chunks()
+        h.update(f"{name}:{arr.type}:{arr.offset}:{len(arr)}:{arr.null_count};".encode())
+        for buf in arr.buffers():
+            h.update(b"|" if buf is None else memoryview(buf))
+            h.update(b"#")
+    return splitter, h.hexdigest()
+
+
 def split_words(frame: pl.DataFrame, splitter: Splitter = "en") -> pl.DataFrame:
-    """Words of every document in ``frame`` (``doc, text``) as ``doc, word`` rows, in text order."""
-    if splitter == "en":
-        return split_words_en(frame)
-    if splitter == "generic":
-        return split_words_generic(frame)
-    raise ValueError(f"unknown word splitter {splitter!r}; valid: en, generic")
+    """Words of every document in ``frame`` (``doc, text``) as ``doc, word`` rows, in text order.
+
+    Results for the last few distinct batches are memoized by content (see ``_MEMO``), so consecutive
+    filters on the same batch share one split. Callers get their own shallow copy of the frame.
+    """
+    if splitter not in ("en", "generic"):
+        raise ValueError(f"unknown word splitter {splitter!r}; valid: en, generic")
+    key = _content_key(frame, splitter)
+    with _MEMO_LOCK:
+        hit = _MEMO.get(key)
+        if hit is not None:
+            _MEMO.move_to_end(key)
+            return hit.clone()
+    words = split_words_en(frame) if splitter == "en" else split_words_generic(frame)
+    with _MEMO_LOCK:
+        _MEMO[key] = words
+        while len(_MEMO) > _MEMO_SIZE:
+            _MEMO.popitem(last=False)
+    return words.clone()
+
+
+def clear_word_memo() -> None:
+    """Forget memoized word tables (benchmarks measuring the split itself call this)."""
+    with _MEMO_LOCK:
+        _MEMO.clear()
 
 
 def words_lists(texts: list[str], splitter: Splitter = "en") -> list[list[str]]:
