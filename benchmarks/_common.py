@@ -23,49 +23,68 @@ def _children(pid: int) -> list[int]:
     return out
 
 
-def tree_rss_bytes(root: int | None = None) -> int:
-    """Resident memory of a process and all its descendants (Ray's raylet and workers included)."""
+def tree_rss(root: int | None = None) -> tuple[int, dict[str, int]]:
+    """Summed VmRSS of a process and all its descendants (Ray's raylet and workers included), and the
+    largest RSS per process name."""
     root = root or os.getpid()
-    total, stack, seen = 0, [root], set()
+    total, stack, seen, per = 0, [root], set(), {}
     while stack:
         pid = stack.pop()
         if pid in seen:
             continue
         seen.add(pid)
         try:
+            name, rss = "?", 0
             with open(f"/proc/{pid}/status") as f:
                 for line in f:
-                    if line.startswith("VmRSS:"):
-                        total += int(line.split()[1]) * 1024
+                    if line.startswith("Name:"):
+                        name = line.split()[1]
+                    elif line.startswith("VmRSS:"):
+                        rss = int(line.split()[1]) * 1024
                         break
         except OSError:
             continue
+        total += rss
+        per[name] = max(per.get(name, 0), rss)
         stack += _children(pid)
-    return total
+    return total, per
+
+
+def tree_rss_bytes(root: int | None = None) -> int:
+    """Resident memory of a process and all its descendants."""
+    return tree_rss(root)[0]
 
 
 class PeakMemory:
-    """Samples the process tree's RSS every ``interval`` seconds; ``peak`` is the maximum seen."""
+    """Samples the process tree's summed RSS every ``interval`` s; ``peak`` is the maximum seen and
+    ``per_process`` the largest RSS seen per process name."""
 
     def __init__(self, interval: float = 0.2) -> None:
         self.interval = interval
         self.peak = 0
+        self.per_process: dict[str, int] = {}
         self._stop = threading.Event()
+
+    def _sample(self) -> None:
+        total, per = tree_rss()
+        self.peak = max(self.peak, total)
+        for k, v in per.items():
+            self.per_process[k] = max(self.per_process.get(k, 0), v)
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            self._sample()
+            time.sleep(self.interval)
 
     def __enter__(self) -> PeakMemory:
         self._thread = threading.Thread(target=self._run, daemon=True)
         self._thread.start()
         return self
 
-    def _run(self) -> None:
-        while not self._stop.is_set():
-            self.peak = max(self.peak, tree_rss_bytes())
-            time.sleep(self.interval)
-
     def __exit__(self, *exc: object) -> None:
         self._stop.set()
         self._thread.join()
-        self.peak = max(self.peak, tree_rss_bytes())
+        self._sample()
 
 
 def machine() -> str:

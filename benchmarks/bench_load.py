@@ -22,11 +22,9 @@ import argparse
 import gzip
 import json
 import os
-import platform
 import shutil
 import sys
 import tempfile
-import threading
 import time
 from datetime import UTC, datetime
 from pathlib import Path
@@ -37,6 +35,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 CORPORA = ROOT.parent / "shared" / "corpora"
 
+from benchmarks._common import PeakMemory, machine  # noqa: E402
+
 PIPELINE = """
 name: bench_load
 input: {{path: '{glob}', format: jsonl}}
@@ -45,82 +45,6 @@ stages:
   - dedup: exact_dedup_v1
   - dedup: minhash_dedup_v1
 """
-
-
-# -- process-tree memory (same method as benchmarks/_common.py on main; kept here so this script stands alone)
-def _children(pid: int) -> list[int]:
-    out = []
-    try:
-        for tid in os.listdir(f"/proc/{pid}/task"):
-            with open(f"/proc/{pid}/task/{tid}/children") as f:
-                out += [int(c) for c in f.read().split()]
-    except OSError:
-        pass
-    return out
-
-
-def tree_rss(root: int) -> tuple[int, dict[str, int]]:
-    """Summed VmRSS of ``root`` and all descendants, and the largest RSS per process name."""
-    total, stack, seen, per = 0, [root], set(), {}
-    while stack:
-        pid = stack.pop()
-        if pid in seen:
-            continue
-        seen.add(pid)
-        try:
-            name, rss = "?", 0
-            with open(f"/proc/{pid}/status") as f:
-                for line in f:
-                    if line.startswith("Name:"):
-                        name = line.split()[1]
-                    elif line.startswith("VmRSS:"):
-                        rss = int(line.split()[1]) * 1024
-                        break
-        except OSError:
-            continue
-        total += rss
-        per[name] = max(per.get(name, 0), rss)
-        stack += _children(pid)
-    return total, per
-
-
-class PeakMemory:
-    """Samples the process tree's summed RSS every ``interval`` s; ``peak`` is the maximum seen."""
-
-    def __init__(self, interval: float = 0.5) -> None:
-        self.interval = interval
-        self.peak = 0
-        self.per_process: dict[str, int] = {}
-        self._stop = threading.Event()
-
-    def _sample(self) -> None:
-        total, per = tree_rss(os.getpid())
-        self.peak = max(self.peak, total)
-        for k, v in per.items():
-            self.per_process[k] = max(self.per_process.get(k, 0), v)
-
-    def _run(self) -> None:
-        while not self._stop.is_set():
-            self._sample()
-            time.sleep(self.interval)
-
-    def __enter__(self) -> PeakMemory:
-        self._thread = threading.Thread(target=self._run, daemon=True)
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._stop.set()
-        self._thread.join()
-        self._sample()
-
-
-def machine() -> str:
-    cpu = next(
-        (ln.split(":", 1)[1].strip() for ln in open("/proc/cpuinfo") if ln.startswith("model name")), "?"
-    )
-    mem = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
-    return f"{os.cpu_count()} cores ({cpu}), {mem:.0f} GiB RAM, Python {platform.python_version()}"
 
 
 # -- corpus synthesis ------------------------------------------------------------------------------------
@@ -204,7 +128,7 @@ def run_once(data: Path, run_dir: Path, num_cpus: int | None) -> dict:
     from curate.runner import run_pipeline
 
     cfg = parse_pipeline(PIPELINE.format(glob=str(data / "*.jsonl")))
-    with PeakMemory() as mem:
+    with PeakMemory(interval=0.5) as mem:
         engine = RayEngine(num_cpus=num_cpus, progress=False)
         t0 = time.perf_counter()
         m = run_pipeline(cfg, run_dir, engine=engine, phases=False)

@@ -7,6 +7,7 @@ are found by their private temp dir and stopped at the end, leaving other Ray se
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import secrets
@@ -16,6 +17,7 @@ import subprocess
 import sys
 import time
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -49,11 +51,15 @@ def _kill_cluster(temp_dir: str) -> None:
         time.sleep(1)
 
 
-@pytest.fixture(scope="module")
-def local_cluster(tmp_path_factory):
+@contextlib.contextmanager
+def start_local_cluster(auth_dir: Path, *, workers: int, prefix: str = "rc") -> Iterator[dict]:
+    """A head and ``workers`` worker nodes on this machine, token auth on, each node with one CPU.
+
+    Yields the GCS address, the job-server URL and the environment clients need (same auth settings).
+    """
     if not (BIN / "ray").exists():
         pytest.skip("the ray CLI is not installed in this environment")
-    token = tmp_path_factory.mktemp("auth") / "token"
+    token = auth_dir / "token"
     token.write_text(secrets.token_hex(32))
     env = dict(
         os.environ,
@@ -63,7 +69,7 @@ def local_cluster(tmp_path_factory):
         PYTHONPATH=str(ROOT),
     )
     env.pop("RAY_ADDRESS", None)
-    temp_dir = f"/tmp/rc-{uuid.uuid4().hex[:8]}"  # short: Ray's unix socket paths must stay under 107 chars
+    temp_dir = f"/tmp/{prefix}-{uuid.uuid4().hex[:8]}"  # short: Ray's unix socket paths stay under 107 chars
     port, dash = _free_port(), _free_port()
     common = ["--node-ip-address", "127.0.0.1", "--num-cpus", "1", "--disable-usage-stats"]
 
@@ -72,40 +78,44 @@ def local_cluster(tmp_path_factory):
         # (the test session's embedded runtime) may hold it, and the job server then finds "no available agent".
         return ["--dashboard-agent-listen-port", str(_free_port())]
 
+    head = [
+        "--head",
+        "--port",
+        str(port),
+        "--temp-dir",
+        temp_dir,
+        "--include-dashboard",
+        "true",
+        "--dashboard-host",
+        "127.0.0.1",
+        "--dashboard-port",
+        str(dash),
+    ]
     try:
         subprocess.run(
-            [
-                str(BIN / "ray"),
-                "start",
-                "--head",
-                "--port",
-                str(port),
-                "--temp-dir",
-                temp_dir,
-                "--include-dashboard",
-                "true",
-                "--dashboard-host",
-                "127.0.0.1",
-                "--dashboard-port",
-                str(dash),
-                *common,
-                *node_ports(),
-            ],
+            [str(BIN / "ray"), "start", *head, *common, *node_ports()],
             check=True,
             env=env,
             capture_output=True,
-            timeout=120,
+            timeout=180,
         )
-        subprocess.run(
-            [str(BIN / "ray"), "start", "--address", f"127.0.0.1:{port}", *common, *node_ports()],
-            check=True,
-            env=env,
-            capture_output=True,
-            timeout=120,
-        )
+        for _ in range(workers):
+            subprocess.run(
+                [str(BIN / "ray"), "start", "--address", f"127.0.0.1:{port}", *common, *node_ports()],
+                check=True,
+                env=env,
+                capture_output=True,
+                timeout=180,
+            )
         yield {"address": f"127.0.0.1:{port}", "dashboard": f"http://127.0.0.1:{dash}", "env": env}
     finally:
         _kill_cluster(temp_dir)
+
+
+@pytest.fixture(scope="module")
+def local_cluster(tmp_path_factory):
+    with start_local_cluster(tmp_path_factory.mktemp("auth"), workers=1) as cluster:
+        yield cluster
 
 
 def _outputs(run: Path) -> dict:

@@ -10,17 +10,15 @@ from __future__ import annotations
 import gzip
 import json
 import os
-import secrets
 import subprocess
 import sys
 import time
-import uuid
 from pathlib import Path
 
 import pytest
 
 from tests.conftest import corpora_path
-from tests.test_cluster import _free_port, _kill_cluster
+from tests.test_cluster import start_local_cluster
 
 ROOT = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
@@ -35,65 +33,10 @@ stages:
 """
 
 
-def _agent_port() -> list[str]:
-    """Each node's dashboard agent needs a port of its own: the default (52365) is taken by any other Ray
-    session on the machine, and an agent that cannot bind it leaves `ray job submit` with "No available
-    agent to submit job"."""
-    return ["--dashboard-agent-listen-port", str(_free_port())]
-
-
 @pytest.fixture(scope="module")
 def three_node_cluster(tmp_path_factory):
-    if not (BIN / "ray").exists():
-        pytest.skip("the ray CLI is not installed in this environment")
-    token = tmp_path_factory.mktemp("auth") / "token"
-    token.write_text(secrets.token_hex(32))
-    env = dict(
-        os.environ,
-        RAY_AUTH_MODE="token",
-        RAY_AUTH_TOKEN_PATH=str(token),
-        RAY_USAGE_STATS_ENABLED="0",
-        PYTHONPATH=str(ROOT),
-    )
-    env.pop("RAY_ADDRESS", None)
-    temp_dir = f"/tmp/rs-{uuid.uuid4().hex[:8]}"
-    port, dash = _free_port(), _free_port()
-    common = ["--node-ip-address", "127.0.0.1", "--num-cpus", "1", "--disable-usage-stats"]
-    try:
-        subprocess.run(
-            [
-                str(BIN / "ray"),
-                "start",
-                "--head",
-                "--port",
-                str(port),
-                "--temp-dir",
-                temp_dir,
-                "--include-dashboard",
-                "true",
-                "--dashboard-host",
-                "127.0.0.1",
-                "--dashboard-port",
-                str(dash),
-                *common,
-                *_agent_port(),
-            ],
-            check=True,
-            env=env,
-            capture_output=True,
-            timeout=180,
-        )
-        for _ in range(2):
-            subprocess.run(
-                [str(BIN / "ray"), "start", "--address", f"127.0.0.1:{port}", *common, *_agent_port()],
-                check=True,
-                env=env,
-                capture_output=True,
-                timeout=180,
-            )
-        yield {"address": f"127.0.0.1:{port}", "dashboard": f"http://127.0.0.1:{dash}", "env": env}
-    finally:
-        _kill_cluster(temp_dir)
+    with start_local_cluster(tmp_path_factory.mktemp("auth"), workers=2, prefix="rs") as cluster:
+        yield cluster
 
 
 def _web_inputs(d: Path) -> None:
