@@ -11,14 +11,7 @@ import pyarrow.parquet as pq
 
 from curate import schema
 from curate.context import load_manifest
-
-
-def _fmt_bytes(n: float) -> str:
-    for unit in ("B", "KB", "MB", "GB", "TB"):
-        if abs(n) < 1000:
-            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
-        n /= 1000
-    return f"{n:.1f} PB"
+from curate.report.verdict import nbytes
 
 
 def stage_table(manifest: dict[str, Any]) -> str:
@@ -33,7 +26,7 @@ def stage_table(manifest: dict[str, Any]) -> str:
                 f"{s['docs_in']:,}",
                 f"{s['docs_out']:,}",
                 f"{removed:,}",
-                _fmt_bytes(s["bytes_out"]),
+                nbytes(s["bytes_out"]),
                 f"{s['wall_s']:.1f}",
                 f"{s['cpu_s']:.1f}",
                 ", ".join(f"{r.split(':', 1)[-1]} {c:,}" for r, c in top),

@@ -289,7 +289,7 @@ def export_run(ctx: RunContext, opts: ExportOptions) -> dict[str, Any]:
     t_tok = time.perf_counter() - t0
     if any(f in TEXT_FORMATS for f in opts.formats):
         table = _read_kept(files)
-        parts = {split: table.take(pa.array(order)) for split, order in orders.items()}
+        splits = {split: table.take(pa.array(order)) for split, order in orders.items()}
         if "parquet" in opts.formats:
             card_facts = {
                 "seed": opts.seed,
@@ -300,9 +300,9 @@ def export_run(ctx: RunContext, opts: ExportOptions) -> dict[str, Any]:
                 "hf_disk": "hf_disk" in opts.formats,
             }
             name = opts.pretty_name or str(ctx.config.get("name") or ctx.run_dir.resolve().name)
-            entries += _write_parquet(parts, out, opts, card_facts, name)
+            entries += _write_parquet(splits, out, opts, card_facts, name)
         if "hf_disk" in opts.formats:
-            entries += _write_hf_disk(parts, out)
+            entries += _write_hf_disk(splits, out)
     for e in entries:
         p = out / e["path"]
         e["bytes"] = p.stat().st_size

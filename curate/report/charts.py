@@ -20,6 +20,7 @@ import matplotlib.ticker  # noqa: E402
 import numpy as np  # noqa: E402
 
 from curate.report.data import Histogram  # noqa: E402
+from curate.report.verdict import nbytes  # noqa: E402
 
 KEPT, REJECTED, THRESH = "#3b6ea8", "#d9822b", "#c0392b"
 RC: Any = {
@@ -61,20 +62,12 @@ def funnel_svg(stages: list[dict[str, Any]]) -> str:
             top = max(din.max(initial=0), 1.0)
             for yi, v in zip(y, dout, strict=True):
                 ax.text(
-                    v + top * 0.01, yi, f"{v:,.0f}" if key == "docs" else _bytes(v), va="center", fontsize=8
+                    v + top * 0.01, yi, f"{v:,.0f}" if key == "docs" else nbytes(v), va="center", fontsize=8
                 )
             ax.set_xlim(0, top * 1.25)
             ax.xaxis.set_visible(False)
         axes[1].legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=8, frameon=False)
         return _svg(fig)
-
-
-def _bytes(n: float) -> str:
-    for unit in ("B", "KB", "MB", "GB", "TB"):
-        if abs(n) < 1000:
-            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
-        n /= 1000
-    return f"{n:.1f} PB"
 
 
 def histogram_svg(h: Histogram) -> str:
