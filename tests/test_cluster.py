@@ -112,6 +112,39 @@ def start_local_cluster(auth_dir: Path, *, workers: int, prefix: str = "rc") -> 
         _kill_cluster(temp_dir)
 
 
+def submit_job(
+    cluster: dict, entry: str, *, wait_s: float = 120, timeout: int = 600
+) -> subprocess.CompletedProcess:
+    """`ray job submit` of ``entry`` (a command line) to ``cluster``, with this repository as working dir.
+
+    The head's job agent can take a while to register on a loaded machine; Ray then answers "No available
+    agent" and asks to retry, which this does for up to ``wait_s`` seconds.
+    """
+    deadline = time.time() + wait_s
+    while True:
+        r = subprocess.run(
+            [
+                str(BIN / "ray"),
+                "job",
+                "submit",
+                "--address",
+                cluster["dashboard"],
+                "--working-dir",
+                str(ROOT),
+                "--",
+                *entry.split(),
+            ],
+            cwd=ROOT,
+            env=cluster["env"],
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+        )
+        if r.returncode == 0 or "No available agent" not in r.stderr or time.time() > deadline:
+            return r
+        time.sleep(3)
+
+
 @pytest.fixture(scope="module")
 def local_cluster(tmp_path_factory):
     with start_local_cluster(tmp_path_factory.mktemp("auth"), workers=1) as cluster:
@@ -180,30 +213,7 @@ def test_ray_job_submit(tmp_path: Path, local_cluster) -> None:
     (tmp_path / "p.yaml").write_text(pipeline(tmp_path / "in"))
     expected = _inline_reference(tmp_path)
     entry = f"{sys.executable} -m curate run {tmp_path / 'p.yaml'} --output {tmp_path / 'job'} -q"
-    deadline = time.time() + 120
-    while True:
-        r = subprocess.run(
-            [
-                str(BIN / "ray"),
-                "job",
-                "submit",
-                "--address",
-                local_cluster["dashboard"],
-                "--working-dir",
-                str(ROOT),
-                "--",
-                *entry.split(),
-            ],
-            cwd=ROOT,
-            env=local_cluster["env"],
-            capture_output=True,
-            text=True,
-            timeout=300,
-        )
-        # The head's job agent can take a while to register on a loaded machine; Ray says so and asks to retry.
-        if r.returncode == 0 or "No available agent" not in r.stderr or time.time() > deadline:
-            break
-        time.sleep(3)
+    r = submit_job(local_cluster, entry)
     assert r.returncode == 0, (r.stdout + r.stderr)[-3000:]
     assert "succeeded" in r.stdout
     assert _outputs(tmp_path / "job") == expected

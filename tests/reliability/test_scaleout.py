@@ -12,13 +12,12 @@ import json
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 
 from tests.conftest import corpora_path
-from tests.test_cluster import start_local_cluster
+from tests.test_cluster import start_local_cluster, submit_job
 
 ROOT = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
@@ -90,28 +89,7 @@ def test_three_node_job_submit_equals_embedded_run(tmp_path: Path, three_node_cl
     assert embedded["removed"]["minhash_dedup_v1:near_duplicate"] >= 15
 
     entry = f"{sys.executable} -m curate run {tmp_path / 'web.yaml'} --output {tmp_path / 'job'} -q"
-    for _ in range(20):  # the head's job agent may still be starting on a busy machine
-        r = subprocess.run(
-            [
-                str(BIN / "ray"),
-                "job",
-                "submit",
-                "--address",
-                three_node_cluster["dashboard"],
-                "--working-dir",
-                str(ROOT),
-                "--",
-                *entry.split(),
-            ],
-            cwd=ROOT,
-            env=three_node_cluster["env"],
-            capture_output=True,
-            text=True,
-            timeout=600,
-        )
-        if "No available agent to submit job" not in r.stderr:
-            break
-        time.sleep(5)
+    r = submit_job(three_node_cluster, entry, wait_s=100)
     assert r.returncode == 0, (r.stdout + r.stderr)[-3000:]
     m = json.loads((tmp_path / "job" / "manifest.json").read_text())
     assert m["engine"]["nodes"] == 3 and m["engine"]["num_workers"] == 3
