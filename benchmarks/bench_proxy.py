@@ -7,9 +7,9 @@
     the real proxy phase (``curate.proxy.phase.run_phase``): same tokenizer, >= 3 seeds, eval on
     held-out clean/wikipedia (the file's LAST articles, used nowhere else), clean/gutenberg and
     clean/wikitext2_valid, all decontaminated from training data.
-(b) speed: our trainer's tokens/s vs ``transformers.Trainer`` with its defaults on the same model and
-    data in the same process, at two ladder sizes, and MFU against a torch.matmul float32 peak measured
-    here.
+(b) speed: our trainer's tokens/s (fp32, and bf16 as ``auto`` picks on CPUs with native bf16) vs
+    ``transformers.Trainer`` with its defaults on the same model and data in the same process, at two
+    ladder sizes, and MFU against torch.matmul float32 / bfloat16 peaks measured here.
 
     python benchmarks/bench_proxy.py --part all --out runs/bench_proxy
 """
@@ -246,11 +246,13 @@ def demo(args: argparse.Namespace) -> dict:
     return {"ray_start_s": t1 - t0, "phase_s": t2 - t1, "summary": summary}
 
 
-def matmul_peak(threads: int, n: int = 2048, seconds: float = 3.0) -> float:
+def matmul_peak(threads: int, dtype: str = "float32", n: int = 2048, seconds: float = 3.0) -> float:
+    """FLOP/s of a square ``torch.matmul`` in ``dtype`` (the MFU denominator for that precision)."""
     import torch
 
     torch.set_num_threads(threads)
-    a, b = torch.randn(n, n), torch.randn(n, n)
+    dt = getattr(torch, dtype)
+    a, b = torch.randn(n, n, dtype=dt), torch.randn(n, n, dtype=dt)
     for _ in range(2):
         a @ b
     k, t = 0, time.perf_counter()
@@ -261,31 +263,44 @@ def matmul_peak(threads: int, n: int = 2048, seconds: float = 3.0) -> float:
 
 
 def speed(args: argparse.Namespace) -> dict:
+    """Interleaved rounds of (ours fp32, Trainer, ours bf16) per model; the best of each is kept.
+
+    Both sides are timed from their first training step to the end of their last (ours: the loop's
+    ``device_s``; Trainer: a callback at its first ``on_step_begin`` to ``on_train_end``), so neither
+    pays for model construction or Trainer set-up. Ours with ``autocast="off"`` is fp32 throughout (fused
+    fp32 head); ``autocast="bf16"`` is what ``auto`` picks on CPUs with native bf16 (see
+    ``curate.proxy.train.cpu_has_native_bf16``). MFU divides by the matmul peak of the precision used.
+    """
     import torch
 
     from curate.proxy.model import ModelConfig
-    from curate.proxy.train import Run, TrainConfig
+    from curate.proxy.train import Run, TrainConfig, cpu_has_native_bf16
 
     threads = os.cpu_count() or 1
     torch.set_num_threads(threads)
     rng = np.random.default_rng(0)
     data = rng.integers(1, 8192, size=2_000_000).astype(np.uint16)  # tokens/s does not depend on content
     seq, ours_bs = 256, 16
-    peak = matmul_peak(threads)
-    res: dict = {"threads": threads, "matmul_peak_gflops": peak / 1e9, "seq_len": seq, "runs": {}}
+    peak = {"fp32": matmul_peak(threads, "float32"), "bf16": matmul_peak(threads, "bfloat16")}
+    res: dict = {
+        "threads": threads,
+        "matmul_peak_gflops": {k: v / 1e9 for k, v in peak.items()},
+        "cpu_has_native_bf16": cpu_has_native_bf16(),
+        "seq_len": seq,
+        "runs": {},
+    }
     for name in args.speed_models:
         mc = ModelConfig.named(name, vocab_size=8192, seq_len=seq)
         tokens = args.speed_tokens
         row: dict = {"params": mc.param_counts()["params"], "flops_per_token": mc.flops_per_token()}
-        # Interleaved rounds (ours fp32, Trainer, ours bf16, repeated); the best of each is kept, since
-        # this machine is shared and its load drifts during a run.
-        best: dict[str, float] = {"ours_fp32": 0.0, "trainer": 0.0, "ours_bf16": 0.0}
+        best: dict[str, float] = {"ours_fp32": 0.0, "trainer": 0.0, "ours_bf16": 0.0, "trainer_bf16": 0.0}
         for rnd in range(args.rounds):
-            for mode in ("fp32", "trainer", "bf16"):
+            for mode in ("fp32", "trainer", "bf16", "trainer_bf16"):
                 out = Path(args.out) / "speed" / f"{name}_{mode}_{rnd}"
                 shutil.rmtree(out, ignore_errors=True)
-                if mode == "trainer":
-                    best["trainer"] = max(best["trainer"], _hf_trainer_tok_s(mc, data, seq, tokens, out))
+                if mode.startswith("trainer"):
+                    tok_s = _hf_trainer_tok_s(mc, data, seq, tokens, out, bf16=mode == "trainer_bf16")
+                    best[mode] = max(best[mode], tok_s)
                     continue
                 cfg = TrainConfig(
                     model=name,
@@ -302,18 +317,43 @@ def speed(args: argparse.Namespace) -> dict:
                 best[f"ours_{mode}"] = max(best[f"ours_{mode}"], r["tokens"] / r["device_s"])
         row.update({f"{k}_tok_s": v for k, v in best.items()})
         row["speedup_fp32"] = row["ours_fp32_tok_s"] / row["trainer_tok_s"]
-        row["speedup_best"] = max(row["ours_fp32_tok_s"], row["ours_bf16_tok_s"]) / row["trainer_tok_s"]
-        for k in ("ours_fp32", "ours_bf16", "trainer"):
-            row[f"{k}_mfu"] = row[f"{k}_tok_s"] * row["flops_per_token"] / peak
+        row["speedup_bf16"] = row["ours_bf16_tok_s"] / row["trainer_tok_s"]
+        row["speedup_bf16_vs_trainer_bf16"] = row["ours_bf16_tok_s"] / row["trainer_bf16_tok_s"]
+        for k, prec in (
+            ("ours_fp32", "fp32"),
+            ("ours_bf16", "bf16"),
+            ("trainer", "fp32"),
+            ("trainer_bf16", "bf16"),
+        ):
+            row[f"{k}_mfu"] = row[f"{k}_tok_s"] * row["flops_per_token"] / peak[prec]
         res["runs"][name] = row
         logging.info("%s: %s", name, row)
+    lines = [
+        "| model | params | ours fp32 tok/s | ours bf16 tok/s | Trainer tok/s | Trainer bf16=True tok/s "
+        "| fp32 / Trainer | bf16 / Trainer | bf16 / Trainer bf16 | MFU fp32 / bf16 / Trainer / Trainer bf16 |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |",
+    ]
+    for name, r in res["runs"].items():
+        lines.append(
+            f"| {name} | {r['params'] / 1e6:.2f}M | {r['ours_fp32_tok_s']:,.0f} | {r['ours_bf16_tok_s']:,.0f} "
+            f"| {r['trainer_tok_s']:,.0f} | {r['trainer_bf16_tok_s']:,.0f} | {r['speedup_fp32']:.2f}x "
+            f"| {r['speedup_bf16']:.2f}x | {r['speedup_bf16_vs_trainer_bf16']:.2f}x "
+            f"| {r['ours_fp32_mfu']:.0%} / {r['ours_bf16_mfu']:.0%} / {r['trainer_mfu']:.0%} "
+            f"/ {r['trainer_bf16_mfu']:.0%} |"
+        )
+    res["table"] = "\n".join(lines)
+    logging.info(
+        "matmul peak fp32 %.1f / bf16 %.1f GFLOP/s\n%s", peak["fp32"] / 1e9, peak["bf16"] / 1e9, res["table"]
+    )
     return res
 
 
-def _hf_trainer_tok_s(mc, data: np.ndarray, seq: int, tokens: int, out: Path) -> float:
-    """``transformers.Trainer`` with default TrainingArguments (batch 8, AdamW, fp32 on CPU)."""
+def _hf_trainer_tok_s(mc, data: np.ndarray, seq: int, tokens: int, out: Path, *, bf16: bool = False) -> float:
+    """``transformers.Trainer`` with default TrainingArguments (batch 8, fused AdamW, fp32 on CPU; with
+    ``bf16``, the one change ``bf16=True``: CPU autocast), timed from its first step to the end of
+    training."""
     import torch
-    from transformers import Trainer, TrainingArguments
+    from transformers import Trainer, TrainerCallback, TrainingArguments
 
     torch.manual_seed(0)
     model = mc.build()
@@ -328,6 +368,17 @@ def _hf_trainer_tok_s(mc, data: np.ndarray, seq: int, tokens: int, out: Path) ->
             x = torch.from_numpy(chunks[i])
             return {"input_ids": x, "labels": x}
 
+    class Clock(TrainerCallback):
+        start: float | None = None
+        end: float | None = None
+
+        def on_step_begin(self, args, state, control, **kw):
+            if self.start is None:
+                self.start = time.perf_counter()
+
+        def on_train_end(self, args, state, control, **kw):
+            self.end = time.perf_counter()
+
     targs = TrainingArguments(
         output_dir=str(out),
         num_train_epochs=1,
@@ -335,11 +386,13 @@ def _hf_trainer_tok_s(mc, data: np.ndarray, seq: int, tokens: int, out: Path) ->
         save_strategy="no",
         disable_tqdm=True,
         use_cpu=True,
+        bf16=bf16,
     )
-    trainer = Trainer(model=model, args=targs, train_dataset=DS())
-    t = time.perf_counter()
+    clock = Clock()
+    trainer = Trainer(model=model, args=targs, train_dataset=DS(), callbacks=[clock])
     trainer.train()
-    return n * seq / (time.perf_counter() - t)
+    assert clock.start is not None and clock.end is not None
+    return n * seq / (clock.end - clock.start)
 
 
 def main() -> None:

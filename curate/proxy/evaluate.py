@@ -15,6 +15,8 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
+from curate.proxy.fused_ce import linear_nll
+
 
 @dataclass
 class EvalSet:
@@ -41,22 +43,29 @@ class EvalSet:
 
 @torch.no_grad()
 def bpb(model: torch.nn.Module, es: EvalSet, *, batch_size: int = 16, autocast: bool = False) -> float:
-    """Bits per byte of ``model`` on ``es`` (see the module docstring)."""
+    """Bits per byte of ``model`` on ``es`` (see the module docstring).
+
+    A decoder with a tied-style head (``model.model`` and ``model.lm_head``, as ``LlamaForCausalLM``) is
+    scored through :func:`curate.proxy.fused_ce.linear_nll` (chunked; head matmuls in bf16 when
+    ``autocast``, as autocast would run ``lm_head``); any other causal LM through its ``.logits``.
+    """
     was_training = model.training
     model.eval()
     total = 0.0
+    device = _device(model)
+    fused = hasattr(model, "model") and hasattr(model, "lm_head")
     for i in range(0, len(es.windows), batch_size):
         w = torch.from_numpy(es.windows[i : i + batch_size])
-        x, y = w[:, :-1], w[:, 1:]
-        with torch.autocast(
-            "cpu" if not torch.cuda.is_available() else "cuda", dtype=torch.bfloat16, enabled=autocast
-        ):
-            logits = model(input_ids=x.to(_device(model))).logits
-        nll = F.cross_entropy(
-            logits.float().reshape(-1, logits.size(-1)), y.reshape(-1).to(logits.device), reduction="none"
-        )
-        mask = (y.reshape(-1) != es.eos_id).to(nll.device)
-        total += float(nll[mask].double().sum())
+        x, y = w[:, :-1].to(device), w[:, 1:].reshape(-1).to(device)
+        with torch.autocast(device.type, dtype=torch.bfloat16, enabled=autocast):
+            if fused:
+                h = model.model(input_ids=x).last_hidden_state
+                mm_dtype = torch.bfloat16 if autocast else torch.float32
+                nll = linear_nll(h.reshape(-1, h.size(-1)), model.lm_head.weight, y, mm_dtype=mm_dtype)
+            else:
+                logits = model(input_ids=x).logits
+                nll = F.cross_entropy(logits.float().reshape(-1, logits.size(-1)), y, reduction="none")
+        total += float(nll[y != es.eos_id].double().sum())
     model.train(was_training)
     return total / (math.log(2) * es.n_bytes)
 
