@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import torch
@@ -59,9 +60,10 @@ def bpb(model: torch.nn.Module, es: EvalSet, *, batch_size: int = 16, autocast: 
         x, y = w[:, :-1].to(device), w[:, 1:].reshape(-1).to(device)
         with torch.autocast(device.type, dtype=torch.bfloat16, enabled=autocast):
             if fused:
-                h = model.model(input_ids=x).last_hidden_state
+                lm: Any = model
+                h = lm.model(input_ids=x).last_hidden_state
                 mm_dtype = torch.bfloat16 if autocast else torch.float32
-                nll = linear_nll(h.reshape(-1, h.size(-1)), model.lm_head.weight, y, mm_dtype=mm_dtype)
+                nll = linear_nll(h.reshape(-1, h.size(-1)), lm.lm_head.weight, y, mm_dtype=mm_dtype)
             else:
                 logits = model(input_ids=x).logits
                 nll = F.cross_entropy(logits.float().reshape(-1, logits.size(-1)), y, reduction="none")
