@@ -62,15 +62,16 @@ def _records(path: Path) -> list[dict]:
     return [json.loads(x) for x in path.read_text().splitlines()]
 
 
-def test_resume_after_sigkill_equals_uninterrupted_run_bitwise(tmp_path):
+@pytest.mark.parametrize("autocast", ["off", "bf16"])  # fp32 throughout; bf16 autocast + bf16 head matmuls
+def test_resume_after_sigkill_equals_uninterrupted_run_bitwise(tmp_path, autocast):
     _data(tmp_path)
-    ref = _run(tmp_path, "ref", _cfg())
+    ref = _run(tmp_path, "ref", _cfg(autocast=autocast))
     # The same run in a subprocess, SIGKILLed during step 13 (after the step-10 checkpoint).
     script = textwrap.dedent(f"""
         import sys; sys.path.insert(0, {str(ROOT)!r}); sys.path.insert(0, {str(Path(__file__).parent)!r})
         from pathlib import Path
         from test_train import _cfg, _run
-        _run(Path({str(tmp_path)!r}), "killed", _cfg(faults={{13: "kill"}}))
+        _run(Path({str(tmp_path)!r}), "killed", _cfg(autocast={autocast!r}, faults={{13: "kill"}}))
     """)
     proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
     assert proc.returncode == -9, proc.stderr[-2000:]
@@ -81,7 +82,8 @@ def test_resume_after_sigkill_equals_uninterrupted_run_bitwise(tmp_path):
     )  # work past the checkpoint was lost
     ck = torch.load(killed / "ckpt.pt", weights_only=True)
     assert ck["step"] == 10
-    res = _run(tmp_path, "killed", _cfg())
+    res = _run(tmp_path, "killed", _cfg(autocast=autocast))
+    assert res["autocast"] is (autocast == "bf16")
     assert _records(killed / "metrics.jsonl") == _records(tmp_path / "ref" / "metrics.jsonl")
     assert res["final_bpb"] == ref["final_bpb"]
     from safetensors.torch import load_file
@@ -92,7 +94,7 @@ def test_resume_after_sigkill_equals_uninterrupted_run_bitwise(tmp_path):
     )
     assert all(torch.equal(wa[k], wb[k]) for k in wa)
     # A finished run is not redone.
-    assert _run(tmp_path, "killed", _cfg()) == res
+    assert _run(tmp_path, "killed", _cfg(autocast=autocast)) == res
 
 
 def test_nan_and_spike_batches_are_skipped_logged_and_counted(tmp_path):
