@@ -85,7 +85,8 @@ class Perplexity(Scorer):
 
     def score(self, table: pa.Table) -> dict[str, Any]:
         import torch
-        import torch.nn.functional as F
+
+        from curate.proxy.fused_ce import linear_nll
 
         self.ensure_setup()
         p, tok = self.params, self._tok
@@ -105,19 +106,12 @@ class Perplexity(Scorer):
             for i in range(0, len(windows), p.batch_size):
                 wt = torch.from_numpy(np.stack(windows[i : i + p.batch_size]))
                 x, y = wt[:, :-1].clamp(min=0), wt[:, 1:]
-                logits = self._model(input_ids=x).logits.float()
-                loss = (
-                    F.cross_entropy(
-                        logits.reshape(-1, logits.size(-1)),
-                        y.reshape(-1),
-                        ignore_index=-100,
-                        reduction="none",
-                    )
-                    .reshape(y.shape)
-                    .sum(dim=1)
-                    .double()
-                    .numpy()
+                h = self._model.model(input_ids=x).last_hidden_state
+                # chunked head + log-softmax: the full logits of a batch are never materialised
+                tok_nll = linear_nll(
+                    h.reshape(-1, h.size(-1)), self._model.lm_head.weight, y.reshape(-1).clamp(min=0)
                 )
+                loss = (tok_nll * (y.reshape(-1) >= 0)).reshape(y.shape).sum(dim=1).double().numpy()
                 np.add.at(nll, owner_arr[i : i + p.batch_size], loss)
         with np.errstate(invalid="ignore", divide="ignore"):
             bpb = np.where(nbytes > 0, nll / (math.log(2) * nbytes), np.nan)

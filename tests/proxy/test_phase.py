@@ -151,6 +151,19 @@ def test_perplexity_scorer_scores_bpb_under_a_trained_proxy_model(phase_run, tmp
     out = s.process(table)
     bpb = out.column("perplexity_v1.bpb").to_pylist()
     assert bpb[0] < bpb[1]  # in-distribution text is more predictable than junk
+    # The chunked head path gives what the model's own logits give (windows of seq_len, context restarts).
+    import torch
+    import torch.nn.functional as F
+
+    ids = s._tok.encode_batch([kept[0]])[0][:64].astype(np.int64)
+    stream = torch.from_numpy(np.concatenate([[s._tok.eos_id], ids]))
+    with torch.no_grad():
+        nll = sum(
+            float(F.cross_entropy(s._model(input_ids=w[None, :-1]).logits[0], w[1:], reduction="sum"))
+            for w in (stream[i : i + 33] for i in range(0, len(stream) - 1, 32))
+        )
+    nbytes = int(s._tok.token_bytes[ids].sum())
+    assert bpb[0] == pytest.approx(nll / (math.log(2) * nbytes), rel=1e-5)
     assert bpb[2] is None or math.isnan(bpb[2])
     rules = s.reference_rules()
     assert [(r.column, r.min, r.max, r.reason) for r in rules] == [
