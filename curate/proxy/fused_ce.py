@@ -65,20 +65,24 @@ class _LinearCrossEntropy(torch.autograd.Function):
         return grad_h * grad_out, grad_w * grad_out, None, None, None
 
 
+def _check_shapes(h: torch.Tensor, target: torch.Tensor) -> None:
+    if h.dim() != 2 or target.shape != h.shape[:1]:
+        raise ValueError(
+            f"h must be (tokens, width) and target (tokens,); got {tuple(h.shape)}, {tuple(target.shape)}"
+        )
+
+
 def linear_cross_entropy(
     h: torch.Tensor,
     weight: torch.Tensor,
     target: torch.Tensor,
     *,
-    chunk: int = 1024,
+    chunk: int = 256,
     mm_dtype: torch.dtype = torch.float32,
 ) -> torch.Tensor:
     """Mean cross-entropy of ``h @ weight.T`` against ``target``: ``h`` is ``(tokens, width)``, ``weight``
     ``(vocab, width)``, ``target`` ``(tokens,)`` int64 (no ignore index: proxy batches are packed)."""
-    if h.dim() != 2 or target.shape != h.shape[:1]:
-        raise ValueError(
-            f"h must be (tokens, width) and target (tokens,); got {tuple(h.shape)}, {tuple(target.shape)}"
-        )
+    _check_shapes(h, target)
     return _LinearCrossEntropy.apply(h, weight, target, chunk, mm_dtype)  # type: ignore[no-any-return]
 
 
@@ -93,10 +97,7 @@ def linear_nll(
 ) -> torch.Tensor:
     """Per-token negative log-likelihood (fp32, nats) of ``target`` under ``h @ weight.T``, chunked like
     :func:`linear_cross_entropy` so the full logits never exist (the eval path)."""
-    if h.dim() != 2 or target.shape != h.shape[:1]:
-        raise ValueError(
-            f"h must be (tokens, width) and target (tokens,); got {tuple(h.shape)}, {tuple(target.shape)}"
-        )
+    _check_shapes(h, target)
     out = torch.empty(h.shape[0], dtype=torch.float32, device=h.device)
     with torch.autocast(h.device.type, enabled=False):
         w = weight.to(mm_dtype)
