@@ -106,41 +106,63 @@ def c4_lines(docs: pl.DataFrame, p: C4Params) -> pl.DataFrame:
 
 
 def sentence_counts(lines: pl.Series) -> np.ndarray:
-    """``len(split_into_sentences(line))`` for each line: spaCy-en tokens and the sentencizer's rule."""
+    """``len(split_into_sentences(line))`` for each line: spaCy-en tokens and the sentencizer's rule.
+
+    spaCy's sentencizer starts a sentence at a token that is neither punctuation nor one of its
+    ``punct_chars`` when such a ``punct_chars`` token (``.``, ``!``, ``?``...) came since the last sentence
+    start. Each token becomes one class letter: ``P`` (a ``punct_chars`` token), ``Q`` (other punctuation)
+    or ``W`` (anything else, including a whitespace run other than one space, which spaCy keeps as a
+    token); a line's count is 1 plus the matches of ``P[PQ]*W`` in its letters. Classes are worked out
+    once per distinct chunk of the batch.
+    """
     if len(lines) == 0:
         return np.zeros(0, dtype=np.int64)
-    from spacy.pipeline import Sentencizer
-
     pieces = (
         pl.DataFrame({"text": lines})
         .with_row_index("line")
         .select("line", chunk=pl.col("text").str.extract_all(f"[^{PY_SPACE}]+|[{PY_SPACE}]+"))
         .explode("chunk")
         .drop_nulls("chunk")
-        .with_columns(ws=pl.col("chunk").str.contains(f"^[{PY_SPACE}]"))
     )
-    pieces = chunk_tokens(
-        pieces.with_columns(chunk=pl.when("ws").then(pl.lit("x")).otherwise("chunk")), "chunk"
-    ).with_columns(
-        words=pl.when("ws").then(pl.lit(["  "])).otherwise("words"),
-        raw=pieces.get_column("chunk"),
+    classes = _chunk_classes(pieces.get_column("chunk").unique())
+    letters = (
+        pieces.join(classes, on="chunk", how="left", maintain_order="left")
+        .group_by("line", maintain_order=True)
+        .agg(pl.col("cls").str.join(""))
     )
-    # A whitespace run is a token unless it is exactly one space (spaCy attaches that to the token before).
-    pieces = pieces.filter(~pl.col("ws") | (pl.col("raw") != " "))
-    punct_chars = pl.Series(sorted(Sentencizer.default_punct_chars), dtype=pl.String).implode()
-    toks = pieces.select("line", tok=pl.col("words")).explode("tok").drop_nulls("tok")
-    is_p = pl.col("tok").is_in(punct_chars)
-    is_w = ~is_p & ~pl.col("tok").str.contains(r"^\p{P}+$")
-    toks = toks.with_columns(cum_p=is_p.cast(pl.Int64).cum_sum(), w=is_w)
-    toks = toks.with_columns(base=(pl.col("cum_p") - is_p.cast(pl.Int64)).first().over("line"))
-    words = toks.filter("w").with_columns(
-        prev=pl.col("cum_p").shift(1).over("line").fill_null(pl.col("base"))
-    )
-    per_line = words.group_by("line").agg(b=(pl.col("cum_p") > pl.col("prev")).sum())
     out = np.ones(len(lines), dtype=np.int64)
-    idx = per_line.get_column("line").to_numpy()
-    out[idx] += per_line.get_column("b").to_numpy()
+    idx = letters.get_column("line").to_numpy()
+    out[idx] += letters.get_column("cls").str.count_matches("P[PQ]*W").to_numpy()
     return out
+
+
+def _chunk_classes(chunks: pl.Series) -> pl.DataFrame:
+    """``chunk, cls``: the class letters (see :func:`sentence_counts`) of each distinct chunk."""
+    from spacy.pipeline import Sentencizer
+
+    punct_chars = pl.Series(sorted(Sentencizer.default_punct_chars), dtype=pl.String).implode()
+    frame = pl.DataFrame({"chunk": chunks}).with_columns(ws=pl.col("chunk").str.contains(f"^[{PY_SPACE}]"))
+    words = frame.filter(~pl.col("ws"))
+    tok = pl.col("tok")
+    toks = (
+        chunk_tokens(words)
+        .select("chunk", tok=pl.col("words"))
+        .explode("tok")
+        .drop_nulls("tok")
+        .with_columns(
+            cls=pl.when(tok.is_in(punct_chars))
+            .then(pl.lit("P"))
+            .when(tok.str.contains(r"^\p{P}+$"))
+            .then(pl.lit("Q"))
+            .otherwise(pl.lit("W"))
+        )
+        .group_by("chunk", maintain_order=True)
+        .agg(pl.col("cls").str.join(""))
+    )
+    spaces = frame.filter("ws").select(
+        "chunk", cls=pl.when(pl.col("chunk") == " ").then(pl.lit("")).otherwise(pl.lit("W"))
+    )
+    return pl.concat([toks, spaces])
 
 
 @STAGES.add("c4_quality_v1")
