@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -18,7 +19,7 @@ import polars as pl
 import pyarrow as pa
 
 from curate import schema
-from curate.filters._text import PY_SPACE, PY_SPACE_CHARS, SPLITLINES_SEP, doc_frame
+from curate.filters._text import PY_SPACE, PY_SPACE_CHARS, SPLITLINES_SEP, char_class, doc_frame
 from curate.filters.words import NON_SPACE_RUN, chunk_tokens, spacy_english
 from curate.registry import STAGES
 from curate.select import Rule
@@ -110,59 +111,92 @@ def sentence_counts(lines: pl.Series) -> np.ndarray:
 
     spaCy's sentencizer starts a sentence at a token that is neither punctuation nor one of its
     ``punct_chars`` when such a ``punct_chars`` token (``.``, ``!``, ``?``...) came since the last sentence
-    start. Each token becomes one class letter: ``P`` (a ``punct_chars`` token), ``Q`` (other punctuation)
-    or ``W`` (anything else, including a whitespace run other than one space, which spaCy keeps as a
-    token); a line's count is 1 plus the matches of ``P[PQ]*W`` in its letters. Classes are worked out
-    once per distinct chunk of the batch.
+    start. With tokens classed ``P`` (a ``punct_chars`` token), ``Q`` (other punctuation) and ``W``
+    (anything else, including a whitespace run other than one space, which spaCy keeps as a token), and
+    the ``Q`` dropped (they never change the state), a line has 1 sentence plus one per ``W`` right after
+    a ``P``. Only chunks holding a ``punct_chars`` character need spaCy's tokens (once per distinct chunk);
+    any other chunk is one ``W`` if it has a character outside ``\\p{P}``, else nothing.
     """
     if len(lines) == 0:
         return np.zeros(0, dtype=np.int64)
+    c = pl.col("chunk")
+    # A whitespace run other than one space becomes its own chunk, a stand-in that classes as W.
+    spaced = pl.col("text").str.replace_all(f"[{PY_SPACE}]{{2,}}|[{PY_SPACE}--\\x20]", f" {_WS_TOKEN} ")
     pieces = (
         pl.DataFrame({"text": lines})
         .with_row_index("line")
-        .select("line", chunk=pl.col("text").str.extract_all(f"[^{PY_SPACE}]+|[{PY_SPACE}]+"))
+        .lazy()
+        .select("line", chunk=spaced.str.split(" "))
         .explode("chunk")
-        .drop_nulls("chunk")
+        .with_columns(has_p=c.str.contains(_punct_chars()))
+        .collect()
     )
-    classes = _chunk_classes(pieces.get_column("chunk").unique())
-    letters = (
-        pieces.join(classes, on="chunk", how="left", maintain_order="left")
-        .group_by("line", maintain_order=True)
-        .agg(pl.col("cls").str.join(""))
+    classes = _chunk_classes(pieces.filter("has_p").get_column("chunk").unique(maintain_order=True))
+    simple = pl.when(c.str.contains(r"[^\p{P}]")).then(pl.lit(_W)).otherwise(pl.lit(0, dtype=pl.Int8))
+    rows = (
+        pieces.lazy()
+        .join(classes.lazy(), on="chunk", how="left", maintain_order="left")
+        .select(
+            "line",
+            first=pl.when("has_p").then("first").otherwise(simple),
+            last=pl.when("has_p").then("last").otherwise(simple),
+            inner=pl.col("inner").fill_null(0),
+        )
+        .filter(pl.col("first") != 0)
+        .collect()
     )
-    out = np.ones(len(lines), dtype=np.int64)
-    idx = letters.get_column("line").to_numpy()
-    out[idx] += letters.get_column("cls").str.count_matches("P[PQ]*W").to_numpy()
-    return out
+    line = rows.get_column("line").to_numpy().astype(np.int64)
+    first, last = rows.get_column("first").to_numpy(), rows.get_column("last").to_numpy()
+    cross = (last[:-1] == _P) & (first[1:] == _W) & (line[:-1] == line[1:])
+    out = 1 + np.bincount(line, weights=rows.get_column("inner").to_numpy(), minlength=len(lines))
+    out += np.bincount(line[1:][cross], minlength=len(lines))
+    return out.astype(np.int64)
+
+
+_P, _W = 1, 2
+_WS_TOKEN = "\ue000"
+
+
+@functools.cache
+def _punct_chars() -> str:
+    """A regex class of spaCy's sentencizer ``punct_chars`` (all single characters)."""
+    from spacy.pipeline import Sentencizer
+
+    return char_class(Sentencizer.default_punct_chars)
 
 
 def _chunk_classes(chunks: pl.Series) -> pl.DataFrame:
-    """``chunk, cls``: the class letters (see :func:`sentence_counts`) of each distinct chunk."""
-    from spacy.pipeline import Sentencizer
-
-    punct_chars = pl.Series(sorted(Sentencizer.default_punct_chars), dtype=pl.String).implode()
-    frame = pl.DataFrame({"chunk": chunks}).with_columns(ws=pl.col("chunk").str.contains(f"^[{PY_SPACE}]"))
-    words = frame.filter(~pl.col("ws"))
+    """``chunk, first, last, inner`` for distinct chunks: the class (``_P``/``_W``; 0 when only ``Q``) of
+    the first and last non-``Q`` token and the number of ``W`` right after a ``P`` inside the chunk."""
     tok = pl.col("tok")
-    toks = (
-        chunk_tokens(words)
+    return (
+        chunk_tokens(pl.DataFrame({"chunk": chunks}))
+        .lazy()
         .select("chunk", tok=pl.col("words"))
         .explode("tok")
         .drop_nulls("tok")
-        .with_columns(
-            cls=pl.when(tok.is_in(punct_chars))
+        .select(
+            "chunk",
+            cls=pl.when(tok.str.contains(f"^{_punct_chars()}$"))
             .then(pl.lit("P"))
             .when(tok.str.contains(r"^\p{P}+$"))
-            .then(pl.lit("Q"))
-            .otherwise(pl.lit("W"))
+            .then(pl.lit(""))
+            .otherwise(pl.lit("W")),
         )
-        .group_by("chunk", maintain_order=True)
+        .group_by("chunk")
         .agg(pl.col("cls").str.join(""))
+        .select(
+            "chunk",
+            first=_class_code(pl.col("cls").str.head(1)),
+            last=_class_code(pl.col("cls").str.tail(1)),
+            inner=pl.col("cls").str.count_matches("PW", literal=True).cast(pl.Float64),
+        )
+        .collect()
     )
-    spaces = frame.filter("ws").select(
-        "chunk", cls=pl.when(pl.col("chunk") == " ").then(pl.lit("")).otherwise(pl.lit("W"))
-    )
-    return pl.concat([toks, spaces])
+
+
+def _class_code(letter: pl.Expr) -> pl.Expr:
+    return pl.when(letter == "P").then(pl.lit(_P, pl.Int8)).when(letter == "W").then(pl.lit(_W, pl.Int8))
 
 
 @STAGES.add("c4_quality_v1")
