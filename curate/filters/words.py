@@ -49,14 +49,14 @@ _WORD_DOT = r"^[A-Za-z]*(?:[a-z]|[A-Z]{2})\.$"
 
 _EASY_SHAPES = (_PLAIN, _WORD_PUNCT, _WORD_DOT, _OPEN_WORD, _HYPHENATED)
 
-# Wider shapes, guarded (see _SpacyEnglish.guards): a core (a letter run, a digit run or ASCII words joined
-# by single hyphens) with opening characters before and closing ones after, each split off alone, and
+# Wider shapes, guarded (see _guards): a core (a letter run, a digit run or ASCII words joined by single
+# hyphens or slashes) with opening characters before and closing ones after, each split off alone, and
 # ``..``-runs (spaCy's ellipsis) before, between or after cores. Checked against spaCy on every distinct
-# chunk of the web corpora (tests/filters/test_words.py); they settle about 45% of the chunks the plain
-# shapes leave to spaCy.
+# chunk of the web corpora (tests/filters/test_words.py); with the possessives below they settle about 55%
+# of the distinct chunks the plain shapes leave to spaCy.
 _OPEN = "(\\[“„*\"'’‘"
 _CLOSE = ")\\]”\"*,;:!?'’"
-_CORE = r"(?:\p{L}+|[0-9]+|[A-Za-z]+(?:-[A-Za-z]+)+)"
+_CORE = r"(?:\p{L}+|[0-9]+|[A-Za-z]+(?:[-/][A-Za-z]+)+)"
 _AFFIXED = rf"^[{_OPEN}]*(?:\.{{2,}})?{_CORE}(?:\.{{2,}}{_CORE})*(?:\.{{2,}})?[{_CLOSE}]*$"
 # A final "." splits off after a lower-case letter, two upper-case letters, a digit or a closing character.
 _AFFIXED_DOT = (
@@ -65,13 +65,22 @@ _AFFIXED_DOT = (
 )
 _AFFIXED_CLOSE_DOT = rf"^[{_OPEN}]*{_CORE}[{_CLOSE}]+\.[{_CLOSE}]*$"
 _GUARDED_SHAPES = (_AFFIXED, _AFFIXED_DOT, _AFFIXED_CLOSE_DOT)
+# A possessive ``'s`` (one token) after a letter core, with the same affixes; guarded like the others,
+# except that the ``'s`` special cases themselves may occur.
+_POSSESSIVE_SHAPES = (
+    rf"^[{_OPEN}]*\p{{L}}+['’][sS][{_CLOSE}]*$",
+    rf"^[{_OPEN}]*\p{{L}}+['’][sS][{_CLOSE}]+\.[{_CLOSE}]*$",
+)
+_POSSESSIVES = ("'s", "'S", "’s", "’S")
 # Shapes spaCy keeps whole: letters then digits (``abc123``), digits with inner ``. , :`` (``3.14``).
 _WHOLE_SHAPES = (r"^\p{L}+[0-9]+$", r"^[0-9]+(?:[.,:][0-9]+)+$")
 # Characters the guarded shapes may hold besides letters and digits.
-_AFFIX_CHARS = set("([“„*\"'’‘)]”,;:!?.-")
+_AFFIX_CHARS = set("([“„*\"'’‘)]”,;:!?.-/")
 
-# Tokens of the easy shapes: the letter run, the digit run, a ``..``-run, and each other character alone.
-_EASY_TOKEN = r"\p{L}+|[0-9]+|\.\.+|[^\p{L}0-9]"
+# Tokens of the easy shapes: the letter run, the digit run, a ``..``-run, a possessive ``'s`` and each
+# other character alone. (A guarded chunk other than a possessive never holds ``'s`` before a word
+# boundary: ``'s`` is a special case.)
+_EASY_TOKEN = r"\p{L}+|[0-9]+|\.\.+|['’][sS]\b|[^\p{L}0-9]"
 
 _CJK_LIKE = r"\p{Han}|\p{Hiragana}|\p{Katakana}|\p{Thai}|\p{Lao}|\p{Khmer}|\p{Myanmar}|\p{Tibetan}"
 _GENERIC_TOKEN = rf"(?:{_CJK_LIKE})|[\p{{L}}\p{{N}}\p{{M}}--\p{{Han}}]+|[^\s\x1c-\x1f]"
@@ -197,9 +206,16 @@ def _distinct_tokens(chunks: pl.DataFrame, column: str) -> pl.DataFrame:
         c.is_in(sp.special.implode()) | head.is_in(sp.special.implode()) | tail.is_in(sp.special.implode())
     )
     plain = pl.any_horizontal(c.str.contains(p) for p in _EASY_SHAPES)
-    guarded = ~c.str.contains_any(sp.guard_substrings) & ~c.str.contains(sp.guard_runs)
+    runs_ok = ~c.str.contains(sp.guard_runs)
+    guarded = ~c.str.contains_any(sp.guard_substrings) & runs_ok
+    possessive = (
+        ~c.str.contains_any([x for x in sp.guard_substrings if x not in _POSSESSIVES])
+        & runs_ok
+        & pl.any_horizontal(c.str.contains(p) for p in _POSSESSIVE_SHAPES)
+    )
     chunks = chunks.with_columns(
-        __easy=~special & (plain | (guarded & pl.any_horizontal(c.str.contains(p) for p in _GUARDED_SHAPES)))
+        __easy=~special
+        & (plain | possessive | (guarded & pl.any_horizontal(c.str.contains(p) for p in _GUARDED_SHAPES)))
     ).with_columns(
         __whole=~pl.col("__easy")
         & ~special

@@ -34,6 +34,10 @@ def spacy_tokens(chunks: list[str]) -> list[list[str]]:
         ("word...", ["word", "..."]),  # a ``..`` run is one token
         ("wait...what?!", ["wait", "...", "what", "?", "!"]),
         ("well-known.", ["well", "-", "known", "."]),
+        ("input/output,", ["input", "/", "output", ","]),
+        ("John's,", ["John", "'s", ","]),
+        ("(Mary’s).", ["(", "Mary", "’s", ")", "."]),
+        ("and/or", ["and/or"]),  # a special case
         ("Smith).", ["Smith", ")", "."]),  # "." after a closing character
         ("“Zoë”", ["“", "Zoë", "”"]),
         ("dogs'", ["dogs", "'"]),
