@@ -190,11 +190,20 @@ def chunks_frame(frame: pl.DataFrame) -> pl.DataFrame:
 def chunk_tokens(chunks: pl.DataFrame, column: str = "chunk") -> pl.DataFrame:
     """Add a ``words`` list column: the spaCy-en tokens of each whitespace-free string in ``column``.
 
-    Tokens are worked out once per distinct string and joined back (web text repeats most chunks).
+    A plain word (only letters, or only digits) that is no special case is its own token. The other
+    chunks' tokens are worked out once per distinct string and joined back (web text repeats them).
     """
-    distinct = pl.DataFrame({column: chunks.get_column(column).unique(maintain_order=True)})
-    tokens = _distinct_tokens(distinct, column)
-    return chunks.join(tokens, on=column, how="left", maintain_order="left")
+    sp = spacy_english()
+    c = pl.col(column)
+    plain = c.str.contains(_PLAIN) & ~c.is_in(sp.special.implode())
+    chunks = chunks.with_columns(__plain=plain)
+    rest = chunks.filter(~pl.col("__plain")).get_column(column).unique(maintain_order=True)
+    tokens = _distinct_tokens(pl.DataFrame({column: rest}), column).rename({"words": "__words"})
+    return (
+        chunks.join(tokens, on=column, how="left", maintain_order="left")
+        .with_columns(words=pl.when("__plain").then(pl.concat_list(c)).otherwise("__words"))
+        .drop("__plain", "__words")
+    )
 
 
 def _distinct_tokens(chunks: pl.DataFrame, column: str) -> pl.DataFrame:
