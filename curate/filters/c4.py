@@ -20,7 +20,7 @@ import pyarrow as pa
 
 from curate import schema
 from curate.filters._text import PY_SPACE, PY_SPACE_CHARS, SPLITLINES_SEP, char_class, doc_frame
-from curate.filters.words import NON_SPACE_RUN, chunk_tokens, spacy_english
+from curate.filters.words import chunk_tokens, spacy_english
 from curate.registry import STAGES
 from curate.select import Rule
 from curate.stage import Scorer, Transform, with_rejections
@@ -85,11 +85,17 @@ def c4_lines(docs: pl.DataFrame, p: C4Params) -> pl.DataFrame:
     low = ln.str.to_lowercase()
     drop = pl.lit(False)
     if p.max_word_length != -1:
-        drop = drop | raw.str.contains(f"[^{PY_SPACE}]{{{p.max_word_length + 1}}}")
+        # Only lines longer than the limit can hold such a word: the others are searched as "".
+        long = pl.when(raw.str.len_bytes() > p.max_word_length).then(raw).otherwise(pl.lit(""))
+        drop = drop | long.str.contains(f"[^{PY_SPACE}]{{{p.max_word_length + 1}}}")
     if p.filter_no_terminal_punct:
         ends = pl.any_horizontal(ln.str.ends_with(e) for e in END_PUNCTUATION)
         drop = drop | ~ends | ln.str.ends_with("...")
-    drop = drop | (raw.str.count_matches(NON_SPACE_RUN) < p.min_words_per_line)
+    if p.min_words_per_line > 0:
+        # The line is stripped, so it has n words when n-1 whitespace runs separate non-space characters;
+        # the search stops at the n-th word instead of counting them all.
+        n_words = f"^(?:[^{PY_SPACE}]+[{PY_SPACE}]+){{{p.min_words_per_line - 1}}}[^{PY_SPACE}]"
+        drop = drop | ~raw.str.contains(n_words)
     lorem = low.str.contains("lorem ipsum", literal=True) if p.filter_lorem_ipsum else pl.lit(False)
     js = low.str.contains("javascript", literal=True) if p.filter_javascript else pl.lit(False)
     curly = ln.str.contains("{", literal=True) if p.filter_curly_bracket else pl.lit(False)
