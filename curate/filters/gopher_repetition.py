@@ -161,29 +161,35 @@ def _ngram_chars(
     np.cumsum(words_per_doc[:-1], out=doc_start[1:])
     csum = np.zeros(n_words + 1, dtype=np.int64)
     np.cumsum(ln, out=csum[1:])
-    pos = np.arange(n_words, dtype=np.int64)
     g = h ^ (doc.astype(np.uint64) * _MIX)  # the doc is part of every k-gram's hash
+    # Level 2 over all positions whose next word is in the same document (plain slices, no gathers).
+    same_next = doc[1:] == doc[:-1]
+    pos = np.flatnonzero(same_next)
+    g = g[:-1][same_next] * _MULT + h[1:][same_next]
     for k in range(2, k_max + 1):
-        # Extend each surviving (k-1)-gram by the next word of the same document.
-        end = pos + (k - 1)
-        ok = end < n_words
-        ok[ok] = doc[end[ok]] == doc[pos[ok]]
-        pos, g = pos[ok], g[ok] * _MULT + h[end[ok]]
-        # A stable sort keeps positions in text order within equal hashes: the run's head is its first one.
-        order = np.argsort(g, kind="stable")
+        if k > 2:  # extend each surviving (k-1)-gram by the next word of the same document
+            end = pos + (k - 1)
+            ok = end < n_words
+            ok[ok] = doc[end[ok]] == doc[pos[ok]]
+            pos, g = pos[ok], g[ok] * _MULT + h[end[ok]]
+        # A stable sort keeps positions in text order within equal hashes: the run's head is its first one
+        # (needed for duplicated n-grams only; counts do not depend on the order within a run).
+        order = np.argsort(g, kind="stable" if k in dups else "quicksort")
         gs = g[order]
         heads = np.flatnonzero(np.r_[True, gs[1:] != gs[:-1]]) if len(gs) else np.zeros(0, np.int64)
         sizes = np.diff(np.r_[heads, len(gs)])
-        cnt = np.empty(len(g), dtype=np.int64)
-        cnt[order] = np.repeat(sizes, sizes)
-        first = np.empty(len(g), dtype=np.int64)
-        first[order] = np.repeat(pos[order[heads]], sizes)
-        chars = csum[pos + k] - csum[pos] if len(pos) else np.zeros(0, np.int64)
+        repeated = np.empty(len(g), dtype=bool)
+        repeated[order] = np.repeat(sizes >= 2, sizes)
+        if k in tops or k in dups:
+            chars = csum[pos + k] - csum[pos]
         if k in tops:
+            cnt = np.empty(len(g), dtype=np.int64)
+            cnt[order] = np.repeat(sizes, sizes)
             out[("top", k)] = _top_chars(doc, pos, cnt, chars, k, words_per_doc, doc_start, csum)
         if k in dups:
+            first = np.empty(len(g), dtype=np.int64)
+            first[order] = np.repeat(pos[order[heads]], sizes)
             out[("dup", k)] = _dup_chars(doc, pos, g, first, chars, k, n_docs)
-        repeated = cnt >= 2
         pos, g = pos[repeated], g[repeated]
     return out
 
