@@ -208,46 +208,35 @@ def chunk_tokens(chunks: pl.DataFrame, column: str = "chunk") -> pl.DataFrame:
     )
 
 
+def _any_of(patterns: tuple[str, ...]) -> str:
+    """One regex matching where any of ``patterns`` matches (one pass instead of one per pattern)."""
+    return "|".join(f"(?:{p})" for p in patterns)
+
+
 def _distinct_tokens(chunks: pl.DataFrame, column: str) -> pl.DataFrame:
-    """``chunk_tokens`` for a frame of distinct strings."""
+    """``chunk_tokens`` for a frame of distinct strings (rows come back grouped by how they were settled)."""
     sp = spacy_english()
     c = pl.col(column)
     head, tail = c.str.head(-1), c.str.tail(-1)
     special = (
         c.is_in(sp.special.implode()) | head.is_in(sp.special.implode()) | tail.is_in(sp.special.implode())
     )
-    plain = pl.any_horizontal(c.str.contains(p) for p in _EASY_SHAPES)
+    plain = c.str.contains(_any_of(_EASY_SHAPES))
     runs_ok = ~c.str.contains(sp.guard_runs)
     guarded = ~c.str.contains_any(sp.guard_substrings) & runs_ok
     possessive = (
         ~c.str.contains_any([x for x in sp.guard_substrings if x not in _POSSESSIVES])
         & runs_ok
-        & pl.any_horizontal(c.str.contains(p) for p in _POSSESSIVE_SHAPES)
+        & c.str.contains(_any_of(_POSSESSIVE_SHAPES))
     )
-    chunks = chunks.with_columns(
-        __easy=~special
-        & (plain | possessive | (guarded & pl.any_horizontal(c.str.contains(p) for p in _GUARDED_SHAPES)))
-    ).with_columns(
-        __whole=~pl.col("__easy")
-        & ~special
-        & guarded
-        & pl.any_horizontal(c.str.contains(p) for p in _WHOLE_SHAPES)
-    )
-    hard = chunks.filter(~pl.col("__easy") & ~pl.col("__whole")).get_column(column)
+    flags = chunks.with_columns(
+        __easy=~special & (plain | possessive | (guarded & c.str.contains(_any_of(_GUARDED_SHAPES))))
+    ).with_columns(__whole=~pl.col("__easy") & ~special & guarded & c.str.contains(_any_of(_WHOLE_SHAPES)))
+    easy = flags.filter("__easy").select(column, words=c.str.extract_all(_EASY_TOKEN))
+    whole = flags.filter("__whole").select(column, words=pl.concat_list(c))
+    hard = flags.filter(~pl.col("__easy") & ~pl.col("__whole")).get_column(column)
     toks = _list_series(sp.tokenize(hard.to_list()))
-    lookup = pl.DataFrame({column: hard, "__tok": toks})
-    return (
-        chunks.join(lookup, on=column, how="left", maintain_order="left")
-        .with_columns(
-            pl.when(pl.col("__easy"))
-            .then(c.str.extract_all(_EASY_TOKEN))
-            .when(pl.col("__whole"))
-            .then(pl.concat_list(c))
-            .otherwise(pl.col("__tok"))
-            .alias("words")
-        )
-        .drop("__tok", "__easy", "__whole")
-    )
+    return pl.concat([easy, whole, pl.DataFrame({column: hard, "words": toks})])
 
 
 def _list_series(lists: list[list[str]]) -> pl.Series:
@@ -260,15 +249,30 @@ def _list_series(lists: list[list[str]]) -> pl.Series:
 
 
 def split_words_en(frame: pl.DataFrame) -> pl.DataFrame:
-    """datatrove-compatible English words for ``frame`` (``doc, text``): ``doc, word`` in order."""
-    chunks = chunk_tokens(chunks_frame(frame))
-    return (
-        chunks.lazy()
-        .select("doc", pl.col("words").alias("word"))
+    """datatrove-compatible English words for ``frame`` (``doc, text``): ``doc, word`` in order.
+
+    Plain chunks (see :func:`chunk_tokens`) are words as they are; only the others are looked up and
+    exploded, and the two ordered parts are merged back by chunk position.
+    """
+    sp = spacy_english()
+    c = pl.col("chunk")
+    chunks = chunks_frame(frame).with_row_index("pos")
+    plain = c.str.contains(_PLAIN) & ~c.is_in(sp.special.implode())
+    chunks = chunks.with_columns(__plain=plain)
+    words = chunks.filter("__plain").select("pos", "doc", word="chunk")
+    rest = chunks.filter(~pl.col("__plain")).drop("__plain")
+    tokens = _distinct_tokens(
+        pl.DataFrame({"chunk": rest.get_column("chunk").unique(maintain_order=True)}), "chunk"
+    )
+    other = (
+        rest.lazy()
+        .join(tokens.lazy(), on="chunk", how="left", maintain_order="left")
+        .select("pos", "doc", word="words")
         .explode("word")
         .drop_nulls("word")
         .collect()
     )
+    return words.merge_sorted(other, key="pos").drop("pos")
 
 
 def split_words_generic(frame: pl.DataFrame) -> pl.DataFrame:
