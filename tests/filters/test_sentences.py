@@ -22,6 +22,8 @@ LINES = [
     "?! !? Starts with punctuation. Then words",
     "Hello。World",
     "e.g. this is an abbreviation. Mr. Smith came.",
+    "",  # datatrove counts one (empty) sentence here
+    " \t ",
 ]
 
 
