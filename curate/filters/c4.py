@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -18,8 +19,8 @@ import polars as pl
 import pyarrow as pa
 
 from curate import schema
-from curate.filters._text import PY_SPACE, PY_SPACE_CHARS, SPLITLINES_SEP, doc_frame
-from curate.filters.words import NON_SPACE_RUN, chunk_tokens, spacy_english
+from curate.filters._text import PY_SPACE, PY_SPACE_CHARS, SPLITLINES_SEP, char_class, doc_frame
+from curate.filters.words import chunk_tokens, spacy_english
 from curate.registry import STAGES
 from curate.select import Rule
 from curate.stage import Scorer, Transform, with_rejections
@@ -84,11 +85,17 @@ def c4_lines(docs: pl.DataFrame, p: C4Params) -> pl.DataFrame:
     low = ln.str.to_lowercase()
     drop = pl.lit(False)
     if p.max_word_length != -1:
-        drop = drop | raw.str.contains(f"[^{PY_SPACE}]{{{p.max_word_length + 1}}}")
+        # Only lines longer than the limit can hold such a word: the others are searched as "".
+        long = pl.when(raw.str.len_bytes() > p.max_word_length).then(raw).otherwise(pl.lit(""))
+        drop = drop | long.str.contains(f"[^{PY_SPACE}]{{{p.max_word_length + 1}}}")
     if p.filter_no_terminal_punct:
         ends = pl.any_horizontal(ln.str.ends_with(e) for e in END_PUNCTUATION)
         drop = drop | ~ends | ln.str.ends_with("...")
-    drop = drop | (raw.str.count_matches(NON_SPACE_RUN) < p.min_words_per_line)
+    if p.min_words_per_line > 0:
+        # The line is stripped, so it has n words when n-1 whitespace runs separate non-space characters;
+        # the search stops at the n-th word instead of counting them all.
+        n_words = f"^(?:[^{PY_SPACE}]+[{PY_SPACE}]+){{{p.min_words_per_line - 1}}}[^{PY_SPACE}]"
+        drop = drop | ~raw.str.contains(n_words)
     lorem = low.str.contains("lorem ipsum", literal=True) if p.filter_lorem_ipsum else pl.lit(False)
     js = low.str.contains("javascript", literal=True) if p.filter_javascript else pl.lit(False)
     curly = ln.str.contains("{", literal=True) if p.filter_curly_bracket else pl.lit(False)
@@ -106,41 +113,96 @@ def c4_lines(docs: pl.DataFrame, p: C4Params) -> pl.DataFrame:
 
 
 def sentence_counts(lines: pl.Series) -> np.ndarray:
-    """``len(split_into_sentences(line))`` for each line: spaCy-en tokens and the sentencizer's rule."""
+    """``len(split_into_sentences(line))`` for each line: spaCy-en tokens and the sentencizer's rule.
+
+    spaCy's sentencizer starts a sentence at a token that is neither punctuation nor one of its
+    ``punct_chars`` when such a ``punct_chars`` token (``.``, ``!``, ``?``...) came since the last sentence
+    start. With tokens classed ``P`` (a ``punct_chars`` token), ``Q`` (other punctuation) and ``W``
+    (anything else, including a whitespace run other than one space, which spaCy keeps as a token), and
+    the ``Q`` dropped (they never change the state), a line has 1 sentence plus one per ``W`` right after
+    a ``P``. Only chunks holding a ``punct_chars`` character need spaCy's tokens (once per distinct chunk);
+    any other chunk is one ``W`` if it has a character outside ``\\p{P}``, else nothing.
+    """
     if len(lines) == 0:
         return np.zeros(0, dtype=np.int64)
-    from spacy.pipeline import Sentencizer
-
+    c = pl.col("chunk")
+    # A whitespace run other than one space becomes its own chunk, a stand-in that classes as W.
+    spaced = pl.col("text").str.replace_all(f"[{PY_SPACE}]{{2,}}|[{PY_SPACE}--\\x20]", f" {_WS_TOKEN} ")
     pieces = (
         pl.DataFrame({"text": lines})
         .with_row_index("line")
-        .select("line", chunk=pl.col("text").str.extract_all(f"[^{PY_SPACE}]+|[{PY_SPACE}]+"))
+        .lazy()
+        .select("line", chunk=spaced.str.split(" "))
         .explode("chunk")
-        .drop_nulls("chunk")
-        .with_columns(ws=pl.col("chunk").str.contains(f"^[{PY_SPACE}]"))
+        .with_columns(has_p=c.str.contains(_punct_chars()))
+        .collect()
     )
-    pieces = chunk_tokens(
-        pieces.with_columns(chunk=pl.when("ws").then(pl.lit("x")).otherwise("chunk")), "chunk"
-    ).with_columns(
-        words=pl.when("ws").then(pl.lit(["  "])).otherwise("words"),
-        raw=pieces.get_column("chunk"),
+    classes = _chunk_classes(pieces.filter("has_p").get_column("chunk").unique(maintain_order=True))
+    simple = pl.when(c.str.contains(r"[^\p{P}]")).then(pl.lit(_W)).otherwise(pl.lit(0, dtype=pl.Int8))
+    rows = (
+        pieces.lazy()
+        .join(classes.lazy(), on="chunk", how="left", maintain_order="left")
+        .select(
+            "line",
+            first=pl.when("has_p").then("first").otherwise(simple),
+            last=pl.when("has_p").then("last").otherwise(simple),
+            inner=pl.col("inner").fill_null(0),
+        )
+        .filter(pl.col("first") != 0)
+        .collect()
     )
-    # A whitespace run is a token unless it is exactly one space (spaCy attaches that to the token before).
-    pieces = pieces.filter(~pl.col("ws") | (pl.col("raw") != " "))
-    punct_chars = pl.Series(sorted(Sentencizer.default_punct_chars), dtype=pl.String).implode()
-    toks = pieces.select("line", tok=pl.col("words")).explode("tok").drop_nulls("tok")
-    is_p = pl.col("tok").is_in(punct_chars)
-    is_w = ~is_p & ~pl.col("tok").str.contains(r"^\p{P}+$")
-    toks = toks.with_columns(cum_p=is_p.cast(pl.Int64).cum_sum(), w=is_w)
-    toks = toks.with_columns(base=(pl.col("cum_p") - is_p.cast(pl.Int64)).first().over("line"))
-    words = toks.filter("w").with_columns(
-        prev=pl.col("cum_p").shift(1).over("line").fill_null(pl.col("base"))
+    line = rows.get_column("line").to_numpy().astype(np.int64)
+    first, last = rows.get_column("first").to_numpy(), rows.get_column("last").to_numpy()
+    cross = (last[:-1] == _P) & (first[1:] == _W) & (line[:-1] == line[1:])
+    out = 1 + np.bincount(line, weights=rows.get_column("inner").to_numpy(), minlength=len(lines))
+    out += np.bincount(line[1:][cross], minlength=len(lines))
+    return out.astype(np.int64)
+
+
+_P, _W = 1, 2
+_WS_TOKEN = "\ue000"
+
+
+@functools.cache
+def _punct_chars() -> str:
+    """A regex class of spaCy's sentencizer ``punct_chars`` (all single characters)."""
+    from spacy.pipeline import Sentencizer
+
+    return char_class(Sentencizer.default_punct_chars)
+
+
+def _chunk_classes(chunks: pl.Series) -> pl.DataFrame:
+    """``chunk, first, last, inner`` for distinct chunks: the class (``_P``/``_W``; 0 when only ``Q``) of
+    the first and last non-``Q`` token and the number of ``W`` right after a ``P`` inside the chunk."""
+    tok = pl.col("tok")
+    return (
+        chunk_tokens(pl.DataFrame({"chunk": chunks}))
+        .lazy()
+        .select("chunk", tok=pl.col("words"))
+        .explode("tok")
+        .drop_nulls("tok")
+        .select(
+            "chunk",
+            cls=pl.when(tok.str.contains(f"^{_punct_chars()}$"))
+            .then(pl.lit("P"))
+            .when(tok.str.contains(r"^\p{P}+$"))
+            .then(pl.lit(""))
+            .otherwise(pl.lit("W")),
+        )
+        .group_by("chunk")
+        .agg(pl.col("cls").str.join(""))
+        .select(
+            "chunk",
+            first=_class_code(pl.col("cls").str.head(1)),
+            last=_class_code(pl.col("cls").str.tail(1)),
+            inner=pl.col("cls").str.count_matches("PW", literal=True).cast(pl.Float64),
+        )
+        .collect()
     )
-    per_line = words.group_by("line").agg(b=(pl.col("cum_p") > pl.col("prev")).sum())
-    out = np.ones(len(lines), dtype=np.int64)
-    idx = per_line.get_column("line").to_numpy()
-    out[idx] += per_line.get_column("b").to_numpy()
-    return out
+
+
+def _class_code(letter: pl.Expr) -> pl.Expr:
+    return pl.when(letter == "P").then(pl.lit(_P, pl.Int8)).when(letter == "W").then(pl.lit(_W, pl.Int8))
 
 
 @STAGES.add("c4_quality_v1")

@@ -4,9 +4,11 @@ Columns (``gopher_repetition_v1.<field>``): ``length`` (characters), ``dup_para_
 ``dup_para_char_frac``, ``dup_line_frac``, ``dup_line_char_frac``, ``top_<n>_gram_char_frac`` and
 ``dup_<n>_gram_char_frac``, all as fractions of the document as datatrove computes them.
 
-N-grams are compared by 64-bit hashes of their word sequences (collisions are negligible). The
-duplicated-n-gram scan of datatrove skips the words of a found duplicate; we replay that scan exactly,
-but only at positions whose n-gram occurred earlier in the document (the others cannot change it).
+N-grams are compared by 64-bit hashes of their word sequences (collisions are negligible), grouped one
+size at a time (2, 3, ... 10) by one sort each, and each size only over the positions whose shorter
+n-gram repeats (a k-gram can only repeat where its (k-1)-gram does). The duplicated-n-gram scan of
+datatrove skips the words of a found duplicate; we replay that scan exactly, but only at positions whose
+n-gram occurred earlier in the document (the others cannot change it).
 """
 
 from __future__ import annotations
@@ -104,10 +106,12 @@ class GopherRepetition(Scorer):
             doc = words.get_column("doc").to_numpy().astype(np.int64)
             h = words.get_column("h").to_numpy()
             ln = words.get_column("ln").to_numpy().astype(np.int64)
-            for k, _ in p.top_n_grams:
-                out[f"top_{int(k)}_gram_char_frac"] = _top_ngram_chars(doc, h, ln, int(k), n) / length
-            for k, _ in p.dup_n_grams:
-                out[f"dup_{int(k)}_gram_char_frac"] = _dup_ngram_chars(doc, h, ln, int(k), n) / length
+            tops, dups = [int(k) for k, _ in p.top_n_grams], [int(k) for k, _ in p.dup_n_grams]
+            grams = _ngram_chars(doc, h, ln, tops, dups, n)
+            for k in tops:
+                out[f"top_{k}_gram_char_frac"] = grams[("top", k)] / length
+            for k in dups:
+                out[f"dup_{k}_gram_char_frac"] = grams[("dup", k)] / length
         return {k: pa.array(v) for k, v in out.items()}
 
     def reference_rules(self) -> list[Rule]:
@@ -138,65 +142,113 @@ class GopherRepetition(Scorer):
         return rules
 
 
-def _ngrams(doc: np.ndarray, h: np.ndarray, ln: np.ndarray, k: int) -> tuple[np.ndarray, ...]:
-    """Start positions, hashes (doc mixed in) and joined-without-separator lengths of all k-grams."""
-    m = len(h) - k + 1
-    if m <= 0:
-        e = np.zeros(0, dtype=np.int64)
-        return e, e.astype(np.uint64), e
-    g = h[:m].copy()
-    for j in range(1, k):
-        g = g * _MULT + h[j : j + m]
-    g ^= doc[:m].astype(np.uint64) * _MIX
-    valid = doc[:m] == doc[k - 1 : k - 1 + m]
-    csum = np.concatenate([[0], np.cumsum(ln)])
-    chars = csum[k : k + m] - csum[:m]
-    pos = np.nonzero(valid)[0]
-    return pos, g[pos], chars[pos]
+def _ngram_chars(
+    doc: np.ndarray, h: np.ndarray, ln: np.ndarray, tops: list[int], dups: list[int], n_docs: int
+) -> dict[tuple[str, int], np.ndarray]:
+    """Per doc, for every k in ``tops`` the top k-gram's characters and for every k in ``dups`` the
+    duplicated k-gram characters: ``{("top", k): array, ("dup", k): array}``.
 
-
-def _top_ngram_chars(doc: np.ndarray, h: np.ndarray, ln: np.ndarray, k: int, n_docs: int) -> np.ndarray:
-    """Per doc: characters of the most frequent k-gram (" "-joined) times its count; first seen wins ties.
-
-    Docs with fewer than k words get 0 (datatrove skips the check for them)."""
-    pos, g, chars = _ngrams(doc, h, ln, k)
-    out = np.zeros(n_docs, dtype=np.float64)
-    if len(pos) == 0:
-        return out
-    _, inverse, counts = np.unique(g, return_inverse=True, return_counts=True)
-    cnt = counts[inverse]
-    gdoc = doc[pos]
-    starts = np.flatnonzero(np.r_[True, gdoc[1:] != gdoc[:-1]])
-    seg_max = np.maximum.reduceat(cnt, starts)
-    seg_id = np.repeat(np.arange(len(starts)), np.diff(np.r_[starts, len(gdoc)]))
-    # Positions are in text order, so the first position holding a most frequent k-gram is that k-gram's
-    # first occurrence, and it comes before the first occurrence of any other equally frequent one.
-    hits = np.flatnonzero(cnt == seg_max[seg_id])
-    _, first_hit = np.unique(seg_id[hits], return_index=True)
-    top = hits[first_hit]
-    out[gdoc[top]] = (chars[top] + (k - 1)) * cnt[top]
+    k-grams are grouped size by size (k = 2, 3, ...), each size only over the positions whose
+    (k-1)-gram occurs at least twice in its document: every occurrence of a repeated k-gram starts with a
+    repeated (k-1)-gram, so counts and first occurrences >= 2 stay exact while the arrays shrink fast.
+    A k-gram left out of a level occurs once in its document.
+    """
+    out: dict[tuple[str, int], np.ndarray] = {}
+    k_max = max([*tops, *dups], default=0)
+    n_words = len(h)
+    words_per_doc = np.bincount(doc, minlength=n_docs)
+    doc_start = np.zeros(n_docs, dtype=np.int64)
+    np.cumsum(words_per_doc[:-1], out=doc_start[1:])
+    csum = np.zeros(n_words + 1, dtype=np.int64)
+    np.cumsum(ln, out=csum[1:])
+    g = h ^ (doc.astype(np.uint64) * _MIX)  # the doc is part of every k-gram's hash
+    # Level 2 over all positions whose next word is in the same document (plain slices, no gathers).
+    same_next = doc[1:] == doc[:-1]
+    pos = np.flatnonzero(same_next)
+    g = g[:-1][same_next] * _MULT + h[1:][same_next]
+    for k in range(2, k_max + 1):
+        if k > 2:  # extend each surviving (k-1)-gram by the next word of the same document
+            end = pos + (k - 1)
+            ok = end < n_words
+            ok[ok] = doc[end[ok]] == doc[pos[ok]]
+            pos, g = pos[ok], g[ok] * _MULT + h[end[ok]]
+        # A stable sort keeps positions in text order within equal hashes: the run's head is its first one
+        # (needed for duplicated n-grams only; counts do not depend on the order within a run).
+        order = np.argsort(g, kind="stable" if k in dups else "quicksort")
+        gs = g[order]
+        heads = np.flatnonzero(np.r_[True, gs[1:] != gs[:-1]]) if len(gs) else np.zeros(0, np.int64)
+        sizes = np.diff(np.r_[heads, len(gs)])
+        repeated = np.empty(len(g), dtype=bool)
+        repeated[order] = np.repeat(sizes >= 2, sizes)
+        if k in tops or k in dups:
+            chars = csum[pos + k] - csum[pos]
+        if k in tops:
+            cnt = np.empty(len(g), dtype=np.int64)
+            cnt[order] = np.repeat(sizes, sizes)
+            out[("top", k)] = _top_chars(doc, pos, cnt, chars, k, words_per_doc, doc_start, csum)
+        if k in dups:
+            first = np.empty(len(g), dtype=np.int64)
+            first[order] = np.repeat(pos[order[heads]], sizes)
+            out[("dup", k)] = _dup_chars(doc, pos, g, first, chars, k, n_docs)
+        pos, g = pos[repeated], g[repeated]
     return out
 
 
-def _dup_ngram_chars(doc: np.ndarray, h: np.ndarray, ln: np.ndarray, k: int, n_docs: int) -> np.ndarray:
-    """datatrove's ``find_all_duplicate``: characters of k-grams seen before, skipping past each one."""
-    pos, g, chars = _ngrams(doc, h, ln, k)
+def _top_chars(
+    doc: np.ndarray,
+    pos: np.ndarray,
+    cnt: np.ndarray,
+    chars: np.ndarray,
+    k: int,
+    words_per_doc: np.ndarray,
+    doc_start: np.ndarray,
+    csum: np.ndarray,
+) -> np.ndarray:
+    """Per doc: characters of the most frequent k-gram (" "-joined) times its count; first seen wins ties.
+
+    Docs with fewer than k words get 0 (datatrove skips the check for them). Where every k-gram occurs
+    once, the first k-gram of the document is the top one."""
+    n_docs = len(words_per_doc)
     out = np.zeros(n_docs, dtype=np.float64)
-    if len(pos) == 0:
+    has = np.flatnonzero(words_per_doc >= k)
+    s = doc_start[has]
+    out[has] = csum[s + k] - csum[s] + (k - 1)
+    rep = np.flatnonzero(cnt >= 2)
+    if len(rep) == 0:
         return out
-    _, first_idx, inverse = np.unique(g, return_index=True, return_inverse=True)
-    is_first = np.zeros(len(g), dtype=bool)
-    is_first[first_idx] = True
-    cand = np.nonzero(~is_first)[0]
+    rcnt, rdoc = cnt[rep], doc[pos[rep]]
+    seg = np.flatnonzero(np.r_[True, rdoc[1:] != rdoc[:-1]])
+    seg_max = np.maximum.reduceat(rcnt, seg)
+    seg_id = np.repeat(np.arange(len(seg)), np.diff(np.r_[seg, len(rdoc)]))
+    # Positions are in text order, so the first position holding a most frequent k-gram is that k-gram's
+    # first occurrence, and it comes before the first occurrence of any other equally frequent one.
+    hits = np.flatnonzero(rcnt == seg_max[seg_id])
+    first_hit = hits[np.flatnonzero(np.r_[True, np.diff(seg_id[hits]) != 0])]
+    top = rep[first_hit]
+    out[doc[pos[top]]] = (chars[top] + (k - 1)) * cnt[top]
+    return out
+
+
+def _dup_chars(
+    doc: np.ndarray,
+    pos: np.ndarray,
+    g: np.ndarray,
+    first: np.ndarray,
+    chars: np.ndarray,
+    k: int,
+    n_docs: int,
+) -> np.ndarray:
+    """datatrove's ``find_all_duplicate``: characters of k-grams seen before, skipping past each one."""
+    out = np.zeros(n_docs, dtype=np.float64)
+    cand = np.flatnonzero(first != pos)
     if len(cand) == 0:
         return out
-    first_pos = pos[first_idx][inverse]  # position of each k-gram's first occurrence (same doc: hash has doc)
     cand_doc = doc[pos[cand]]
-    bounds = np.nonzero(np.diff(cand_doc))[0] + 1
+    bounds = np.flatnonzero(np.diff(cand_doc)) + 1
     for group in np.split(cand, bounds):
         d = int(doc[pos[group[0]]])
         out[d] = _replay(
-            pos[group].tolist(), g[group].tolist(), first_pos[group].tolist(), chars[group].tolist(), k
+            pos[group].tolist(), g[group].tolist(), first[group].tolist(), chars[group].tolist(), k
         )
     return out
 
