@@ -21,6 +21,25 @@ from typing import Any
 import torch
 
 
+def _softmax_nll(
+    logits: torch.Tensor, target: torch.Tensor, rows: torch.Tensor
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """The fp32 softmax of a chunk's logits (one kernel, any input dtype) and each row's NLL of its target.
+
+    ``-log p[target]`` is exact while ``p[target]`` is a normal fp32 number; below that (a loss over ~85
+    nats, e.g. an injected spike) the row's NLL is recomputed from the logits with a log-sum-exp.
+    """
+    p = torch.softmax(logits, dim=1, dtype=torch.float32)
+    pt = p[rows, target]
+    nll = -torch.log(pt)
+    tiny = pt < torch.finfo(torch.float32).tiny
+    if bool(tiny.any()):
+        r = rows[tiny]
+        lg = logits[r].float()
+        nll[tiny] = torch.logsumexp(lg, dim=1) - lg[torch.arange(len(r), device=lg.device), target[r]]
+    return p, nll
+
+
 class _LinearCrossEntropy(torch.autograd.Function):
     @staticmethod
     def forward(  # type: ignore[override]
@@ -42,11 +61,10 @@ class _LinearCrossEntropy(torch.autograd.Function):
                 hc = h[s : s + chunk].to(mm_dtype)
                 yc = target[s : s + chunk]
                 rows = torch.arange(hc.shape[0], device=h.device)
-                logp = torch.log_softmax((hc @ w.t()).float(), dim=1)
-                loss -= logp[rows, yc].sum()
+                p, nll = _softmax_nll(hc @ w.t(), yc, rows)
+                loss += nll.sum()
                 # d(sum of losses)/d logits = softmax - onehot, in place over the chunk; the 1/n of the mean
                 # is applied once to the (much smaller) gradients at the end
-                p = logp.exp_()
                 p[rows, yc] -= 1.0
                 g = p.to(mm_dtype)
                 grad_h[s : s + chunk] = g @ w
@@ -103,6 +121,5 @@ def linear_nll(
         w = weight.to(mm_dtype)
         for s in range(0, h.shape[0], chunk):
             hc, yc = h[s : s + chunk].to(mm_dtype), target[s : s + chunk]
-            logp = torch.log_softmax((hc @ w.t()).float(), dim=1)
-            out[s : s + chunk] = -logp[torch.arange(hc.shape[0], device=h.device), yc]
+            out[s : s + chunk] = _softmax_nll(hc @ w.t(), yc, torch.arange(hc.shape[0], device=h.device))[1]
     return out

@@ -107,3 +107,18 @@ def test_bpb_through_the_fused_head_equals_bpb_through_logits():
     fused, plain = bpb(model, es, batch_size=4), bpb(LogitsOnly(model), es, batch_size=4)
     assert fused == pytest.approx(plain, rel=1e-6)
     assert 5.0 < fused * 900 / (300 - 9) < 7.0  # ~ln(64)/ln(2) bits per token from an untrained model
+
+
+def test_a_target_probability_below_fp32_range_still_gives_the_exact_loss():
+    from curate.proxy.fused_ce import linear_nll
+
+    h = torch.tensor([[1.0], [1.0]], requires_grad=True)
+    w = torch.tensor([[100.0], [-100.0]], requires_grad=True)  # logits (100, -100): p[1] = e^-200 underflows
+    y = torch.tensor([1, 0])
+    assert linear_nll(h.detach(), w.detach(), y).tolist() == pytest.approx([200.0, 0.0], abs=1e-4)
+    loss = linear_cross_entropy(h, w, y)
+    assert float(loss.detach()) == pytest.approx(100.0, abs=1e-4)
+    ref_loss, ref_gh, ref_gw = _reference(h, w, y)
+    loss.backward()
+    torch.testing.assert_close(h.grad, ref_gh)
+    torch.testing.assert_close(w.grad, ref_gw)
