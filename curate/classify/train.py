@@ -181,6 +181,7 @@ def train_classifier(recipe: ClassifierRecipe, *, output: str | None = None) -> 
         with open(train_file, "w", encoding="utf-8") as f:
             for i in order:
                 f.write(f"__label__{train[i].label} {train[i].text}\n")
+        train_sha256 = sha256_file(train_file)  # what the recipe controls: the examples and their order
         model = fasttext.train_supervised(input=train_file, seed=recipe.seed, verbose=0, **params)
         if recipe.quantize:
             model.quantize(input=train_file, qnorm=True, retrain=False, cutoff=recipe.quantize_cutoff)
@@ -211,6 +212,7 @@ def train_classifier(recipe: ClassifierRecipe, *, output: str | None = None) -> 
         "preprocessing": "utf8 lowercase; \\n replaced by a space",
         "sources": source_records,
         "counts": {"train": count(train), "holdout": count(test)},
+        "train_file_sha256": train_sha256,
         "holdout_metrics": metrics,
         "score_quantiles": quantiles,
     }

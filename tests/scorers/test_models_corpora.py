@@ -70,10 +70,13 @@ def test_detector_training_deterministic_given_seed(tmp_path):
             ],
         )
 
-    # thread=12 (the default): same data, split and order; fastText's lock-free updates add noise only.
+    # thread=12 (the default): the same examples, split and order (the training file is byte-identical);
+    # fastText's lock-free updates add noise only. That noise moves probabilities by <0.003 (5 trainings,
+    # measured), but this weakly separable set's held-out AUC (~0.6) by up to 0.06, so the AUC is not
+    # compared; the probabilities are.
     m1, m2 = train_classifier(recipe("a.bin")), train_classifier(recipe("b.bin"))
     assert m1["counts"] == m2["counts"] and m1["sources"] == m2["sources"]
-    assert abs(m1["holdout_metrics"]["auc"] - m2["holdout_metrics"]["auc"]) < 0.05
+    assert m1["train_file_sha256"] == m2["train_file_sha256"]
     texts = read_table(path, limit=300).column("text")
     p = [
         STAGES.get("machine_text_v1")(
@@ -84,7 +87,7 @@ def test_detector_training_deterministic_given_seed(tmp_path):
         .to_numpy()
         for f in ("a.bin", "b.bin")
     ]
-    assert np.abs(p[0] - p[1]).max() < 0.1
+    assert np.abs(p[0] - p[1]).max() < 0.02
 
 
 def test_synthetic_pipeline_stages_exist():
