@@ -41,6 +41,7 @@ def _check(name: str, limit: int | None, min_docs: int = 2400) -> None:
         ours += run_filter(stage, table)
         ref += run_datatrove(getattr(dtf, dt_name)(), table)
     a = agreement(ours, ref, strip=strip)
+    print(f"parity {name}: {a.same_decision}/{a.n} same decision, {a.same_reason} same first reason")  # -s
     assert a.n >= min_docs
     assert a.rate >= 0.995, (name, a.rate, a.disagreements[:10])
     # Where both drop, the first-failing reason is datatrove's too.
