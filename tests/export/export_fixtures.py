@@ -42,20 +42,9 @@ TEXTS = [
 
 def train_tokenizer(path: Path, texts: list[str], vocab_size: int = 400) -> Path:
     """A byte-level BPE with <|endoftext|>, trained on ``texts`` (round-trips any UTF-8 text)."""
-    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+    from curate.proxy.tokenizer import train_bpe
 
-    tok = Tokenizer(models.BPE())
-    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
-    tok.decoder = decoders.ByteLevel()
-    trainer = trainers.BpeTrainer(
-        vocab_size=vocab_size,
-        special_tokens=["<|endoftext|>"],
-        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
-        show_progress=False,
-    )
-    tok.train_from_iterator(texts, trainer)
-    tok.save(str(path))
-    return path
+    return train_bpe(texts, vocab_size=vocab_size, min_frequency=0).save(path)
 
 
 def make_run(run_dir: Path, texts: list[str], *, parts: int = 3, config: dict | None = None) -> Path:

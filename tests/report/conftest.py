@@ -69,20 +69,9 @@ stages:
 
 
 def train_tokenizer(path: Path, texts: list[str]) -> Path:
-    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+    from curate.proxy.tokenizer import train_bpe
 
-    tok = Tokenizer(models.BPE())
-    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
-    tok.decoder = decoders.ByteLevel()
-    trainer = trainers.BpeTrainer(
-        vocab_size=300,
-        special_tokens=["<|endoftext|>"],
-        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
-        show_progress=False,
-    )
-    tok.train_from_iterator(texts, trainer)
-    tok.save(str(path))
-    return path
+    return train_bpe(texts, vocab_size=300, min_frequency=0).save(path)
 
 
 @pytest.fixture(scope="session")
