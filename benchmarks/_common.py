@@ -8,19 +8,17 @@ import threading
 import time
 from pathlib import Path
 
+import psutil
+
 ROOT = Path(__file__).resolve().parents[1]
 CORPORA = ROOT.parent / "shared" / "corpora"
 
 
 def _children(pid: int) -> list[int]:
-    out = []
     try:
-        for tid in os.listdir(f"/proc/{pid}/task"):
-            with open(f"/proc/{pid}/task/{tid}/children") as f:
-                out += [int(c) for c in f.read().split()]
-    except OSError:
-        pass
-    return out
+        return [c.pid for c in psutil.Process(pid).children()]
+    except psutil.Error:
+        return []
 
 
 def tree_rss(root: int | None = None) -> tuple[int, dict[str, int]]:

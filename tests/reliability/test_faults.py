@@ -23,6 +23,7 @@ import threading
 import time
 from pathlib import Path
 
+import psutil
 import pyarrow.parquet as pq
 import pytest
 
@@ -148,18 +149,10 @@ sys.exit(main(sys.argv[1:]))
 
 
 def _descendants(pid: int) -> set[int]:
-    out, stack = set(), [pid]
-    while stack:
-        p = stack.pop()
-        try:
-            for tid in os.listdir(f"/proc/{p}/task"):
-                with open(f"/proc/{p}/task/{tid}/children") as f:
-                    kids = [int(c) for c in f.read().split()]
-                out.update(kids)
-                stack += kids
-        except OSError:
-            continue
-    return out
+    try:
+        return {c.pid for c in psutil.Process(pid).children(recursive=True)}
+    except psutil.Error:
+        return set()
 
 
 LEAKED_AGENTS = {"ray::DashboardAgent", "ray::RuntimeEnvAgent"}

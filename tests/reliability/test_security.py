@@ -15,6 +15,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import psutil
 import pytest
 
 from curate.config import ConfigError, parse_pipeline
@@ -41,17 +42,10 @@ engine.shutdown()
 
 
 def _tree(root: int) -> list[int]:
-    out, stack = [], [root]
-    while stack:
-        pid = stack.pop()
-        out.append(pid)
-        try:
-            for tid in os.listdir(f"/proc/{pid}/task"):
-                with open(f"/proc/{pid}/task/{tid}/children") as f:
-                    stack += [int(c) for c in f.read().split()]
-        except OSError:
-            pass
-    return out
+    try:
+        return [root] + [c.pid for c in psutil.Process(root).children(recursive=True)]
+    except psutil.Error:
+        return [root]
 
 
 def _addr(hex_addr: str) -> str:
