@@ -198,9 +198,27 @@ def parse_pipeline(
         if value is not None and not isinstance(value, dict):
             raise err((key,), "expected a mapping")
         sections[key] = value
+    if sections["proxy"] is not None:
+        _check_proxy(sections["proxy"], path, err)
     return PipelineConfig(
         name=str(name), input=dict(inp), stages=specs, engine=engine, raw=raw, path=path, **sections
     )
+
+
+def _check_proxy(section: dict[str, Any], path: str, err: Any) -> None:
+    """The ``proxy:`` section is validated with the pipeline, before any work: keys, eval kinds, the
+    headline, ladder budgets, and eval files (present; choice items parse, gold included)."""
+    from curate.context import PhaseError
+    from curate.proxy.config import ProxyConfigError, parse
+    from curate.proxy.evalsets import check_files
+
+    try:
+        cfg = parse(section)
+        check_files(cfg.eval, path)
+    except ProxyConfigError as e:
+        raise err(("proxy", *e.keys), e.msg) from None
+    except PhaseError as e:
+        raise ConfigError(f"{path}: {e}") from None
 
 
 def _parse_stage(i: int, entry: Any, err: Any) -> StageSpec:

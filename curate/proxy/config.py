@@ -14,11 +14,20 @@ proxy:
   model: proxy_tiny              # a ladder name (curate.proxy.model.LADDER)
   budget: 300000                 # T, training tokens per run
   seeds: 3                       # or a list, e.g. [0, 1, 2]
-  tokenizer: {vocab_size: 2048, sample_chars: 2000000}   # or {path: path/to/tokenizer.json}
-  eval:                          # default: [{name: heldout, holdout: 0.02}]
-    - {name: heldout, holdout: 0.02}                       # a split of the raw input, by id hash
-    - {name: wiki, path: data/wiki.jsonl.gz, max_docs: 200, format: jsonl}
-  eval_chars: 20000              # per eval set: documents in order, the last one cut at the limit
+  tokenizer: {vocab_size: 2048, sample_chars: 2000000, seed: 0}   # or {path: path/to/tokenizer.json}
+                                 # trained on raw rows drawn by xxh64(seed, id): layout- and recipe-free
+  eval_suite: web_targets        # a built-in target suite (curate.proxy.suites), before `eval:` entries
+  eval:                          # default: [{name: heldout, kind: heldout, holdout: 0.02}]
+    - {name: heldout, kind: heldout, holdout: 0.02}        # a split of the raw input, by id hash: FIT, not quality
+    - {name: wiki, kind: text, path: data/wiki.jsonl.gz, max_docs: 200, format: jsonl}
+    - {name: docs, kind: text, source: pydoc_topic}        # rows of this input source, held out of every recipe
+    - {name: arc, kind: choice, path: eval/arc_easy.jsonl.gz, max_items: 200}   # {context, choices, gold}
+  headline: [wiki, arc]          # sets averaged into the verdict; default: every set but heldout ones
+  eval_chars: 20000              # per text set: documents in order, the last one cut at the limit
+  controls: [null, rejected]     # default where the input allows (docs/goodput.md); [] turns them off
+  controls_for: curated          # the recipe the controls are built for (default: the plain kept/ recipe)
+  ladder:                        # extra (model, budget[, seeds]) points; every recipe runs at each
+    - {model: proxy_tiny, budget: 200000, seeds: 2}
   train: {seq_len: 128, batch_size: 16, n_evals: 5, lr: 0.003}   # any curate.proxy.train.TrainConfig field
   cpus_per_run: 1                # Ray resources per run; on CPU, runs queue for cores
   gpu_fraction: 0.25             # num_gpus per run when CUDA is present (runs share a GPU)
@@ -51,10 +60,27 @@ KEYS = [
     "cpus_per_run",
     "gpu_fraction",
     "n_boot",
+    "headline",
+    "controls",
+    "controls_for",
+    "ladder",
+    "eval_suite",
 ]
 RECIPE_KEYS = ["from", "select", "without_stages", "sweep"]
-EVAL_KEYS = ["name", "holdout", "path", "max_docs", "format"]
-TOKENIZER_KEYS = ["path", "vocab_size", "sample_chars"]
+EVAL_KEYS = ["name", "kind", "holdout", "path", "source", "max_docs", "max_items", "format"]
+EVAL_KINDS = ("text", "choice", "heldout")
+TOKENIZER_KEYS = ["path", "vocab_size", "sample_chars", "seed"]
+LADDER_KEYS = ["model", "budget", "seeds"]
+CONTROLS = ("null", "rejected")
+
+
+class ProxyConfigError(PhaseError):
+    """A ``proxy:`` section that cannot run; ``keys`` locate it under ``proxy`` (for file:line errors)."""
+
+    def __init__(self, keys: tuple[str | int, ...], msg: str) -> None:
+        self.keys, self.msg = keys, msg
+        where = "proxy" + "".join(f"[{k}]" if isinstance(k, int) else f".{k}" for k in keys)
+        super().__init__(f"{where}: {msg}")
 
 
 @dataclass
@@ -70,11 +96,32 @@ class Recipe:
 
 @dataclass
 class EvalSpec:
+    """One eval set. ``kind``: ``text`` (reference documents from ``path``, or the rows of input source
+    ``source``, which are then held out of every recipe), ``choice`` (benchmark items from ``path``,
+    :mod:`curate.proxy.choice`) or ``heldout`` (an id-hash split of the raw input: fit to the raw
+    distribution, never a quality target)."""
+
     name: str
+    kind: str = "text"
     holdout: float | None = None
     path: str | None = None
+    source: str | None = None
     max_docs: int | None = None
+    max_items: int | None = None
     format: str = "jsonl"
+
+
+@dataclass(frozen=True)
+class LadderPoint:
+    """A (model, budget, seeds) point of the scale ladder."""
+
+    model: str
+    budget: int
+    seeds: tuple[int, ...]
+
+    @property
+    def name(self) -> str:
+        return f"{self.model}@{self.budget}"
 
 
 @dataclass
@@ -87,15 +134,36 @@ class ProxyConfig:
     tokenizer_path: str | None = None
     vocab_size: int = 2048
     sample_chars: int = 2_000_000
-    eval: list[EvalSpec] = field(default_factory=lambda: [EvalSpec(name="heldout", holdout=0.02)])
+    eval: list[EvalSpec] = field(
+        default_factory=lambda: [EvalSpec(name="heldout", kind="heldout", holdout=0.02)]
+    )
+    headline: list[str] = field(default_factory=list)
+    controls: list[str] = field(default_factory=lambda: list(CONTROLS))
+    controls_explicit: bool = False
+    controls_for: str | None = None
+    ladder: list[LadderPoint] = field(default_factory=list)
+    tokenizer_seed: int = 0
     eval_chars: int = 20_000
     train: dict[str, Any] = field(default_factory=lambda: dict(CPU_TRAIN))
     cpus_per_run: float = 1.0
     gpu_fraction: float = 0.25
     n_boot: int = 1000
 
-    def train_config(self, seed: int) -> TrainConfig:
-        return TrainConfig(**{**self.train, "model": self.model, "tokens": self.budget, "seed": seed})
+    def train_config(self, seed: int, point: LadderPoint | None = None) -> TrainConfig:
+        model, budget = (point.model, point.budget) if point else (self.model, self.budget)
+        return TrainConfig(**{**self.train, "model": model, "tokens": budget, "seed": seed})
+
+    @property
+    def main_point(self) -> LadderPoint:
+        return LadderPoint(self.model, self.budget, tuple(self.seeds))
+
+    def points(self) -> list[LadderPoint]:
+        """The main point first, then the ladder's other points (duplicates of the main one dropped)."""
+        out = [self.main_point]
+        for p in self.ladder:
+            if (p.model, p.budget) != (self.model, self.budget):
+                out.append(p)
+        return out
 
 
 def _check_keys(raw: Any, valid: list[str], where: str) -> dict[str, Any]:
@@ -148,6 +216,60 @@ def _recipes(raw: dict[str, Any]) -> list[Recipe]:
     return out
 
 
+def _eval_specs(raw: dict[str, Any]) -> list[EvalSpec]:
+    from curate.proxy.suites import suite
+
+    entries: list[tuple[tuple[str | int, ...], Any]] = []
+    if "eval_suite" in raw:
+        try:
+            entries += [(("eval_suite",), e) for e in suite(str(raw["eval_suite"]))]
+        except KeyError as e:
+            raise ProxyConfigError(("eval_suite",), str(e.args[0])) from None
+    if "eval" in raw:
+        if not isinstance(raw["eval"], list):
+            raise ProxyConfigError(("eval",), "expected a list of eval sets")
+        entries += [(("eval", i), e) for i, e in enumerate(raw["eval"])]
+    if not entries:
+        return [EvalSpec(name="heldout", kind="heldout", holdout=0.02)]
+    evs, seen = [], set()
+    for keys, e in entries:
+        where = "proxy" + "".join(f"[{k}]" if isinstance(k, int) else f".{k}" for k in keys)
+        e = dict(_check_keys(e, EVAL_KEYS, where))
+        if "name" not in e:
+            raise ProxyConfigError(keys, "an eval set needs a name")
+        kind = e.get("kind") or ("heldout" if e.get("holdout") is not None else "text")
+        if kind not in EVAL_KINDS:
+            raise ProxyConfigError((*keys, "kind"), f"unknown eval kind {kind!r}; valid kinds: {', '.join(EVAL_KINDS)}")
+        e["kind"] = kind
+        given = [k for k in ("holdout", "path", "source") if e.get(k) is not None]
+        need = {"heldout": ["holdout"], "text": ["path", "source"], "choice": ["path"]}[kind]
+        if len(given) != 1 or given[0] not in need:
+            raise ProxyConfigError(keys, f"a {kind} eval set needs exactly one of {', '.join(need)}; got {given or 'none'}")
+        if kind == "heldout" and not 0 < float(e["holdout"]) < 1:
+            raise ProxyConfigError((*keys, "holdout"), f"expected a fraction in (0, 1), got {e['holdout']!r}")
+        if e["name"] in seen:
+            raise ProxyConfigError(keys, f"eval set {e['name']!r} is defined twice")
+        seen.add(e["name"])
+        evs.append(EvalSpec(**e))
+    return evs
+
+
+def _ladder(raw: Any, seeds: list[int]) -> list[LadderPoint]:
+    if not isinstance(raw, list):
+        raise ProxyConfigError(("ladder",), "expected a list of {model, budget[, seeds]}")
+    out = []
+    for i, p in enumerate(raw):
+        p = _check_keys(p, LADDER_KEYS, f"proxy.ladder[{i}]")
+        if p.get("model") not in LADDER:
+            raise ProxyConfigError(("ladder", i, "model"), f"{p.get('model')!r}; valid sizes: {', '.join(LADDER)}")
+        b = p.get("budget")
+        if not isinstance(b, int) or isinstance(b, bool) or b <= 0:
+            raise ProxyConfigError(("ladder", i, "budget"), f"expected a positive integer, got {b!r}")
+        s = p.get("seeds", len(seeds))
+        out.append(LadderPoint(p["model"], b, tuple(range(s)) if isinstance(s, int) else tuple(int(x) for x in s)))
+    return out
+
+
 def parse(section: dict[str, Any] | None) -> ProxyConfig:
     """Validate the ``proxy:`` mapping into a :class:`ProxyConfig` (CPU-sized defaults)."""
     raw = _check_keys(section or {}, KEYS, "proxy")
@@ -183,17 +305,42 @@ def parse(section: dict[str, Any] | None) -> ProxyConfig:
         kw["tokenizer_path"] = tok.get("path")
         kw["vocab_size"] = int(tok.get("vocab_size", 2048))
         kw["sample_chars"] = int(tok.get("sample_chars", 2_000_000))
-    if "eval" in raw:
-        evs = []
-        for i, e in enumerate(raw["eval"]):
-            e = _check_keys(e, EVAL_KEYS, f"proxy.eval[{i}]")
-            if "name" not in e or (e.get("holdout") is None) == (e.get("path") is None):
-                raise PhaseError(f"proxy.eval[{i}]: needs a name and exactly one of holdout, path")
-            evs.append(EvalSpec(**e))
-        kw["eval"] = evs
+        kw["tokenizer_seed"] = int(tok.get("seed", 0))
+    kw["eval"] = _eval_specs(raw)
+    set_names = [e.name for e in kw["eval"]]
+    if "headline" in raw:
+        head = raw["headline"]
+        if not isinstance(head, list) or not head:
+            raise ProxyConfigError(("headline",), "expected a non-empty list of eval set names")
+        for i, h in enumerate(head):
+            if h not in set_names:
+                raise ProxyConfigError(("headline", i), f"{h!r} names no eval set; eval sets: {', '.join(set_names)}")
+        kw["headline"] = [str(h) for h in head]
+    else:
+        kw["headline"] = [e.name for e in kw["eval"] if e.kind != "heldout"] or set_names
+    if "controls" in raw:
+        ctl = raw["controls"] or []
+        bad = [c for c in ctl if c not in CONTROLS] if isinstance(ctl, list) else [ctl]
+        if bad:
+            raise ProxyConfigError(("controls",), f"unknown control(s) {bad}; valid: {', '.join(CONTROLS)} (or [])")
+        clash = [c for c in ctl if c in names]
+        if clash:
+            raise ProxyConfigError(("controls",), f"control name(s) {clash} clash with recipes of the same name")
+        kw["controls"], kw["controls_explicit"] = list(ctl), True
+    if "controls_for" in raw:
+        if raw["controls_for"] not in names or raw["controls_for"] == kw["baseline"]:
+            raise ProxyConfigError(("controls_for",), f"{raw['controls_for']!r} is not a non-baseline recipe; recipes: {', '.join(names)}")
+        kw["controls_for"] = raw["controls_for"]
     if "train" in raw:
         valid = [f.name for f in dataclasses.fields(TrainConfig) if f.name not in ("model", "tokens", "seed")]
         kw["train"] = {**CPU_TRAIN, **_check_keys(raw["train"], valid, "proxy.train")}
+    if "ladder" in raw:
+        kw["ladder"] = _ladder(raw["ladder"], kw.get("seeds", [0, 1, 2]))
     cfg = ProxyConfig(**kw)
     cfg.train_config(0).steps  # noqa: B018  (fails early when the budget is under 4 steps)
+    for i, p in enumerate(cfg.ladder):
+        try:
+            cfg.train_config(0, p).steps  # noqa: B018
+        except ValueError as e:
+            raise ProxyConfigError(("ladder", i, "budget"), str(e)) from None
     return cfg

@@ -42,6 +42,21 @@ class EvalSet:
         return cls(name=name, windows=stream[idx], n_bytes=int(n_bytes), eos_id=eos_id)
 
 
+def _token_nll(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor, *, autocast: bool) -> torch.Tensor:
+    """Next-token NLL (nats) of every target ``y`` (flattened) given inputs ``x``: through the fused head
+    for a decoder with ``model.model`` and ``model.lm_head`` (as ``LlamaForCausalLM``), else ``.logits``."""
+    device = _device(model)
+    fused = hasattr(model, "model") and hasattr(model, "lm_head")
+    with torch.autocast(device.type, dtype=torch.bfloat16, enabled=autocast):
+        if fused:
+            lm: Any = model
+            h = lm.model(input_ids=x).last_hidden_state
+            mm_dtype = torch.bfloat16 if autocast else torch.float32
+            return linear_nll(h.reshape(-1, h.size(-1)), lm.lm_head.weight, y, mm_dtype=mm_dtype)
+        logits = model(input_ids=x).logits
+        return F.cross_entropy(logits.float().reshape(-1, logits.size(-1)), y, reduction="none")
+
+
 @torch.no_grad()
 def bpb(model: torch.nn.Module, es: EvalSet, *, batch_size: int = 16, autocast: bool = False) -> float:
     """Bits per byte of ``model`` on ``es`` (see the module docstring).
@@ -54,22 +69,38 @@ def bpb(model: torch.nn.Module, es: EvalSet, *, batch_size: int = 16, autocast: 
     model.eval()
     total = 0.0
     device = _device(model)
-    fused = hasattr(model, "model") and hasattr(model, "lm_head")
     for i in range(0, len(es.windows), batch_size):
         w = torch.from_numpy(es.windows[i : i + batch_size])
         x, y = w[:, :-1].to(device), w[:, 1:].reshape(-1).to(device)
-        with torch.autocast(device.type, dtype=torch.bfloat16, enabled=autocast):
-            if fused:
-                lm: Any = model
-                h = lm.model(input_ids=x).last_hidden_state
-                mm_dtype = torch.bfloat16 if autocast else torch.float32
-                nll = linear_nll(h.reshape(-1, h.size(-1)), lm.lm_head.weight, y, mm_dtype=mm_dtype)
-            else:
-                logits = model(input_ids=x).logits
-                nll = F.cross_entropy(logits.float().reshape(-1, logits.size(-1)), y, reduction="none")
+        nll = _token_nll(model, x, y, autocast=autocast)
         total += float(nll[y != es.eos_id].double().sum())
     model.train(was_training)
     return total / (math.log(2) * es.n_bytes)
+
+
+@torch.no_grad()
+def row_nll(
+    model: torch.nn.Module, windows: np.ndarray, mask: np.ndarray, *, batch_size: int = 16, autocast: bool = False
+) -> np.ndarray:
+    """Summed next-token NLL (nats) of each row of ``windows (n, L+1)`` over the targets ``mask (n, L)``
+    marks (a benchmark item's continuation, :mod:`curate.proxy.choice`)."""
+    was_training = model.training
+    model.eval()
+    device = _device(model)
+    out = np.zeros(len(windows), dtype=np.float64)
+    # Rows are short (a context and a continuation) and right-padded: score them in length order, each
+    # batch cut to its longest row (causal attention: padding after a row's end never changes it).
+    ends = np.where(mask.any(axis=1), mask.shape[1] - np.argmax(mask[:, ::-1], axis=1), 1)
+    order = np.argsort(ends, kind="stable")
+    for i in range(0, len(order), batch_size):
+        sel = order[i : i + batch_size]
+        width = int(ends[sel].max())
+        w = torch.from_numpy(np.ascontiguousarray(windows[sel, : width + 1]))
+        x, y = w[:, :-1].to(device), w[:, 1:].reshape(-1).to(device)
+        nll = _token_nll(model, x, y, autocast=autocast).double().reshape(len(sel), -1).cpu().numpy()
+        out[sel] = (nll * mask[sel, :width]).sum(axis=1)
+    model.train(was_training)
+    return out
 
 
 def _device(model: torch.nn.Module) -> torch.device:

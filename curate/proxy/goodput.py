@@ -243,9 +243,10 @@ class RecipeCurves:
     tokens_trained: int = 0
 
 
-def _headline(rc: RecipeCurves) -> np.ndarray:
-    # The headline curve averages the eval sets with equal weight: (n_seeds, K).
-    return np.mean(np.stack([np.asarray(v, dtype=np.float64) for _, v in sorted(rc.bpb.items())]), axis=0)
+def _headline(rc: RecipeCurves, sets: list[str] | None = None) -> np.ndarray:
+    # The headline curve averages the headline eval sets (default: all) with equal weight: (n_seeds, K).
+    names = sorted(sets) if sets else sorted(rc.bpb)
+    return np.mean(np.stack([np.asarray(rc.bpb[k], dtype=np.float64) for k in names]), axis=0)
 
 
 class _BaselineLaws:
@@ -275,6 +276,7 @@ def goodput_report(
     n_boot: int = 1000,
     level: float = 0.95,
     seed: int = 0,
+    headline: list[str] | None = None,
 ) -> dict[str, Any]:
     """Every DESIGN.md metric for every recipe, with bootstrap CIs over seeds (schema: curate.proxy.phase).
 
@@ -288,7 +290,7 @@ def goodput_report(
         raise ValueError(f"the last eval point ({t[-1]:g} tokens) must be the budget T={budget}")
     quarter = budget / 4
     tokens_in = recipes[baseline].tokens_kept
-    heads = {r: _headline(rc) for r, rc in recipes.items()}
+    heads = {r: _headline(rc, headline) for r, rc in recipes.items()}
     base_laws = _BaselineLaws(t, heads[baseline])
     law = fit_tail(t, heads[baseline].mean(axis=0))
     rng = np.random.default_rng(seed)

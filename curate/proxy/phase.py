@@ -1,172 +1,143 @@
-"""The ``proxy`` phase: train tiny LMs on each recipe and write ``goodput.json``.
+"""The ``proxy`` phase: train tiny LMs on each recipe (and the controls) and write ``goodput.json``.
 
 Steps (each resumable: finished shards and finished runs are never redone):
 
-1. Eval sets (``proxy.eval``): files (whole documents up to ``eval_chars``) or a held-out split of the raw
-   input by id hash. Their text hashes (whitespace-normalised xxh64) are excluded from every recipe.
-2. Tokenizer: ``proxy.tokenizer.path``, or a byte-level BPE trained on a prefix of the raw input;
-   saved as ``proxy/tokenizer.json``.
-3. Token shards per recipe and input file (``Engine.map``, one item per parquet file), concatenated into
-   ``proxy/data/<recipe>/train.{bin,idx,json}``.
-4. Runs: one ``Engine.map`` item per (recipe, seed), with ``Resources(num_cpus=cpus_per_run,
-   num_gpus=gpu_fraction if CUDA)``, writing ``proxy/<recipe>/seed<k>/{metrics.jsonl, ckpt.pt,
-   result.json, model/}``.
-5. ``goodput.json`` from the runs' eval curves (:func:`curate.proxy.goodput.goodput_report`).
-
-``goodput.json`` schema::
-
-    {
-      "baseline": "raw", "budget": T, "seeds": [0, 1, 2], "eval_sets": ["heldout", ...],
-      "model": {name, depth, width, params, non_embedding, flops_per_token, ...},
-      "tokenizer": {"path": "proxy/tokenizer.json", "vocab_size": V},
-      "recipes": {
-        "<recipe>": {
-          "multiplier": {"value", "ci_low", "ci_high", "extrapolated"},   # m_r = t_base(b_r(T)) / T
-          "learning_signal_per_token": (b_base(T) - b_r(T)) / T,           # bpb per token
-          "learning_signal_curve": {"tokens": [...], "neg_dbpb_dlnt": [...]},
-          "bpb_at_T": {"value", "ci_low", "ci_high"}, "bpb_at_T_over_4": float,
-          "yield": tokens_kept / tokens_in, "goodput": {"value", "ci": [low, high]},
-          "effective_tokens": tokens_in * goodput, "tokens_in": int, "tokens_kept": int,
-          "docs": int, "decontaminated": int, "rules": [resolved select rules],
-          "costs": {"proxy_device_s", "proxy_tokens_trained", "effective_tokens_per_device_hour",
-                    "curation_cpu_s", "curation_cpu_s_by_stage": {stage: s}},
-          "anomalies": int, "rollbacks": int,
-          "curves": {"<eval set>": {"tokens", "bpb_mean", "bpb_ci_low", "bpb_ci_high", "per_seed",
-                                    "slope_tokens", "neg_dbpb_dlnt"}}
-        }
-      },
-      "ranking": {"metric", "order", "tiers", "pairs": [{"a", "b", "better" (null = CIs overlap), "separated"}]},
-      "decision_agreement": fraction of pairs ordered alike at T/4 and T (null with one recipe),
-      "baseline_power_law": {"a", "c", "alpha", "rmse"}, "bootstrap": {"n_boot", "level", "seed"}
-    }
-
-Non-finite numbers (a target beyond the power law's asymptote) are written as ``null``. Headline numbers
-average the eval sets with equal weight; per-set curves are under ``curves``.
+1. Eval sets (``proxy.eval`` / ``proxy.eval_suite``, :mod:`curate.proxy.evalsets`): ``text`` documents,
+   ``choice`` benchmark items, ``heldout`` id-hash splits of the raw input. Every recipe drops documents
+   equal to an eval document (xxh64 of normalised text) or sharing a word 13-gram with an eval set.
+2. Tokenizer: ``proxy.tokenizer.path``, or a byte-level BPE trained on raw rows drawn by
+   ``xxh64(seed:id)``: independent of file layout and of the stage list; fingerprinted (sha256).
+3. Token shards per recipe and input file (``Engine.map``), concatenated into
+   ``proxy/data/<recipe>/train.{bin,idx,json}``; the ``null`` control is a seeded document subsample of
+   raw's shard at the controlled recipe's token count; the ``rejected`` control is every row a
+   non-quarantine stage rejected.
+4. Runs: one ``Engine.map`` item per (ladder point, recipe, seed); the main point writes
+   ``proxy/<recipe>/seed<k>/``, other ladder points ``proxy/ladder/<model>@<budget>/<recipe>/seed<k>/``.
+   A finished run is reused only if its ``config.json`` equals the run asked for.
+5. ``goodput.json`` (:mod:`curate.proxy.assemble`; schema in ``docs/goodput.md``).
 """
 
 from __future__ import annotations
 
+import dataclasses
+import hashlib
 import json
 import logging
 import os
+import shutil
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pyarrow.parquet as pq
-import xxhash
 
 from curate import schema
 from curate.context import PhaseError, RunContext
+from curate.proxy import evalsets
 from curate.proxy.config import ProxyConfig, Recipe, parse
-from curate.proxy.goodput import RecipeCurves, goodput_report
-from curate.proxy.shards import ShardJob, concat_shards, read_shard, shard_job, text_hashes, write_shard
+from curate.proxy.shards import (
+    ShardJob,
+    concat_shards,
+    read_shard,
+    shard_job,
+    subsample_shard,
+    text_hashes,
+    write_shard,
+)
 from curate.stage import Resources
 
 log = logging.getLogger(__name__)
+NULL_SEED = 0
 
 
-def _holdout_texts(args: tuple[str, float]) -> list[str]:
-    """Texts of the rows of one raw parquet file that fall in the held-out split (id hash < fraction)."""
-    path, frac = args
-    cols = [schema.ID, schema.TEXT] + ([schema.REASON] if Path(path).parent.name == "rejected" else [])
-    t = pq.read_table(path, columns=cols)
-    ids = t.column(schema.ID).to_pylist()
-    h = np.fromiter(
-        (xxhash.xxh64_intdigest((i or "").encode("utf-8")) for i in ids), dtype=np.uint64, count=len(ids)
-    )
-    mask = (h % np.uint64(1_000_000)) < np.uint64(int(frac * 1_000_000))
-    if schema.REASON in t.column_names:
-        reasons = t.column(schema.REASON).to_pylist()
-        mask &= np.array([not (r or "").startswith(schema.QUARANTINE_PREFIX) for r in reasons], dtype=bool)
-    texts = t.column(schema.TEXT).to_pylist()
-    return [texts[i] for i in np.flatnonzero(mask)]
+def _sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
 
 
-def _take_chars(texts: list[str], max_chars: int, max_docs: int | None) -> list[str]:
-    """Documents in order up to ``max_chars`` characters; the last one is cut at the limit (so one long
-    book or a one-record file like wikitext-2 still gives an eval set of the configured size)."""
-    out, n = [], 0
-    for t in texts[: max_docs or len(texts)]:
-        if n >= max_chars:
-            break
-        if t and t.strip():
-            out.append(t[: max_chars - n])
-            n += len(out[-1])
-    return out
+def _tokenizer_sample(ctx: RunContext, cfg: ProxyConfig, exclude: set[int], sources: list[str]) -> tuple[list[str], int]:
+    """Raw rows ordered by ``xxh64(seed:id)``, the first ``sample_chars`` characters' worth: the same
+    sample whatever the file layout or the stage list (only the raw input's ids and texts matter)."""
+    import xxhash
+
+    best: list[tuple[int, str]] = []
+    for f in ctx.kept_files() + ctx.rejected_files():
+        t = evalsets.raw_rows(str(f), [schema.ID, schema.TEXT, schema.SOURCE])
+        ids, texts = t.column(schema.ID).to_pylist(), t.column(schema.TEXT).to_pylist()
+        src = t.column(schema.SOURCE).to_pylist() if schema.SOURCE in t.column_names else [None] * len(ids)
+        hs = text_hashes(texts)
+        for i, x, s, h in zip(ids, texts, src, hs, strict=True):
+            if s in sources or int(h) in exclude or not x:
+                continue
+            best.append((xxhash.xxh64_intdigest(f"{cfg.tokenizer_seed}:{i}".encode()), x))
+        # Keep memory bounded: only the rows that can still be in the sample survive each file.
+        best.sort(key=lambda kv: kv[0])
+        n, cut = 0, len(best)
+        for j, (_, x) in enumerate(best):
+            n += len(x)
+            if n >= cfg.sample_chars:
+                cut = j + 1
+                break
+        best = best[:cut]
+    return [x for _, x in best], len(best)
 
 
-def _eval_texts(ctx: RunContext, cfg: ProxyConfig) -> dict[str, list[str]]:
-    from curate.io.readers import read_table
-
-    raw_files = [str(p) for p in ctx.kept_files() + ctx.rejected_files()]
-    out = {}
-    for spec in cfg.eval:
-        if spec.path is not None:
-            path = Path(spec.path)
-            if not path.is_absolute() and ctx.pipeline_path and not path.exists():
-                path = Path(ctx.pipeline_path).parent / path
-            if not path.exists():
-                raise PhaseError(f"proxy.eval {spec.name}: {spec.path} does not exist")
-            t = read_table(str(path), fmt=spec.format, limit=spec.max_docs)
-            texts = t.column(schema.TEXT).to_pylist()
-        else:
-            frac = float(spec.holdout or 0.0)
-            parts = ctx.engine.map(_holdout_texts, [(f, frac) for f in raw_files], desc="holdout")
-            texts = [x for p in parts for x in p]
-        out[spec.name] = _take_chars(texts, cfg.eval_chars, spec.max_docs)
-        if not out[spec.name]:
-            raise PhaseError(f"proxy.eval {spec.name}: no documents")
-    return out
-
-
-def _tokenizer(ctx: RunContext, cfg: ProxyConfig, exclude: set[int], pdir: Path) -> Any:
+def _tokenizer(
+    ctx: RunContext, cfg: ProxyConfig, exclude: set[int], sources: list[str], pdir: Path
+) -> tuple[Any, dict[str, Any]]:
     from curate.proxy.tokenizer import ProxyTokenizer, train_bpe
 
     dest = pdir / "tokenizer.json"
-    if dest.exists():
-        return ProxyTokenizer.load(dest)
+    info_path = pdir / "tokenizer.info.json"
+    if dest.exists() and info_path.exists():
+        return ProxyTokenizer.load(dest), json.loads(info_path.read_text())
     if cfg.tokenizer_path:
         tok = ProxyTokenizer.load(cfg.tokenizer_path)
+        info: dict[str, Any] = {"source": "file", "given_path": cfg.tokenizer_path}
     else:
-        sample, n = [], 0
-        for f in ctx.kept_files() + ctx.rejected_files():
-            texts = pq.read_table(f, columns=[schema.TEXT]).column(schema.TEXT).to_pylist()
-            for t, h in zip(texts, text_hashes(texts), strict=True):
-                if h not in exclude and n < cfg.sample_chars:
-                    sample.append(t)
-                    n += len(t)
-            if n >= cfg.sample_chars:
-                break
+        sample, docs = _tokenizer_sample(ctx, cfg, exclude, sources)
+        if not sample:
+            raise PhaseError("proxy.tokenizer: no raw text to train the tokenizer on")
         tok = train_bpe(sample, vocab_size=cfg.vocab_size)
+        info = {
+            "source": "trained",
+            "method": "byte-level BPE on raw rows ordered by xxh64(seed:id) (eval documents and held-out "
+            "sources excluded), first sample_chars characters: independent of file layout and stages",
+            "seed": cfg.tokenizer_seed,
+            "sample_docs": docs,
+            "sample_chars": sum(len(x) for x in sample),
+            "vocab_size_requested": cfg.vocab_size,
+        }
     tok.save(dest)
-    return tok
+    info.update({"path": "proxy/tokenizer.json", "vocab_size": tok.vocab_size, "sha256": _sha256(dest)})
+    _write_json(info, info_path)
+    return tok, info
 
 
-def _recipe_jobs(ctx: RunContext, r: Recipe, pdir: Path, tok_path: str, excl: str) -> list[ShardJob]:
+def _recipe_jobs(
+    ctx: RunContext, r: Recipe, pdir: Path, tok_path: str, excl: str, grams: str, sources: list[str]
+) -> list[ShardJob]:
+    common = {"tokenizer": tok_path, "exclude_hashes": excl, "exclude_grams": grams, "exclude_sources": sources}
     jobs = []
-    for i, f in enumerate(ctx.kept_files()):
-        jobs.append(
-            ShardJob(
-                src=str(f),
-                out=str(pdir / "data" / r.name / f"kept-{i:05d}"),
-                tokenizer=tok_path,
-                rules=r.rules,
-                exclude_hashes=excl,
+    if r.source != "rejected":
+        for i, f in enumerate(ctx.kept_files()):
+            jobs.append(
+                ShardJob(src=str(f), out=str(pdir / "data" / r.name / f"kept-{i:05d}"), rules=r.rules, **common)
             )
-        )
-    if r.source == "raw" or r.without_stages:
-        only = None if r.source == "raw" else r.without_stages
+    if r.source in ("raw", "rejected") or r.without_stages:
+        only = r.without_stages if r.source == "kept" else None
         for i, f in enumerate(ctx.rejected_files()):
             jobs.append(
                 ShardJob(
                     src=str(f),
                     out=str(pdir / "data" / r.name / f"rejected-{i:05d}"),
-                    tokenizer=tok_path,
                     rejected=True,
                     only_stages=only,
-                    exclude_hashes=excl,
+                    **common,
                 )
             )
     return jobs
@@ -201,34 +172,40 @@ class RunItem:
     vocab_size: int
     eos_id: int
     threads: int
+    choice_paths: dict[str, str] = dataclasses.field(default_factory=dict)
+    point: str = ""
 
 
 def run_one(item: RunItem) -> dict[str, Any]:
-    """Train one (recipe, seed) run; returns its ``result.json`` (read back when already finished)."""
+    """Train one (recipe, seed) run; returns its ``result.json`` (read back when already finished with
+    the same configuration; a run left by another configuration is discarded and retrained)."""
     import torch
 
+    from curate.proxy.choice import ChoiceRows
     from curate.proxy.evaluate import EvalSet
     from curate.proxy.train import Run, TrainConfig
 
-    done = Path(item.out_dir) / "result.json"
+    cfg = TrainConfig(**item.train_cfg)
+    out = Path(item.out_dir)
+    cfg_path = out / "config.json"
+    if cfg_path.exists() and json.loads(cfg_path.read_text()) != json.loads(
+        json.dumps(dataclasses.asdict(cfg), default=str)
+    ):
+        log.warning("%s: was trained with another configuration; retraining", out)
+        shutil.rmtree(out)
+    done = out / "result.json"
     if done.exists():
         return json.loads(done.read_text())
     torch.set_num_threads(item.threads)
-    cfg = TrainConfig(**item.train_cfg)
     tokens, _, _ = read_shard(item.train_prefix)
     sets = []
     for name, prefix in sorted(item.eval_prefixes.items()):
         toks, _, meta = read_shard(prefix)
         sets.append(EvalSet.from_shard(name, toks, meta["bytes"], eos_id=item.eos_id, seq_len=cfg.seq_len))
+    choices = [ChoiceRows.load(name, p) for name, p in sorted(item.choice_paths.items())]
     return Run(
-        cfg, train_tokens=tokens, eval_sets=sets, vocab_size=item.vocab_size, out_dir=item.out_dir
+        cfg, train_tokens=tokens, eval_sets=sets, choice_sets=choices, vocab_size=item.vocab_size, out_dir=out
     ).train()
-
-
-def _curves(out_dir: Path) -> tuple[list[int], dict[str, list[float]]]:
-    recs = [json.loads(x) for x in (out_dir / "metrics.jsonl").read_text().splitlines()]
-    evals = [r for r in recs if r["type"] == "eval"]
-    return [r["tokens"] for r in evals], {k: [r["bpb"][k] for r in evals] for k in evals[0]["bpb"]}
 
 
 def _write_json(obj: Any, path: Path) -> None:
@@ -237,9 +214,66 @@ def _write_json(obj: Any, path: Path) -> None:
     os.replace(tmp, path)
 
 
+def _check_spec(pdir: Path, cfg: ProxyConfig) -> None:
+    """What every run of this proxy/ folder shares (eval sets, tokenizer, sequence length) must not change
+    under finished work: a different spec is refused, naming what differs."""
+    spec = {
+        "eval": [dataclasses.asdict(e) for e in cfg.eval],
+        "eval_chars": cfg.eval_chars,
+        "tokenizer": {
+            "path": cfg.tokenizer_path,
+            "vocab_size": cfg.vocab_size,
+            "sample_chars": cfg.sample_chars,
+            "seed": cfg.tokenizer_seed,
+        },
+        "seq_len": cfg.train_config(0).seq_len,
+    }
+    path = pdir / "spec.json"
+    if path.exists():
+        old = json.loads(path.read_text())
+        diff = sorted(k for k in spec if old.get(k) != json.loads(json.dumps(spec[k])))
+        if diff:
+            raise PhaseError(
+                f"proxy: {pdir} was built with other {', '.join(diff)}; remove {pdir} (or use another "
+                "--output) to measure with the new settings"
+            )
+    elif (pdir / "tokenizer.json").exists():
+        # A proxy/ folder from before spec.json existed: its shards' provenance is unknown.
+        raise PhaseError(f"proxy: {pdir} predates this version's eval/tokenizer spec; remove it to rerun")
+    _write_json(spec, path)
+
+
+def _controls(cfg: ProxyConfig) -> tuple[list[Recipe], str | None, dict[str, str]]:
+    """The control recipes to build, the recipe they control, and why any control was skipped."""
+    skipped: dict[str, str] = {}
+    target = cfg.controls_for
+    if target is None:
+        others = [r for r in cfg.recipes if r.name != cfg.baseline]
+        plain = [r for r in others if r.source == "kept" and not r.rules and not r.without_stages]
+        target = (plain or others)[0].name if others else None
+    base = next(r for r in cfg.recipes if r.name == cfg.baseline)
+    out = []
+    for c in cfg.controls:
+        why = None
+        if target is None:
+            why = "no recipe besides the baseline to control"
+        elif c == "null" and base.source != "raw":
+            why = f"the baseline {cfg.baseline!r} is not from: raw"
+        if why:
+            if cfg.controls_explicit:
+                raise PhaseError(f"proxy.controls: {c}: {why}")
+            skipped[c] = why
+            continue
+        out.append(Recipe(name=c, source="rejected" if c == "rejected" else "null"))
+    return out, target, skipped
+
+
 def run_phase(ctx: RunContext) -> dict[str, Any]:
     """Run the ``proxy:`` section of a finished pipeline run; returns a summary for the manifest."""
     import torch
+
+    from curate.proxy.assemble import assemble
+    from curate.proxy.choice import build_rows
 
     cuda = torch.cuda.is_available()
     cfg = parse(ctx.section)
@@ -247,52 +281,95 @@ def run_phase(ctx: RunContext) -> dict[str, Any]:
     pdir.mkdir(parents=True, exist_ok=True)
     if not ctx.kept_files() and not ctx.rejected_files():
         raise PhaseError(f"proxy: {ctx.run_dir} has no kept/ or rejected/ parquet files")
-    # 1. eval sets and their hashes (decontamination keys)
-    evals = _eval_texts(ctx, cfg)
-    exclude = np.unique(np.concatenate([text_hashes(v) for v in evals.values()]))
+    evalsets.check_files(cfg.eval, ctx.pipeline_path)
+    _check_spec(pdir, cfg)
+    # 1. eval sets, their exact-text hashes and 13-gram index (decontamination keys)
+    evals = evalsets.load(ctx, cfg.eval, cfg.eval_chars)
+    for e in evals:
+        log.info("eval set %s (%s%s): %s", e.name, e.spec.kind, ", headline" if e.name in cfg.headline else "", e.file or e.spec.source or "held-out split")
+    exclude = np.unique(np.concatenate([text_hashes(e.decontam_texts()) for e in evals]))
     np.save(pdir / "eval_hashes.npy", exclude)
-    tok = _tokenizer(ctx, cfg, set(exclude.tolist()), pdir)
+    grams_per_set = evalsets.build_gram_index(evals, pdir / "eval_grams.npz")
+    sources = sorted({e.spec.source for e in evals if e.spec.source})
+    tok, tok_info = _tokenizer(ctx, cfg, set(exclude.tolist()), sources, pdir)
     tok_path = str(pdir / "tokenizer.json")
-    eval_prefixes = {}
-    for name, texts in evals.items():
-        prefix = pdir / "eval" / name
-        if not prefix.with_name(name + ".json").exists():
-            write_shard(texts, prefix, tok)
-        eval_prefixes[name] = str(prefix)
+    seq_len = cfg.train_config(0).seq_len
+    eval_prefixes, choice_paths = {}, {}
+    for e in evals:
+        prefix = pdir / "eval" / e.name
+        if e.spec.kind == "choice":
+            path = pdir / "eval" / f"{e.name}.choice.npz"
+            if not path.exists():
+                prefix.parent.mkdir(parents=True, exist_ok=True)
+                build_rows(e.name, e.items, tok, seq_len=seq_len).save(path)
+            choice_paths[e.name] = str(path)
+        else:
+            if not prefix.with_name(e.name + ".json").exists():
+                write_shard(e.texts, prefix, tok)
+            eval_prefixes[e.name] = str(prefix)
     # 2. token shards per recipe, in parallel over files (percentile bands resolved over kept/ first)
+    controls, controlled, skipped = _controls(cfg)
     for r in cfg.recipes:
         r.rules = [_resolve_quantiles(ctx, rule) for rule in r.rules]
-    jobs = {r.name: _recipe_jobs(ctx, r, pdir, tok_path, str(pdir / "eval_hashes.npy")) for r in cfg.recipes}
-    flat = [j for r in cfg.recipes for j in jobs[r.name]]
+    built = [r for r in cfg.recipes + controls if r.source != "null"]
+    excl, grams = str(pdir / "eval_hashes.npy"), str(pdir / "eval_grams.npz")
+    jobs = {r.name: _recipe_jobs(ctx, r, pdir, tok_path, excl, grams, sources) for r in built}
+    flat = [j for r in built for j in jobs[r.name]]
     ctx.engine.map(shard_job, flat, resources=Resources(num_cpus=1), desc="proxy shards")
-    data = {
-        r.name: concat_shards([j.out for j in jobs[r.name]], pdir / "data" / r.name / "train")
-        for r in cfg.recipes
-    }
-    # 3. runs
+    data = {r.name: concat_shards([j.out for j in jobs[r.name]], pdir / "data" / r.name / "train") for r in built}
+    min_tokens = seq_len + 1
+    if any(c.name == "rejected" for c in controls) and data["rejected"]["tokens"] <= min_tokens:
+        if cfg.controls_explicit:
+            raise PhaseError(f"proxy.controls: rejected: only {data['rejected']['tokens']} tokens of rejected data")
+        skipped["rejected"] = f"only {data['rejected']['tokens']} tokens of rejected (non-quarantine) data"
+        controls = [c for c in controls if c.name != "rejected"]
+    if any(c.name == "null" for c in controls):
+        assert controlled is not None
+        base_prefix = pdir / "data" / cfg.baseline / "train"
+        data["null"] = subsample_shard(
+            base_prefix, pdir / "data" / "null" / "train", tokens=data[controlled]["tokens"], seed=NULL_SEED
+        )
+    recipes = cfg.recipes + controls
+    # 3. runs at every ladder point
     items = []
-    for r in cfg.recipes:
-        if data[r.name]["tokens"] <= cfg.train_config(0).seq_len + 1:
+    for r in recipes:
+        if data[r.name]["tokens"] <= min_tokens:
             raise PhaseError(f"proxy.recipes.{r.name}: only {data[r.name]['tokens']} tokens of data")
-        for seed in cfg.seeds:
-            items.append(
-                RunItem(
-                    recipe=r.name,
-                    seed=seed,
-                    train_prefix=str(pdir / "data" / r.name / "train"),
-                    eval_prefixes=eval_prefixes,
-                    out_dir=str(pdir / r.name / f"seed{seed}"),
-                    train_cfg={**cfg.train, "model": cfg.model, "tokens": cfg.budget, "seed": seed},
-                    vocab_size=tok.vocab_size,
-                    eos_id=tok.eos_id,
-                    threads=max(1, int(cfg.cpus_per_run)),
+    for k, point in enumerate(cfg.points()):
+        base_dir = pdir if k == 0 else pdir / "ladder" / point.name
+        for r in recipes:
+            for seed in point.seeds:
+                items.append(
+                    RunItem(
+                        recipe=r.name,
+                        seed=seed,
+                        train_prefix=str(pdir / "data" / r.name / "train"),
+                        eval_prefixes=eval_prefixes,
+                        choice_paths=choice_paths,
+                        out_dir=str(base_dir / r.name / f"seed{seed}"),
+                        train_cfg=dataclasses.asdict(cfg.train_config(seed, point)),
+                        vocab_size=tok.vocab_size,
+                        eos_id=tok.eos_id,
+                        threads=max(1, int(cfg.cpus_per_run)),
+                        point=point.name,
+                    )
                 )
-            )
     res = Resources(num_cpus=cfg.cpus_per_run, num_gpus=cfg.gpu_fraction if cuda else 0.0)
     results = ctx.engine.map(run_one, items, resources=res, desc="proxy runs")
     # 4. goodput
-    report = _report(ctx, cfg, items, results, data)
-    report["tokenizer"] = {"path": "proxy/tokenizer.json", "vocab_size": tok.vocab_size}
+    report = assemble(
+        ctx,
+        cfg,
+        items=items,
+        results=results,
+        data=data,
+        evals=evals,
+        recipes=recipes,
+        controlled=controlled,
+        controls_skipped=skipped,
+        grams_per_set=grams_per_set,
+    )
+    report["tokenizer"] = tok_info
     _write_json(report, ctx.path("goodput.json"))
     return {
         "goodput": "goodput.json",
@@ -301,66 +378,7 @@ def run_phase(ctx: RunContext) -> dict[str, Any]:
             for r, v in report["recipes"].items()
         },
         "ranking": report["ranking"]["order"],
+        "verdict": report["verdict"]["sentence"],
         "runs": len(items),
         "device_s": round(sum(x["device_s"] for x in results), 3),
-    }
-
-
-def _report(
-    ctx: RunContext,
-    cfg: ProxyConfig,
-    items: list[RunItem],
-    results: list[dict[str, Any]],
-    data: dict[str, dict[str, Any]],
-) -> dict[str, Any]:
-    tokens: list[int] | None = None
-    recipes: dict[str, RecipeCurves] = {}
-    extra: dict[str, dict[str, Any]] = {}
-    for r in cfg.recipes:
-        mine = [(it, res) for it, res in zip(items, results, strict=True) if it.recipe == r.name]
-        per_seed = []
-        for it, _ in mine:
-            t, c = _curves(Path(it.out_dir))
-            if tokens is None:
-                tokens = t
-            elif t != tokens:
-                raise PhaseError(f"proxy: {it.out_dir} evaluated at {t}, other runs at {tokens}")
-            per_seed.append(c)
-        bpb = {k: np.array([c[k] for c in per_seed]) for k in per_seed[0]}
-        recipes[r.name] = RecipeCurves(
-            bpb=bpb,
-            tokens_kept=data[r.name]["tokens"],
-            device_s=sum(res["device_s"] for _, res in mine),
-            tokens_trained=sum(res["tokens"] for _, res in mine),
-        )
-        extra[r.name] = {
-            "rules": r.rules,
-            "docs": data[r.name]["docs"],
-            "decontaminated": data[r.name]["decontaminated"],
-            "anomalies": sum(res["anomalies"] for _, res in mine),
-            "rollbacks": sum(res["rollbacks"] for _, res in mine),
-        }
-    assert tokens is not None
-    rep = goodput_report(recipes, baseline=cfg.baseline, tokens=tokens, budget=tokens[-1], n_boot=cfg.n_boot)
-    stages = ctx.manifest.get("stages") or []
-    by_stage = {
-        str(s.get("name") or s.get("label") or i): float(s.get("cpu_s", 0.0)) for i, s in enumerate(stages)
-    }
-    for name, v in rep["recipes"].items():
-        v.update(extra[name])
-        # The raw baseline needed no curation; every other recipe paid for the whole pipeline.
-        cur = (
-            {}
-            if name == cfg.baseline and next(r for r in cfg.recipes if r.name == name).source == "raw"
-            else by_stage
-        )
-        v["costs"].update({"curation_cpu_s": round(sum(cur.values()), 3), "curation_cpu_s_by_stage": cur})
-    model = results[0]["model"]
-    return {
-        "baseline": cfg.baseline,
-        "budget": tokens[-1],
-        "seeds": cfg.seeds,
-        "eval_sets": sorted(next(iter(recipes.values())).bpb),
-        "model": {"name": cfg.model, **model},
-        **rep,
     }

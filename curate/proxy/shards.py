@@ -45,7 +45,9 @@ class ShardJob:
     dropped (quarantined rows never entered the pipeline as valid documents). ``only_stages``: for
     rejected/ files, keep only rows rejected by these stages (``None`` = all non-quarantined rows).
     ``rules``: ``curate.select.Rule`` mappings a kept row must pass. ``exclude_hashes``: a ``.npy`` of
-    uint64 text hashes to drop (eval documents).
+    uint64 text hashes to drop (eval documents). ``exclude_sources``: input sources held out as eval sets.
+    ``exclude_grams``: the eval sets' 13-gram index (:func:`curate.proxy.evalsets.build_gram_index`);
+    a row sharing a gram with an eval set is dropped and counted against that set.
     """
 
     src: str
@@ -56,10 +58,14 @@ class ShardJob:
     rules: list[dict[str, Any]] = field(default_factory=list)
     exclude_hashes: str | None = None
     quarantine_prefix: str = schema.QUARANTINE_PREFIX
+    exclude_sources: list[str] = field(default_factory=list)
+    exclude_grams: str | None = None
 
 
-def select_rows(table: pa.Table, job: ShardJob) -> tuple[pa.Table, int]:
-    """The rows of ``table`` that belong to the recipe, and how many were dropped as eval duplicates."""
+def select_rows(table: pa.Table, job: ShardJob) -> tuple[pa.Table, int, dict[str, int]]:
+    """The rows of ``table`` that belong to the recipe, how many were dropped as eval duplicates
+    (exact text or 13-gram overlap), and those drops per eval set (13-gram; exact-text drops count
+    under ``exact``)."""
     from curate.select import Rule
 
     mask = np.ones(table.num_rows, dtype=bool)
@@ -73,14 +79,30 @@ def select_rows(table: pa.Table, job: ShardJob) -> tuple[pa.Table, int]:
             mask &= np.array([s in job.only_stages for s in stages], dtype=bool)
     for raw in job.rules:
         mask &= Rule(**raw).passes(table)
+    if job.exclude_sources and table.num_rows and schema.SOURCE in table.column_names:
+        src = table.column(schema.SOURCE).to_pylist()
+        mask &= np.array([s not in job.exclude_sources for s in src], dtype=bool)
     table = table.filter(pa.array(mask))
-    dropped = 0
+    dropped, by_set = 0, {}
     if job.exclude_hashes and table.num_rows:
         bad = np.load(job.exclude_hashes)
         hit = np.isin(text_hashes(table.column(schema.TEXT).to_pylist()), bad)
         dropped = int(hit.sum())
+        if dropped:
+            by_set["exact"] = dropped
         table = table.filter(pa.array(~hit))
-    return table, dropped
+    if job.exclude_grams and table.num_rows:
+        from curate.proxy.evalsets import gram_hits
+
+        hits = gram_hits(table.column(schema.TEXT).to_pylist(), job.exclude_grams)
+        names = np.load(job.exclude_grams)["names"].tolist()
+        any_hit = hits.any(axis=1)
+        first = np.argmax(hits, axis=1)
+        for k in np.flatnonzero(np.bincount(first[any_hit], minlength=len(names))):
+            by_set[names[k]] = int((first[any_hit] == k).sum())
+        dropped += int(any_hit.sum())
+        table = table.filter(pa.array(~any_hit))
+    return table, dropped, by_set
 
 
 def write_shard(texts: list[str], out: str | Path, tokenizer: Any) -> dict[str, Any]:
@@ -119,9 +141,10 @@ def shard_job(job: ShardJob) -> dict[str, Any]:
     if done.exists():
         return json.loads(done.read_text())
     table = pq.read_table(job.src)
-    table, dropped = select_rows(table, job)
+    table, dropped, by_set = select_rows(table, job)
     meta = write_shard(table.column(schema.TEXT).to_pylist(), job.out, ProxyTokenizer.load(job.tokenizer))
     meta["decontaminated"] = dropped
+    meta["decontaminated_by_set"] = by_set
     done.write_text(json.dumps(meta))
     return meta
 
@@ -137,6 +160,52 @@ def read_shard(prefix: str | Path) -> tuple[np.ndarray, np.ndarray, dict[str, An
     )
     idx = np.fromfile(prefix.with_name(prefix.name + ".idx"), dtype=np.int64)
     return tokens, idx, meta
+
+
+def _sum_counts(counts: list[dict[str, int]]) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for c in counts:
+        for k, v in c.items():
+            out[k] = out.get(k, 0) + int(v)
+    return dict(sorted(out.items()))
+
+
+def subsample_shard(src: str | Path, out: str | Path, *, tokens: int, seed: int) -> dict[str, Any]:
+    """A uniform random subset of ``src``'s documents (a seeded permutation, taken in order until the
+    subset holds at least ``tokens`` tokens), written as shard ``out``; skipped when done. The null
+    control: raw data at the curated recipe's size."""
+    out = Path(out)
+    done = out.with_name(out.name + ".json")
+    if done.exists():
+        return json.loads(done.read_text())
+    toks, idx, meta = read_shard(src)
+    lengths = np.diff(idx)
+    perm = np.random.default_rng([seed, 0x6E756C6C]).permutation(len(lengths))
+    n = int(np.searchsorted(np.cumsum(lengths[perm]), tokens) + 1)
+    take = np.sort(perm[: min(n, len(perm))])  # file order, so a subset reads like the raw stream
+    parts = [np.asarray(toks[idx[i] : idx[i + 1]]) for i in take]
+    new_tokens = np.concatenate(parts) if parts else np.zeros(0, dtype=meta["dtype"])
+    new_idx = np.concatenate([[0], np.cumsum(lengths[take])]).astype(np.int64)
+    frac_docs = len(take) / max(1, len(lengths))
+    new_meta = {
+        "docs": int(len(take)),
+        "tokens": int(len(new_tokens)),
+        "dtype": meta["dtype"],
+        "bytes": int(round(meta["bytes"] * frac_docs)),  # estimate: bytes are not stored per document
+        "decontaminated": 0,
+        "decontaminated_by_set": {},
+        "subsample_of": str(Path(src).parent.name),
+        "subsample_seed": seed,
+    }
+    for suffix, arr in ((".bin", new_tokens.astype(meta["dtype"])), (".idx", new_idx)):
+        tmp = out.with_name(out.name + suffix + ".tmp")
+        out.parent.mkdir(parents=True, exist_ok=True)
+        arr.tofile(tmp)
+        os.replace(tmp, out.with_name(out.name + suffix))
+    tmp = done.with_name(done.name + ".tmp")
+    tmp.write_text(json.dumps(new_meta))
+    os.replace(tmp, done)
+    return new_meta
 
 
 def concat_shards(prefixes: list[str | Path], out: str | Path) -> dict[str, Any]:
@@ -159,6 +228,7 @@ def concat_shards(prefixes: list[str | Path], out: str | Path) -> dict[str, Any]
         "dtype": dtype,
         "bytes": int(sum(p[2]["bytes"] for p in parts)),
         "decontaminated": int(sum(p[2].get("decontaminated", 0) for p in parts)),
+        "decontaminated_by_set": _sum_counts([p[2].get("decontaminated_by_set") or {} for p in parts]),
     }
     for suffix, arr in ((".bin", tokens), (".idx", idx)):
         tmp = out.with_name(out.name + suffix + ".tmp")

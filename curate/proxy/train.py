@@ -39,7 +39,8 @@ import numpy as np
 import torch
 
 from curate.integrity import write_folder_manifest
-from curate.proxy.evaluate import BatchOrder, EvalSet, bpb
+from curate.proxy.choice import ChoiceRows, accuracy, gold_bpb
+from curate.proxy.evaluate import BatchOrder, EvalSet, bpb, row_nll
 from curate.proxy.fused_ce import linear_cross_entropy
 from curate.proxy.model import ModelConfig
 
@@ -178,8 +179,13 @@ class Run:
         vocab_size: int,
         out_dir: str | Path,
         device: str | None = None,
+        choice_sets: list[ChoiceRows] | None = None,
     ) -> None:
         self.cfg, self.eval_sets, self.out = cfg, eval_sets, Path(out_dir)
+        # Benchmark items (kind: choice): gold-continuation bpb at every eval point (gold rows only),
+        # accuracy over all choices at T/4 and T (the eval points decisions are read at).
+        self.choice_sets = choice_sets or []
+        self._gold_sets = [c.gold() for c in self.choice_sets]
         self.device = torch.device(device or ("cuda" if torch.cuda.is_available() else "cpu"))
         self.mcfg = ModelConfig.named(cfg.model, vocab_size=vocab_size, seq_len=cfg.seq_len)
         self.order = BatchOrder(train_tokens, seq_len=cfg.seq_len, seed=cfg.seed)
@@ -240,11 +246,19 @@ class Run:
             os.replace(tmp, path)
 
     # -- the loop ----------------------------------------------------------------------------------
-    def evaluate(self) -> dict[str, float]:
-        return {
-            es.name: bpb(self.model, es, batch_size=self.cfg.eval_batch_size, autocast=self.autocast)
-            for es in self.eval_sets
-        }
+    def evaluate(self, *, with_accuracy: bool = False) -> tuple[dict[str, float], dict[str, float | None]]:
+        """bpb per eval set (choice sets: of their gold continuations) and, when ``with_accuracy``,
+        each choice set's accuracy."""
+        bs = self.cfg.eval_batch_size
+        out = {es.name: bpb(self.model, es, batch_size=bs, autocast=self.autocast) for es in self.eval_sets}
+        acc: dict[str, float | None] = {}
+        for full, gold in zip(self.choice_sets, self._gold_sets, strict=True):
+            rows = full if with_accuracy else gold
+            nll = row_nll(self.model, rows.windows, rows.mask, batch_size=bs, autocast=self.autocast)
+            out[full.name] = gold_bpb(nll, rows)
+            if with_accuracy:
+                acc[full.name] = accuracy(nll, rows)
+        return out, acc
 
     def train(self) -> dict[str, Any]:
         cfg = self.cfg
@@ -301,15 +315,17 @@ class Run:
                         }
                     )
             if self.step in eval_steps:
-                self._log(
-                    {
-                        "type": "eval",
-                        "step": self.step,
-                        "tokens": self.step * cfg.tokens_per_step,
-                        "epochs": self.order.epochs_at(self.step * per_step),
-                        "bpb": self.evaluate(),
-                    }
-                )
+                scores, acc = self.evaluate(with_accuracy=self.step in (cfg.steps // 4, cfg.steps))
+                rec = {
+                    "type": "eval",
+                    "step": self.step,
+                    "tokens": self.step * cfg.tokens_per_step,
+                    "epochs": self.order.epochs_at(self.step * per_step),
+                    "bpb": scores,
+                }
+                if acc:
+                    rec["acc"] = acc
+                self._log(rec)
             self.elapsed = time.perf_counter() - t0
             if self.step % cfg.ckpt_every == 0 and self.step < cfg.steps:
                 self._save()
@@ -378,6 +394,7 @@ class Run:
             "device": self.device.type,
             "tokens_per_s": tokens / self.elapsed if self.elapsed else None,
             "final_bpb": evals[-1]["bpb"] if evals else {},
+            "final_acc": evals[-1].get("acc", {}) if evals else {},
             "anomalies": self.stats["anomalies"],
             "rollbacks": self.stats["rollbacks"],
             "autocast": self.autocast,

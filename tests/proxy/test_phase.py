@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import json
 import math
 
@@ -34,7 +35,7 @@ def _run_dir(tmp_path):
             {
                 "id": [f"k{i}" for i in range(60)],
                 "text": kept,
-                "source": ["t"] * 60,
+                "source": ["t"] * 50 + ["docs"] * 10,
                 "toy.score": np.linspace(0, 1, 60),
             }
         ),
@@ -56,6 +57,12 @@ def _run_dir(tmp_path):
         ),
         tmp_path / "rejected" / "part-00000.parquet",
     )
+    items = [
+        {"query": f"Question: what did the {w} do?", "choices": ["it sat on a mat.", "qx zz vv."], "gold": 0}
+        for w in WORDS[:6]
+    ] + [{"context": "the dog ran to the", "continuation": "park"}]
+    with gzip.open(tmp_path / "bench.jsonl.gz", "wt") as f:
+        f.write("\n".join(json.dumps(x) for x in items) + "\n")
     return tmp_path, kept
 
 
@@ -75,10 +82,21 @@ SECTION = {
         "hi": {"from": "kept", "select": [{"column": "toy.score", "min_quantile": 0.5}]},
         "nodedup": {"from": "kept", "without_stages": ["exact_dedup_v1"]},
     },
-    "eval": [{"name": "heldout", "holdout": 0.1}],
+    "eval": [
+        {"name": "heldout", "holdout": 0.1},
+        {"name": "docs", "kind": "text", "source": "docs"},
+        {"name": "bench", "kind": "choice", "path": "BENCH"},
+    ],
     "train": {"seq_len": 32, "batch_size": 4, "n_evals": 3, "ckpt_every": 4, "threads": 1},
     "n_boot": 50,
+    "ladder": [{"model": "proxy_tiny", "budget": 32 * 4 * 4, "seeds": 2}],
 }
+
+
+def _section(run_dir):
+    sec = json.loads(json.dumps(SECTION))
+    sec["eval"][2]["path"] = str(run_dir / "bench.jsonl.gz")
+    return sec
 
 
 @pytest.fixture(scope="module")
@@ -87,27 +105,59 @@ def phase_run(tmp_path_factory):
     from curate.engine import InlineEngine
 
     run_dir, kept = _run_dir(tmp_path_factory.mktemp("run"))
-    out = run_phase(_ctx(run_dir, InlineEngine(progress=False), SECTION))
+    out = run_phase(_ctx(run_dir, InlineEngine(progress=False), _section(run_dir)))
     return run_dir, kept, out
 
 
 def test_phase_writes_goodput_json_and_resumes_without_retraining(phase_run, inline_engine):
     run_dir, kept, out = phase_run
     g = json.loads((run_dir / "goodput.json").read_text())
-    assert set(g["recipes"]) == {"raw", "curated", "hi", "nodedup"} and g["baseline"] == "raw"
-    assert g["budget"] == 32 * 4 * 8 and g["seeds"] == [0, 1] and g["eval_sets"] == ["heldout"]
+    assert set(g["recipes"]) == {"raw", "curated", "hi", "nodedup", "null", "rejected"} and g["baseline"] == "raw"
+    assert g["budget"] == 32 * 4 * 8 and g["seeds"] == [0, 1] and g["eval_sets"] == ["bench", "docs", "heldout"]
+    assert g["schema_version"] == 2 and g["headline"] == ["docs", "bench"]
     raw, cur, hi, nd = (g["recipes"][k] for k in ("raw", "curated", "hi", "nodedup"))
-    # raw = kept + the 20 non-quarantined rejected rows, minus held-out documents (decontaminated).
+    # raw = kept + the 20 non-quarantined rejected rows, minus the 10 "docs"-source rows (held out as an
+    # eval set by source) and the held-out documents (decontaminated).
     held = raw["decontaminated"]
-    assert held > 0 and raw["docs"] == 80 - held
-    assert cur["docs"] == 60 - cur["decontaminated"]
-    assert nd["docs"] + nd["decontaminated"] == 60 + 10  # + the rows exact_dedup_v1 rejected
+    assert held > 0 and raw["docs"] == 70 - held
+    assert cur["docs"] == 50 - cur["decontaminated"]
+    assert nd["docs"] + nd["decontaminated"] == 50 + 10  # + the rows exact_dedup_v1 rejected
     assert hi["docs"] < cur["docs"]
     assert hi["rules"] == [{"column": "toy.score", "min": pytest.approx(0.5)}]  # the median of kept/ scores
     assert raw["yield"] == 1.0 and raw["multiplier"]["value"] == 1.0
+    assert raw["multiplier"]["ci_low"] == raw["multiplier"]["ci_high"] == 1.0  # paired with itself: d = 0
     assert cur["yield"] == cur["tokens_kept"] / raw["tokens_kept"] < 1
     assert cur["goodput"]["value"] == pytest.approx(cur["yield"] * cur["multiplier"]["value"])
     assert cur["costs"]["curation_cpu_s"] == 3.5 and raw["costs"]["curation_cpu_s"] == 0
+    assert [g["recipes"][r]["role"] for r in ("raw", "curated", "null", "rejected")] == [
+        "baseline", "recipe", "control", "control"
+    ]
+    # Controls: null is raw at curated's token count; rejected is every non-quarantined rejected row.
+    null, rej = g["recipes"]["null"], g["recipes"]["rejected"]
+    assert cur["tokens_kept"] <= null["tokens_kept"] < cur["tokens_kept"] + 200 and null["subsample_of"] == "raw"
+    assert rej["docs"] + rej["decontaminated"] == 20
+    assert g["controls"]["for"] == "curated" and isinstance(g["controls"]["null"]["contains_1"], bool)
+    assert g["controls"]["rejected"]["call"] in ("better", "worse", "not_called")
+    # The paired statistic is the one verdict: the verdict's call is the ranking pair's.
+    pair = next(p for p in g["ranking"]["pairs"] if {p["a"], p["b"]} == {"curated", "raw"})
+    assert g["verdict"]["recipe"] == "curated" and (g["verdict"]["call"] != "not_called") == pair["separated"]
+    assert cur["paired"]["diff_bpb"] == g["verdict"]["diff_bpb"] and g["verdict"]["sentence"]
+    # Eval sets: kinds, headline, fit label, decontamination per set; choice accuracy beside gold bpb.
+    info = g["eval_set_info"]
+    assert [info[k]["kind"] for k in ("heldout", "docs", "bench")] == ["heldout", "text", "choice"]
+    assert info["heldout"]["headline"] is False and "fit to the raw distribution" in info["heldout"]["note"]
+    assert info["bench"]["items"] == 7 and info["bench"]["multi_choice_items"] == 6 and info["docs"]["docs"] == 10
+    assert raw["decontaminated_by_set"].get("heldout", 0) + raw["decontaminated_by_set"].get("exact", 0) == held
+    acc = cur["accuracy"]["bench"]
+    assert len(acc["per_seed"]) == 2 and all(a in {k / 6 for k in range(7)} for a in acc["per_seed"])
+    # Power and the ladder.
+    assert g["power"]["n_seeds"] == 2 and g["power"]["mde_bpb"] > 0 and len(g["power"]["seeds_needed"]) == 5
+    pts = g["ladder"]["points"]
+    assert [p["name"] for p in pts] == ["proxy_tiny@1024", "proxy_tiny@512"] and g["ladder"]["reference"] == "proxy_tiny@1024"
+    assert pts[0]["decision_accuracy_vs_reference"] == 1.0 and 0 <= pts[1]["decision_accuracy_vs_reference"] <= 1
+    assert (run_dir / "proxy" / "ladder" / "proxy_tiny@512" / "null" / "seed1" / "result.json").exists()
+    assert g["tokenizer"]["source"] == "trained" and len(g["tokenizer"]["sha256"]) == 64
+    assert g["regime"]["tokens"] == 1024 and g["regime"]["tokens_per_param"] == pytest.approx(1024 / g["regime"]["params"])
     curve = cur["curves"]["heldout"]
     assert curve["tokens"][-1] == g["budget"] and len(curve["per_seed"]) == 2
     assert curve["bpb_ci_low"][-1] <= curve["bpb_mean"][-1] <= curve["bpb_ci_high"][-1]
@@ -115,12 +165,44 @@ def test_phase_writes_goodput_json_and_resumes_without_retraining(phase_run, inl
     for r in g["recipes"]:
         for s in (0, 1):
             assert (run_dir / "proxy" / r / f"seed{s}" / "metrics.jsonl").exists()
-    assert out["runs"] == 8
+    assert out["runs"] == 24
     # Resume: nothing is retrained (result files untouched), goodput.json is rebuilt identically.
     stamp = (run_dir / "proxy" / "raw" / "seed0" / "result.json").stat().st_mtime_ns
-    run_phase(_ctx(run_dir, inline_engine, SECTION))
+    run_phase(_ctx(run_dir, inline_engine, _section(run_dir)))
     assert (run_dir / "proxy" / "raw" / "seed0" / "result.json").stat().st_mtime_ns == stamp
     assert json.loads((run_dir / "goodput.json").read_text()) == g
+    # Another eval spec on the same proxy/ folder is refused, naming what differs.
+    other = _section(run_dir)
+    other["eval_chars"] = 999
+    with pytest.raises(PhaseError, match=r"was built with other eval_chars; remove"):
+        run_phase(_ctx(run_dir, inline_engine, other))
+
+
+def test_tokenizer_sample_ignores_file_layout(tmp_path):
+    """The same raw rows split into other files (another stage list's layout) train the same BPE."""
+    from curate.engine import InlineEngine
+    from curate.proxy.config import parse as parse_cfg
+    from curate.proxy.phase import _tokenizer
+
+    (tmp_path / "a").mkdir()
+    a, _ = _run_dir(tmp_path / "a")
+    b = tmp_path / "b"
+    (b / "kept").mkdir(parents=True)
+    (b / "rejected").mkdir()
+    kept = pq.read_table(a / "kept" / "part-00000.parquet")
+    rej = pq.read_table(a / "rejected" / "part-00000.parquet")
+    # Other layout: rows moved between kept/ and rejected/ files and reordered (as another stage list would).
+    pq.write_table(kept.slice(30), b / "kept" / "part-00000.parquet")
+    pq.write_table(kept.slice(0, 30), b / "kept" / "part-00001.parquet")
+    pq.write_table(rej.slice(10), b / "rejected" / "part-00000.parquet")
+    pq.write_table(rej.slice(0, 10), b / "rejected" / "part-00001.parquet")
+    cfg = parse_cfg({"tokenizer": {"vocab_size": 300, "sample_chars": 3000}})
+    infos = []
+    for d in (a, b):
+        (d / "proxy").mkdir()
+        _, info = _tokenizer(_ctx(d, InlineEngine(progress=False), {}), cfg, set(), [], d / "proxy")
+        infos.append(info)
+    assert infos[0]["sha256"] == infos[1]["sha256"] and infos[0]["sample_chars"] >= 3000
 
 
 def test_config_errors_name_the_key_and_the_valid_ones():
@@ -132,6 +214,16 @@ def test_config_errors_name_the_key_and_the_valid_ones():
         parse({"recipes": {"x": {"from": "kept"}}})
     with pytest.raises(PhaseError, match="proxy.train: unknown key"):
         parse({"train": {"lr_max": 1}})
+    with pytest.raises(PhaseError, match=r"proxy.eval\[0\].kind: unknown eval kind 'mcq'; valid kinds: text, choice, heldout"):
+        parse({"eval": [{"name": "x", "kind": "mcq", "path": "x.jsonl"}]})
+    with pytest.raises(PhaseError, match=r"proxy.headline\[0\]: 'wiki' names no eval set; eval sets: heldout"):
+        parse({"headline": ["wiki"]})
+    with pytest.raises(PhaseError, match=r"proxy.ladder\[0\].budget: budget 100 tokens < 4 steps of 2048 tokens"):
+        parse({"ladder": [{"model": "proxy_tiny", "budget": 100}]})
+    with pytest.raises(PhaseError, match=r"proxy.eval_suite: unknown eval_suite 'web'; valid suites: web_targets"):
+        parse({"eval_suite": "web"})
+    assert parse({}).headline == ["heldout"]  # only a fit set: it is all there is to average
+    assert parse({"eval_suite": "python_docs", "eval": [{"name": "h", "holdout": 0.02}]}).headline == ["python_docs"]
     cfg = parse({"recipes": {"raw": {"from": "raw"}, "q": {"sweep": {"column": "a.b", "min": [1, 2.5]}}}})
     assert [(r.name, r.rules) for r in cfg.recipes] == [
         ("raw", []),

@@ -1,0 +1,375 @@
+"""``goodput.json`` from finished proxy runs: the descriptive curves of :mod:`curate.proxy.goodput`, with
+the called numbers (multiplier, goodput, ranking, verdict) replaced by the paired statistic of
+:mod:`curate.proxy.analysis`, plus controls, power, per-set decontamination, accuracy, the ladder and
+the regime. The schema is documented in ``docs/goodput.md``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from curate.context import PhaseError
+from curate.proxy import analysis, stats
+from curate.proxy.goodput import RecipeCurves, finite_or_none, goodput_report, value_at
+
+SCHEMA_VERSION = 2
+
+# Published proxy regimes, for the report's "where this run sits" table (facts as the papers state them).
+PUBLISHED_REGIMES = [
+    {
+        "name": "Chinchilla compute-optimal (Hoffmann et al. 2022)",
+        "params": None,
+        "tokens_per_param": 20,
+        "note": "the usual '1x' training length",
+    },
+    {
+        "name": "DCLM smallest competition scale (Li et al. 2024)",
+        "params": 412e6,
+        "tokens": 8.2e9,
+        "tokens_per_param": 20,
+        "note": "412M parameters at 1x Chinchilla",
+    },
+    {
+        "name": "DataDecide (Magnusson et al. 2025)",
+        "params": 150e6,
+        "tokens_per_param": 100,
+        "note": "150M-parameter rankings predict the 1B winner in ~80% of pairs, with continuous metrics",
+    },
+    {
+        "name": "RegMix (Liu et al. 2024)",
+        "params": 1e6,
+        "tokens": 1e9,
+        "tokens_per_param": 1000,
+        "note": "mixtures ranked with 1M-parameter models, each trained on ~1B tokens",
+    },
+]
+GPU_ASSUMPTION = {"device": "one H100 SXM", "peak_flops": 989e12, "mfu": 0.3}
+
+
+def _curves(out_dir: Path) -> tuple[list[int], dict[str, list[float]], dict[str, Any], dict[str, Any]]:
+    recs = [json.loads(x) for x in (out_dir / "metrics.jsonl").read_text().splitlines()]
+    evals = [r for r in recs if r["type"] == "eval"]
+    accs = [r for r in evals if "acc" in r]
+    quarter = accs[0]["acc"] if len(accs) > 1 else {}
+    final = accs[-1]["acc"] if accs else {}
+    return [r["tokens"] for r in evals], {k: [r["bpb"][k] for r in evals] for k in evals[0]["bpb"]}, final, quarter
+
+
+def _point_curves(
+    items: list[Any], results: list[dict[str, Any]], point: str, recipes: list[str]
+) -> tuple[np.ndarray, dict[str, dict[str, np.ndarray]], dict[str, dict[str, Any]], dict[str, list[dict[str, Any]]]]:
+    tokens: list[int] | None = None
+    bpb: dict[str, dict[str, np.ndarray]] = {}
+    acc: dict[str, dict[str, Any]] = {}
+    res: dict[str, list[dict[str, Any]]] = {}
+    for r in recipes:
+        mine = [(it, rs) for it, rs in zip(items, results, strict=True) if it.point == point and it.recipe == r]
+        per_seed, finals, quarters = [], [], []
+        for it, _ in mine:
+            t, c, fa, qa = _curves(Path(it.out_dir))
+            if tokens is None:
+                tokens = t
+            elif t != tokens:
+                raise PhaseError(f"proxy: {it.out_dir} evaluated at {t}, other runs at {tokens}")
+            per_seed.append(c)
+            finals.append(fa)
+            quarters.append(qa)
+        bpb[r] = {k: np.array([c[k] for c in per_seed]) for k in per_seed[0]}
+        acc[r] = {
+            s: {
+                "at_T": _mean([f.get(s) for f in finals]),
+                "at_T_over_4": _mean([q.get(s) for q in quarters]),
+                "per_seed": [f.get(s) for f in finals],
+            }
+            for s in (finals[0] if finals else {})
+        }
+        res[r] = [rs for _, rs in mine]
+    assert tokens is not None
+    return np.asarray(tokens, dtype=np.float64), bpb, acc, res
+
+
+def _mean(xs: list[Any]) -> float | None:
+    v = [x for x in xs if x is not None]
+    return float(np.mean(v)) if v else None
+
+
+def _paired_block(base: analysis.Baseline, h_r: np.ndarray, h_b: np.ndarray) -> dict[str, Any]:
+    iv = analysis.paired(h_r, h_b)
+    return {
+        "diff_bpb": iv.as_dict(),
+        "per_seed_diff": (h_r[:, -1] - h_b[:, -1]).tolist(),
+        "call": analysis.call(iv),
+        "multiplier": analysis.multiplier_block(base, iv),
+        "method": stats.METHOD,
+    }
+
+
+def _point_summary(
+    point: Any, tokens: np.ndarray, heads: dict[str, np.ndarray], baseline: str, res: dict[str, list[dict[str, Any]]]
+) -> dict[str, Any]:
+    base = analysis.Baseline(tokens, heads[baseline].mean(axis=0))
+    model = res[baseline][0]["model"]
+    fpt = float(model.get("flops_per_token") or 0.0)
+    per = {}
+    for r, h in heads.items():
+        pb = _paired_block(base, h, heads[baseline])
+        per[r] = {
+            "bpb_at_T": float(h[:, -1].mean()),
+            "bpb_at_T_over_4": value_at(tokens, h.mean(axis=0), float(tokens[-1]) / 4),
+            "diff_bpb": pb["diff_bpb"],
+            "call": pb["call"],
+            "multiplier": pb["multiplier"],
+        }
+    quarter = {r: v["bpb_at_T_over_4"] for r, v in per.items()}
+    full = {r: v["bpb_at_T"] for r, v in per.items()}
+    params = float(model.get("params") or 0.0)
+    return {
+        "name": point.name,
+        "model": point.model,
+        "budget": int(tokens[-1]),
+        "seeds": list(point.seeds),
+        "params": params,
+        "non_embedding": model.get("non_embedding"),
+        "flops_per_token": fpt,
+        "tokens_per_param": float(tokens[-1]) / params if params else None,
+        "compute_flops_per_run": fpt * float(tokens[-1]),
+        "device_s": float(sum(x["device_s"] for rs in res.values() for x in rs)),
+        "tokens_per_s": _mean([x.get("tokens_per_s") for rs in res.values() for x in rs]),
+        "recipes": per,
+        "ranking": analysis.ranking(heads)["order"],
+        "called_pairs": [p for p in analysis.ranking(heads)["pairs"] if p["separated"]],
+        "agreement_T_over_4_vs_T": stats.decision_accuracy(quarter, full),
+    }
+
+
+def _controls_block(
+    base: analysis.Baseline,
+    heads: dict[str, np.ndarray],
+    baseline: str,
+    controlled: str | None,
+    skipped: dict[str, str],
+    epochs: dict[str, float],
+) -> dict[str, Any]:
+    out: dict[str, Any] = {"for": controlled, "skipped": skipped}
+    if "null" in heads:
+        iv = analysis.paired(heads["null"], heads[baseline])
+        mult = analysis.multiplier_block(base, iv)
+        ok = not iv.excludes(0.0)
+        msg = (
+            "the null control (a random subsample of raw at the controlled recipe's token count) is "
+            "indistinguishable from raw, as it must be: the instrument shows no bias at this budget"
+        )
+        if not ok:
+            msg = (
+                f"the null control differs from raw ({mult['value']:.2f}x, CI {mult['ci_low']:.2f}–{mult['ci_high']:.2f}x) "
+                "though it is the same distribution: the instrument is biased at this budget. Likely causes: "
+                f"repetition (null is seen {epochs.get('null', math.nan):.2f} epochs within T, raw "
+                f"{epochs.get(baseline, math.nan):.2f}), the tokenizer (trained on raw), or a small eval set. "
+                "Read every multiplier of this run relative to the null's, or raise the budget/seeds."
+            )
+        out["null"] = {
+            "diff_bpb": iv.as_dict(),
+            "multiplier": mult,
+            "contains_1": ok,
+            "epochs_at_T": epochs.get("null"),
+            "message": msg,
+        }
+    if "rejected" in heads and controlled in heads:
+        iv = analysis.paired(heads[controlled], heads["rejected"])
+        logs = []
+        for bk, br in zip(heads[controlled][:, -1], heads["rejected"][:, -1], strict=True):
+            tk, _ = base.t_base(float(bk))
+            tr, _ = base.t_base(float(br))
+            if tk > 0 and tr > 0 and math.isfinite(tk) and math.isfinite(tr):
+                logs.append(math.log(tk) - math.log(tr))
+        ratio: dict[str, Any] = {"value": None, "ci_low": None, "ci_high": None}
+        if len(logs) == len(heads[controlled]):
+            li = stats.paired_interval(logs)
+            ratio = {
+                "value": math.exp(li.value),
+                "ci_low": math.exp(li.ci_low) if li.ci_low is not None else None,
+                "ci_high": math.exp(li.ci_high) if li.ci_high is not None else None,
+                "method": "geometric mean of per-seed t_base(b_kept)/t_base(b_rejected), t-interval on logs",
+            }
+        c = analysis.call(iv)
+        out["rejected"] = {
+            "diff_bpb_kept_minus_rejected": iv.as_dict(),
+            "call": c,
+            "m_kept_over_m_rejected": ratio,
+            "epochs_at_T": epochs.get("rejected"),
+            "message": {
+                "better": f"the kept data ({controlled}) teaches more per token than the rejected rows: the filters carry learning signal for these targets",
+                "worse": f"the rejected rows teach more per token than the kept data ({controlled}): the filters remove signal these targets need",
+                "not_called": "kept and rejected rows are not separated at this budget: no evidence either way that the filters carry signal",
+            }[c],
+        }
+    return out
+
+
+def _regime(main: dict[str, Any], ladder: list[dict[str, Any]]) -> dict[str, Any]:
+    g = GPU_ASSUMPTION
+    gpu_tps = g["peak_flops"] * g["mfu"] / main["flops_per_token"] if main["flops_per_token"] else None
+    dd_flops = 6 * 150e6 * 150e6 * 100  # DataDecide-like 150M model at 100 tokens/param
+    return {
+        "model": main["model"],
+        "params": main["params"],
+        "non_embedding": main["non_embedding"],
+        "tokens": main["budget"],
+        "tokens_per_param": main["tokens_per_param"],
+        "compute_flops_per_run": main["compute_flops_per_run"],
+        "measured_tokens_per_s": main["tokens_per_s"],
+        "published": PUBLISHED_REGIMES,
+        "gpu_projection": {
+            **g,
+            "note": "a projection from FLOPs, not a measurement: tokens/s = peak x MFU / flops_per_token",
+            "this_point_tokens_per_s": gpu_tps,
+            "this_point_run_s": main["budget"] / gpu_tps if gpu_tps else None,
+            "datadecide_150m_run_hours": dd_flops / (g["peak_flops"] * g["mfu"]) / 3600,
+            "ladder_compute_flops": [p["compute_flops_per_run"] for p in ladder],
+        },
+    }
+
+
+def assemble(
+    ctx: Any,
+    cfg: Any,
+    *,
+    items: list[Any],
+    results: list[dict[str, Any]],
+    data: dict[str, dict[str, Any]],
+    evals: list[Any],
+    recipes: list[Any],
+    controlled: str | None,
+    controls_skipped: dict[str, str],
+    grams_per_set: dict[str, int],
+) -> dict[str, Any]:
+    names = [r.name for r in recipes]
+    points = cfg.points()
+    main = points[0]
+    tokens, bpb, acc, res = _point_curves(items, results, main.name, names)
+    curves = {
+        r: RecipeCurves(
+            bpb=bpb[r],
+            tokens_kept=data[r]["tokens"],
+            device_s=sum(x["device_s"] for x in res[r]),
+            tokens_trained=sum(x["tokens"] for x in res[r]),
+        )
+        for r in names
+    }
+    rep = goodput_report(
+        curves, baseline=cfg.baseline, tokens=tokens, budget=int(tokens[-1]), n_boot=cfg.n_boot, headline=cfg.headline
+    )
+    heads = {r: analysis.headline(bpb[r], cfg.headline) for r in names}
+    base = analysis.Baseline(tokens, heads[cfg.baseline].mean(axis=0))
+    stages = ctx.manifest.get("stages") or []
+    by_stage = {str(s.get("name") or s.get("label") or i): float(s.get("cpu_s", 0.0)) for i, s in enumerate(stages)}
+    epochs = {r: float(tokens[-1]) / max(1, data[r]["tokens"]) for r in names}
+    roles = {r.name: "recipe" for r in cfg.recipes} | {r.name: "control" for r in recipes if r.name not in {x.name for x in cfg.recipes}}
+    roles[cfg.baseline] = "baseline"
+    for r in names:
+        v = rep["recipes"][r]
+        pb = _paired_block(base, heads[r], heads[cfg.baseline])
+        m = pb["multiplier"]
+        y = v["yield"]
+        v["multiplier"] = m
+        v["goodput"] = {
+            "value": finite_or_none(y * m["value"]) if m["value"] is not None else None,
+            "ci": [
+                finite_or_none(y * m["ci_low"]) if m["ci_low"] is not None else None,
+                finite_or_none(y * m["ci_high"]) if m["ci_high"] is not None else None,
+            ],
+        }
+        v["effective_tokens"] = finite_or_none(v["tokens_in"] * y * m["value"]) if m["value"] is not None else None
+        v["paired"] = {k: pb[k] for k in ("diff_bpb", "per_seed_diff", "call", "method")}
+        v["bpb_at_T"]["note"] = "descriptive: this recipe's own seeds (bootstrap); calls use the paired difference"
+        v["role"] = roles[r]
+        v["epochs_at_T"] = epochs[r]
+        v["accuracy"] = acc[r]
+        src = next(x for x in recipes if x.name == r)
+        v.update(
+            {
+                "rules": src.rules,
+                "docs": data[r]["docs"],
+                "decontaminated": data[r].get("decontaminated", 0),
+                "decontaminated_by_set": data[r].get("decontaminated_by_set", {}),
+                "anomalies": sum(x["anomalies"] for x in res[r]),
+                "rollbacks": sum(x["rollbacks"] for x in res[r]),
+            }
+        )
+        if src.source == "null":
+            v["subsample_of"] = cfg.baseline
+        cur = {} if src.source in ("raw", "null") else by_stage
+        v["costs"].update({"curation_cpu_s": round(sum(cur.values()), 3), "curation_cpu_s_by_stage": cur})
+    rep["ranking"] = analysis.ranking(heads)
+    diffs = [heads[r][:, -1] - heads[cfg.baseline][:, -1] for r in names if r != cfg.baseline]
+    pw = analysis.power(base, diffs, len(main.seeds))
+    # The verdict is about the controlled recipe (the plain curated one), else the best non-control recipe.
+    subject = controlled or next((r for r in rep["ranking"]["order"] if roles[r] == "recipe"), None)
+    verdict: dict[str, Any] = {"recipe": subject, "statistic": "paired difference in mean headline bpb at T"}
+    if subject is not None:
+        iv = analysis.paired(heads[subject], heads[cfg.baseline])
+        verdict.update(
+            {
+                "call": analysis.call(iv),
+                "diff_bpb": iv.as_dict(),
+                "multiplier": rep["recipes"][subject]["multiplier"],
+                "sentence": analysis.verdict_sentence(
+                    subject, cfg.baseline, iv, rep["recipes"][subject]["multiplier"], pw, cfg.headline
+                ),
+            }
+        )
+    else:
+        verdict.update({"call": "not_called", "sentence": "no recipe besides the baseline: nothing to compare"})
+    # The ladder: every point's ranking and multipliers, and decision accuracy against the largest.
+    ladder = []
+    for p in points:
+        t_p, bpb_p, _, res_p = (tokens, bpb, acc, res) if p == main else _point_curves(items, results, p.name, names)
+        ladder.append(_point_summary(p, t_p, {r: analysis.headline(bpb_p[r], cfg.headline) for r in names}, cfg.baseline, res_p))
+    ref = max(ladder, key=lambda q: (q["compute_flops_per_run"], q["params"]))
+    for q in ladder:
+        q["decision_accuracy_vs_reference"] = stats.decision_accuracy(
+            {r: v["bpb_at_T"] for r, v in q["recipes"].items()},
+            {r: v["bpb_at_T"] for r, v in ref["recipes"].items()},
+        )
+    ladder_block = {"reference": ref["name"], "points": ladder, "main": main.name}
+    if len(ladder) > 1 and ladder[0]["decision_accuracy_vs_reference"] not in (None, 1.0):
+        ladder_block["warning"] = (
+            f"the main point ({main.name}) orders {1 - ladder[0]['decision_accuracy_vs_reference']:.0%} of recipe "
+            f"pairs differently from the largest point ({ref['name']}): its ranking may point the wrong way"
+        )
+        verdict["sentence"] += f". Warning: {ladder_block['warning']}"
+    eval_block = {}
+    for e in evals:
+        d = e.describe(e.name in cfg.headline)
+        d["grams"] = grams_per_set.get(e.name, 0)
+        d["decontaminated"] = {r: data[r].get("decontaminated_by_set", {}).get(e.name, 0) for r in names}
+        eval_block[e.name] = d
+    model = res[cfg.baseline][0]["model"]
+    rep.update(
+        {
+            "schema_version": SCHEMA_VERSION,
+            "baseline": cfg.baseline,
+            "budget": int(tokens[-1]),
+            "seeds": list(main.seeds),
+            "eval_sets": sorted(bpb[cfg.baseline]),
+            "eval_set_info": eval_block,
+            "headline": list(cfg.headline),
+            "model": {"name": main.model, **model},
+            "controls": _controls_block(base, heads, cfg.baseline, controlled, controls_skipped, epochs),
+            "power": pw,
+            "verdict": verdict,
+            "ladder": ladder_block,
+            "regime": _regime(ladder[0], ladder),
+            "statistics": {
+                "calls": stats.METHOD + ", level 0.95; the multiplier's CI is the same interval mapped through "
+                "the baseline curve",
+                "descriptive_bands": f"bootstrap over seeds ({cfg.n_boot} resamples) for per-recipe curve bands",
+            },
+        }
+    )
+    return rep

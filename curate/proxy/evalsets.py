@@ -1,0 +1,222 @@
+"""The proxy phase's eval sets, by kind, and the 13-gram index that keeps them out of every recipe.
+
+* ``text``: reference documents from a file (in order, up to ``eval_chars``), or the rows of one input
+  ``source`` (which are then excluded from every recipe: held out *by source*);
+* ``choice``: benchmark items (:mod:`curate.proxy.choice`);
+* ``heldout``: an id-hash split of the raw input. It measures fit to the raw distribution, which every
+  filter moves away from by design, so it is labelled as such and is never in the default headline.
+
+Decontamination: every recipe drops (a) documents whose whitespace-normalised text equals an eval
+document's (the xxh64 key, as before) and (b) documents that share a word 13-gram with any eval set
+(GPT-3's rule, the ``decontaminate_v1`` machinery: lower-cased ``\\w+`` words; an eval field shorter
+than 13 words but of at least 8 is matched whole). Drops are counted per recipe and per eval set.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from curate import schema
+from curate.context import PhaseError
+from curate.proxy.choice import ChoiceItem, item_text, read_items
+from curate.proxy.config import EvalSpec
+from curate.proxy.suites import resolve
+
+NGRAM = 13
+MIN_WORDS = 8
+FIT_LABEL = "fit to the raw distribution (a held-out split of the input), not a quality target"
+
+
+@dataclass
+class EvalData:
+    """One eval set's content: ``texts`` (text, heldout) or ``items`` (choice)."""
+
+    spec: EvalSpec
+    texts: list[str] = field(default_factory=list)
+    items: list[ChoiceItem] = field(default_factory=list)
+    file: str | None = None
+
+    @property
+    def name(self) -> str:
+        return self.spec.name
+
+    def decontam_texts(self) -> list[str]:
+        return self.texts if self.spec.kind != "choice" else [item_text(i) for i in self.items]
+
+    def describe(self, headline: bool) -> dict[str, Any]:
+        d: dict[str, Any] = {"kind": self.spec.kind, "headline": headline}
+        if self.file:
+            d["path"] = self.spec.path
+        if self.spec.source:
+            d["source"] = self.spec.source
+        if self.spec.kind == "choice":
+            d["items"] = len(self.items)
+            d["multi_choice_items"] = sum(len(i.continuations) > 1 for i in self.items)
+            d["metric"] = "bpb of the gold continuation given its context (accuracy reported beside it)"
+        else:
+            d["docs"] = len(self.texts)
+            d["chars"] = sum(len(t) for t in self.texts)
+            d["metric"] = "bpb"
+        if self.spec.kind == "heldout":
+            d["note"] = FIT_LABEL
+        return d
+
+
+def take_chars(texts: list[str], max_chars: int, max_docs: int | None) -> list[str]:
+    """Documents in order up to ``max_chars`` characters; the last one is cut at the limit (so one long
+    book or a one-record file like wikitext-2 still gives an eval set of the configured size)."""
+    out, n = [], 0
+    for t in texts[: max_docs or len(texts)]:
+        if n >= max_chars:
+            break
+        if t and t.strip():
+            out.append(t[: max_chars - n])
+            n += len(out[-1])
+    return out
+
+
+def eval_file(spec: EvalSpec, pipeline_path: str | None) -> Path:
+    assert spec.path is not None
+    path = resolve(spec.path, pipeline_path)
+    if not path.exists():
+        raise PhaseError(f"proxy.eval {spec.name}: {spec.path} does not exist")
+    return path
+
+
+def check_files(specs: list[EvalSpec], pipeline_path: str | None) -> None:
+    """Fail before any work on a missing eval file or a choice file whose items do not parse (a record
+    without gold, no context, ...): the error names the file and line."""
+    for spec in specs:
+        if spec.path is None:
+            continue
+        path = eval_file(spec, pipeline_path)
+        if spec.kind == "choice":
+            read_items(path, max_items=spec.max_items)
+
+
+def holdout_mask(ids: list[str | None], frac: float) -> np.ndarray:
+    import xxhash
+
+    h = np.fromiter(
+        (xxhash.xxh64_intdigest((i or "").encode("utf-8")) for i in ids), dtype=np.uint64, count=len(ids)
+    )
+    return (h % np.uint64(1_000_000)) < np.uint64(int(frac * 1_000_000))
+
+
+def raw_rows(path: str, columns: list[str]) -> pa.Table:
+    """The rows of one kept/ or rejected/ file that belong to the raw input (quarantined rows never do)."""
+    import pyarrow.compute as pc
+
+    is_rej = Path(path).parent.name == "rejected"
+    t = pq.read_table(path, columns=list(dict.fromkeys(columns + ([schema.REASON] if is_rej else []))))
+    if is_rej and t.num_rows:
+        q = pc.fill_null(pc.starts_with(t.column(schema.REASON), schema.QUARANTINE_PREFIX), False)
+        t = t.filter(pc.invert(q))
+    return t
+
+
+def _holdout_texts(args: tuple[str, float]) -> list[str]:
+    """Texts of the raw rows of one parquet file that fall in the held-out split (id hash < fraction)."""
+    path, frac = args
+    t = raw_rows(path, [schema.ID, schema.TEXT])
+    mask = holdout_mask(t.column(schema.ID).to_pylist(), frac)
+    texts = t.column(schema.TEXT).to_pylist()
+    return [texts[i] for i in np.flatnonzero(mask)]
+
+
+def _source_texts(args: tuple[str, str]) -> list[str]:
+    path, source = args
+    t = raw_rows(path, [schema.TEXT, schema.SOURCE])
+    src = t.column(schema.SOURCE).to_pylist()
+    texts = t.column(schema.TEXT).to_pylist()
+    return [x for x, s in zip(texts, src, strict=True) if s == source]
+
+
+def load(ctx: Any, specs: list[EvalSpec], eval_chars: int) -> list[EvalData]:
+    """Every eval set's content (``ctx`` is the phase's :class:`curate.context.RunContext`)."""
+    from curate.io.readers import read_table
+
+    raw_files = [str(p) for p in ctx.kept_files() + ctx.rejected_files()]
+    out = []
+    for spec in specs:
+        if spec.kind == "choice":
+            path = eval_file(spec, ctx.pipeline_path)
+            out.append(EvalData(spec, items=read_items(path, max_items=spec.max_items), file=str(path)))
+            continue
+        if spec.path is not None:
+            path = eval_file(spec, ctx.pipeline_path)
+            t = read_table(str(path), fmt=spec.format, limit=spec.max_docs)
+            texts, file = t.column(schema.TEXT).to_pylist(), str(path)
+        elif spec.source is not None:
+            parts = ctx.engine.map(_source_texts, [(f, spec.source) for f in raw_files], desc=f"eval {spec.name}")
+            texts, file = [x for p in parts for x in p], None
+        else:
+            parts = ctx.engine.map(_holdout_texts, [(f, float(spec.holdout or 0)) for f in raw_files], desc="holdout")
+            texts, file = [x for p in parts for x in p], None
+        data = EvalData(spec, texts=take_chars(texts, eval_chars, spec.max_docs), file=file)
+        if not data.texts:
+            where = f"input source {spec.source!r}" if spec.source else (spec.path or "the held-out split")
+            raise PhaseError(f"proxy.eval {spec.name}: no documents from {where}")
+        out.append(data)
+    return out
+
+
+def build_gram_index(sets: list[EvalData], out: Path) -> dict[str, int]:
+    """Sorted distinct 13-gram hashes of every eval set with the (first) set each belongs to, saved as
+    ``out`` (``.npz``: ``grams``, ``owner``, ``lengths``, ``names``); returns grams per set."""
+    from curate.dedup import _common as c
+
+    texts, owner = [], []
+    for k, s in enumerate(sets):
+        for t in s.decontam_texts():
+            # Fields (lines of a choice item's text) are matched separately: short ones match whole.
+            for f in t.split("\n") if s.spec.kind == "choice" else [t]:
+                texts.append(f)
+                owner.append(k)
+    tokens, off = c.word_hashes(pa.array(texts, pa.string()))
+    lens = np.diff(off)
+    own = np.asarray(owner, dtype=np.int64)
+    h, hoff = c.ngram_hashes(tokens, off, NGRAM, short=False)
+    grams, owners, lengths = [h], [np.repeat(own, np.diff(hoff))], {NGRAM}
+    short = (lens < NGRAM) & (lens >= MIN_WORDS)
+    for k in np.unique(lens[short]):
+        sel = np.flatnonzero(lens == k)
+        sub_off = np.concatenate([[0], np.cumsum(lens[sel])])
+        sub_tok = np.concatenate([tokens[off[s] : off[s + 1]] for s in sel])
+        hk, _ = c.ngram_hashes(sub_tok, sub_off, int(k), short=False)
+        grams.append(hk)
+        owners.append(own[sel])
+        lengths.add(int(k))
+    g, o = np.concatenate(grams), np.concatenate(owners)
+    order = np.lexsort((o, g))
+    g, o = g[order], o[order]
+    first = np.ones(len(g), bool)
+    first[1:] = g[1:] != g[:-1]
+    g, o = g[first], o[first]
+    np.savez(out, grams=g, owner=o, lengths=np.array(sorted(lengths)), names=np.array([s.name for s in sets]))
+    return {s.name: int((o == k).sum()) for k, s in enumerate(sets)}
+
+
+def gram_hits(texts: list[str], index_path: str) -> np.ndarray:
+    """``(n_docs, n_sets)`` booleans: which eval sets each document shares a gram with."""
+    from curate.dedup import _common as c
+
+    z = np.load(index_path)
+    grams, owner, n_sets = z["grams"], z["owner"], len(z["names"])
+    hits = np.zeros((len(texts), n_sets), dtype=bool)
+    if not texts or not len(grams):
+        return hits
+    tokens, off = c.word_hashes(pa.array(texts, pa.string()))
+    for k in z["lengths"].tolist():
+        h, hoff = c.ngram_hashes(tokens, off, int(k), short=False)
+        pos = np.minimum(np.searchsorted(grams, h), len(grams) - 1)
+        hit = grams[pos] == h
+        doc = np.repeat(np.arange(len(off) - 1), np.diff(hoff))
+        hits[doc[hit], owner[pos[hit]]] = True
+    return hits
