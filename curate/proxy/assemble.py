@@ -181,21 +181,23 @@ def _controls_block(
         }
     if "rejected" in heads and controlled in heads:
         iv = analysis.paired(heads[controlled], heads["rejected"])
-        logs = []
-        for bk, br in zip(heads[controlled][:, -1], heads["rejected"][:, -1], strict=True):
-            tk, _ = base.t_base(float(bk))
-            tr, _ = base.t_base(float(br))
-            if tk > 0 and tr > 0 and math.isfinite(tk) and math.isfinite(tr):
-                logs.append(math.log(tk) - math.log(tr))
-        ratio: dict[str, Any] = {"value": None, "ci_low": None, "ci_high": None}
-        if len(logs) == len(heads[controlled]):
-            li = stats.paired_interval(logs)
-            ratio = {
-                "value": math.exp(li.value),
-                "ci_low": math.exp(li.ci_low) if li.ci_low is not None else None,
-                "ci_high": math.exp(li.ci_high) if li.ci_high is not None else None,
-                "method": "geometric mean of per-seed t_base(b_kept)/t_base(b_rejected), t-interval on logs",
-            }
+        # The same paired difference mapped through the baseline curve at the rejected rows' level:
+        # t_base(R + d) / t_base(R), R = rejected's mean headline bpb at T (1 at d = 0, monotone in d).
+        r_level = float(heads["rejected"][:, -1].mean())
+        t_r, _ = base.t_base(r_level)
+
+        def ratio_of(d: float | None) -> float | None:
+            if d is None or not (t_r > 0 and math.isfinite(t_r)):
+                return None
+            t_k, _ = base.t_base(r_level + d)
+            return finite_or_none(t_k / t_r)
+
+        ratio: dict[str, Any] = {
+            "value": ratio_of(iv.value),
+            "ci_low": ratio_of(iv.ci_high),
+            "ci_high": ratio_of(iv.ci_low),
+            "method": "t_base(R + d) / t_base(R) over the paired interval of d = kept - rejected (R: rejected's bpb)",
+        }
         c = analysis.call(iv)
         out["rejected"] = {
             "diff_bpb_kept_minus_rejected": iv.as_dict(),

@@ -161,3 +161,35 @@ def _short_count(x: float) -> str:
 
 def _arr(v: Any) -> np.ndarray:
     return np.asarray([np.nan if x is None else x for x in (v or [])], dtype=float)
+
+
+def ladder_svg(goodput: dict[str, Any]) -> str | None:
+    """Multiplier (with its paired CI) against compute per run, one line per recipe, over the ladder."""
+    lad = goodput.get("ladder") or {}
+    pts = sorted(lad.get("points") or [], key=lambda p: p.get("compute_flops_per_run") or 0)
+    base = goodput.get("baseline")
+    recipes = [r for r in (goodput.get("recipes") or {}) if r != base]
+    if len(pts) < 2 or not recipes:
+        return None
+    with plt.rc_context(RC):
+        fig, ax = plt.subplots(figsize=(6.0, 3.4), layout="constrained")
+        for i, r in enumerate(recipes):
+            xs, ys, lo, hi = [], [], [], []
+            for p in pts:
+                m = (p["recipes"].get(r) or {}).get("multiplier") or {}
+                if m.get("value") is None:
+                    continue
+                xs.append(p["compute_flops_per_run"])
+                ys.append(m["value"])
+                lo.append(m["value"] - (m["ci_low"] if m.get("ci_low") is not None else m["value"]))
+                hi.append((m["ci_high"] if m.get("ci_high") is not None else m["value"]) - m["value"])
+            if xs:
+                ax.errorbar(xs, ys, yerr=[lo, hi], marker="o", markersize=4, capsize=3, color=f"C{i % 10}", label=r)
+        ax.axhline(1.0, color="#888", linewidth=1, linestyle="--")
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xlabel("compute per run (FLOPs)")
+        ax.set_ylabel(f"multiplier vs {base}")
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=8, frameon=False)
+        return _svg(fig)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from html import escape
 
-from curate.report import charts
+from curate.report import charts, trust
 from curate.report.data import Example, RunData
 from curate.report.tables import (
     GOODPUT_COLUMNS,
@@ -80,7 +80,9 @@ def _goodput_section(d: RunData) -> str:
             + escape(", ".join(f"{k}={v}" for k, v in model.items() if not isinstance(v, dict | list)))
         )
     bs = g.get("bootstrap") or {}
-    if bs:
+    if g.get("statistics"):
+        facts.append("multiplier and goodput CIs and every call: paired t-intervals over seeds; eval bpb bands: bootstrap")
+    elif bs:
         facts.append(
             f"{escape(str(round(100 * bs.get('level', 0.95))))}% bootstrap CIs over seeds "
             f"({escape(str(bs.get('n_boot', '?')))} resamples)"
@@ -111,7 +113,7 @@ def _goodput_section(d: RunData) -> str:
     if rk.get("tiers"):
         tiers = " &gt; ".join(" = ".join(escape(str(x)) for x in t) for t in rk["tiers"])
         out.append(
-            f"<p>Ranking ({escape(str(rk.get('metric', 'bpb at T')))}), called only where CIs separate: "
+            f"<p>Ranking ({escape(str(rk.get('metric', 'bpb at T')))}); tiers where a pair is not called: "
             f"<b>{tiers}</b>.</p>"
         )
     if g.get("decision_agreement") is not None:
@@ -119,6 +121,7 @@ def _goodput_section(d: RunData) -> str:
             f"<p>Decision agreement between T/4 and T: <b>{_metric(Cell('decision_agreement', g['decision_agreement'], pct(g['decision_agreement'])))}</b> of recipe pairs "
             "ordered the same.</p>"
         )
+    out.append(trust.html(g))
     svg = charts.loss_curves_svg(g)
     if svg:
         out.append("<h3>Proxy loss curves (mean over seeds, band = CI)</h3>")

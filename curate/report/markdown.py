@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from curate.report import trust
 from curate.report.data import RunData
 from curate.report.tables import GOODPUT_COLUMNS, export_summary, extrapolated, funnel_rows, goodput_rows
 from curate.report.verdict import count, nbytes, num, pct
@@ -36,7 +37,9 @@ def _goodput(g: dict[str, Any] | None, error: str | None) -> list[str]:
     if g.get("seeds") is not None:
         facts.append(f"seeds {g['seeds']}")
     bs = g.get("bootstrap") or {}
-    if bs:
+    if g.get("statistics"):
+        facts.append("multiplier and goodput CIs and every call: paired t-intervals over seeds; eval bpb bands: bootstrap")
+    elif bs:
         facts.append(
             f"{round(100 * bs.get('level', 0.95))}% bootstrap CIs ({bs.get('n_boot', '?')} resamples)"
         )
@@ -63,13 +66,13 @@ def _goodput(g: dict[str, Any] | None, error: str | None) -> list[str]:
     rk = g.get("ranking") or {}
     if rk.get("tiers"):
         out.append(
-            "Ranking (called only where CIs separate): "
+            "Ranking (a pair is called only where its interval excludes no difference): "
             + " > ".join(" = ".join(t) for t in rk["tiers"])
             + "."
         )
     if g.get("decision_agreement") is not None:
         out.append(f"Decision agreement T/4 vs T: {pct(g['decision_agreement'])}.")
-    return out + [""]
+    return out + [""] + trust.markdown(g)
 
 
 def _funnel(m: dict[str, Any]) -> list[str]:

@@ -144,6 +144,26 @@ def ranking_sentence(goodput: dict[str, Any], recipe: str) -> str | None:
     return None
 
 
+def paired_verdict(goodput: dict[str, Any], v: dict[str, Any], curation: str) -> str:
+    """Schema 2: the verdict sentence goodput.json carries (the paired statistic that also calls the
+    ranking), the subject's yield and goodput (the same interval scaled by the yield), and the controls."""
+    sentences = [str(v["sentence"])]
+    rec = (goodput.get("recipes") or {}).get(v.get("recipe") or "") or {}
+    if rec:
+        g = (rec.get("goodput") or {}).get("value")
+        glo, ghi = goodput_ci(rec)
+        sentences.append(f"Yield {pct(rec.get('yield'))}, data goodput {ratio(g)} ({ci_text(glo, ghi)})")
+    ctl = goodput.get("controls") or {}
+    if "null" in ctl:
+        sentences.append(
+            "Null control: "
+            + ("inside its interval (no instrument bias seen)" if ctl["null"].get("contains_1") else str(ctl["null"].get("message")))
+        )
+    if "rejected" in ctl:
+        sentences.append("Kept vs rejected: " + str(ctl["rejected"].get("message")))
+    return ". ".join(s.rstrip(".") for s in sentences) + f". Curation {curation}."
+
+
 def verdict(manifest: dict[str, Any], goodput: dict[str, Any] | None) -> str:
     """The one-paragraph headline of the report."""
     a = manifest.get("accounting") or {}
@@ -152,6 +172,9 @@ def verdict(manifest: dict[str, Any], goodput: dict[str, Any] | None) -> str:
     if goodput is None:
         return f"{curation}. No proxy runs (no goodput.json): whether the curation helps training is not measured."
     base = str(goodput.get("baseline") or "raw")
+    v = goodput.get("verdict")
+    if isinstance(v, dict) and v.get("sentence"):
+        return paired_verdict(goodput, v, curation)
     r = pick_recipe(goodput)
     if r is None:
         return f"{curation}. goodput.json has no recipe besides the baseline {base}: nothing to compare."

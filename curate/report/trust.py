@@ -1,0 +1,175 @@
+"""The report's "can this verdict be trusted" part: targets, controls, power, the scale ladder, the regime.
+
+Everything is read from ``goodput.json`` (schema 2, ``docs/goodput.md``); a schema-1 file (no
+``verdict`` block) gets none of these sections. Each section is rendered as HTML and as Markdown from
+the same rows, so the two reports never disagree.
+"""
+
+from __future__ import annotations
+
+from html import escape
+from typing import Any
+
+from curate.report.verdict import count, num, pct, ratio
+
+
+def _ci(block: dict[str, Any] | None) -> str:
+    if not block or block.get("value") is None:
+        return "—"
+    if block.get("ci_low") is None:
+        return f"{ratio(block['value'])}x"
+    return f"{ratio(block['value'])}x ({ratio(block['ci_low'])}–{ratio(block['ci_high'])})"
+
+
+def _diff(block: dict[str, Any] | None) -> str:
+    if not block or block.get("value") is None:
+        return "—"
+    if block.get("ci_low") is None:
+        return f"{block['value']:+.4f}"
+    return f"{block['value']:+.4f} [{block['ci_low']:+.4f}, {block['ci_high']:+.4f}]"
+
+
+def sections(g: dict[str, Any]) -> list[tuple[str, str, list[str], list[list[str]], list[str]]]:
+    """``(id, title, header, rows, notes)`` per section; empty for a schema-1 ``goodput.json``."""
+    if not isinstance(g.get("verdict"), dict):
+        return []
+    out = []
+    info = g.get("eval_set_info") or {}
+    base = g.get("baseline")
+    rows = []
+    for name, d in info.items():
+        acc = (g["recipes"].get(base, {}).get("accuracy") or {}).get(name) or {}
+        size = f"{d.get('items', 0)} items" if d.get("kind") == "choice" else f"{d.get('docs', 0)} docs"
+        rows.append(
+            [
+                name,
+                d.get("kind", "?"),
+                "yes" if d.get("headline") else "no",
+                size,
+                d.get("path") or (f"input source {d['source']}" if d.get("source") else "held-out split of the input"),
+                ", ".join(f"{r} {n}" for r, n in (d.get("decontaminated") or {}).items() if n) or "0",
+                pct(acc.get("at_T")) if acc else "—",
+            ]
+        )
+    notes = [
+        "Headline = the sets averaged into the verdict. Choice sets are scored by the bpb of the gold "
+        "continuation given its context (accuracy is reported, never the headline at these scales). "
+        "Held-out splits of the input measure fit to the raw distribution, which every filter moves "
+        "away from: they are never a quality target. Decontaminated = documents each recipe lost to that "
+        "set (exact text or a shared 13-gram)."
+    ]
+    out.append(
+        ("targets", "Targets", ["eval set", "kind", "headline", "size", "from", "decontaminated", f"{base} accuracy at T"], rows, notes)
+    )
+    ctl = g.get("controls") or {}
+    rows, notes = [], []
+    if "null" in ctl:
+        n = ctl["null"]
+        rows.append(["null (random raw subsample)", _diff(n.get("diff_bpb")), _ci(n.get("multiplier")), "yes" if n.get("contains_1") else "NO"])
+        notes.append(n.get("message", ""))
+    if "rejected" in ctl:
+        r = ctl["rejected"]
+        rows.append(
+            [
+                f"{ctl.get('for')} vs rejected",
+                _diff(r.get("diff_bpb_kept_minus_rejected")),
+                _ci(r.get("m_kept_over_m_rejected")),
+                r.get("call", "—"),
+            ]
+        )
+        notes.append(r.get("message", ""))
+    for name, why in (ctl.get("skipped") or {}).items():
+        notes.append(f"{name} control skipped: {why}")
+    if rows or notes:
+        out.append(("controls", "Controls", ["control", "paired Δ bpb at T [95% CI]", "multiplier (CI)", "CI contains 1 / call"], rows, notes))
+    pw = g.get("power") or {}
+    if pw:
+        mm = pw.get("mde_multiplier") or {}
+        rows = [[ratio(r["multiplier"]) + "x", f"{r['diff_bpb']:+.4f}", str(r["seeds"]) if r.get("seeds") else "> 1000"] for r in pw.get("seeds_needed") or []]
+        notes = [
+            f"{pw.get('n_seeds')} seeds; per-seed difference spread sd = {num(pw.get('sd_diff_bpb'))} bpb; minimum "
+            f"detectable difference {num(pw.get('mde_bpb'))} bpb, i.e. multipliers below {ratio(mm.get('worse'))}x or above "
+            f"{ratio(mm.get('better'))}x (two-sided 5%, power 80%). The table: seeds needed to detect each "
+            "multiplier at this budget and eval size (assuming the same spread).",
+            pw.get("note", ""),
+        ]
+        out.append(("power", "Power: what this run could have detected", ["multiplier", "Δ bpb at T", "seeds needed"], rows, notes))
+    lad = g.get("ladder") or {}
+    pts = lad.get("points") or []
+    if pts:
+        recipes = [r for r in (g.get("recipes") or {}) if r != base]
+        rows = []
+        for p in pts:
+            rows.append(
+                [
+                    p["name"] + (" (main)" if p["name"] == lad.get("main") else "") + (" (reference)" if p["name"] == lad.get("reference") else ""),
+                    num(p.get("params")),
+                    num(p.get("tokens_per_param")),
+                    num(p.get("compute_flops_per_run")),
+                    str(len(p.get("seeds") or [])),
+                    *[_ci((p["recipes"].get(r) or {}).get("multiplier")) for r in recipes],
+                    " > ".join(p.get("ranking") or []),
+                    pct(p.get("decision_accuracy_vs_reference")),
+                ]
+            )
+        notes = [
+            "Decision accuracy (DataDecide): the share of recipe pairs a point orders as the reference (largest "
+            "compute) point does."
+        ]
+        if lad.get("warning"):
+            notes.append("Warning: " + lad["warning"])
+        out.append(
+            (
+                "ladder",
+                "Scale ladder",
+                ["point", "params", "tokens/param", "FLOPs/run", "seeds", *[f"{r} multiplier" for r in recipes], "order (best first)", "decision accuracy"],
+                rows,
+                notes,
+            )
+        )
+    reg = g.get("regime") or {}
+    if reg:
+        rows = [["this run", num(reg.get("params")), count(reg.get("tokens")), num(reg.get("tokens_per_param")), "measured here"]]
+        for p in reg.get("published") or []:
+            rows.append([p["name"], num(p.get("params")), count(p.get("tokens")), num(p.get("tokens_per_param")), p.get("note", "")])
+        gp = reg.get("gpu_projection") or {}
+        notes = [
+            f"A GPU projection from FLOPs (an upper bound, not a measurement: models this small are bound by kernel "
+            f"latency, not FLOPs): {gp.get('device')} at {pct(gp.get('mfu'))} MFU would run this point at "
+            f"{count(gp.get('this_point_tokens_per_s'))} tokens/s ({num(gp.get('this_point_run_s'))} s a run); a "
+            f"DataDecide-like 150M model at 100 tokens/param would take {num(gp.get('datadecide_150m_run_hours'))} "
+            "hours a run."
+        ]
+        out.append(("regime", "The regime measured", ["", "params", "tokens", "tokens/param", "note"], rows, notes))
+    return out
+
+
+def html(g: dict[str, Any]) -> str:
+    parts = []
+    for sid, title, header, rows, notes in sections(g):
+        parts.append(f'<h3 id="{sid}">{escape(title)}</h3>')
+        if rows:
+            head = "".join(f"<th>{escape(h)}</th>" for h in header)
+            body = "".join("<tr>" + "".join(f"<td>{escape(str(c))}</td>" for c in r) + "</tr>" for r in rows)
+            parts.append(f'<table id="{sid}-table"><tr>{head}</tr>{body}</table>')
+        parts += [f'<p class="meta">{escape(n)}</p>' for n in notes if n]
+        if sid == "ladder":
+            from curate.report.charts import ladder_svg
+
+            svg = ladder_svg(g)
+            if svg:
+                parts.append(f'<figure id="ladder-chart">{svg}</figure>')
+    return "".join(parts)
+
+
+def markdown(g: dict[str, Any]) -> list[str]:
+    out: list[str] = []
+    for _, title, header, rows, notes in sections(g):
+        out += [f"### {title}", ""]
+        if rows:
+            out.append("| " + " | ".join(header) + " |")
+            out.append("|" + "---|" * len(header))
+            out += ["| " + " | ".join(str(c).replace("|", "\\|") for c in r) + " |" for r in rows]
+            out.append("")
+        out += [n for n in notes if n] + [""]
+    return out
