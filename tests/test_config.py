@@ -136,22 +136,35 @@ def test_duplicate_stage_labels_are_refused() -> None:
     assert [s.label for s in build_stages(cfg)] == ["normalize_v1", "select", "norm2"]
 
 
-PROXY = GOOD + """proxy:
+PROXY = (
+    GOOD
+    + """proxy:
   recipes: {raw: {from: raw}, curated: {from: kept}}
   eval:
     - {name: h, kind: heldout, holdout: 0.02}
 """
+)
 
 
 def test_proxy_config_errors_fail_at_load_with_file_line_and_key(tmp_path) -> None:
-    with pytest.raises(ConfigError, match=r"^p.yaml:\d+: proxy.eval\[0\].kind: unknown eval kind 'mcq'; valid kinds: text, choice, heldout$"):
+    with pytest.raises(
+        ConfigError,
+        match=r"^p.yaml:\d+: proxy.eval\[0\].kind: unknown eval kind 'mcq'; valid kinds: text, choice, heldout$",
+    ):
         parse_pipeline(PROXY.replace("kind: heldout", "kind: mcq"), path="p.yaml")
-    with pytest.raises(ConfigError, match=r"^p.yaml:\d+: proxy.headline\[0\]: 'wiki' names no eval set; eval sets: h$"):
+    with pytest.raises(
+        ConfigError, match=r"^p.yaml:\d+: proxy.headline\[0\]: 'wiki' names no eval set; eval sets: h$"
+    ):
         parse_pipeline(PROXY + "  headline: [wiki]\n", path="p.yaml")
-    with pytest.raises(ConfigError, match=r"^p.yaml:\d+: proxy.ladder\[0\].budget: budget 1000 tokens < 4 steps of 2048 tokens$"):
+    with pytest.raises(
+        ConfigError,
+        match=r"^p.yaml:\d+: proxy.ladder\[0\].budget: budget 1000 tokens < 4 steps of 2048 tokens$",
+    ):
         parse_pipeline(PROXY + "  ladder: [{model: proxy_tiny, budget: 1000}]\n", path="p.yaml")
     bad = tmp_path / "bench.jsonl"
-    bad.write_text('{"query": "q", "choices": ["a", "b"], "gold": 1}\n{"query": "q2", "choices": ["a", "b"]}\n')
+    bad.write_text(
+        '{"query": "q", "choices": ["a", "b"], "gold": 1}\n{"query": "q2", "choices": ["a", "b"]}\n'
+    )
     text = PROXY + f"    - {{name: b, kind: choice, path: {bad}}}\n"
     with pytest.raises(ConfigError, match=rf"^p.yaml: {bad}:2: a record with choices has no gold"):
         parse_pipeline(text, path="p.yaml")

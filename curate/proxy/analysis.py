@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from curate.proxy import stats
-from curate.proxy.goodput import PowerLaw, fit_tail, finite_or_none, tokens_to_reach, value_at
+from curate.proxy.goodput import PowerLaw, finite_or_none, fit_tail, tokens_to_reach, value_at
 
 LEVEL = 0.95
 POWER = 0.8

@@ -48,7 +48,7 @@ PUBLISHED_REGIMES = [
         "note": "mixtures ranked with 1M-parameter models, each trained on ~1B tokens",
     },
 ]
-GPU_ASSUMPTION = {"device": "one H100 SXM", "peak_flops": 989e12, "mfu": 0.3}
+GPU_DEVICE, GPU_PEAK_FLOPS, GPU_MFU = "one H100 SXM", 989e12, 0.3
 
 
 def _curves(out_dir: Path) -> tuple[list[int], dict[str, list[float]], dict[str, Any], dict[str, Any]]:
@@ -57,18 +57,27 @@ def _curves(out_dir: Path) -> tuple[list[int], dict[str, list[float]], dict[str,
     accs = [r for r in evals if "acc" in r]
     quarter = accs[0]["acc"] if len(accs) > 1 else {}
     final = accs[-1]["acc"] if accs else {}
-    return [r["tokens"] for r in evals], {k: [r["bpb"][k] for r in evals] for k in evals[0]["bpb"]}, final, quarter
+    return (
+        [r["tokens"] for r in evals],
+        {k: [r["bpb"][k] for r in evals] for k in evals[0]["bpb"]},
+        final,
+        quarter,
+    )
 
 
 def _point_curves(
     items: list[Any], results: list[dict[str, Any]], point: str, recipes: list[str]
-) -> tuple[np.ndarray, dict[str, dict[str, np.ndarray]], dict[str, dict[str, Any]], dict[str, list[dict[str, Any]]]]:
+) -> tuple[
+    np.ndarray, dict[str, dict[str, np.ndarray]], dict[str, dict[str, Any]], dict[str, list[dict[str, Any]]]
+]:
     tokens: list[int] | None = None
     bpb: dict[str, dict[str, np.ndarray]] = {}
     acc: dict[str, dict[str, Any]] = {}
     res: dict[str, list[dict[str, Any]]] = {}
     for r in recipes:
-        mine = [(it, rs) for it, rs in zip(items, results, strict=True) if it.point == point and it.recipe == r]
+        mine = [
+            (it, rs) for it, rs in zip(items, results, strict=True) if it.point == point and it.recipe == r
+        ]
         per_seed, finals, quarters = [], [], []
         for it, _ in mine:
             t, c, fa, qa = _curves(Path(it.out_dir))
@@ -110,7 +119,11 @@ def _paired_block(base: analysis.Baseline, h_r: np.ndarray, h_b: np.ndarray) -> 
 
 
 def _point_summary(
-    point: Any, tokens: np.ndarray, heads: dict[str, np.ndarray], baseline: str, res: dict[str, list[dict[str, Any]]]
+    point: Any,
+    tokens: np.ndarray,
+    heads: dict[str, np.ndarray],
+    baseline: str,
+    res: dict[str, list[dict[str, Any]]],
 ) -> dict[str, Any]:
     base = analysis.Baseline(tokens, heads[baseline].mean(axis=0))
     model = res[baseline][0]["model"]
@@ -214,8 +227,8 @@ def _controls_block(
 
 
 def _regime(main: dict[str, Any], ladder: list[dict[str, Any]]) -> dict[str, Any]:
-    g = GPU_ASSUMPTION
-    gpu_tps = g["peak_flops"] * g["mfu"] / main["flops_per_token"] if main["flops_per_token"] else None
+    rate = GPU_PEAK_FLOPS * GPU_MFU
+    gpu_tps = rate / main["flops_per_token"] if main["flops_per_token"] else None
     dd_flops = 6 * 150e6 * 150e6 * 100  # DataDecide-like 150M model at 100 tokens/param
     return {
         "model": main["model"],
@@ -227,11 +240,13 @@ def _regime(main: dict[str, Any], ladder: list[dict[str, Any]]) -> dict[str, Any
         "measured_tokens_per_s": main["tokens_per_s"],
         "published": PUBLISHED_REGIMES,
         "gpu_projection": {
-            **g,
+            "device": GPU_DEVICE,
+            "peak_flops": GPU_PEAK_FLOPS,
+            "mfu": GPU_MFU,
             "note": "a projection from FLOPs, not a measurement: tokens/s = peak x MFU / flops_per_token",
             "this_point_tokens_per_s": gpu_tps,
             "this_point_run_s": main["budget"] / gpu_tps if gpu_tps else None,
-            "datadecide_150m_run_hours": dd_flops / (g["peak_flops"] * g["mfu"]) / 3600,
+            "datadecide_150m_run_hours": dd_flops / rate / 3600,
             "ladder_compute_flops": [p["compute_flops_per_run"] for p in ladder],
         },
     }
@@ -264,14 +279,23 @@ def assemble(
         for r in names
     }
     rep = goodput_report(
-        curves, baseline=cfg.baseline, tokens=tokens, budget=int(tokens[-1]), n_boot=cfg.n_boot, headline=cfg.headline
+        curves,
+        baseline=cfg.baseline,
+        tokens=tokens,
+        budget=int(tokens[-1]),
+        n_boot=cfg.n_boot,
+        headline=cfg.headline,
     )
     heads = {r: analysis.headline(bpb[r], cfg.headline) for r in names}
     base = analysis.Baseline(tokens, heads[cfg.baseline].mean(axis=0))
     stages = ctx.manifest.get("stages") or []
-    by_stage = {str(s.get("name") or s.get("label") or i): float(s.get("cpu_s", 0.0)) for i, s in enumerate(stages)}
+    by_stage = {
+        str(s.get("name") or s.get("label") or i): float(s.get("cpu_s", 0.0)) for i, s in enumerate(stages)
+    }
     epochs = {r: float(tokens[-1]) / max(1, data[r]["tokens"]) for r in names}
-    roles = {r.name: "recipe" for r in cfg.recipes} | {r.name: "control" for r in recipes if r.name not in {x.name for x in cfg.recipes}}
+    roles = {r.name: "recipe" for r in cfg.recipes} | {
+        r.name: "control" for r in recipes if r.name not in {x.name for x in cfg.recipes}
+    }
     roles[cfg.baseline] = "baseline"
     for r in names:
         v = rep["recipes"][r]
@@ -286,9 +310,13 @@ def assemble(
                 finite_or_none(y * m["ci_high"]) if m["ci_high"] is not None else None,
             ],
         }
-        v["effective_tokens"] = finite_or_none(v["tokens_in"] * y * m["value"]) if m["value"] is not None else None
+        v["effective_tokens"] = (
+            finite_or_none(v["tokens_in"] * y * m["value"]) if m["value"] is not None else None
+        )
         v["paired"] = {k: pb[k] for k in ("diff_bpb", "per_seed_diff", "call", "method")}
-        v["bpb_at_T"]["note"] = "descriptive: this recipe's own seeds (bootstrap); calls use the paired difference"
+        v["bpb_at_T"]["note"] = (
+            "descriptive: this recipe's own seeds (bootstrap); calls use the paired difference"
+        )
         v["role"] = roles[r]
         v["epochs_at_T"] = epochs[r]
         v["accuracy"] = acc[r]
@@ -326,12 +354,20 @@ def assemble(
             }
         )
     else:
-        verdict.update({"call": "not_called", "sentence": "no recipe besides the baseline: nothing to compare"})
+        verdict.update(
+            {"call": "not_called", "sentence": "no recipe besides the baseline: nothing to compare"}
+        )
     # The ladder: every point's ranking and multipliers, and decision accuracy against the largest.
     ladder = []
     for p in points:
-        t_p, bpb_p, _, res_p = (tokens, bpb, acc, res) if p == main else _point_curves(items, results, p.name, names)
-        ladder.append(_point_summary(p, t_p, {r: analysis.headline(bpb_p[r], cfg.headline) for r in names}, cfg.baseline, res_p))
+        t_p, bpb_p, _, res_p = (
+            (tokens, bpb, acc, res) if p == main else _point_curves(items, results, p.name, names)
+        )
+        ladder.append(
+            _point_summary(
+                p, t_p, {r: analysis.headline(bpb_p[r], cfg.headline) for r in names}, cfg.baseline, res_p
+            )
+        )
     ref = max(ladder, key=lambda q: (q["compute_flops_per_run"], q["params"]))
     for q in ladder:
         q["decision_accuracy_vs_reference"] = stats.decision_accuracy(
@@ -368,7 +404,8 @@ def assemble(
             "ladder": ladder_block,
             "regime": _regime(ladder[0], ladder),
             "statistics": {
-                "calls": stats.METHOD + ", level 0.95; the multiplier's CI is the same interval mapped through "
+                "calls": stats.METHOD
+                + ", level 0.95; the multiplier's CI is the same interval mapped through "
                 "the baseline curve",
                 "descriptive_bands": f"bootstrap over seeds ({cfg.n_boot} resamples) for per-recipe curve bands",
             },

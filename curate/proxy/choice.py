@@ -185,18 +185,18 @@ def build_rows(name: str, items: list[ChoiceItem], tokenizer: Any, *, seq_len: i
     nbytes = np.zeros(len(ctxs), dtype=np.int64)
     truncated = 0
     tb = tokenizer.token_bytes
-    for r, (c, x) in enumerate(zip(ctx_ids, cont_ids, strict=True)):
-        x = np.asarray(x, dtype=np.int64)
-        if len(x) > seq_len:
-            x, truncated = x[:seq_len], truncated + 1
-        c = np.asarray(c, dtype=np.int64)
-        room = width - 1 - len(x)  # context tokens that fit after EOS: the context is cut from the left
-        c = c[max(0, len(c) - room) :]
-        row = np.concatenate([[tokenizer.eos_id], c, x])
+    for r, (c_ids, x_ids) in enumerate(zip(ctx_ids, cont_ids, strict=True)):
+        xa = np.asarray(x_ids, dtype=np.int64)
+        if len(xa) > seq_len:
+            xa, truncated = xa[:seq_len], truncated + 1
+        ca = np.asarray(c_ids, dtype=np.int64)
+        room = width - 1 - len(xa)  # context tokens that fit after EOS: the context is cut from the left
+        ca = ca[max(0, len(ca) - room) :]
+        row = np.concatenate([[tokenizer.eos_id], ca, xa])
         windows[r, : len(row)] = row
-        # Target j (predicting windows[r, j+1]) is a continuation token for j in [len(row)-1-len(x), len(row)-1).
-        mask[r, len(row) - 1 - len(x) : len(row) - 1] = True
-        nbytes[r] = int(tb[x].sum()) if len(x) else 0
+        # Target j (predicting windows[r, j+1]) is a continuation token for j in [len(row)-1-len(xa), len(row)-1).
+        mask[r, len(row) - 1 - len(xa) : len(row) - 1] = True
+        nbytes[r] = int(tb[xa].sum()) if len(xa) else 0
     return ChoiceRows(
         name=name,
         windows=windows,

@@ -223,8 +223,8 @@ def _eval_specs(raw: dict[str, Any]) -> list[EvalSpec]:
     if "eval_suite" in raw:
         try:
             entries += [(("eval_suite",), e) for e in suite(str(raw["eval_suite"]))]
-        except KeyError as e:
-            raise ProxyConfigError(("eval_suite",), str(e.args[0])) from None
+        except KeyError as err:
+            raise ProxyConfigError(("eval_suite",), str(err.args[0])) from None
     if "eval" in raw:
         if not isinstance(raw["eval"], list):
             raise ProxyConfigError(("eval",), "expected a list of eval sets")
@@ -232,19 +232,23 @@ def _eval_specs(raw: dict[str, Any]) -> list[EvalSpec]:
     if not entries:
         return [EvalSpec(name="heldout", kind="heldout", holdout=0.02)]
     evs, seen = [], set()
-    for keys, e in entries:
+    for keys, entry in entries:
         where = "proxy" + "".join(f"[{k}]" if isinstance(k, int) else f".{k}" for k in keys)
-        e = dict(_check_keys(e, EVAL_KEYS, where))
+        e = dict(_check_keys(entry, EVAL_KEYS, where))
         if "name" not in e:
             raise ProxyConfigError(keys, "an eval set needs a name")
         kind = e.get("kind") or ("heldout" if e.get("holdout") is not None else "text")
         if kind not in EVAL_KINDS:
-            raise ProxyConfigError((*keys, "kind"), f"unknown eval kind {kind!r}; valid kinds: {', '.join(EVAL_KINDS)}")
+            raise ProxyConfigError(
+                (*keys, "kind"), f"unknown eval kind {kind!r}; valid kinds: {', '.join(EVAL_KINDS)}"
+            )
         e["kind"] = kind
         given = [k for k in ("holdout", "path", "source") if e.get(k) is not None]
         need = {"heldout": ["holdout"], "text": ["path", "source"], "choice": ["path"]}[kind]
         if len(given) != 1 or given[0] not in need:
-            raise ProxyConfigError(keys, f"a {kind} eval set needs exactly one of {', '.join(need)}; got {given or 'none'}")
+            raise ProxyConfigError(
+                keys, f"a {kind} eval set needs exactly one of {', '.join(need)}; got {given or 'none'}"
+            )
         if kind == "heldout" and not 0 < float(e["holdout"]) < 1:
             raise ProxyConfigError((*keys, "holdout"), f"expected a fraction in (0, 1), got {e['holdout']!r}")
         if e["name"] in seen:
@@ -261,12 +265,16 @@ def _ladder(raw: Any, seeds: list[int]) -> list[LadderPoint]:
     for i, p in enumerate(raw):
         p = _check_keys(p, LADDER_KEYS, f"proxy.ladder[{i}]")
         if p.get("model") not in LADDER:
-            raise ProxyConfigError(("ladder", i, "model"), f"{p.get('model')!r}; valid sizes: {', '.join(LADDER)}")
+            raise ProxyConfigError(
+                ("ladder", i, "model"), f"{p.get('model')!r}; valid sizes: {', '.join(LADDER)}"
+            )
         b = p.get("budget")
         if not isinstance(b, int) or isinstance(b, bool) or b <= 0:
             raise ProxyConfigError(("ladder", i, "budget"), f"expected a positive integer, got {b!r}")
         s = p.get("seeds", len(seeds))
-        out.append(LadderPoint(p["model"], b, tuple(range(s)) if isinstance(s, int) else tuple(int(x) for x in s)))
+        out.append(
+            LadderPoint(p["model"], b, tuple(range(s)) if isinstance(s, int) else tuple(int(x) for x in s))
+        )
     return out
 
 
@@ -314,7 +322,9 @@ def parse(section: dict[str, Any] | None) -> ProxyConfig:
             raise ProxyConfigError(("headline",), "expected a non-empty list of eval set names")
         for i, h in enumerate(head):
             if h not in set_names:
-                raise ProxyConfigError(("headline", i), f"{h!r} names no eval set; eval sets: {', '.join(set_names)}")
+                raise ProxyConfigError(
+                    ("headline", i), f"{h!r} names no eval set; eval sets: {', '.join(set_names)}"
+                )
         kw["headline"] = [str(h) for h in head]
     else:
         kw["headline"] = [e.name for e in kw["eval"] if e.kind != "heldout"] or set_names
@@ -322,14 +332,21 @@ def parse(section: dict[str, Any] | None) -> ProxyConfig:
         ctl = raw["controls"] or []
         bad = [c for c in ctl if c not in CONTROLS] if isinstance(ctl, list) else [ctl]
         if bad:
-            raise ProxyConfigError(("controls",), f"unknown control(s) {bad}; valid: {', '.join(CONTROLS)} (or [])")
+            raise ProxyConfigError(
+                ("controls",), f"unknown control(s) {bad}; valid: {', '.join(CONTROLS)} (or [])"
+            )
         clash = [c for c in ctl if c in names]
         if clash:
-            raise ProxyConfigError(("controls",), f"control name(s) {clash} clash with recipes of the same name")
+            raise ProxyConfigError(
+                ("controls",), f"control name(s) {clash} clash with recipes of the same name"
+            )
         kw["controls"], kw["controls_explicit"] = list(ctl), True
     if "controls_for" in raw:
         if raw["controls_for"] not in names or raw["controls_for"] == kw["baseline"]:
-            raise ProxyConfigError(("controls_for",), f"{raw['controls_for']!r} is not a non-baseline recipe; recipes: {', '.join(names)}")
+            raise ProxyConfigError(
+                ("controls_for",),
+                f"{raw['controls_for']!r} is not a non-baseline recipe; recipes: {', '.join(names)}",
+            )
         kw["controls_for"] = raw["controls_for"]
     if "train" in raw:
         valid = [f.name for f in dataclasses.fields(TrainConfig) if f.name not in ("model", "tokens", "seed")]

@@ -154,10 +154,14 @@ def load(ctx: Any, specs: list[EvalSpec], eval_chars: int) -> list[EvalData]:
             t = read_table(str(path), fmt=spec.format, limit=spec.max_docs)
             texts, file = t.column(schema.TEXT).to_pylist(), str(path)
         elif spec.source is not None:
-            parts = ctx.engine.map(_source_texts, [(f, spec.source) for f in raw_files], desc=f"eval {spec.name}")
+            parts = ctx.engine.map(
+                _source_texts, [(f, spec.source) for f in raw_files], desc=f"eval {spec.name}"
+            )
             texts, file = [x for p in parts for x in p], None
         else:
-            parts = ctx.engine.map(_holdout_texts, [(f, float(spec.holdout or 0)) for f in raw_files], desc="holdout")
+            parts = ctx.engine.map(
+                _holdout_texts, [(f, float(spec.holdout or 0)) for f in raw_files], desc="holdout"
+            )
             texts, file = [x for p in parts for x in p], None
         data = EvalData(spec, texts=take_chars(texts, eval_chars, spec.max_docs), file=file)
         if not data.texts:

@@ -80,7 +80,12 @@ def bpb(model: torch.nn.Module, es: EvalSet, *, batch_size: int = 16, autocast: 
 
 @torch.no_grad()
 def row_nll(
-    model: torch.nn.Module, windows: np.ndarray, mask: np.ndarray, *, batch_size: int = 16, autocast: bool = False
+    model: torch.nn.Module,
+    windows: np.ndarray,
+    mask: np.ndarray,
+    *,
+    batch_size: int = 16,
+    autocast: bool = False,
 ) -> np.ndarray:
     """Summed next-token NLL (nats) of each row of ``windows (n, L+1)`` over the targets ``mask (n, L)``
     marks (a benchmark item's continuation, :mod:`curate.proxy.choice`)."""

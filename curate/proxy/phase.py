@@ -30,7 +30,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import pyarrow.parquet as pq
 
 from curate import schema
 from curate.context import PhaseError, RunContext
@@ -59,7 +58,9 @@ def _sha256(path: Path) -> str:
     return h.hexdigest()
 
 
-def _tokenizer_sample(ctx: RunContext, cfg: ProxyConfig, exclude: set[int], sources: list[str]) -> tuple[list[str], int]:
+def _tokenizer_sample(
+    ctx: RunContext, cfg: ProxyConfig, exclude: set[int], sources: list[str]
+) -> tuple[list[str], int]:
     """Raw rows ordered by ``xxh64(seed:id)``, the first ``sample_chars`` characters' worth: the same
     sample whatever the file layout or the stage list (only the raw input's ids and texts matter)."""
     import xxhash
@@ -121,12 +122,19 @@ def _tokenizer(
 def _recipe_jobs(
     ctx: RunContext, r: Recipe, pdir: Path, tok_path: str, excl: str, grams: str, sources: list[str]
 ) -> list[ShardJob]:
-    common = {"tokenizer": tok_path, "exclude_hashes": excl, "exclude_grams": grams, "exclude_sources": sources}
+    common: dict[str, Any] = {
+        "tokenizer": tok_path,
+        "exclude_hashes": excl,
+        "exclude_grams": grams,
+        "exclude_sources": sources,
+    }
     jobs = []
     if r.source != "rejected":
         for i, f in enumerate(ctx.kept_files()):
             jobs.append(
-                ShardJob(src=str(f), out=str(pdir / "data" / r.name / f"kept-{i:05d}"), rules=r.rules, **common)
+                ShardJob(
+                    src=str(f), out=str(pdir / "data" / r.name / f"kept-{i:05d}"), rules=r.rules, **common
+                )
             )
     if r.source in ("raw", "rejected") or r.without_stages:
         only = r.without_stages if r.source == "kept" else None
@@ -286,7 +294,13 @@ def run_phase(ctx: RunContext) -> dict[str, Any]:
     # 1. eval sets, their exact-text hashes and 13-gram index (decontamination keys)
     evals = evalsets.load(ctx, cfg.eval, cfg.eval_chars)
     for e in evals:
-        log.info("eval set %s (%s%s): %s", e.name, e.spec.kind, ", headline" if e.name in cfg.headline else "", e.file or e.spec.source or "held-out split")
+        log.info(
+            "eval set %s (%s%s): %s",
+            e.name,
+            e.spec.kind,
+            ", headline" if e.name in cfg.headline else "",
+            e.file or e.spec.source or "held-out split",
+        )
     exclude = np.unique(np.concatenate([text_hashes(e.decontam_texts()) for e in evals]))
     np.save(pdir / "eval_hashes.npy", exclude)
     grams_per_set = evalsets.build_gram_index(evals, pdir / "eval_grams.npz")
@@ -316,11 +330,15 @@ def run_phase(ctx: RunContext) -> dict[str, Any]:
     jobs = {r.name: _recipe_jobs(ctx, r, pdir, tok_path, excl, grams, sources) for r in built}
     flat = [j for r in built for j in jobs[r.name]]
     ctx.engine.map(shard_job, flat, resources=Resources(num_cpus=1), desc="proxy shards")
-    data = {r.name: concat_shards([j.out for j in jobs[r.name]], pdir / "data" / r.name / "train") for r in built}
+    data = {
+        r.name: concat_shards([j.out for j in jobs[r.name]], pdir / "data" / r.name / "train") for r in built
+    }
     min_tokens = seq_len + 1
     if any(c.name == "rejected" for c in controls) and data["rejected"]["tokens"] <= min_tokens:
         if cfg.controls_explicit:
-            raise PhaseError(f"proxy.controls: rejected: only {data['rejected']['tokens']} tokens of rejected data")
+            raise PhaseError(
+                f"proxy.controls: rejected: only {data['rejected']['tokens']} tokens of rejected data"
+            )
         skipped["rejected"] = f"only {data['rejected']['tokens']} tokens of rejected (non-quarantine) data"
         controls = [c for c in controls if c.name != "rejected"]
     if any(c.name == "null" for c in controls):

@@ -84,7 +84,13 @@ class Interval:
         return self.ci_low > x or self.ci_high < x
 
     def as_dict(self) -> dict[str, float | int | None]:
-        return {"value": self.value, "ci_low": self.ci_low, "ci_high": self.ci_high, "n": self.n, "sd": self.sd}
+        return {
+            "value": self.value,
+            "ci_low": self.ci_low,
+            "ci_high": self.ci_high,
+            "n": self.n,
+            "sd": self.sd,
+        }
 
 
 def paired_interval(diffs: np.ndarray | list[float], level: float = 0.95) -> Interval:

@@ -24,8 +24,18 @@ SUITES: dict[str, list[dict[str, Any]]] = {
         {"name": "gutenberg", "kind": "text", "path": f"{CORPORA}/clean/gutenberg.jsonl.gz", "max_docs": 3},
         {"name": "arc_easy", "kind": "choice", "path": f"{CORPORA}/eval/arc_easy.jsonl.gz", "max_items": 200},
         {"name": "piqa", "kind": "choice", "path": f"{CORPORA}/eval/piqa.jsonl.gz", "max_items": 200},
-        {"name": "lambada", "kind": "choice", "path": f"{CORPORA}/eval/lambada_openai.jsonl.gz", "max_items": 200},
-        {"name": "winogrande", "kind": "choice", "path": f"{CORPORA}/eval/winogrande.jsonl.gz", "max_items": 200},
+        {
+            "name": "lambada",
+            "kind": "choice",
+            "path": f"{CORPORA}/eval/lambada_openai.jsonl.gz",
+            "max_items": 200,
+        },
+        {
+            "name": "winogrande",
+            "kind": "choice",
+            "path": f"{CORPORA}/eval/winogrande.jsonl.gz",
+            "max_items": 200,
+        },
     ],
     "python_docs": [
         {"name": "python_docs", "kind": "text", "source": "pydoc_topic"},

@@ -184,7 +184,9 @@ def ladder_svg(goodput: dict[str, Any]) -> str | None:
                 lo.append(m["value"] - (m["ci_low"] if m.get("ci_low") is not None else m["value"]))
                 hi.append((m["ci_high"] if m.get("ci_high") is not None else m["value"]) - m["value"])
             if xs:
-                ax.errorbar(xs, ys, yerr=[lo, hi], marker="o", markersize=4, capsize=3, color=f"C{i % 10}", label=r)
+                ax.errorbar(
+                    xs, ys, yerr=[lo, hi], marker="o", markersize=4, capsize=3, color=f"C{i % 10}", label=r
+                )
         ax.axhline(1.0, color="#888", linewidth=1, linestyle="--")
         ax.set_xscale("log")
         ax.set_yscale("log")

@@ -81,7 +81,9 @@ def _goodput_section(d: RunData) -> str:
         )
     bs = g.get("bootstrap") or {}
     if g.get("statistics"):
-        facts.append("multiplier and goodput CIs and every call: paired t-intervals over seeds; eval bpb bands: bootstrap")
+        facts.append(
+            "multiplier and goodput CIs and every call: paired t-intervals over seeds; eval bpb bands: bootstrap"
+        )
     elif bs:
         facts.append(
             f"{escape(str(round(100 * bs.get('level', 0.95))))}% bootstrap CIs over seeds "

@@ -38,7 +38,9 @@ def _goodput(g: dict[str, Any] | None, error: str | None) -> list[str]:
         facts.append(f"seeds {g['seeds']}")
     bs = g.get("bootstrap") or {}
     if g.get("statistics"):
-        facts.append("multiplier and goodput CIs and every call: paired t-intervals over seeds; eval bpb bands: bootstrap")
+        facts.append(
+            "multiplier and goodput CIs and every call: paired t-intervals over seeds; eval bpb bands: bootstrap"
+        )
     elif bs:
         facts.append(
             f"{round(100 * bs.get('level', 0.95))}% bootstrap CIs ({bs.get('n_boot', '?')} resamples)"

@@ -46,7 +46,8 @@ def sections(g: dict[str, Any]) -> list[tuple[str, str, list[str], list[list[str
                 d.get("kind", "?"),
                 "yes" if d.get("headline") else "no",
                 size,
-                d.get("path") or (f"input source {d['source']}" if d.get("source") else "held-out split of the input"),
+                d.get("path")
+                or (f"input source {d['source']}" if d.get("source") else "held-out split of the input"),
                 ", ".join(f"{r} {n}" for r, n in (d.get("decontaminated") or {}).items() if n) or "0",
                 pct(acc.get("at_T")) if acc else "—",
             ]
@@ -59,13 +60,26 @@ def sections(g: dict[str, Any]) -> list[tuple[str, str, list[str], list[list[str
         "set (exact text or a shared 13-gram)."
     ]
     out.append(
-        ("targets", "Targets", ["eval set", "kind", "headline", "size", "from", "decontaminated", f"{base} accuracy at T"], rows, notes)
+        (
+            "targets",
+            "Targets",
+            ["eval set", "kind", "headline", "size", "from", "decontaminated", f"{base} accuracy at T"],
+            rows,
+            notes,
+        )
     )
     ctl = g.get("controls") or {}
     rows, notes = [], []
     if "null" in ctl:
         n = ctl["null"]
-        rows.append(["null (random raw subsample)", _diff(n.get("diff_bpb")), _ci(n.get("multiplier")), "yes" if n.get("contains_1") else "NO"])
+        rows.append(
+            [
+                "null (random raw subsample)",
+                _diff(n.get("diff_bpb")),
+                _ci(n.get("multiplier")),
+                "yes" if n.get("contains_1") else "NO",
+            ]
+        )
         notes.append(n.get("message", ""))
     if "rejected" in ctl:
         r = ctl["rejected"]
@@ -81,11 +95,26 @@ def sections(g: dict[str, Any]) -> list[tuple[str, str, list[str], list[list[str
     for name, why in (ctl.get("skipped") or {}).items():
         notes.append(f"{name} control skipped: {why}")
     if rows or notes:
-        out.append(("controls", "Controls", ["control", "paired Δ bpb at T [95% CI]", "multiplier (CI)", "CI contains 1 / call"], rows, notes))
+        out.append(
+            (
+                "controls",
+                "Controls",
+                ["control", "paired Δ bpb at T [95% CI]", "multiplier (CI)", "CI contains 1 / call"],
+                rows,
+                notes,
+            )
+        )
     pw = g.get("power") or {}
     if pw:
         mm = pw.get("mde_multiplier") or {}
-        rows = [[ratio(r["multiplier"]) + "x", f"{r['diff_bpb']:+.4f}", str(r["seeds"]) if r.get("seeds") else "> 1000"] for r in pw.get("seeds_needed") or []]
+        rows = [
+            [
+                ratio(r["multiplier"]) + "x",
+                f"{r['diff_bpb']:+.4f}",
+                str(r["seeds"]) if r.get("seeds") else "> 1000",
+            ]
+            for r in pw.get("seeds_needed") or []
+        ]
         notes = [
             f"{pw.get('n_seeds')} seeds; per-seed difference spread sd = {num(pw.get('sd_diff_bpb'))} bpb; minimum "
             f"detectable difference {num(pw.get('mde_bpb'))} bpb, i.e. multipliers below {ratio(mm.get('worse'))}x or above "
@@ -93,7 +122,15 @@ def sections(g: dict[str, Any]) -> list[tuple[str, str, list[str], list[list[str
             "multiplier at this budget and eval size (assuming the same spread).",
             pw.get("note", ""),
         ]
-        out.append(("power", "Power: what this run could have detected", ["multiplier", "Δ bpb at T", "seeds needed"], rows, notes))
+        out.append(
+            (
+                "power",
+                "Power: what this run could have detected",
+                ["multiplier", "Δ bpb at T", "seeds needed"],
+                rows,
+                notes,
+            )
+        )
     lad = g.get("ladder") or {}
     pts = lad.get("points") or []
     if pts:
@@ -102,7 +139,9 @@ def sections(g: dict[str, Any]) -> list[tuple[str, str, list[str], list[list[str
         for p in pts:
             rows.append(
                 [
-                    p["name"] + (" (main)" if p["name"] == lad.get("main") else "") + (" (reference)" if p["name"] == lad.get("reference") else ""),
+                    p["name"]
+                    + (" (main)" if p["name"] == lad.get("main") else "")
+                    + (" (reference)" if p["name"] == lad.get("reference") else ""),
                     num(p.get("params")),
                     num(p.get("tokens_per_param")),
                     num(p.get("compute_flops_per_run")),
@@ -122,16 +161,41 @@ def sections(g: dict[str, Any]) -> list[tuple[str, str, list[str], list[list[str
             (
                 "ladder",
                 "Scale ladder",
-                ["point", "params", "tokens/param", "FLOPs/run", "seeds", *[f"{r} multiplier" for r in recipes], "order (best first)", "decision accuracy"],
+                [
+                    "point",
+                    "params",
+                    "tokens/param",
+                    "FLOPs/run",
+                    "seeds",
+                    *[f"{r} multiplier" for r in recipes],
+                    "order (best first)",
+                    "decision accuracy",
+                ],
                 rows,
                 notes,
             )
         )
     reg = g.get("regime") or {}
     if reg:
-        rows = [["this run", num(reg.get("params")), count(reg.get("tokens")), num(reg.get("tokens_per_param")), "measured here"]]
+        rows = [
+            [
+                "this run",
+                num(reg.get("params")),
+                count(reg.get("tokens")),
+                num(reg.get("tokens_per_param")),
+                "measured here",
+            ]
+        ]
         for p in reg.get("published") or []:
-            rows.append([p["name"], num(p.get("params")), count(p.get("tokens")), num(p.get("tokens_per_param")), p.get("note", "")])
+            rows.append(
+                [
+                    p["name"],
+                    num(p.get("params")),
+                    count(p.get("tokens")),
+                    num(p.get("tokens_per_param")),
+                    p.get("note", ""),
+                ]
+            )
         gp = reg.get("gpu_projection") or {}
         notes = [
             f"A GPU projection from FLOPs (an upper bound, not a measurement: models this small are bound by kernel "
@@ -140,7 +204,9 @@ def sections(g: dict[str, Any]) -> list[tuple[str, str, list[str], list[list[str
             f"DataDecide-like 150M model at 100 tokens/param would take {num(gp.get('datadecide_150m_run_hours'))} "
             "hours a run."
         ]
-        out.append(("regime", "The regime measured", ["", "params", "tokens", "tokens/param", "note"], rows, notes))
+        out.append(
+            ("regime", "The regime measured", ["", "params", "tokens", "tokens/param", "note"], rows, notes)
+        )
     return out
 
 

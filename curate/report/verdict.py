@@ -157,7 +157,11 @@ def paired_verdict(goodput: dict[str, Any], v: dict[str, Any], curation: str) ->
     if "null" in ctl:
         sentences.append(
             "Null control: "
-            + ("inside its interval (no instrument bias seen)" if ctl["null"].get("contains_1") else str(ctl["null"].get("message")))
+            + (
+                "inside its interval (no instrument bias seen)"
+                if ctl["null"].get("contains_1")
+                else str(ctl["null"].get("message"))
+            )
         )
     if "rejected" in ctl:
         sentences.append("Kept vs rejected: " + str(ctl["rejected"].get("message")))

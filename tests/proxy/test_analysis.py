@@ -38,22 +38,33 @@ def test_paired_call_separates_what_unpaired_intervals_cannot():
 def test_verdict_and_ranking_agree_when_nothing_is_called():
     raw, cur = _heads(0.0, 0.02, 3), _heads(0.002, 0.02, 4)
     rank = analysis.ranking({"raw": raw, "curated": cur})
-    assert rank["pairs"][0]["separated"] is False and rank["tiers"] == [sorted(["raw", "curated"], key=lambda r: (float({"raw": raw, "curated": cur}[r][:, -1].mean()), r))]
+    assert rank["pairs"][0]["separated"] is False and rank["tiers"] == [
+        sorted(["raw", "curated"], key=lambda r: (float({"raw": raw, "curated": cur}[r][:, -1].mean()), r))
+    ]
     base = analysis.Baseline(TOKENS, raw.mean(axis=0))
     iv = analysis.paired(cur, raw)
     m = analysis.multiplier_block(base, iv)
     assert analysis.call(iv) == "not_called" and m["ci_low"] <= 1 <= m["ci_high"]
-    s = analysis.verdict_sentence("curated", "raw", iv, m, analysis.power(base, [cur[:, -1] - raw[:, -1]], 4), ["wiki"])
-    assert s.startswith("no effect of curated vs raw is detected on the targets (wiki): the multiplier is within ")
+    s = analysis.verdict_sentence(
+        "curated", "raw", iv, m, analysis.power(base, [cur[:, -1] - raw[:, -1]], 4), ["wiki"]
+    )
+    assert s.startswith(
+        "no effect of curated vs raw is detected on the targets (wiki): the multiplier is within "
+    )
     assert "only effects beyond" in s
 
 
 def test_one_seed_calls_nothing():
     raw, cur = _heads(0.0, 0.0, 5)[:1], _heads(-0.5, 0.0, 6)[:1]
     iv = analysis.paired(cur, raw)
-    assert analysis.call(iv) == "not_called" and analysis.ranking({"raw": raw, "c": cur})["pairs"][0]["separated"] is False
+    assert (
+        analysis.call(iv) == "not_called"
+        and analysis.ranking({"raw": raw, "c": cur})["pairs"][0]["separated"] is False
+    )
     base = analysis.Baseline(TOKENS, raw.mean(axis=0))
-    s = analysis.verdict_sentence("c", "raw", iv, analysis.multiplier_block(base, iv), analysis.power(base, [], 1), ["w"])
+    s = analysis.verdict_sentence(
+        "c", "raw", iv, analysis.multiplier_block(base, iv), analysis.power(base, [], 1), ["w"]
+    )
     assert "with one seed no difference can be called" in s
 
 
@@ -62,12 +73,16 @@ def test_a_null_control_from_the_same_data_lands_inside_its_interval():
     for k in range(40):  # same distribution, fresh noise on both: a 95% interval contains 0 ~38 times in 40
         raw, null = _heads(0.0, 0.003, 300 + k), _heads(0.0, 0.003, 100 + k)
         base = analysis.Baseline(TOKENS, raw.mean(axis=0))
-        block = assemble._controls_block(base, {"raw": raw, "null": null, "cur": raw}, "raw", "cur", {}, {"null": 0.5, "raw": 0.2})
+        block = assemble._controls_block(
+            base, {"raw": raw, "null": null, "cur": raw}, "raw", "cur", {}, {"null": 0.5, "raw": 0.2}
+        )
         hits += block["null"]["contains_1"]
         assert block["null"]["multiplier"]["ci_low"] is not None
     assert hits == 37  # 92.5% with these fixed seeds: within binomial noise of the nominal 95%
     biased = _heads(0.05, 0.003, 200)
-    block = assemble._controls_block(base, {"raw": raw, "null": biased, "cur": raw}, "raw", "cur", {}, {"null": 3.0, "raw": 0.2})
+    block = assemble._controls_block(
+        base, {"raw": raw, "null": biased, "cur": raw}, "raw", "cur", {}, {"null": 3.0, "raw": 0.2}
+    )
     assert block["null"]["contains_1"] is False
     assert "the instrument is biased at this budget" in block["null"]["message"]
     assert "null is seen 3.00 epochs within T, raw 0.20" in block["null"]["message"]
@@ -76,7 +91,11 @@ def test_a_null_control_from_the_same_data_lands_inside_its_interval():
 def test_kept_vs_rejected_separation():
     raw, kept, rej = _heads(0.0, 0.002, 8), _heads(-0.01, 0.002, 9), _heads(0.05, 0.002, 10)
     base = analysis.Baseline(TOKENS, raw.mean(axis=0))
-    block = assemble._controls_block(base, {"raw": raw, "curated": kept, "rejected": rej}, "raw", "curated", {}, {})
+    block = assemble._controls_block(
+        base, {"raw": raw, "curated": kept, "rejected": rej}, "raw", "curated", {}, {}
+    )
     r = block["rejected"]
     assert r["call"] == "better" and r["m_kept_over_m_rejected"]["ci_low"] > 1
-    assert r["m_kept_over_m_rejected"]["value"] == pytest.approx(math.exp(0.6), rel=0.05)  # 0.06 bpb, 0.1 per e-fold
+    assert r["m_kept_over_m_rejected"]["value"] == pytest.approx(
+        math.exp(0.6), rel=0.05
+    )  # 0.06 bpb, 0.1 per e-fold

@@ -112,8 +112,13 @@ def phase_run(tmp_path_factory):
 def test_phase_writes_goodput_json_and_resumes_without_retraining(phase_run, inline_engine):
     run_dir, kept, out = phase_run
     g = json.loads((run_dir / "goodput.json").read_text())
-    assert set(g["recipes"]) == {"raw", "curated", "hi", "nodedup", "null", "rejected"} and g["baseline"] == "raw"
-    assert g["budget"] == 32 * 4 * 8 and g["seeds"] == [0, 1] and g["eval_sets"] == ["bench", "docs", "heldout"]
+    assert (
+        set(g["recipes"]) == {"raw", "curated", "hi", "nodedup", "null", "rejected"}
+        and g["baseline"] == "raw"
+    )
+    assert (
+        g["budget"] == 32 * 4 * 8 and g["seeds"] == [0, 1] and g["eval_sets"] == ["bench", "docs", "heldout"]
+    )
     assert g["schema_version"] == 2 and g["headline"] == ["docs", "bench"]
     raw, cur, hi, nd = (g["recipes"][k] for k in ("raw", "curated", "hi", "nodedup"))
     # raw = kept + the 20 non-quarantined rejected rows, minus the 10 "docs"-source rows (held out as an
@@ -130,11 +135,16 @@ def test_phase_writes_goodput_json_and_resumes_without_retraining(phase_run, inl
     assert cur["goodput"]["value"] == pytest.approx(cur["yield"] * cur["multiplier"]["value"])
     assert cur["costs"]["curation_cpu_s"] == 3.5 and raw["costs"]["curation_cpu_s"] == 0
     assert [g["recipes"][r]["role"] for r in ("raw", "curated", "null", "rejected")] == [
-        "baseline", "recipe", "control", "control"
+        "baseline",
+        "recipe",
+        "control",
+        "control",
     ]
     # Controls: null is raw at curated's token count; rejected is every non-quarantined rejected row.
     null, rej = g["recipes"]["null"], g["recipes"]["rejected"]
-    assert cur["tokens_kept"] <= null["tokens_kept"] < cur["tokens_kept"] + 200 and null["subsample_of"] == "raw"
+    assert (
+        cur["tokens_kept"] <= null["tokens_kept"] < cur["tokens_kept"] + 200 and null["subsample_of"] == "raw"
+    )
     assert rej["docs"] + rej["decontaminated"] == 20
     assert g["controls"]["for"] == "curated" and isinstance(g["controls"]["null"]["contains_1"], bool)
     assert g["controls"]["rejected"]["call"] in ("better", "worse", "not_called")
@@ -146,18 +156,30 @@ def test_phase_writes_goodput_json_and_resumes_without_retraining(phase_run, inl
     info = g["eval_set_info"]
     assert [info[k]["kind"] for k in ("heldout", "docs", "bench")] == ["heldout", "text", "choice"]
     assert info["heldout"]["headline"] is False and "fit to the raw distribution" in info["heldout"]["note"]
-    assert info["bench"]["items"] == 7 and info["bench"]["multi_choice_items"] == 6 and info["docs"]["docs"] == 10
-    assert raw["decontaminated_by_set"].get("heldout", 0) + raw["decontaminated_by_set"].get("exact", 0) == held
+    assert (
+        info["bench"]["items"] == 7
+        and info["bench"]["multi_choice_items"] == 6
+        and info["docs"]["docs"] == 10
+    )
+    assert (
+        raw["decontaminated_by_set"].get("heldout", 0) + raw["decontaminated_by_set"].get("exact", 0) == held
+    )
     acc = cur["accuracy"]["bench"]
     assert len(acc["per_seed"]) == 2 and all(a in {k / 6 for k in range(7)} for a in acc["per_seed"])
     # Power and the ladder.
     assert g["power"]["n_seeds"] == 2 and g["power"]["mde_bpb"] > 0 and len(g["power"]["seeds_needed"]) == 5
     pts = g["ladder"]["points"]
-    assert [p["name"] for p in pts] == ["proxy_tiny@1024", "proxy_tiny@512"] and g["ladder"]["reference"] == "proxy_tiny@1024"
-    assert pts[0]["decision_accuracy_vs_reference"] == 1.0 and 0 <= pts[1]["decision_accuracy_vs_reference"] <= 1
+    assert [p["name"] for p in pts] == ["proxy_tiny@1024", "proxy_tiny@512"] and g["ladder"][
+        "reference"
+    ] == "proxy_tiny@1024"
+    assert (
+        pts[0]["decision_accuracy_vs_reference"] == 1.0 and 0 <= pts[1]["decision_accuracy_vs_reference"] <= 1
+    )
     assert (run_dir / "proxy" / "ladder" / "proxy_tiny@512" / "null" / "seed1" / "result.json").exists()
     assert g["tokenizer"]["source"] == "trained" and len(g["tokenizer"]["sha256"]) == 64
-    assert g["regime"]["tokens"] == 1024 and g["regime"]["tokens_per_param"] == pytest.approx(1024 / g["regime"]["params"])
+    assert g["regime"]["tokens"] == 1024 and g["regime"]["tokens_per_param"] == pytest.approx(
+        1024 / g["regime"]["params"]
+    )
     curve = cur["curves"]["heldout"]
     assert curve["tokens"][-1] == g["budget"] and len(curve["per_seed"]) == 2
     assert curve["bpb_ci_low"][-1] <= curve["bpb_mean"][-1] <= curve["bpb_ci_high"][-1]
@@ -214,16 +236,26 @@ def test_config_errors_name_the_key_and_the_valid_ones():
         parse({"recipes": {"x": {"from": "kept"}}})
     with pytest.raises(PhaseError, match="proxy.train: unknown key"):
         parse({"train": {"lr_max": 1}})
-    with pytest.raises(PhaseError, match=r"proxy.eval\[0\].kind: unknown eval kind 'mcq'; valid kinds: text, choice, heldout"):
+    with pytest.raises(
+        PhaseError, match=r"proxy.eval\[0\].kind: unknown eval kind 'mcq'; valid kinds: text, choice, heldout"
+    ):
         parse({"eval": [{"name": "x", "kind": "mcq", "path": "x.jsonl"}]})
-    with pytest.raises(PhaseError, match=r"proxy.headline\[0\]: 'wiki' names no eval set; eval sets: heldout"):
+    with pytest.raises(
+        PhaseError, match=r"proxy.headline\[0\]: 'wiki' names no eval set; eval sets: heldout"
+    ):
         parse({"headline": ["wiki"]})
-    with pytest.raises(PhaseError, match=r"proxy.ladder\[0\].budget: budget 100 tokens < 4 steps of 2048 tokens"):
+    with pytest.raises(
+        PhaseError, match=r"proxy.ladder\[0\].budget: budget 100 tokens < 4 steps of 2048 tokens"
+    ):
         parse({"ladder": [{"model": "proxy_tiny", "budget": 100}]})
-    with pytest.raises(PhaseError, match=r"proxy.eval_suite: unknown eval_suite 'web'; valid suites: web_targets"):
+    with pytest.raises(
+        PhaseError, match=r"proxy.eval_suite: unknown eval_suite 'web'; valid suites: web_targets"
+    ):
         parse({"eval_suite": "web"})
     assert parse({}).headline == ["heldout"]  # only a fit set: it is all there is to average
-    assert parse({"eval_suite": "python_docs", "eval": [{"name": "h", "holdout": 0.02}]}).headline == ["python_docs"]
+    assert parse({"eval_suite": "python_docs", "eval": [{"name": "h", "holdout": 0.02}]}).headline == [
+        "python_docs"
+    ]
     cfg = parse({"recipes": {"raw": {"from": "raw"}, "q": {"sweep": {"column": "a.b", "min": [1, 2.5]}}}})
     assert [(r.name, r.rules) for r in cfg.recipes] == [
         ("raw", []),
