@@ -224,3 +224,59 @@ def gram_hits(texts: list[str], index_path: str) -> np.ndarray:
         doc = np.repeat(np.arange(len(off) - 1), np.diff(hoff))
         hits[doc[hit], owner[pos[hit]]] = True
     return hits
+
+
+def scorer_overlaps(
+    config: dict[str, Any], recipes: list[Any], sets: list[EvalData], pipeline_path: str | None
+) -> list[dict[str, str]]:
+    """Recipes that select with a model scorer trained on an eval set's file.
+
+    A recipe's rule ``<stage>.<field>`` names a stage; if that stage loads a model (``params.model``)
+    whose ``<model>.manifest.json`` (written by ``curate train-classifier``) lists an eval set's file
+    among its training files (same resolved path or same sha256), the selection has seen the target.
+    """
+    import hashlib
+    import json
+
+    stages = {}
+    for s in config.get("stages") or []:
+        if not isinstance(s, dict):
+            continue
+        name = next((s[k] for k in ("score", "filter", "transform", "dedup") if k in s), None)
+        model = (s.get("params") or {}).get("model")
+        if name and model:
+            stages[str(s.get("label") or name)] = str(model)
+    eval_files = {}
+    for e in sets:
+        if e.file:
+            p = Path(e.file).resolve()
+            eval_files[e.name] = (p, hashlib.sha256(p.read_bytes()).hexdigest())
+    out = []
+    for r in recipes:
+        for rule in getattr(r, "rules", []) or []:
+            stage = str(rule.get("column", "")).split(".")[0]
+            if stage not in stages:
+                continue
+            model_path = resolve(stages[stage], pipeline_path)
+            manifest = model_path.with_name(model_path.name.split(".")[0] + ".manifest.json")
+            if not manifest.exists():
+                continue
+            files = [
+                f for src in json.loads(manifest.read_text()).get("sources", []) for f in src.get("files", [])
+            ]
+            for name, (path, sha) in eval_files.items():
+                for f in files:
+                    if (
+                        f.get("sha256") == sha
+                        or resolve(str(f.get("path", "")), pipeline_path).resolve() == path
+                    ):
+                        out.append(
+                            {
+                                "recipe": r.name,
+                                "stage": stage,
+                                "model": stages[stage],
+                                "eval_set": name,
+                                "file": str(f.get("path")),
+                            }
+                        )
+    return [dict(t) for t in {tuple(sorted(d.items())) for d in out}]

@@ -305,6 +305,15 @@ def run_phase(ctx: RunContext) -> dict[str, Any]:
     np.save(pdir / "eval_hashes.npy", exclude)
     grams_per_set = evalsets.build_gram_index(evals, pdir / "eval_grams.npz")
     sources = sorted({e.spec.source for e in evals if e.spec.source})
+    overlaps = evalsets.scorer_overlaps(ctx.config, cfg.recipes, evals, ctx.pipeline_path)
+    bad = [o for o in overlaps if o["eval_set"] in cfg.headline]
+    if bad:
+        o = bad[0]
+        raise PhaseError(
+            f"proxy.recipes.{o['recipe']}: selects with {o['stage']} ({o['model']}), which was trained on "
+            f"{o['file']}, the file of headline eval set {o['eval_set']!r}: eval sets and selection must stay "
+            "disjoint; drop the set from proxy.headline or the recipe"
+        )
     tok, tok_info = _tokenizer(ctx, cfg, set(exclude.tolist()), sources, pdir)
     tok_path = str(pdir / "tokenizer.json")
     seq_len = cfg.train_config(0).seq_len
@@ -388,6 +397,7 @@ def run_phase(ctx: RunContext) -> dict[str, Any]:
         grams_per_set=grams_per_set,
     )
     report["tokenizer"] = tok_info
+    report["scorer_overlaps"] = overlaps  # non-headline sets only (headline overlaps are refused above)
     _write_json(report, ctx.path("goodput.json"))
     return {
         "goodput": "goodput.json",

@@ -296,3 +296,23 @@ def test_perplexity_scorer_scores_bpb_under_a_trained_proxy_model(phase_run, tmp
     pq.write_table(out, tmp_path / "scored.parquet")
     lo, hi = percentile_band([tmp_path / "scored.parquet"], "perplexity_v1.bpb", 0.0, 1.0)
     assert (lo, hi) == (bpb[0], bpb[1])
+
+
+def test_a_recipe_selecting_with_a_scorer_trained_on_a_headline_eval_file_is_refused(tmp_path, inline_engine):
+    """Eval sets and selection stay disjoint: the scorer's training manifest names the eval file."""
+    run_dir, _ = _run_dir(tmp_path)
+    bench = run_dir / "bench.jsonl.gz"
+    (tmp_path / "toy.manifest.json").write_text(
+        json.dumps({"sources": [{"files": [{"path": str(bench), "sha256": "not-checked-when-paths-match"}]}]})
+    )
+    sec = _section(run_dir)
+    sec["recipes"] = {"raw": {"from": "raw"}, "hi": {"from": "kept", "select": [{"column": "toy.score", "min": 0.5}]}}
+    ctx = _ctx(run_dir, inline_engine, sec)
+    ctx.config = {"stages": [{"score": "toy", "params": {"model": str(tmp_path / "toy.ftz")}}]}
+    with pytest.raises(
+        PhaseError,
+        match=r"proxy.recipes.hi: selects with toy \(.*toy.ftz\), which was trained on .*bench.jsonl.gz, the file "
+        r"of headline eval set 'bench': eval sets and selection must stay disjoint",
+    ):
+        run_phase(ctx)
+    assert not (run_dir / "proxy" / "data").exists()  # refused before any shard or run
