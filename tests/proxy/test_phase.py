@@ -306,7 +306,10 @@ def test_a_recipe_selecting_with_a_scorer_trained_on_a_headline_eval_file_is_ref
         json.dumps({"sources": [{"files": [{"path": str(bench), "sha256": "not-checked-when-paths-match"}]}]})
     )
     sec = _section(run_dir)
-    sec["recipes"] = {"raw": {"from": "raw"}, "hi": {"from": "kept", "select": [{"column": "toy.score", "min": 0.5}]}}
+    sec["recipes"] = {
+        "raw": {"from": "raw"},
+        "hi": {"from": "kept", "select": [{"column": "toy.score", "min": 0.5}]},
+    }
     ctx = _ctx(run_dir, inline_engine, sec)
     ctx.config = {"stages": [{"score": "toy", "params": {"model": str(tmp_path / "toy.ftz")}}]}
     with pytest.raises(

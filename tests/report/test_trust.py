@@ -1,0 +1,122 @@
+"""Schema-2 goodput.json in the report: the verdict is goodput.json's sentence, the trust sections show
+the same numbers in HTML and Markdown."""
+
+from __future__ import annotations
+
+from curate.report import trust
+from curate.report.verdict import verdict
+
+SENTENCE = (
+    "no effect of curated vs raw is detected on the targets (wiki): the multiplier is within 0.80–1.20x"
+)
+G = {
+    "baseline": "raw",
+    "recipes": {
+        "raw": {
+            "yield": 1.0,
+            "goodput": {"value": 1.0, "ci": [1.0, 1.0]},
+            "accuracy": {"arc": {"at_T": 0.25}},
+        },
+        "curated": {"yield": 0.5, "goodput": {"value": 0.49, "ci": [0.4, 0.6]}},
+        "null": {"yield": 0.5},
+    },
+    "verdict": {"recipe": "curated", "call": "not_called", "sentence": SENTENCE},
+    "eval_set_info": {
+        "wiki": {
+            "kind": "text",
+            "headline": True,
+            "docs": 3,
+            "path": "w.jsonl",
+            "decontaminated": {"raw": 2},
+        },
+        "arc": {"kind": "choice", "headline": True, "items": 200, "path": "a.jsonl", "decontaminated": {}},
+        "heldout": {"kind": "heldout", "headline": False, "docs": 9, "decontaminated": {}},
+    },
+    "controls": {
+        "for": "curated",
+        "skipped": {"rejected": "only 10 tokens of rejected (non-quarantine) data"},
+        "null": {
+            "diff_bpb": {"value": 0.001, "ci_low": -0.002, "ci_high": 0.004},
+            "multiplier": {"value": 0.98, "ci_low": 0.9, "ci_high": 1.05},
+            "contains_1": True,
+            "message": "null fine",
+        },
+    },
+    "power": {
+        "n_seeds": 3,
+        "sd_diff_bpb": 0.01,
+        "mde_bpb": 0.031,
+        "mde_multiplier": {"worse": 0.85, "better": 1.18},
+        "seeds_needed": [
+            {"multiplier": 1.2, "diff_bpb": -0.02, "seeds": 9},
+            {"multiplier": 1.1, "diff_bpb": -0.01, "seeds": None},
+        ],
+    },
+    "ladder": {
+        "main": "proxy_1m@1000",
+        "reference": "proxy_5m@2000",
+        "warning": "the main point disagrees",
+        "points": [
+            {
+                "name": "proxy_1m@1000",
+                "params": 1e6,
+                "tokens_per_param": 0.001,
+                "compute_flops_per_run": 1e12,
+                "seeds": [0, 1, 2],
+                "recipes": {
+                    "curated": {"multiplier": {"value": 0.9, "ci_low": 0.8, "ci_high": 1.1}},
+                    "null": {"multiplier": {"value": 1.0}},
+                },
+                "ranking": ["raw", "curated", "null"],
+                "decision_accuracy_vs_reference": 2 / 3,
+            },
+            {
+                "name": "proxy_5m@2000",
+                "params": 4e6,
+                "tokens_per_param": 0.0005,
+                "compute_flops_per_run": 8e12,
+                "seeds": [0, 1],
+                "recipes": {
+                    "curated": {"multiplier": {"value": 1.1, "ci_low": 1.0, "ci_high": 1.2}},
+                    "null": {"multiplier": {"value": 1.0}},
+                },
+                "ranking": ["curated", "raw", "null"],
+                "decision_accuracy_vs_reference": 1.0,
+            },
+        ],
+    },
+}
+MANIFEST = {"accounting": {"input": 10, "kept": 5}}
+
+
+def test_the_report_verdict_is_goodput_jsons_sentence_with_goodput_and_controls():
+    v = verdict(MANIFEST, G)
+    assert v == (
+        f"{SENTENCE}. Yield 50.0%, data goodput 0.49 (CI 0.40–0.60). Null control: inside its interval (no "
+        "instrument bias seen). Curation kept 5 of 10 documents (50.0%)."
+    )
+
+
+def test_trust_sections_rows():
+    secs = {sid: (title, header, rows, notes) for sid, title, header, rows, notes in trust.sections(G)}
+    assert list(secs) == ["targets", "controls", "power", "ladder"]
+    assert secs["targets"][2][0] == ["wiki", "text", "yes", "3 docs", "w.jsonl", "raw 2", "—"]
+    assert secs["targets"][2][1][-1] == "25.0%" and secs["targets"][2][2][2:4] == ["no", "9 docs"]
+    assert secs["controls"][2] == [
+        ["null (random raw subsample)", "+0.0010 [-0.0020, +0.0040]", "0.98x (0.90–1.05)", "yes"]
+    ]
+    assert "rejected control skipped: only 10 tokens" in secs["controls"][3][-1]
+    assert secs["power"][2] == [["1.20x", "-0.0200", "9"], ["1.10x", "-0.0100", "> 1000"]]
+    assert "multipliers below 0.85x or above 1.18x" in secs["power"][3][0]
+    lad = secs["ladder"][2]
+    assert lad[0][0] == "proxy_1m@1000 (main)" and lad[1][0] == "proxy_5m@2000 (reference)"
+    assert lad[0][5:] == ["0.90x (0.80–1.10)", "1.00x", "raw > curated > null", "66.7%"]
+    assert secs["ladder"][3][-1] == "Warning: the main point disagrees"
+    md = "\n".join(trust.markdown(G))
+    html = trust.html(G)
+    assert "| wiki | text | yes | 3 docs | w.jsonl | raw 2 | — |" in md
+    assert '<h3 id="ladder">Scale ladder</h3>' in html and '<figure id="ladder-chart"><svg' in html
+
+
+def test_schema_one_goodput_has_no_trust_sections():
+    assert trust.sections({"recipes": {}}) == []
