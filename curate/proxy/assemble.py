@@ -138,6 +138,8 @@ def _point_summary(
             "call": pb["call"],
             "multiplier": pb["multiplier"],
         }
+    diffs = [h[:, -1] - heads[baseline][:, -1] for r, h in heads.items() if r != baseline]
+    pw = analysis.power(base, diffs, len(point.seeds))
     quarter = {r: v["bpb_at_T_over_4"] for r, v in per.items()}
     full = {r: v["bpb_at_T"] for r, v in per.items()}
     params = float(model.get("params") or 0.0)
@@ -157,6 +159,8 @@ def _point_summary(
         "ranking": analysis.ranking(heads)["order"],
         "called_pairs": [p for p in analysis.ranking(heads)["pairs"] if p["separated"]],
         "agreement_T_over_4_vs_T": stats.decision_accuracy(quarter, full),
+        "sd_diff_bpb": pw["sd_diff_bpb"],
+        "mde_multiplier": pw["mde_multiplier"],
     }
 
 

@@ -29,6 +29,12 @@ def _diff(block: dict[str, Any] | None) -> str:
     return f"{block['value']:+.4f} [{block['ci_low']:+.4f}, {block['ci_high']:+.4f}]"
 
 
+def _mde(mm: dict[str, Any] | None) -> str:
+    if not mm or mm.get("worse") is None or mm.get("better") is None:
+        return "—"
+    return f"<{ratio(mm['worse'])}x or >{ratio(mm['better'])}x"
+
+
 def sections(g: dict[str, Any]) -> list[tuple[str, str, list[str], list[list[str]], list[str]]]:
     """``(id, title, header, rows, notes)`` per section; empty for a schema-1 ``goodput.json``."""
     if not isinstance(g.get("verdict"), dict):
@@ -148,12 +154,14 @@ def sections(g: dict[str, Any]) -> list[tuple[str, str, list[str], list[list[str
                     str(len(p.get("seeds") or [])),
                     *[_ci((p["recipes"].get(r) or {}).get("multiplier")) for r in recipes],
                     " > ".join(p.get("ranking") or []),
+                    _mde(p.get("mde_multiplier")),
                     pct(p.get("decision_accuracy_vs_reference")),
                 ]
             )
         notes = [
             "Decision accuracy (DataDecide): the share of recipe pairs a point orders as the reference (largest "
-            "compute) point does."
+            "compute) point does. Detectable: the multipliers each point could tell from 1x with its seeds, so "
+            "the table also shows whether more tokens or a larger model buys power at this spread."
         ]
         if lad.get("warning"):
             notes.append("Warning: " + lad["warning"])

@@ -110,7 +110,7 @@ def test_trust_sections_rows():
     assert "multipliers below 0.85x or above 1.18x" in secs["power"][3][0]
     lad = secs["ladder"][2]
     assert lad[0][0] == "proxy_1m@1000 (main)" and lad[1][0] == "proxy_5m@2000 (reference)"
-    assert lad[0][5:] == ["0.90x (0.80–1.10)", "1.00x", "raw > curated > null", "66.7%"]
+    assert lad[0][5:] == ["0.90x (0.80–1.10)", "1.00x", "raw > curated > null", "—", "66.7%"]
     assert secs["ladder"][3][-1] == "Warning: the main point disagrees"
     md = "\n".join(trust.markdown(G))
     html = trust.html(G)
