@@ -385,6 +385,15 @@ def assemble(
             f"pairs differently from the largest point ({ref['name']}): its ranking may point the wrong way"
         )
         verdict["sentence"] += f". Warning: {ladder_block['warning']}"
+    warnings = [ladder_block["warning"]] if "warning" in ladder_block else []
+    spikes = {r: rep["recipes"][r]["anomalies"] for r in names if rep["recipes"][r]["anomalies"]}
+    if spikes:
+        warnings.append(
+            "loss spikes were skipped during training ("
+            + ", ".join(f"{r}: {n} steps" for r, n in spikes.items())
+            + "): an unstable run can move its recipe's bpb by more than the effects measured; a lower "
+            "proxy.train.lr or more seeds make the verdict less sensitive to it"
+        )
     eval_block = {}
     for e in evals:
         d = e.describe(e.name in cfg.headline)
@@ -405,6 +414,7 @@ def assemble(
             "controls": _controls_block(base, heads, cfg.baseline, controlled, controls_skipped, epochs),
             "power": pw,
             "verdict": verdict,
+            "warnings": warnings,
             "ladder": ladder_block,
             "regime": _regime(ladder[0], ladder),
             "statistics": {

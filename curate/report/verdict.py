@@ -165,6 +165,7 @@ def paired_verdict(goodput: dict[str, Any], v: dict[str, Any], curation: str) ->
         )
     if "rejected" in ctl:
         sentences.append("Kept vs rejected: " + str(ctl["rejected"].get("message")))
+    sentences += [f"Warning: {w}" for w in goodput.get("warnings") or [] if w not in str(v["sentence"])]
     return ". ".join(s.rstrip(".") for s in sentences) + f". Curation {curation}."
 
 

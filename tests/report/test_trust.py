@@ -120,3 +120,11 @@ def test_trust_sections_rows():
 
 def test_schema_one_goodput_has_no_trust_sections():
     assert trust.sections({"recipes": {}}) == []
+
+
+def test_warnings_join_the_verdict_once():
+    g = {**G, "warnings": ["loss spikes were skipped during training (null: 4 steps)"]}
+    v = verdict(MANIFEST, g)
+    assert v.endswith(
+        "Warning: loss spikes were skipped during training (null: 4 steps). Curation kept 5 of 10 documents (50.0%)."
+    )
