@@ -20,7 +20,6 @@ Steps (each resumable: finished shards and finished runs are never redone):
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import json
 import logging
 import os
@@ -32,6 +31,7 @@ from typing import Any
 import numpy as np
 
 from curate import schema
+from curate.classify.model import sha256_file
 from curate.context import PhaseError, RunContext
 from curate.proxy import evalsets
 from curate.proxy.config import ProxyConfig, Recipe, parse
@@ -48,14 +48,6 @@ from curate.stage import Resources
 
 log = logging.getLogger(__name__)
 NULL_SEED = 0
-
-
-def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
 
 
 def _tokenizer_sample(
@@ -114,7 +106,7 @@ def _tokenizer(
             "vocab_size_requested": cfg.vocab_size,
         }
     tok.save(dest)
-    info.update({"path": "proxy/tokenizer.json", "vocab_size": tok.vocab_size, "sha256": _sha256(dest)})
+    info.update({"path": "proxy/tokenizer.json", "vocab_size": tok.vocab_size, "sha256": sha256_file(str(dest))})
     _write_json(info, info_path)
     return tok, info
 
