@@ -101,6 +101,11 @@ def _partition(path: str, key: str, num_partitions: int, columns: list[str] | No
     return [sorted_table.slice(bounds[i], bounds[i + 1] - bounds[i]) for i in range(num_partitions)]
 
 
+def _single_partition(path: str, key: str, num_partitions: int, columns: list[str] | None) -> pa.Table:
+    """:func:`_partition` into one partition, returned as a table (for a Ray task of one return)."""
+    return _partition(path, key, 1, columns)[0]
+
+
 def _concat(tables: Iterable[pa.Table]) -> pa.Table:
     tables = [t for t in tables]
     return pa.concat_tables(tables, promote_options="permissive") if tables else pa.table({})
@@ -277,11 +282,12 @@ class RayEngine(Engine):
         p = num_partitions or max(1, self.num_workers)
         if not paths:
             return [reduce(pa.table({})) for _ in range(p)]
-        part_remote = (
-            ray.remote(num_returns=p, max_retries=self.max_retries)(_partition)
-            if p > 1
-            else ray.remote(max_retries=self.max_retries)(_partition)
-        )
+        # With num_returns=1 Ray stores the returned list itself as the one object, so one partition
+        # goes through a function that returns the table, not a list of one table.
+        if p > 1:
+            part_remote = ray.remote(num_returns=p, max_retries=self.max_retries)(_partition)
+        else:
+            part_remote = ray.remote(max_retries=self.max_retries)(_single_partition)
         pieces = []
         for path in paths:
             refs = part_remote.remote(path, key, p, columns)
