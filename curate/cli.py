@@ -136,6 +136,7 @@ def main(argv: list[str] | None = None) -> int:
     from curate.io.sources import SourceError
     from curate.registry import RegistryError
     from curate.runner import AccountingError, RunDirError
+    from curate.validate import EmptyRunError
 
     try:
         result: Any = args.func(args)
@@ -145,4 +146,7 @@ def main(argv: list[str] | None = None) -> int:
     except AccountingError as e:
         print(f"curate: ACCOUNTING ERROR: {e}", file=sys.stderr)
         return 3
+    except EmptyRunError as e:
+        print(f"curate: error: {e}", file=sys.stderr)
+        return 4
     return int(result or 0)

@@ -253,6 +253,7 @@ class Runner:
 
     def run(self) -> dict[str, Any]:
         t0 = time.perf_counter()
+        self._check_input()
         self._claim_dir()
         stats: dict[str, dict[str, Any]] = {}
         order: list[str] = [READ_STAGE]
@@ -285,6 +286,19 @@ class Runner:
         manifest = self._manifest(stats, order, summaries, time.perf_counter() - t0)
         _write_json_atomic(manifest, self.out / "manifest.json")
         return manifest
+
+    def _check_input(self) -> None:
+        """Refuse input files that clearly hold another format than ``input.format``, before any work."""
+        from curate.io.sources import SourceError
+        from curate.validate import check_input_content
+
+        fmt = str(self.cfg.input.get("format"))
+        if fmt not in ("jsonl", "parquet", "warc"):
+            return
+        try:
+            check_input_content(fmt, [s.path for s in self.source.shards()])
+        except ValueError as e:
+            raise SourceError(f"input: {e}") from None
 
     # -- directory claim and resume -------------------------------------------------------------------
     def _claim_dir(self) -> None:
@@ -535,6 +549,10 @@ def run_pipeline(
         )
     try:
         manifest = Runner(cfg, Path(out_dir), engine, progress=progress).run()
+        if not cfg.allow_empty:
+            from curate.validate import check_not_empty
+
+            check_not_empty(manifest, str(out_dir))
         if phases:
             manifest = run_phases(cfg, Path(out_dir), engine, manifest)
         return manifest
