@@ -89,6 +89,9 @@ def build_parser() -> argparse.ArgumentParser:
     ins.add_argument("--width", type=int, default=300, help="characters shown per sample")
     ins.set_defaults(func=_inspect)
 
+    from curate import reselect
+
+    reselect.register(sub)
     for pkg in VERB_PACKAGES:
         try:
             mod = importlib.import_module(f"curate.{pkg}.cli")
