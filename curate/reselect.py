@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import shutil
 import time
 from collections.abc import Iterator
 from datetime import UTC, datetime
