@@ -10,6 +10,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from curate import __version__
+
 VERB_PACKAGES = ("proxy", "scorers", "export", "report", "dedup", "filters")
 
 RUN_EXAMPLE = """example:
@@ -56,7 +58,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="curate", description="Curate LLM pre-training data and measure its goodput."
     )
-    parser.add_argument("-v", "--verbose", action="store_true", help="log at INFO level")
+    parser.add_argument(
+        "-v", "--verbose", action="store_true", help="log at INFO level (and show Ray's start-up)"
+    )
+    parser.add_argument("--version", action="version", version=f"curate {__version__}")
     sub = parser.add_subparsers(dest="verb", metavar="VERB")
     sub.required = True
 
@@ -136,20 +141,38 @@ def main(argv: list[str] | None = None) -> int:
     os.environ.setdefault("RAY_DEDUP_LOGS", "1")
     from curate.config import ConfigError
     from curate.context import PhaseError
+    from curate.engine import EngineError
     from curate.io.sources import SourceError
     from curate.registry import RegistryError
     from curate.runner import AccountingError, RunDirError
     from curate.validate import EmptyRunError
 
+    # One format for every verb's errors, as argparse writes usage errors: "curate VERB: error: MESSAGE".
+    codes: list[tuple[tuple[type[BaseException], ...], int]] = [
+        (
+            (
+                ConfigError,
+                RegistryError,
+                SourceError,
+                RunDirError,
+                PhaseError,
+                EngineError,
+                FileNotFoundError,
+            ),
+            2,
+        ),
+        ((AccountingError,), 3),
+        ((EmptyRunError,), 4),
+    ]
     try:
         result: Any = args.func(args)
-    except (ConfigError, RegistryError, SourceError, RunDirError, PhaseError, FileNotFoundError) as e:
-        print(f"curate: error: {e}", file=sys.stderr)
-        return 2
-    except AccountingError as e:
-        print(f"curate: ACCOUNTING ERROR: {e}", file=sys.stderr)
-        return 3
-    except EmptyRunError as e:
-        print(f"curate: error: {e}", file=sys.stderr)
-        return 4
+    except tuple(t for types, _ in codes for t in types) as e:
+        code = next(c for types, c in codes if isinstance(e, types))
+        print(error_line(args.verb, e), file=sys.stderr)
+        return code
     return int(result or 0)
+
+
+def error_line(verb: str, e: BaseException) -> str:
+    """``curate VERB: error: MESSAGE``; a message that already starts with ``VERB:`` loses that prefix."""
+    return f"curate {verb}: error: {str(e).removeprefix(f'{verb}: ')}"

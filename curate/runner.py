@@ -36,6 +36,7 @@ from curate.stage import GlobalStage, RowStage, Stage
 log = logging.getLogger(__name__)
 ORDER = "__order__"  # int64 part_index << 32 | row, a global input order given to global stages
 READ_STAGE = "read"
+RAY_LOG = "ray.log"
 
 
 class AccountingError(RuntimeError):
@@ -540,12 +541,14 @@ def run_pipeline(
     own = engine is None
     if engine is None:
         e = cfg.engine
+        Path(out_dir).mkdir(parents=True, exist_ok=True)
         engine = make_engine(
             e.get("kind", "ray"),
             address=e.get("address"),
             num_cpus=e.get("num_cpus"),
             progress=progress,
             max_retries=e.get("max_retries", 3),
+            start_log=Path(out_dir) / RAY_LOG,  # Ray's start-up notices; `curate -v` shows them instead
         )
     try:
         manifest = Runner(cfg, Path(out_dir), engine, progress=progress).run()

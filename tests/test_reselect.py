@@ -113,7 +113,7 @@ def test_cli_select_prints_counts_and_refuses_bad_sets(base_run, tmp_path: Path,
     assert out.rstrip().endswith("nothing written (give --output DIR to write the new kept set)")
     assert main(["select", str(run), "--set", "gopher_quality_v1.word_count.lo=10"]) == 2
     assert capsys.readouterr().err == (
-        "curate: error: --set 'gopher_quality_v1.word_count.lo=10': expected COLUMN.BOUND=VALUE with BOUND "
+        "curate select: error: --set 'gopher_quality_v1.word_count.lo=10': expected COLUMN.BOUND=VALUE with BOUND "
         "one of min, max, equals, e.g. --set gopher_quality_v1.word_count.min=20\n"
     )
     with pytest.raises(PhaseError, match="already exists and is not empty"):

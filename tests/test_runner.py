@@ -224,5 +224,7 @@ def test_a_run_that_quarantines_everything_is_an_error(tmp_path: Path) -> None:
         f"right for these files? See `curate inspect {out} --reason quarantine`, or set allow_empty: true "
         "(--set allow_empty=true) to accept an empty result"
     )
-    m = run_pipeline(parse_pipeline(text, overrides=["allow_empty=true"]), tmp_path / "run2", engine=InlineEngine())
+    m = run_pipeline(
+        parse_pipeline(text, overrides=["allow_empty=true"]), tmp_path / "run2", engine=InlineEngine()
+    )
     assert m["accounting"] == {"input": 2, "kept": 0, "rejected": 0, "quarantined": 2, "balanced": True}

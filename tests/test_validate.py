@@ -112,12 +112,12 @@ def test_cli_exit_codes_for_config_errors_and_empty_runs(tmp_path: Path, capsys)
     assert time.perf_counter() - t0 < 5  # refused at load, before any work
     err = capsys.readouterr().err
     assert err == (
-        f"curate: error: {yaml_path}:4: stages[0].params: gopher_quality_v1.params.min_doc_words: "
+        f"curate run: error: {yaml_path}:4: stages[0].params: gopher_quality_v1.params.min_doc_words: "
         "expected a value >= 0, got -1\n"
     )
     assert main(argv) == 4
     assert capsys.readouterr().err.startswith(
-        f"curate: error: {out}: kept 0 of 3 documents (gopher_quality_v1:"
+        f"curate run: error: {out}: kept 0 of 3 documents (gopher_quality_v1:"
     )
     assert main([*argv, "--set", "allow_empty=true"]) == 0
     assert "kept 0" in capsys.readouterr().out

@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import json
 import logging
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -86,16 +85,9 @@ def build_context(args: argparse.Namespace) -> RunContext:
 def handler(args: argparse.Namespace) -> int:
     """Run the export; print where it went and its counts. Exit 0 on success, 2 on a usage/data error."""
     logging.basicConfig(level=logging.INFO, format="%(message)s")
-    try:
-        ctx = build_context(args)
-    except PhaseError as e:
-        print(f"curate export: {e}", file=sys.stderr)
-        return 2
+    ctx = build_context(args)  # a PhaseError is printed by curate.cli.main as "curate export: error: ..."
     try:
         summary = run_phase(ctx)
-    except PhaseError as e:
-        print(f"curate export: {e}", file=sys.stderr)
-        return 2
     finally:
         ctx.engine.shutdown()
     docs, tokens = summary["docs"], summary["tokens"]

@@ -61,12 +61,14 @@ def test_cli_exports_with_flags_over_the_run_config(run_dir, tiny_tokenizer, cap
 
 
 def test_cli_reports_errors_with_exit_code_2(run_dir, tmp_path, capsys):
-    args = parser().parse_args(["export", str(run_dir), "--format", "megatron"])
-    assert args.func(args) == 2
-    assert "need a tokenizer" in capsys.readouterr().err
-    args = parser().parse_args(["export", str(tmp_path / "nope")])
-    assert args.func(args) == 2
-    assert capsys.readouterr().err == f"curate export: {tmp_path / 'nope'}: no such run directory\n"
+    from curate.cli import main
+
+    assert main(["export", str(run_dir), "--format", "megatron"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("curate export: error: ") and "need a tokenizer" in err
+    assert not err.startswith("curate export: error: export:")  # one prefix, not two
+    assert main(["export", str(tmp_path / "nope")]) == 2
+    assert capsys.readouterr().err == f"curate export: error: {tmp_path / 'nope'}: no such run directory\n"
 
 
 def test_unknown_format_is_rejected_by_argparse(run_dir, capsys):
