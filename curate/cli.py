@@ -23,6 +23,7 @@ RUN_EXAMPLE = """example:
 INSPECT_EXAMPLE = """example:
   curate inspect runs/demo
   curate inspect runs/demo --reason exact_dedup_v1:duplicate --n 3
+  curate inspect runs/demo --reason short_doc --seed 1     # short reason; a stage, quarantine, kept work too
 """
 
 
@@ -50,7 +51,7 @@ def _run(args: argparse.Namespace) -> int:
 def _inspect(args: argparse.Namespace) -> int:
     from curate.summary import inspect_run
 
-    print(inspect_run(Path(args.run_dir), reason=args.reason, n=args.n, width=args.width))
+    print(inspect_run(Path(args.run_dir), reason=args.reason, n=args.n, width=args.width, seed=args.seed))
     return 0
 
 
@@ -89,8 +90,12 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     ins.add_argument("run_dir")
-    ins.add_argument("--reason", help="show samples of this removal reason only")
+    ins.add_argument(
+        "--reason",
+        help="only this: a reason (short_doc or gopher_quality_v1:short_doc), a stage, quarantine or kept",
+    )
     ins.add_argument("--n", type=int, default=2, help="sample documents per reason (default 2)")
+    ins.add_argument("--seed", type=int, default=0, help="seed of the random sample (default 0)")
     ins.add_argument("--width", type=int, default=300, help="characters shown per sample")
     ins.set_defaults(func=_inspect)
 
