@@ -256,6 +256,7 @@ class Runner:
         t0 = time.perf_counter()
         self._check_input()
         self._claim_dir()
+        self._attempt = self._start_attempt()
         stats: dict[str, dict[str, Any]] = {}
         order: list[str] = [READ_STAGE]
         summaries: dict[str, Any] = {}
@@ -284,9 +285,38 @@ class Runner:
                 stats[seg.collect.label]["wall_s"] += gstats["wall_s"]
                 stats[seg.collect.label]["cpu_s"] += gstats["cpu_s"]
         self._finalize(parts)
-        manifest = self._manifest(stats, order, summaries, time.perf_counter() - t0)
+        attempts = self._finish_attempt(t0)
+        manifest = self._manifest(stats, order, summaries, sum(attempts))
+        manifest["attempts_wall_s"] = [round(a, 3) for a in attempts]
         _write_json_atomic(manifest, self.out / "manifest.json")
         return manifest
+
+    def _start_attempt(self) -> int:
+        """Record a new attempt (a first run or a resume) in ``_work/attempts.json``; return its index.
+
+        An attempt that never finished (killed) is given the time from its start to the last file it
+        wrote under ``_work``, so the run's wall time sums every attempt, not just the last.
+        """
+        path = self.work / "attempts.json"
+        attempts = json.loads(path.read_text()) if path.exists() else []
+        now = time.time()
+        for a in attempts:
+            if a.get("wall_s") is None:
+                mtimes = [f.stat().st_mtime for f in self.work.rglob("*") if f.is_file()]
+                written = [m for m in mtimes if a["start"] <= m <= now]
+                a["wall_s"] = round(max(written) - a["start"], 3) if written else 0.0
+                a["finished"] = False
+        attempts.append({"start": now, "wall_s": None})
+        _write_json_atomic(attempts, path)
+        return len(attempts) - 1
+
+    def _finish_attempt(self, t0: float) -> list[float]:
+        """This attempt's wall time, stored; returns every attempt's."""
+        path = self.work / "attempts.json"
+        attempts = json.loads(path.read_text())
+        attempts[self._attempt].update(wall_s=round(time.perf_counter() - t0, 3), finished=True)
+        _write_json_atomic(attempts, path)
+        return [float(a["wall_s"]) for a in attempts]
 
     def _check_input(self) -> None:
         """Refuse input files that clearly hold another format than ``input.format``, before any work."""

@@ -160,6 +160,10 @@ def test_resume_after_kill_gives_identical_output(tmp_path: Path) -> None:
     assert not (tmp_path / "killed" / "manifest.json").exists()
     subprocess.run(cmd(tmp_path / "killed"), check=True, env=env, capture_output=True)
     assert _digest(tmp_path / "killed") == _digest(tmp_path / "whole")
+    # The wall time sums both attempts; the killed one counts up to its last written file (> 0).
+    m = json.loads((tmp_path / "killed" / "manifest.json").read_text())
+    assert len(m["attempts_wall_s"]) == 2 and m["attempts_wall_s"][0] > 0
+    assert m["wall_s"] == pytest.approx(sum(m["attempts_wall_s"]), abs=0.01)
     # A third run over a finished directory changes nothing.
     subprocess.run(cmd(tmp_path / "killed"), check=True, env=env, capture_output=True)
     assert _digest(tmp_path / "killed") == _digest(tmp_path / "whole")

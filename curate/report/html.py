@@ -13,6 +13,7 @@ from curate.report.data import Example, RunData
 from curate.report.tables import (
     GOODPUT_COLUMNS,
     Cell,
+    attempts_note,
     export_summary,
     extrapolated,
     funnel_rows,
@@ -162,7 +163,7 @@ def _funnel_section(d: RunData) -> str:
     cpu = sum(r["cpu_s"] for r in rows)
     out.append(
         f"<p class='meta'>Curation cost: {cpu:,.1f} CPU-seconds over all stages "
-        f"(run wall time {num(m.get('wall_s'))} s).</p>"
+        f"(run wall time {num(m.get('wall_s'))} s{attempts_note(m)}).</p>"
     )
     by_reason = m.get("removed_by_reason") or {}
     if by_reason:
