@@ -110,7 +110,42 @@ def build_parser() -> argparse.ArgumentParser:
                 continue
             raise
         mod.register(sub)
+    if "proxy" in sub.choices:
+        proxy = sub.choices["proxy"]
+        proxy.set_defaults(func=_then_report(proxy.get_default("func")))
     return parser
+
+
+def _then_report(proxy_handler: Any) -> Any:
+    """``curate proxy`` ends as a run does: the report rebuilt with the new goodput and its verdict line.
+
+    The proxy verb's own output is kept except the raw JSON record it starts with (the same numbers are
+    in goodput.json and in the table it prints after it).
+    """
+
+    def handler(args: argparse.Namespace) -> int:
+        import contextlib
+        import io
+        import json
+
+        from curate.report.build import build_report_with_headline
+
+        buf = io.StringIO()
+        with contextlib.redirect_stdout(buf):
+            code = int(proxy_handler(args) or 0)
+        text = buf.getvalue()
+        if text.lstrip().startswith("{"):
+            with contextlib.suppress(ValueError):
+                _, end = json.JSONDecoder().raw_decode(text.lstrip())
+                text = text.lstrip()[end:].lstrip("\n")
+        print(text, end="")
+        if code == 0:
+            (html_path, _), headline = build_report_with_headline(Path(args.run_dir))
+            print(f"report: {headline}")
+            print(f"report: {html_path}")
+        return code
+
+    return handler
 
 
 def _wants_embedded_ray(argv: list[str]) -> bool:

@@ -87,3 +87,32 @@ def test_ray_start_up_notices_go_to_the_run_log(tmp_path) -> None:
     assert r.returncode == 0, r.stderr
     assert r.stderr == ""
     assert "Token authentication is enabled" in (tmp_path / "r" / "ray.log").read_text()
+
+
+def test_proxy_verb_ends_with_the_rebuilt_report_and_its_verdict(tmp_path, capsys) -> None:
+    import argparse
+    import json
+
+    from curate.cli import _then_report
+    from curate.config import parse_pipeline
+    from curate.engine import InlineEngine
+    from curate.runner import run_pipeline
+
+    (tmp_path / "in.jsonl").write_text("".join(json.dumps({"text": f"doc {i}"}) + "\n" for i in range(4)))
+    cfg = parse_pipeline(f"name: p\ninput: {{path: {tmp_path}/in.jsonl, format: jsonl}}\nstages: []\n")
+    run_pipeline(cfg, tmp_path / "run", engine=InlineEngine(), phases=False)
+
+    def proxy_handler(args: argparse.Namespace) -> int:  # what curate/proxy/cli.py prints
+        print(json.dumps({"recipes": {"raw": {}}}, indent=1))
+        print("recipe               multiplier [CI]")
+        return 0
+
+    assert _then_report(proxy_handler)(argparse.Namespace(run_dir=str(tmp_path / "run"))) == 0
+    out = capsys.readouterr().out
+    assert out == (
+        "recipe               multiplier [CI]\n"
+        "report: kept 4 of 4 documents (100.0%). No proxy runs (no goodput.json): whether the curation "
+        "helps training is not measured.\n"
+        f"report: {tmp_path / 'run' / 'report.html'}\n"
+    )
+    assert (tmp_path / "run" / "report.md").is_file()
