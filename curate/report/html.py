@@ -189,10 +189,21 @@ def _scores_section(d: RunData) -> str:
         "<p class='meta'>Kept documents in blue, rejected documents that carry the score in orange "
         "(stacked); dashed lines are the select thresholds.</p>"
     )
-    figs = "".join(
-        f'<figure data-column="{escape(h.column)}">{charts.histogram_svg(h)}</figure>' for h in d.histograms
-    )
-    out.append(f'<div class="grid">{figs}</div>')
+
+    def grid(hs: list) -> str:
+        figs = "".join(
+            f'<figure data-column="{escape(h.column)}">{charts.histogram_svg(h)}</figure>' for h in hs
+        )
+        return f'<div class="grid">{figs}</div>'
+
+    # One histogram per column that removed documents, most removals first; the others folded.
+    removing = [h for h in d.histograms if h.removed]
+    others = [h for h in d.histograms if not h.removed]
+    out.append(grid(removing))
+    if others:
+        out.append(
+            f"<details><summary>{len(others)} more score columns (no removals)</summary>{grid(others)}</details>"
+        )
     rows = []
     for h in d.histograms:
         th = ", ".join(f"{escape(t.kind)} {t.value:g} ({escape(t.stage)})" for t in h.thresholds) or "—"
