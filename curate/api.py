@@ -134,9 +134,11 @@ def filter(  # noqa: A001 (curate.filter reads as what it does)
 
 def docs_columns(docs: Sequence[str] | pa.Table, table: pa.Table) -> list[str]:
     """The columns the caller gave plus the base ones added for them."""
+    import pyarrow as pa
+
     from curate import schema
 
-    given = [schema.TEXT] if isinstance(docs, list | tuple) else list(docs.column_names)
+    given = list(docs.column_names) if isinstance(docs, pa.Table) else [schema.TEXT]
     return [schema.ID, schema.SOURCE] + [c for c in given if c not in (schema.ID, schema.SOURCE)]
 
 

@@ -87,7 +87,9 @@ def test_cli_errors_and_help(tmp_path: Path, capsys: pytest.CaptureFixture[str])
     run.mkdir()
     (run / "manifest.json").write_text("{}")
     assert main(["report", str(run), "--bins", "-3"]) == 2
-    assert capsys.readouterr().err == "curate report: error: report.bins: expected a positive integer, got -3\n"
+    assert (
+        capsys.readouterr().err == "curate report: error: report.bins: expected a positive integer, got -3\n"
+    )
     with pytest.raises(SystemExit):
         build_parser().parse_args(["report", "--help"])
     help_text = capsys.readouterr().out
