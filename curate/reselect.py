@@ -133,6 +133,16 @@ def reselect(run_dir: Path, sets: list[str], output: Path | None = None) -> dict
     t0 = time.perf_counter()
     manifest = load_manifest(run_dir)
     stages = apply_sets(select_stages(manifest), list(sets))
+    stored = {
+        n for f in _files(run_dir, "kept") + _files(run_dir, "rejected") for n in pq.read_schema(f).names
+    }
+    for _, rules in stages:
+        for rule in rules:
+            if rule.column not in stored:
+                raise PhaseError(
+                    f"{run_dir} stores no column {rule.column!r}; stored score columns: "
+                    + ", ".join(sorted(c for c in stored if "." in c))
+                )
     if output is not None:
         if output.exists() and any(output.iterdir()):
             raise PhaseError(f"{output}: already exists and is not empty; choose a new --output")

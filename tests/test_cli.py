@@ -86,7 +86,10 @@ def test_ray_start_up_notices_go_to_the_run_log(tmp_path) -> None:
     r = subprocess.run([*cmd, "-q", "--no-phases"], capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stderr
     assert r.stderr == ""
-    assert "Token authentication is enabled" in (tmp_path / "r" / "ray.log").read_text()
+    # What Ray prints depends on the machine (the token warning when it creates a token, the local-IP
+    # notice inside the network namespace); whatever it is, it is in the log, not on the terminal.
+    log = (tmp_path / "r" / "ray.log").read_text()
+    assert re.search(r"Failed to determine local IP|Token authentication is enabled", log), log
 
 
 def test_proxy_verb_ends_with_the_rebuilt_report_and_its_verdict(tmp_path, capsys) -> None:

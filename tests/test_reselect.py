@@ -116,5 +116,9 @@ def test_cli_select_prints_counts_and_refuses_bad_sets(base_run, tmp_path: Path,
         "curate select: error: --set 'gopher_quality_v1.word_count.lo=10': expected COLUMN.BOUND=VALUE with BOUND "
         "one of min, max, equals, e.g. --set gopher_quality_v1.word_count.min=20\n"
     )
+    with pytest.raises(
+        PhaseError, match=r"stores no column 'c4_quality_v1.sentences'; stored score columns: deg"
+    ):
+        reselect(run, ["c4_quality_v1.sentences.min=3"])
     with pytest.raises(PhaseError, match="already exists and is not empty"):
         reselect(run, [], run)
