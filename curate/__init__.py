@@ -1,3 +1,14 @@
-"""curate: turn raw text corpora into training data and measure the data goodput it buys."""
+"""curate: turn raw text corpora into training data and measure the data goodput it buys.
+
+The Python API (see the README's "Python" section)::
+
+    import curate
+    curate.run("pipelines/web.yaml", output="runs/web", set={"stages.0.params.form": "NFKC"})
+    curate.filter(["some text", "more text"], "gopher_quality_v1")   # a table: keep, reason, scores
+"""
 
 __version__ = "0.1.0"
+
+from curate.api import filter, run  # noqa: E402  (after __version__, which the runner imports)
+
+__all__ = ["__version__", "filter", "run"]

@@ -10,6 +10,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from curate import __version__
+
 VERB_PACKAGES = ("proxy", "scorers", "export", "report", "dedup", "filters")
 
 RUN_EXAMPLE = """example:
@@ -21,6 +23,7 @@ RUN_EXAMPLE = """example:
 INSPECT_EXAMPLE = """example:
   curate inspect runs/demo
   curate inspect runs/demo --reason exact_dedup_v1:duplicate --n 3
+  curate inspect runs/demo --reason short_doc --seed 1     # short reason; a stage, quarantine, kept work too
 """
 
 
@@ -48,7 +51,7 @@ def _run(args: argparse.Namespace) -> int:
 def _inspect(args: argparse.Namespace) -> int:
     from curate.summary import inspect_run
 
-    print(inspect_run(Path(args.run_dir), reason=args.reason, n=args.n, width=args.width))
+    print(inspect_run(Path(args.run_dir), reason=args.reason, n=args.n, width=args.width, seed=args.seed))
     return 0
 
 
@@ -56,7 +59,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="curate", description="Curate LLM pre-training data and measure its goodput."
     )
-    parser.add_argument("-v", "--verbose", action="store_true", help="log at INFO level")
+    parser.add_argument(
+        "-v", "--verbose", action="store_true", help="log at INFO level (and show Ray's start-up)"
+    )
+    parser.add_argument("--version", action="version", version=f"curate {__version__}")
     sub = parser.add_subparsers(dest="verb", metavar="VERB")
     sub.required = True
 
@@ -84,11 +90,18 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     ins.add_argument("run_dir")
-    ins.add_argument("--reason", help="show samples of this removal reason only")
+    ins.add_argument(
+        "--reason",
+        help="only this: a reason (short_doc or gopher_quality_v1:short_doc), a stage, quarantine or kept",
+    )
     ins.add_argument("--n", type=int, default=2, help="sample documents per reason (default 2)")
+    ins.add_argument("--seed", type=int, default=0, help="seed of the random sample (default 0)")
     ins.add_argument("--width", type=int, default=300, help="characters shown per sample")
     ins.set_defaults(func=_inspect)
 
+    from curate import reselect
+
+    reselect.register(sub)
     for pkg in VERB_PACKAGES:
         try:
             mod = importlib.import_module(f"curate.{pkg}.cli")
@@ -97,7 +110,42 @@ def build_parser() -> argparse.ArgumentParser:
                 continue
             raise
         mod.register(sub)
+    if "proxy" in sub.choices:
+        proxy = sub.choices["proxy"]
+        proxy.set_defaults(func=_then_report(proxy.get_default("func")))
     return parser
+
+
+def _then_report(proxy_handler: Any) -> Any:
+    """``curate proxy`` ends as a run does: the report rebuilt with the new goodput and its verdict line.
+
+    The proxy verb's own output is kept except the raw JSON record it starts with (the same numbers are
+    in goodput.json and in the table it prints after it).
+    """
+
+    def handler(args: argparse.Namespace) -> int:
+        import contextlib
+        import io
+        import json
+
+        from curate.report.build import build_report_with_headline
+
+        buf = io.StringIO()
+        with contextlib.redirect_stdout(buf):
+            code = int(proxy_handler(args) or 0)
+        text = buf.getvalue()
+        if text.lstrip().startswith("{"):
+            with contextlib.suppress(ValueError):
+                _, end = json.JSONDecoder().raw_decode(text.lstrip())
+                text = text.lstrip()[end:].lstrip("\n")
+        print(text, end="")
+        if code == 0:
+            (html_path, _), headline = build_report_with_headline(Path(args.run_dir))
+            print(f"report: {headline}")
+            print(f"report: {html_path}")
+        return code
+
+    return handler
 
 
 def _wants_embedded_ray(argv: list[str]) -> bool:
@@ -133,16 +181,38 @@ def main(argv: list[str] | None = None) -> int:
     os.environ.setdefault("RAY_DEDUP_LOGS", "1")
     from curate.config import ConfigError
     from curate.context import PhaseError
+    from curate.engine import EngineError
     from curate.io.sources import SourceError
     from curate.registry import RegistryError
     from curate.runner import AccountingError, RunDirError
+    from curate.validate import EmptyRunError
 
+    # One format for every verb's errors, as argparse writes usage errors: "curate VERB: error: MESSAGE".
+    codes: list[tuple[tuple[type[BaseException], ...], int]] = [
+        (
+            (
+                ConfigError,
+                RegistryError,
+                SourceError,
+                RunDirError,
+                PhaseError,
+                EngineError,
+                FileNotFoundError,
+            ),
+            2,
+        ),
+        ((AccountingError,), 3),
+        ((EmptyRunError,), 4),
+    ]
     try:
         result: Any = args.func(args)
-    except (ConfigError, RegistryError, SourceError, RunDirError, PhaseError, FileNotFoundError) as e:
-        print(f"curate: error: {e}", file=sys.stderr)
-        return 2
-    except AccountingError as e:
-        print(f"curate: ACCOUNTING ERROR: {e}", file=sys.stderr)
-        return 3
+    except tuple(t for types, _ in codes for t in types) as e:
+        code = next(c for types, c in codes if isinstance(e, types))
+        print(error_line(args.verb, e), file=sys.stderr)
+        return code
     return int(result or 0)
+
+
+def error_line(verb: str, e: BaseException) -> str:
+    """``curate VERB: error: MESSAGE``; a message that already starts with ``VERB:`` loses that prefix."""
+    return f"curate {verb}: error: {str(e).removeprefix(f'{verb}: ')}"

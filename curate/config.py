@@ -22,7 +22,18 @@ import yaml
 from curate.registry import SOURCES, STAGES, RegistryError, build_params
 
 STAGE_KEYS = ("score", "filter", "transform", "dedup", "select")
-TOP_KEYS = {"name", "description", "input", "stages", "engine", "output", "proxy", "report", "export"}
+TOP_KEYS = {
+    "name",
+    "description",
+    "input",
+    "stages",
+    "engine",
+    "output",
+    "proxy",
+    "report",
+    "export",
+    "allow_empty",
+}
 ENGINE_KEYS = {"kind", "address", "num_cpus", "max_retries"}
 OUTPUT_KEYS = {"dir"}
 
@@ -56,6 +67,7 @@ class PipelineConfig:
     proxy: dict[str, Any] | None = None
     report: dict[str, Any] | None = None
     export: dict[str, Any] | None = None
+    allow_empty: bool = False  # a run that keeps nothing (or quarantines everything) is not an error
 
     def fingerprint(self) -> str:
         """Hash of what determines the curated output (input and stages; not engine or phases)."""
@@ -183,6 +195,15 @@ def parse_pipeline(
             )
         seen[label] = i
 
+    stages, spec_index = _build(specs)
+    from curate.validate import check_select_columns
+
+    src_params = build_params(src_cls.Params, {k: v for k, v in inp.items() if k != "format"}, where="input")
+    check_select_columns(stages, spec_index, list(getattr(src_params, "keep_fields", [])), err)
+    allow_empty = raw.get("allow_empty", False)
+    if not isinstance(allow_empty, bool):
+        raise err(("allow_empty",), f"expected true or false, got {allow_empty!r}")
+
     engine = dict(raw.get("engine") or {})
     bad = sorted(set(engine) - ENGINE_KEYS)
     if bad:
@@ -201,7 +222,14 @@ def parse_pipeline(
     if sections["proxy"] is not None:
         _check_proxy(sections["proxy"], path, err)
     return PipelineConfig(
-        name=str(name), input=dict(inp), stages=specs, engine=engine, raw=raw, path=path, **sections
+        name=str(name),
+        input=dict(inp),
+        stages=specs,
+        engine=engine,
+        raw=raw,
+        path=path,
+        allow_empty=allow_empty,
+        **sections,
     )
 
 
@@ -269,10 +297,13 @@ def _parse_stage(i: int, entry: Any, err: Any) -> StageSpec:
     if cls.kind not in allowed:
         raise err((*where, kind), f"{name!r} is a {cls.kind} stage; use '{cls.kind}: {name}'")
     try:
-        build_params(cls.Params, params, where=f"{name}.params")
+        stage = cls(build_params(cls.Params, params, where=f"{name}.params"))
+        stage.validate()
     except RegistryError as e:
         raise err((*where, "params"), str(e)) from None
-    if kind == "filter" and not cls(build_params(cls.Params, params, where=name)).reference_rules():
+    except ValueError as e:
+        raise err((*where, "params"), f"{name}.params.{e}") from None
+    if kind == "filter" and not stage.reference_rules():
         raise err((*where, kind), f"{name!r} has no reference thresholds; use 'score:' and a 'select:'")
     return StageSpec(
         kind=kind, name=str(name), params=dict(params), label=entry.get("label"), where=_dotted(where)
@@ -288,10 +319,16 @@ def _dotted(keys: tuple[Any, ...]) -> str:
 
 def build_stages(cfg: PipelineConfig) -> list[Any]:
     """Instantiate the stages (no setup: models load on the workers). ``filter:`` becomes scorer + select."""
+    return _build(cfg.stages)[0]
+
+
+def _build(specs: list[StageSpec]) -> tuple[list[Any], list[int]]:
+    """The stages of ``specs`` and, for each, the index of the ``stages:`` entry it came from."""
     from curate.select import Select
 
     stages: list[Any] = []
-    for spec in cfg.stages:
+    index: list[int] = []
+    for i, spec in enumerate(specs):
         if spec.kind == "select":
             stages.append(
                 Select(
@@ -300,16 +337,19 @@ def build_stages(cfg: PipelineConfig) -> list[Any]:
                     prefix=spec.label or "select",
                 )
             )
+            index.append(i)
             continue
         cls = STAGES.get(spec.name)
         stage = cls(build_params(cls.Params, spec.params, where=spec.name), label=spec.label)
         stages.append(stage)
+        index.append(i)
         if spec.kind == "filter":
             select = Select(label=stage.label, rules=stage.reference_rules(), prefix=stage.label)
             stage.part_of_filter = "head"  # type: ignore[attr-defined]
             select.part_of_filter = "tail"  # type: ignore[attr-defined]
             stages.append(select)
-    return stages
+            index.append(i)
+    return stages, index
 
 
 def build_source(cfg: PipelineConfig) -> Any:

@@ -15,9 +15,11 @@ finish in, so every run's output is deterministic.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
-from collections.abc import Callable, Iterable, Sequence
+import sys
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, Protocol, TypeVar
 
 import numpy as np
@@ -89,6 +91,57 @@ class Engine:
         return tqdm(total=total, desc=desc, unit="part", leave=False, disable=not self.progress or total == 0)
 
 
+class EngineError(RuntimeError):
+    """The execution engine cannot start (e.g. a cluster refused this client); the message says what to set."""
+
+
+def _connect(ray: Any, address: str, kwargs: dict[str, Any]) -> None:
+    """``ray.init`` as a client of the cluster at ``address``, turning an auth refusal into one line."""
+    try:
+        ray.init(address=address, **kwargs)
+    except ray.exceptions.AuthenticationError:
+        mode = os.environ.get("RAY_AUTH_MODE", "")
+        if mode != "token":
+            fix = (
+                f"RAY_AUTH_MODE is {mode or 'unset'}: set RAY_AUTH_MODE=token and the cluster's token "
+                "(RAY_AUTH_TOKEN_PATH=FILE or RAY_AUTH_TOKEN; `ray get-auth-token` on the head prints it)"
+            )
+        else:
+            fix = "this client's token is not the cluster's: set RAY_AUTH_TOKEN_PATH or RAY_AUTH_TOKEN to it"
+        raise EngineError(
+            f"the Ray cluster at {address} requires token authentication (on by default since Ray 2.60); "
+            f"{fix}. See docs/cluster.md"
+        ) from None
+
+
+@contextlib.contextmanager
+def _output_to(path: str | os.PathLike[str] | None) -> Iterator[None]:
+    """Send this process's stdout and stderr (file descriptors, so Ray's C++ logs too) to ``path``.
+
+    Ray's start-up prints notices on every start (the token-auth warning, "Failed to determine local IP
+    via external connectivity" inside a network namespace); they belong in the run's log, not the
+    terminal. Nothing is redirected without a path, or when logging is at INFO (``curate -v``).
+    """
+    if path is None or logging.getLogger().isEnabledFor(logging.INFO):
+        yield
+        return
+    sys.stdout.flush()
+    sys.stderr.flush()
+    saved = [os.dup(1), os.dup(2)]
+    with open(path, "ab") as log_file:
+        try:
+            os.dup2(log_file.fileno(), 1)
+            os.dup2(log_file.fileno(), 2)
+            yield
+        finally:
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os.dup2(saved[0], 1)
+            os.dup2(saved[1], 2)
+            for fd in saved:
+                os.close(fd)
+
+
 def _partition(path: str, key: str, num_partitions: int, columns: list[str] | None) -> list[pa.Table]:
     table = pq.read_table(path, columns=columns)
     if table.num_rows == 0:
@@ -99,6 +152,11 @@ def _partition(path: str, key: str, num_partitions: int, columns: list[str] | No
     bounds = np.searchsorted(part[order], np.arange(num_partitions + 1))
     sorted_table = table.take(pa.array(order))
     return [sorted_table.slice(bounds[i], bounds[i + 1] - bounds[i]) for i in range(num_partitions)]
+
+
+def _single_partition(path: str, key: str, num_partitions: int, columns: list[str] | None) -> pa.Table:
+    """:func:`_partition` into one partition, returned as a table (for a Ray task of one return)."""
+    return _partition(path, key, 1, columns)[0]
 
 
 def _concat(tables: Iterable[pa.Table]) -> pa.Table:
@@ -144,6 +202,7 @@ class RayEngine(Engine):
         num_cpus: int | None = None,
         progress: bool = True,
         max_retries: int = 3,
+        start_log: str | os.PathLike[str] | None = None,
     ) -> None:
         import ray
 
@@ -158,14 +217,16 @@ class RayEngine(Engine):
                 log_to_driver=True,
                 configure_logging=True,
             )
-            if address:
-                ray.init(address=address, **kwargs)
-            else:
-                # Embedded: a new runtime of our own on this machine. address="local" matters: with no
-                # address, Ray attaches to whatever cluster /tmp/ray/ray_current_cluster names (another
-                # user's `ray start`). Its servers still bind the wildcard address; see curate/netns.py.
-                ray.init(address="local", num_cpus=num_cpus, _node_ip_address="127.0.0.1", **kwargs)
-                self._owns_runtime = True
+            with _output_to(start_log):
+                if address:
+                    _connect(ray, address, kwargs)
+                else:
+                    # Embedded: a new runtime of our own on this machine. address="local" matters: with
+                    # no address, Ray attaches to whatever cluster /tmp/ray/ray_current_cluster names
+                    # (another user's `ray start`). Its servers still bind the wildcard address; see
+                    # curate/netns.py.
+                    ray.init(address="local", num_cpus=num_cpus, _node_ip_address="127.0.0.1", **kwargs)
+                    self._owns_runtime = True
         from ray.data import DataContext
 
         DataContext.get_current().enable_progress_bars = False
@@ -277,11 +338,12 @@ class RayEngine(Engine):
         p = num_partitions or max(1, self.num_workers)
         if not paths:
             return [reduce(pa.table({})) for _ in range(p)]
-        part_remote = (
-            ray.remote(num_returns=p, max_retries=self.max_retries)(_partition)
-            if p > 1
-            else ray.remote(max_retries=self.max_retries)(_partition)
-        )
+        # With num_returns=1 Ray stores the returned list itself as the one object, so one partition
+        # goes through a function that returns the table, not a list of one table.
+        if p > 1:
+            part_remote = ray.remote(num_returns=p, max_retries=self.max_retries)(_partition)
+        else:
+            part_remote = ray.remote(max_retries=self.max_retries)(_single_partition)
         pieces = []
         for path in paths:
             refs = part_remote.remote(path, key, p, columns)
@@ -317,14 +379,22 @@ def make_engine(
     num_cpus: int | None = None,
     progress: bool = True,
     max_retries: int = 3,
+    start_log: str | os.PathLike[str] | None = None,
 ) -> Engine:
     """Build an engine by name: ``ray`` (embedded or ``address``) or ``inline``.
 
+    ``start_log``: a file that receives Ray's start-up output instead of the terminal.
     ``max_retries``: how often a Ray task is retried, and an actor restarted (with its in-flight calls
     retried), after its worker process dies; safe because every unit of work writes atomically.
     """
     if kind == "inline":
         return InlineEngine(progress=progress)
     if kind == "ray":
-        return RayEngine(address=address, num_cpus=num_cpus, progress=progress, max_retries=max_retries)
+        return RayEngine(
+            address=address,
+            num_cpus=num_cpus,
+            progress=progress,
+            max_retries=max_retries,
+            start_log=start_log,
+        )
     raise ValueError(f"unknown engine {kind!r}; valid engines: inline, ray")

@@ -78,6 +78,31 @@ def _load_builtin_modules() -> None:
                 importlib.import_module(f"{pkg_name}.{info.name}")
 
 
+def bounds(lo: float | None = None, hi: float | None = None, *, lo_open: bool = False) -> dict[str, Any]:
+    """Field metadata declaring a parameter's valid range, checked by :func:`build_params` at load time::
+
+    threshold: float = field(default=0.8, metadata=bounds(0, 1, lo_open=True))   # (0, 1]
+    """
+    return {"range": (lo, hi, lo_open)}
+
+
+def _check_range(value: Any, rng: tuple[float | None, float | None, bool], where: str) -> None:
+    lo, hi, lo_open = rng
+    if value is None or isinstance(value, bool) or not isinstance(value, int | float):
+        return
+    too_low = lo is not None and (value <= lo if lo_open else value < lo)
+    if too_low or (hi is not None and value > hi):
+        left = "(" if lo_open else "["
+        span = (
+            f"in {left}{lo:g}, {hi:g}]"
+            if lo is not None and hi is not None
+            else (f"> {lo:g}" if lo_open else f">= {lo:g}")
+            if lo is not None
+            else f"<= {hi:g}"
+        )
+        raise RegistryError(f"{where}: expected a value {span}, got {value!r}")
+
+
 def build_params(params_cls: type[T], raw: dict[str, Any] | None, *, where: str) -> T:
     """Build a params dataclass from a mapping, checking names and types.
 
@@ -94,6 +119,8 @@ def build_params(params_cls: type[T], raw: dict[str, Any] | None, *, where: str)
     hints = typing.get_type_hints(params_cls)
     for key, value in raw.items():
         raw[key] = _coerce(value, hints[key], where=f"{where}.{key}")
+        if "range" in fields[key].metadata:
+            _check_range(raw[key], fields[key].metadata["range"], f"{where}.{key}")
     try:
         return params_cls(**raw)
     except TypeError as e:

@@ -36,6 +36,7 @@ from curate.stage import GlobalStage, RowStage, Stage
 log = logging.getLogger(__name__)
 ORDER = "__order__"  # int64 part_index << 32 | row, a global input order given to global stages
 READ_STAGE = "read"
+RAY_LOG = "ray.log"
 
 
 class AccountingError(RuntimeError):
@@ -253,7 +254,9 @@ class Runner:
 
     def run(self) -> dict[str, Any]:
         t0 = time.perf_counter()
+        self._check_input()
         self._claim_dir()
+        self._attempt = self._start_attempt()
         stats: dict[str, dict[str, Any]] = {}
         order: list[str] = [READ_STAGE]
         summaries: dict[str, Any] = {}
@@ -282,9 +285,51 @@ class Runner:
                 stats[seg.collect.label]["wall_s"] += gstats["wall_s"]
                 stats[seg.collect.label]["cpu_s"] += gstats["cpu_s"]
         self._finalize(parts)
-        manifest = self._manifest(stats, order, summaries, time.perf_counter() - t0)
+        attempts = self._finish_attempt(t0)
+        manifest = self._manifest(stats, order, summaries, sum(attempts))
+        manifest["attempts_wall_s"] = [round(a, 3) for a in attempts]
         _write_json_atomic(manifest, self.out / "manifest.json")
         return manifest
+
+    def _start_attempt(self) -> int:
+        """Record a new attempt (a first run or a resume) in ``_work/attempts.json``; return its index.
+
+        An attempt that never finished (killed) is given the time from its start to the last file it
+        wrote under ``_work``, so the run's wall time sums every attempt, not just the last.
+        """
+        path = self.work / "attempts.json"
+        attempts = json.loads(path.read_text()) if path.exists() else []
+        now = time.time()
+        for a in attempts:
+            if a.get("wall_s") is None:
+                mtimes = [f.stat().st_mtime for f in self.work.rglob("*") if f.is_file()]
+                written = [m for m in mtimes if a["start"] <= m <= now]
+                a["wall_s"] = round(max(written) - a["start"], 3) if written else 0.0
+                a["finished"] = False
+        attempts.append({"start": now, "wall_s": None})
+        _write_json_atomic(attempts, path)
+        return len(attempts) - 1
+
+    def _finish_attempt(self, t0: float) -> list[float]:
+        """This attempt's wall time, stored; returns every attempt's."""
+        path = self.work / "attempts.json"
+        attempts = json.loads(path.read_text())
+        attempts[self._attempt].update(wall_s=round(time.perf_counter() - t0, 3), finished=True)
+        _write_json_atomic(attempts, path)
+        return [float(a["wall_s"]) for a in attempts]
+
+    def _check_input(self) -> None:
+        """Refuse input files that clearly hold another format than ``input.format``, before any work."""
+        from curate.io.sources import SourceError
+        from curate.validate import check_input_content
+
+        fmt = str(self.cfg.input.get("format"))
+        if fmt not in ("jsonl", "parquet", "warc"):
+            return
+        try:
+            check_input_content(fmt, [s.path for s in self.source.shards()])
+        except ValueError as e:
+            raise SourceError(f"input: {e}") from None
 
     # -- directory claim and resume -------------------------------------------------------------------
     def _claim_dir(self) -> None:
@@ -526,15 +571,21 @@ def run_pipeline(
     own = engine is None
     if engine is None:
         e = cfg.engine
+        Path(out_dir).mkdir(parents=True, exist_ok=True)
         engine = make_engine(
             e.get("kind", "ray"),
             address=e.get("address"),
             num_cpus=e.get("num_cpus"),
             progress=progress,
             max_retries=e.get("max_retries", 3),
+            start_log=Path(out_dir) / RAY_LOG,  # Ray's start-up notices; `curate -v` shows them instead
         )
     try:
         manifest = Runner(cfg, Path(out_dir), engine, progress=progress).run()
+        if not cfg.allow_empty:
+            from curate.validate import check_not_empty
+
+            check_not_empty(manifest, str(out_dir))
         if phases:
             manifest = run_phases(cfg, Path(out_dir), engine, manifest)
         return manifest

@@ -61,6 +61,10 @@ class Stage:
     def setup(self) -> None:
         """Load models or tables once per worker. Called before the first batch."""
 
+    def validate(self) -> None:
+        """Raise ValueError for parameter values that types and bounds cannot rule out (e.g. a language
+        code the model does not know). Called when the pipeline is loaded, before any work."""
+
     def ensure_setup(self) -> None:
         if not self._ready:
             self.setup()
@@ -98,6 +102,11 @@ class Scorer(RowStage):
     def reference_rules(self) -> list[Rule]:
         """Reference thresholds used by the ``filter:`` shorthand, in the order they are checked."""
         return []
+
+    def output_fields(self) -> list[str] | None:
+        """The fields :meth:`score` adds (columns ``<label>.<field>``), known without running it, so a
+        pipeline's ``select`` rules are checked before any work; None when they are not known ahead."""
+        return None
 
     def process(self, table: pa.Table) -> pa.Table:
         fields = self.score(table)

@@ -5,8 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import pyarrow as pa
-import pyarrow.compute as pc
+import numpy as np
 import pyarrow.parquet as pq
 
 from curate import schema
@@ -60,42 +59,114 @@ def format_run_summary(manifest: dict[str, Any], out: str | Path) -> str:
     return "\n".join(lines)
 
 
-def inspect_run(run_dir: Path, *, reason: str | None = None, n: int = 2, width: int = 300) -> str:
-    """Stages and reasons with counts, then ``n`` sample documents per reason (and kept samples)."""
+def resolve_reasons(query: str, by_reason: dict[str, int]) -> list[str]:
+    """The removal reasons ``query`` names: a full reason (``gopher_quality_v1:short_doc``), its short
+    form (``short_doc``), or a prefix (a stage such as ``gopher_quality_v1``, or ``quarantine``)."""
+    if query in by_reason:
+        return [query]
+    prefixed = [r for r in by_reason if r.startswith(query + ":")]
+    short = [r for r in by_reason if r.split(":", 1)[-1] == query]
+    found = sorted(set(prefixed + short), key=lambda r: (-by_reason[r], r))
+    if found:
+        return found
+    shorts = sorted({r.split(":", 1)[-1] for r in by_reason})
+    stages = sorted({r.split(":", 1)[0] for r in by_reason if ":" in r})
+    raise FileNotFoundError(
+        f"no documents were removed with reason {query!r}; give a reason ({', '.join(shorts) or 'none'}), "
+        f"a stage ({', '.join(stages) or 'none'}) or kept"
+    )
+
+
+def deciding_columns(manifest: dict[str, Any]) -> dict[str, str]:
+    """Reason -> the score column whose rule produced it (for select rules and filter thresholds)."""
+    from curate.select import Rule
+
+    out = {}
+    for s in manifest.get("stages_resolved", []):
+        if s.get("kind") == "select":
+            for r in s["params"]["rules"]:
+                rule = Rule(**r)
+                out[f"{s['label']}:{rule.reason or rule.default_reason()}"] = rule.column
+    return out
+
+
+def _sample_rows(
+    files: list[Path], reasons: list[str] | None, n: int, seed: int
+) -> dict[str | None, list[dict]]:
+    """``n`` rows per reason (None: kept rows), drawn at random with ``seed`` and spread over sources."""
+    rng = np.random.default_rng(seed)
+    cand: dict[str | None, list[tuple[str, int, int]]] = {}
+    for fi, f in enumerate(files):
+        cols = [schema.SOURCE] + ([schema.REASON] if reasons is not None else [])
+        t = pq.read_table(f, columns=cols)
+        src = t.column(schema.SOURCE).to_pylist()
+        rs = t.column(schema.REASON).to_pylist() if reasons is not None else [None] * t.num_rows
+        for row, (r, so) in enumerate(zip(rs, src, strict=True)):
+            if reasons is None or r in reasons:
+                cand.setdefault(r, []).append((so or "", fi, row))
+    out: dict[str | None, list[dict]] = {}
+    cache: dict[Path, Any] = {}
+    for r, rows in cand.items():
+        by_source: dict[str, list[tuple[int, int]]] = {}
+        for so, fi, row in rows:
+            by_source.setdefault(so, []).append((fi, row))
+        queues = [[v[i] for i in rng.permutation(len(v))] for _, v in sorted(by_source.items())]
+        picked: list[tuple[int, int]] = []
+        while len(picked) < n and any(queues):  # round-robin over sources, in random order within each
+            for q in queues:
+                if q and len(picked) < n:
+                    picked.append(q.pop(0))
+        out[r] = [_table(files[fi], cache).slice(row, 1).to_pylist()[0] for fi, row in picked]
+    return out
+
+
+def _table(path: Path, cache: dict[Path, Any]) -> Any:
+    if path not in cache:
+        cache[path] = pq.read_table(path)
+    return cache[path]
+
+
+def inspect_run(
+    run_dir: Path, *, reason: str | None = None, n: int = 2, width: int = 300, seed: int = 0
+) -> str:
+    """Stages and reasons with counts, then ``n`` random sample documents per reason (and kept samples).
+
+    ``reason`` may be a full reason, its short form, a stage, ``quarantine`` or ``kept``. Samples are
+    drawn with ``seed`` and spread across sources; a rejected sample shows the score that decided.
+    """
     manifest = load_manifest(run_dir)
     lines = [stage_table(manifest), ""]
     by_reason = manifest.get("removed_by_reason", {})
-    if reason is not None and reason not in by_reason:
-        raise FileNotFoundError(
-            f"no documents were removed with reason {reason!r}; reasons: {', '.join(by_reason) or '(none)'}"
-        )
-    wanted = [reason] if reason else sorted(by_reason, key=lambda r: (-by_reason[r], r))
-    samples: dict[str, list[dict[str, Any]]] = {r: [] for r in wanted}
-    for f in sorted((Path(run_dir) / "rejected").glob("part-*.parquet")):
-        if all(len(v) >= n for v in samples.values()):
-            break
-        t = pq.read_table(f)
-        for r in wanted:
-            need = n - len(samples[r])
-            if need > 0:
-                sel = t.filter(pc.equal(t.column(schema.REASON), r)).slice(0, need)
-                samples[r].extend(sel.to_pylist())
+    wanted = (
+        []
+        if reason == "kept"
+        else resolve_reasons(reason, by_reason)
+        if reason
+        else sorted(by_reason, key=lambda r: (-by_reason[r], r))
+    )
+    deciding = deciding_columns(manifest)
+    if wanted:
+        samples = _sample_rows(sorted((Path(run_dir) / "rejected").glob("part-*.parquet")), wanted, n, seed)
     for r in wanted:
         lines.append(f"== {r}  ({by_reason[r]:,} documents)")
-        for row in samples[r]:
+        for row in samples.get(r, []):
             extra = f"  duplicate_of={row['duplicate_of']}" if row.get(schema.DUPLICATE_OF) else ""
             detail = f"  detail={row['detail']}" if row.get("detail") else ""
-            lines.append(f"  [{row[schema.ID]}] source={row[schema.SOURCE]}{extra}{detail}")
+            col = deciding.get(r)
+            score = f"  {col}={_value(row.get(col))}" if col else ""
+            lines.append(f"  [{row[schema.ID]}] source={row[schema.SOURCE]}{score}{extra}{detail}")
             lines.append("    " + _snippet(row.get(schema.TEXT) or "", width))
-    if reason is None:
-        kept = sorted((Path(run_dir) / "kept").glob("part-*.parquet"))
-        if kept:
-            head: pa.Table = pq.read_table(kept[0]).slice(0, n)
-            lines.append(f"== kept  ({manifest['accounting']['kept']:,} documents)")
-            for row in head.to_pylist():
-                lines.append(f"  [{row[schema.ID]}] source={row[schema.SOURCE]}")
-                lines.append("    " + _snippet(row[schema.TEXT], width))
+    if reason is None or reason == "kept":
+        kept_files = sorted((Path(run_dir) / "kept").glob("part-*.parquet"))
+        lines.append(f"== kept  ({manifest['accounting']['kept']:,} documents)")
+        for row in _sample_rows(kept_files, None, n, seed).get(None, []):
+            lines.append(f"  [{row[schema.ID]}] source={row[schema.SOURCE]}")
+            lines.append("    " + _snippet(row[schema.TEXT], width))
     return "\n".join(lines)
+
+
+def _value(v: Any) -> str:
+    return f"{v:.4g}" if isinstance(v, float) else str(v)
 
 
 def _snippet(text: str, width: int) -> str:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from curate.cli import _wants_embedded_ray, build_parser
@@ -10,11 +12,11 @@ from curate.cli import _wants_embedded_ray, build_parser
 def test_every_verb_is_registered_with_an_example(capsys: pytest.CaptureFixture[str]) -> None:
     parser = build_parser()
     verbs = set(parser._subparsers._group_actions[0].choices)  # type: ignore[union-attr]
-    assert {"run", "inspect", "report", "export", "proxy", "train-classifier"} <= verbs
-    for verb in ("run", "inspect"):
+    assert {"run", "inspect", "select", "report", "export", "proxy", "train-classifier"} <= verbs
+    for verb in sorted(verbs):
         with pytest.raises(SystemExit):
             parser.parse_args([verb, "--help"])
-        assert "example:" in capsys.readouterr().out
+        assert re.search(r"^examples?:$", capsys.readouterr().out, re.M), verb
 
 
 @pytest.mark.parametrize(
@@ -35,3 +37,85 @@ def test_only_an_embedded_run_enters_the_private_network(argv, env, expected, mo
     for k, v in env.items():
         monkeypatch.setenv(k, v)
     assert _wants_embedded_ray(argv) is expected
+
+
+def test_version(capsys: pytest.CaptureFixture[str]) -> None:
+    from curate import __version__
+
+    with pytest.raises(SystemExit) as e:
+        build_parser().parse_args(["--version"])
+    assert e.value.code == 0
+    assert capsys.readouterr().out == f"curate {__version__}\n"
+
+
+def test_a_cluster_that_wants_a_token_gives_one_line(monkeypatch) -> None:
+    import ray
+
+    from curate.engine import EngineError, _connect
+
+    def refuse(**kwargs):
+        raise ray.exceptions.AuthenticationError("Authentication failed: InvalidAuthToken")
+
+    monkeypatch.setattr(ray, "init", refuse)
+    monkeypatch.delenv("RAY_AUTH_MODE", raising=False)
+    with pytest.raises(EngineError) as e:
+        _connect(ray, "10.0.0.1:6379", {})
+    assert str(e.value) == (
+        "the Ray cluster at 10.0.0.1:6379 requires token authentication (on by default since Ray 2.60); "
+        "RAY_AUTH_MODE is unset: set RAY_AUTH_MODE=token and the cluster's token (RAY_AUTH_TOKEN_PATH=FILE or "
+        "RAY_AUTH_TOKEN; `ray get-auth-token` on the head prints it). See docs/cluster.md"
+    )
+    monkeypatch.setenv("RAY_AUTH_MODE", "token")
+    with pytest.raises(
+        EngineError, match="this client's token is not the cluster's: set RAY_AUTH_TOKEN_PATH"
+    ):
+        _connect(ray, "10.0.0.1:6379", {})
+
+
+@pytest.mark.ray
+def test_ray_start_up_notices_go_to_the_run_log(tmp_path) -> None:
+    import json
+    import subprocess
+    import sys
+
+    (tmp_path / "in.jsonl").write_text(json.dumps({"text": "hello there"}) + "\n")
+    (tmp_path / "p.yaml").write_text(
+        f"name: q\ninput: {{path: {tmp_path}/in.jsonl, format: jsonl}}\nstages: []\n"
+    )
+    cmd = [sys.executable, "-m", "curate", "run", str(tmp_path / "p.yaml"), "--output", str(tmp_path / "r")]
+    r = subprocess.run([*cmd, "-q", "--no-phases"], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    assert r.stderr == ""
+    # What Ray prints depends on the machine (the token warning when it creates a token, the local-IP
+    # notice inside the network namespace); whatever it is, it is in the log, not on the terminal.
+    log = (tmp_path / "r" / "ray.log").read_text()
+    assert re.search(r"Failed to determine local IP|Token authentication is enabled", log), log
+
+
+def test_proxy_verb_ends_with_the_rebuilt_report_and_its_verdict(tmp_path, capsys) -> None:
+    import argparse
+    import json
+
+    from curate.cli import _then_report
+    from curate.config import parse_pipeline
+    from curate.engine import InlineEngine
+    from curate.runner import run_pipeline
+
+    (tmp_path / "in.jsonl").write_text("".join(json.dumps({"text": f"doc {i}"}) + "\n" for i in range(4)))
+    cfg = parse_pipeline(f"name: p\ninput: {{path: {tmp_path}/in.jsonl, format: jsonl}}\nstages: []\n")
+    run_pipeline(cfg, tmp_path / "run", engine=InlineEngine(), phases=False)
+
+    def proxy_handler(args: argparse.Namespace) -> int:  # what curate/proxy/cli.py prints
+        print(json.dumps({"recipes": {"raw": {}}}, indent=1))
+        print("recipe               multiplier [CI]")
+        return 0
+
+    assert _then_report(proxy_handler)(argparse.Namespace(run_dir=str(tmp_path / "run"))) == 0
+    out = capsys.readouterr().out
+    assert out == (
+        "recipe               multiplier [CI]\n"
+        "report: kept 4 of 4 documents (100.0%). No proxy runs (no goodput.json): whether the curation "
+        "helps training is not measured.\n"
+        f"report: {tmp_path / 'run' / 'report.html'}\n"
+    )
+    assert (tmp_path / "run" / "report.md").is_file()

@@ -58,7 +58,8 @@ def test_wrong_parameter_type() -> None:
 
 def test_unknown_top_key_and_format() -> None:
     with pytest.raises(
-        ConfigError, match=r"^p.yaml:1: stagez: unknown key; valid keys: description, engine, export, "
+        ConfigError,
+        match=r"^p.yaml:1: stagez: unknown key; valid keys: allow_empty, description, engine, export, ",
     ):
         parse_pipeline("stagez: []\ninput: {format: jsonl}\n", path="p.yaml")
     with pytest.raises(

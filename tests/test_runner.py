@@ -16,6 +16,7 @@ import pytest
 from curate.config import parse_pipeline
 from curate.engine import InlineEngine
 from curate.runner import AccountingError, RunDirError, Runner, run_pipeline
+from curate.validate import EmptyRunError
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -159,6 +160,10 @@ def test_resume_after_kill_gives_identical_output(tmp_path: Path) -> None:
     assert not (tmp_path / "killed" / "manifest.json").exists()
     subprocess.run(cmd(tmp_path / "killed"), check=True, env=env, capture_output=True)
     assert _digest(tmp_path / "killed") == _digest(tmp_path / "whole")
+    # The wall time sums both attempts; the killed one counts up to its last written file (> 0).
+    m = json.loads((tmp_path / "killed" / "manifest.json").read_text())
+    assert len(m["attempts_wall_s"]) == 2 and m["attempts_wall_s"][0] > 0
+    assert m["wall_s"] == pytest.approx(sum(m["attempts_wall_s"]), abs=0.01)
     # A third run over a finished directory changes nothing.
     subprocess.run(cmd(tmp_path / "killed"), check=True, env=env, capture_output=True)
     assert _digest(tmp_path / "killed") == _digest(tmp_path / "whole")
@@ -179,6 +184,7 @@ def test_filter_shorthand_is_one_funnel_row(tmp_path: Path) -> None:
     text = f"""\
 name: f
 input: {{path: {tmp_path / "in"}/*.jsonl, format: jsonl}}
+allow_empty: true
 stages:
   - filter: gopher_quality_v1
 """
@@ -188,3 +194,41 @@ stages:
     assert (s["docs_in"], s["docs_out"]) == (41, 0)
     assert s["removed"] == {"gopher_quality_v1:short_doc": 41}
     assert m["accounting"] == {"input": 42, "kept": 0, "rejected": 41, "quarantined": 1, "balanced": True}
+
+
+def test_a_run_that_keeps_nothing_is_an_error_unless_allowed(tmp_path: Path) -> None:
+    write_inputs(tmp_path / "in", n_files=1)
+    text = f"""\
+name: f
+input: {{path: {tmp_path / "in"}/*.jsonl, format: jsonl}}
+stages:
+  - filter: gopher_quality_v1
+"""
+    out = tmp_path / "run"
+    with pytest.raises(EmptyRunError) as e:
+        run_pipeline(parse_pipeline(text), out, engine=InlineEngine())
+    assert str(e.value) == (
+        f"{out}: kept 0 of 42 documents (gopher_quality_v1:short_doc 41, quarantine:malformed_json 1); "
+        f"see `curate inspect {out}`, loosen the thresholds, or set allow_empty: true "
+        "(--set allow_empty=true) to accept an empty result"
+    )
+    # The outputs are written, so the run can be inspected.
+    assert json.loads((out / "manifest.json").read_text())["accounting"]["kept"] == 0
+
+
+def test_a_run_that_quarantines_everything_is_an_error(tmp_path: Path) -> None:
+    (tmp_path / "in").mkdir()
+    (tmp_path / "in" / "a.jsonl").write_text("not json\n{broken\n")
+    text = f"name: q\ninput: {{path: {tmp_path / 'in'}/*.jsonl, format: jsonl}}\nstages: []\n"
+    out = tmp_path / "run"
+    with pytest.raises(EmptyRunError) as e:
+        run_pipeline(parse_pipeline(text), out, engine=InlineEngine())
+    assert str(e.value) == (
+        f"{out}: all 2 documents were quarantined (quarantine:malformed_json 2): is input.format (jsonl) "
+        f"right for these files? See `curate inspect {out} --reason quarantine`, or set allow_empty: true "
+        "(--set allow_empty=true) to accept an empty result"
+    )
+    m = run_pipeline(
+        parse_pipeline(text, overrides=["allow_empty=true"]), tmp_path / "run2", engine=InlineEngine()
+    )
+    assert m["accounting"] == {"input": 2, "kept": 0, "rejected": 0, "quarantined": 2, "balanced": True}

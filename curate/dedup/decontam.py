@@ -30,7 +30,7 @@ import pyarrow.parquet as pq
 
 from curate import schema
 from curate.dedup import _common as c
-from curate.registry import STAGES
+from curate.registry import STAGES, bounds
 from curate.stage import GlobalStage, with_rejections
 
 if TYPE_CHECKING:
@@ -51,7 +51,7 @@ class DecontamParams:
     ``min_chars``: in strip mode, a document left shorter than this is rejected."""
 
     eval_paths: list[str] = field(default_factory=list)
-    ngram: int = 13
+    ngram: int = field(default=13, metadata=bounds(1))
     min_words: int = 8
     mode: Literal["reject", "strip"] = "reject"
     min_chars: int = 200

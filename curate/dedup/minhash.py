@@ -34,7 +34,7 @@ from curate.dedup import _common as c
 from curate.dedup import _minhash_math as mm
 from curate.dedup._pairs import score_pairs
 from curate.dedup.exact import DropState, mark_duplicates
-from curate.registry import STAGES
+from curate.registry import STAGES, bounds
 from curate.stage import GlobalStage
 
 if TYPE_CHECKING:
@@ -61,12 +61,12 @@ class MinhashParams:
     datatrove), so pages generated from one template with different numbers cluster together.
     """
 
-    ngram: int = 5
+    ngram: int = field(default=5, metadata=bounds(1))
     bands: int | None = None
     rows: int | None = None
     num_perm: int | None = None
-    threshold: float = 0.8
-    estimate_margin: float | None = 0.1
+    threshold: float = field(default=0.8, metadata=bounds(0, 1, lo_open=True))
+    estimate_margin: float | None = field(default=0.1, metadata=bounds(0, 1))
     verify: bool = False
     seed: int = 1
     num_partitions: int | None = None

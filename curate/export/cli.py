@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import json
 import logging
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -15,13 +14,19 @@ from curate.export.phase import run_phase
 
 EXAMPLE = """example:
   curate export runs/demo --format parquet --format megatron --format memmap \\
-      --tokenizer models/tokenizer.json --shard-tokens 50000000 --val-fraction 0.01 --seed 0
+      --tokenizer runs/demo/proxy/tokenizer.json --shard-tokens 50000000 --val-fraction 0.01 --seed 0
+  curate export runs/demo --format hf_disk --columns id,text,source     # adds hf_disk to the export
+  curate export runs/demo --format parquet --drop-columns 'gopher_*' --overwrite   # parquet only
+
+A later export ADDS its formats to the ones already in RUN_DIR/export (all are rewritten from the same
+options, so they stay consistent); --overwrite replaces the export with exactly the requested formats.
 
 Writes RUN_DIR/export/: parquet/ + README.md (load with datasets.load_dataset("RUN_DIR/export")),
 megatron/*.bin/.idx, memmap/*.bin + *.doc_idx.npy, hf_disk/ (only with --format hf_disk; load with
 datasets.load_from_disk("RUN_DIR/export/hf_disk")), and manifest.json (token counts, sha256 of every
 file, tokenizer, pipeline config). Options not given come from the run's `export:` section, then the
-defaults. Rerunning with the same inputs and options skips the finished export.
+defaults, then the previous export's options. Rerunning with the same inputs and options skips the
+finished export.
 """
 
 
@@ -51,12 +56,35 @@ def register(subparsers: Any) -> None:
     p.add_argument("--val-fraction", type=float, help="fraction of documents for validation (default 0.01)")
     p.add_argument("--seed", type=int, help="seed of the document shuffle (default 0)")
     p.add_argument(
+        "--columns",
+        type=_names,
+        help="comma-separated columns (or globs) for parquet/hf_disk (default: all not entirely null)",
+    )
+    p.add_argument("--drop-columns", type=_names, help="comma-separated columns (or globs) to leave out")
+    p.add_argument(
+        "--overwrite",
+        action="store_true",
+        help="replace the existing export instead of adding the requested formats to it",
+    )
+    p.add_argument(
         "--engine",
         choices=("inline", "ray"),
         default="inline",
         help="tokenize in this process (default) or on Ray (embedded, or RAY_ADDRESS)",
     )
     p.set_defaults(func=handler)
+
+
+def _names(value: str) -> list[str]:
+    return [v.strip() for v in value.split(",") if v.strip()]
+
+
+def previous_options(run_dir: Path) -> dict[str, Any]:
+    """The options of the export already in ``RUN_DIR/export`` (empty when there is none)."""
+    path = run_dir / "export" / "manifest.json"
+    if not path.is_file():
+        return {}
+    return dict(json.loads(path.read_text()).get("request", {}).get("options") or {})
 
 
 def build_context(args: argparse.Namespace) -> RunContext:
@@ -70,8 +98,16 @@ def build_context(args: argparse.Namespace) -> RunContext:
     manifest = json.loads(mpath.read_text()) if mpath.is_file() else {}
     config = manifest.get("config") or {}
     section = dict(config.get("export") or {}) if isinstance(config, dict) else {}
+    previous = {} if args.overwrite else previous_options(run_dir)
+    if previous:
+        # Add to the existing export: its options stay unless given again; formats are the union.
+        section.update({k: v for k, v in previous.items() if v is not None})
+        if args.formats:
+            args.formats = list(dict.fromkeys([*previous.get("formats", []), *args.formats]))
     overrides = {
         "formats": args.formats,
+        "columns": args.columns,
+        "drop_columns": args.drop_columns,
         "tokenizer": args.tokenizer,
         "eos_token": args.eos_token,
         "shard_tokens": args.shard_tokens,
@@ -86,22 +122,18 @@ def build_context(args: argparse.Namespace) -> RunContext:
 def handler(args: argparse.Namespace) -> int:
     """Run the export; print where it went and its counts. Exit 0 on success, 2 on a usage/data error."""
     logging.basicConfig(level=logging.INFO, format="%(message)s")
-    try:
-        ctx = build_context(args)
-    except PhaseError as e:
-        print(f"curate export: {e}", file=sys.stderr)
-        return 2
+    ctx = build_context(args)  # a PhaseError is printed by curate.cli.main as "curate export: error: ..."
     try:
         summary = run_phase(ctx)
-    except PhaseError as e:
-        print(f"curate export: {e}", file=sys.stderr)
-        return 2
     finally:
         ctx.engine.shutdown()
     docs, tokens = summary["docs"], summary["tokens"]
     state = "already complete" if summary["resumed"] else f"written in {summary['seconds']:.1f}s"
     print(f"export {state}: {ctx.run_dir / 'export'}")
+    print(f"  formats    {', '.join(summary['formats'])}")
+    has_tokens = summary.get("tokenizer") is not None
     for split in docs:
-        print(f"  {split:<10} {docs[split]:>10,} docs {tokens[split]:>14,} tokens")
+        count = f" {tokens[split]:>14,} tokens" if has_tokens else ""
+        print(f"  {split:<10} {docs[split]:>10,} docs{count}")
     print(f"  manifest   {ctx.run_dir / summary['manifest']}")
     return 0

@@ -32,6 +32,7 @@ import pyarrow.parquet as pq
 
 from curate.context import PhaseError, RunContext
 from curate.export import hf_disk, megatron, memmap, parquet
+from curate.export.columns import choose_columns
 from curate.export.plan import SPLITS, TokenStore, shard_by_size, split_order
 from curate.export.tokenize import TokenizerSpec, plan_tasks, resolve_tokenizer, sha256_file, tokenize_task
 
@@ -62,6 +63,9 @@ class ExportOptions:
         license: the dataset card's ``license`` (a Hugging Face licence id; ``other`` by default).
         pretty_name: the dataset card's title; default the pipeline's ``name`` or the run directory's.
         tokenize_rows: rows per tokenization work item (the unit of parallelism).
+        columns: the columns the Parquet and hf_disk exports carry (names or globs); default every
+            column that is not null in every row.
+        drop_columns: columns (names or globs) left out of them.
     """
 
     formats: tuple[str, ...] = DEFAULT_FORMATS
@@ -75,6 +79,8 @@ class ExportOptions:
     license: str = "other"
     pretty_name: str | None = None
     tokenize_rows: int = 50_000
+    columns: tuple[str, ...] | None = None
+    drop_columns: tuple[str, ...] = ()
 
     @classmethod
     def from_section(cls, section: dict[str, Any] | None) -> ExportOptions:
@@ -108,6 +114,14 @@ class ExportOptions:
             if isinstance(v, bool) or not isinstance(v, int | float) or not 0 <= v < 1:
                 raise PhaseError(f"export.val_fraction: expected a number in [0, 1), got {v!r}")
             section["val_fraction"] = float(v)
+        for key in ("columns", "drop_columns"):
+            value = section.get(key)
+            if value is None:
+                continue
+            value = [value] if isinstance(value, str) else value
+            if not isinstance(value, list | tuple) or not all(isinstance(c, str) and c for c in value):
+                raise PhaseError(f"export.{key}: expected a list of column names, got {section[key]!r}")
+            section[key] = tuple(value)
         for key in ("tokenizer", "eos_token", "license", "pretty_name"):
             if key in section and section[key] is not None and not isinstance(section[key], str):
                 raise PhaseError(f"export.{key}: expected a string, got {section[key]!r}")
@@ -116,6 +130,8 @@ class ExportOptions:
     def to_json(self) -> dict[str, Any]:
         d = asdict(self)
         d["formats"] = list(self.formats)
+        d["columns"] = None if self.columns is None else list(self.columns)
+        d["drop_columns"] = list(self.drop_columns)
         return d
 
 
@@ -203,10 +219,10 @@ def _write_tokens(
     return entries
 
 
-def _read_kept(files: list[Path]) -> pa.Table:
+def _read_kept(files: list[Path], opts: ExportOptions) -> pa.Table:
     tables = [pq.read_table(f) for f in files]
     table = pa.concat_tables(tables, promote_options="permissive")
-    return table.select([c for c in table.column_names if not c.startswith("__")])
+    return choose_columns(table, columns=opts.columns, drop=opts.drop_columns)
 
 
 def _write_parquet(
@@ -288,7 +304,7 @@ def export_run(ctx: RunContext, opts: ExportOptions) -> dict[str, Any]:
         shutil.rmtree(work)
     t_tok = time.perf_counter() - t0
     if any(f in TEXT_FORMATS for f in opts.formats):
-        table = _read_kept(files)
+        table = _read_kept(files, opts)
         splits = {split: table.take(pa.array(order)) for split, order in orders.items()}
         if "parquet" in opts.formats:
             card_facts = {

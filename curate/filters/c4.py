@@ -214,6 +214,9 @@ class C4Quality(Scorer):
     def setup(self) -> None:
         spacy_english()
 
+    def output_fields(self) -> list[str]:
+        return ["lorem_ipsum", "curly_bracket", "sentences"]
+
     def score(self, table: pa.Table) -> dict[str, pa.Array]:
         p: C4Params = self.params
         docs = doc_frame(table)

@@ -8,7 +8,7 @@ in terminal punctuation), ``short_line_ratio`` (lines of at most ``short_line_le
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import polars as pl
@@ -16,7 +16,7 @@ import pyarrow as pa
 
 from curate.filters._text import PY_SPACE, TERMINAL_PUNCT_END, doc_frame, duplicate_stats
 from curate.filters.words import Splitter, spacy_english, split_words
-from curate.registry import STAGES
+from curate.registry import STAGES, bounds
 from curate.select import Rule
 from curate.stage import Scorer
 
@@ -35,12 +35,12 @@ class FineWebQualityParams:
         splitter: word splitter, ``en`` (datatrove parity) or ``generic``.
     """
 
-    line_punct_thr: float = 0.12
+    line_punct_thr: float = field(default=0.12, metadata=bounds(0, 1))
     line_punct_exclude_zero: bool = False
-    short_line_thr: float = 0.67
+    short_line_thr: float = field(default=0.67, metadata=bounds(0, 1))
     short_line_length: int = 30
-    char_duplicates_ratio: float = 0.01
-    new_line_ratio: float = 0.3
+    char_duplicates_ratio: float = field(default=0.01, metadata=bounds(0, 1))
+    new_line_ratio: float = field(default=0.3, metadata=bounds(0, 1))
     splitter: Splitter = "en"
 
 
@@ -53,6 +53,9 @@ class FineWebQuality(Scorer):
     def setup(self) -> None:
         if self.params.splitter == "en":
             spacy_english()
+
+    def output_fields(self) -> list[str]:
+        return ["lines", "line_punct_ratio", "short_line_ratio", "char_dup_ratio", "list_ratio"]
 
     def score(self, table: pa.Table) -> dict[str, pa.Array]:
         p: FineWebQualityParams = self.params

@@ -16,11 +16,23 @@ import pyarrow as pa
 
 from curate.filters._text import NON_PUNCT_CHAR, PY_SPACE, SPLITLINES_SEP, doc_frame, splitlines_count
 from curate.filters.words import Splitter, spacy_english, split_words
-from curate.registry import STAGES
+from curate.registry import STAGES, bounds
 from curate.select import Rule
 from curate.stage import Scorer
 
 STOP_WORDS = ["the", "be", "to", "of", "and", "that", "have", "with"]
+
+
+FIELDS = (
+    "word_count",
+    "avg_word_length",
+    "hash_ratio",
+    "ellipsis_ratio",
+    "bullet_lines_ratio",
+    "end_ellipsis_lines_ratio",
+    "alpha_words_ratio",
+    "stop_words",
+)
 
 
 @dataclass
@@ -41,14 +53,14 @@ class GopherQualityParams:
         splitter: word splitter, ``en`` (datatrove parity) or ``generic`` (see curate.filters.words).
     """
 
-    min_doc_words: int | None = 50
+    min_doc_words: int | None = field(default=50, metadata=bounds(0))
     max_doc_words: int | None = 100000
     min_avg_word_length: float | None = 3
     max_avg_word_length: float | None = 10
-    max_symbol_word_ratio: float | None = 0.1
-    max_bullet_lines_ratio: float | None = 0.9
-    max_ellipsis_lines_ratio: float | None = 0.3
-    max_non_alpha_words_ratio: float | None = 0.8
+    max_symbol_word_ratio: float | None = field(default=0.1, metadata=bounds(0, 1))
+    max_bullet_lines_ratio: float | None = field(default=0.9, metadata=bounds(0, 1))
+    max_ellipsis_lines_ratio: float | None = field(default=0.3, metadata=bounds(0, 1))
+    max_non_alpha_words_ratio: float | None = field(default=0.8, metadata=bounds(0, 1))
     min_stop_words: int | None = 2
     stop_words: list[str] = field(default_factory=lambda: list(STOP_WORDS))
     splitter: Splitter = "en"
@@ -63,6 +75,9 @@ class GopherQuality(Scorer):
     def setup(self) -> None:
         if self.params.splitter == "en":
             spacy_english()
+
+    def output_fields(self) -> list[str]:
+        return list(FIELDS)
 
     def score(self, table: pa.Table) -> dict[str, pa.Array]:
         p: GopherQualityParams = self.params

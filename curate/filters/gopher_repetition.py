@@ -22,7 +22,7 @@ import pyarrow as pa
 
 from curate.filters._text import PY_SPACE_CHARS, doc_frame, duplicate_stats
 from curate.filters.words import Splitter, spacy_english, split_words
-from curate.registry import STAGES
+from curate.registry import STAGES, bounds
 from curate.select import Rule
 from curate.stage import Scorer
 
@@ -44,10 +44,10 @@ class GopherRepetitionParams:
         splitter: word splitter, ``en`` (datatrove parity) or ``generic``.
     """
 
-    dup_line_frac: float | None = 0.3
-    dup_para_frac: float | None = 0.3
-    dup_line_char_frac: float | None = 0.2
-    dup_para_char_frac: float | None = 0.2
+    dup_line_frac: float | None = field(default=0.3, metadata=bounds(0, 1))
+    dup_para_frac: float | None = field(default=0.3, metadata=bounds(0, 1))
+    dup_line_char_frac: float | None = field(default=0.2, metadata=bounds(0, 1))
+    dup_para_char_frac: float | None = field(default=0.2, metadata=bounds(0, 1))
     top_n_grams: list[list[float]] = field(default_factory=lambda: [[2, 0.2], [3, 0.18], [4, 0.16]])
     dup_n_grams: list[list[float]] = field(
         default_factory=lambda: [[5, 0.15], [6, 0.14], [7, 0.13], [8, 0.12], [9, 0.11], [10, 0.10]]
@@ -64,6 +64,12 @@ class GopherRepetition(Scorer):
     def setup(self) -> None:
         if self.params.splitter == "en":
             spacy_english()
+
+    def output_fields(self) -> list[str]:
+        p: GopherRepetitionParams = self.params
+        fixed = ["length", "dup_para_frac", "dup_para_char_frac", "dup_line_frac", "dup_line_char_frac"]
+        tops = [f"top_{int(k)}_gram_char_frac" for k, _ in p.top_n_grams]
+        return fixed + tops + [f"dup_{int(k)}_gram_char_frac" for k, _ in p.dup_n_grams]
 
     def score(self, table: pa.Table) -> dict[str, pa.Array]:
         p: GopherRepetitionParams = self.params
@@ -91,7 +97,7 @@ class GopherRepetition(Scorer):
             .filter("keep")
         )
         lstats = duplicate_stats(lines, n)
-        out: dict[str, np.ndarray] = {"length": length}
+        out: dict[str, np.ndarray] = {"length": length}  # the fields output_fields() names
         with np.errstate(divide="ignore", invalid="ignore"):
             n_paras = np.maximum(pstats.get_column("n").to_numpy(), 1).astype(np.float64)
             out["dup_para_frac"] = pstats.get_column("dup_count").to_numpy() / n_paras

@@ -19,11 +19,19 @@ import numpy as np
 import pyarrow as pa
 
 from curate.filters._text import text_series
-from curate.registry import STAGES
+from curate.registry import STAGES, bounds
 from curate.select import Rule
 from curate.stage import Scorer
+from curate.validate import closest
 
 log = logging.getLogger(__name__)
+# English names people write instead of ISO 639 codes, for the "did you mean" of an unknown code.
+LANGUAGE_NAMES = {
+    "english": "en", "german": "de", "french": "fr", "spanish": "es", "italian": "it",
+    "portuguese": "pt", "dutch": "nl", "russian": "ru", "chinese": "zh", "japanese": "ja",
+    "korean": "ko", "arabic": "ar", "hindi": "hi", "polish": "pl", "turkish": "tr",
+    "swedish": "sv", "vietnamese": "vi", "indonesian": "id", "greek": "el", "czech": "cs",
+}  # fmt: skip
 
 
 def lid176_path() -> str:
@@ -47,7 +55,7 @@ class LanguageParams:
     """
 
     languages: list[str] = field(default_factory=list)
-    threshold: float = 0.65
+    threshold: float = field(default=0.65, metadata=bounds(0, 1))
     model: str = ""
 
 
@@ -62,6 +70,30 @@ class LanguageId(Scorer):
         from fasttext.FastText import _FastText
 
         self._model: Any = _FastText(self.params.model or lid176_path())
+
+    def validate(self) -> None:
+        """Every configured language must be one of the model's labels."""
+        p: LanguageParams = self.params
+        if not p.languages:
+            return
+        from fasttext.FastText import _FastText
+
+        path = p.model or lid176_path()
+        try:
+            known = sorted(label.split("__")[2] for label in _FastText(path).get_labels())
+        except (ValueError, OSError) as e:
+            raise ValueError(f"model: cannot load the language-ID model {path}: {e}") from None
+        for code in p.languages:
+            if code not in known:
+                hint = LANGUAGE_NAMES.get(code.lower())
+                hint_text = f" (did you mean {hint!r}?)" if hint in known else closest(code, known)
+                raise ValueError(
+                    f"languages: {code!r} is not a language code of the model{hint_text}; "
+                    f"codes: {', '.join(known)}"
+                )
+
+    def output_fields(self) -> list[str]:
+        return ["language", "language_score", "languages_score"]
 
     def score(self, table: pa.Table) -> dict[str, pa.Array]:
         self.ensure_setup()

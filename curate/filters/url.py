@@ -123,6 +123,9 @@ class UrlFilter(Scorer):
         i = np.searchsorted(sorted_hashes, h).clip(0, max(len(sorted_hashes) - 1, 0))
         return (sorted_hashes[i] == h) if len(sorted_hashes) else np.zeros(len(h), dtype=bool)
 
+    def output_fields(self) -> list[str]:
+        return list(_FIELDS)
+
     def score(self, table: pa.Table) -> dict[str, pa.Array]:
         self.ensure_setup()
         n = table.num_rows

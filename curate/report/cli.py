@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import logging
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -47,18 +46,13 @@ def handler(args: argparse.Namespace) -> int:
     logging.basicConfig(level=logging.WARNING, format="%(message)s")
     run_dir: Path = args.run_dir
     if not (run_dir / "manifest.json").is_file():
-        print(f"curate report: {run_dir}: no manifest.json; is it a finished run directory?", file=sys.stderr)
-        return 2
+        raise PhaseError(f"{run_dir}: no manifest.json; is it a finished run directory?")
     section = {
         k: v
         for k, v in (("examples_per_reason", args.examples_per_reason), ("bins", args.bins))
         if v is not None
     }
-    try:
-        opts = options(section)
-    except PhaseError as e:
-        print(f"curate report: {e}", file=sys.stderr)
-        return 2
+    opts = options(section)  # a PhaseError is printed by curate.cli.main as "curate report: error: ..."
     (html_path, md_path), headline = build_report_with_headline(
         run_dir, examples_per_reason=opts.get("examples_per_reason", 3), bins=opts.get("bins", 40)
     )

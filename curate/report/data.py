@@ -64,6 +64,7 @@ class Histogram:
     n_missing: int  # null or NaN values (kept and rejected together)
     mean_kept: float | None
     thresholds: list[Threshold] = field(default_factory=list)
+    removed: int = 0  # documents the select rules on this column removed
 
 
 @dataclass
@@ -128,8 +129,22 @@ def _is_numeric(t: pa.DataType) -> bool:
     return (pa.types.is_integer(t) or pa.types.is_floating(t)) and not pa.types.is_boolean(t)
 
 
-def score_columns(files: list[Path], *, limit: int = 32) -> list[str]:
-    """Numeric ``<stage>.<field>`` columns found in the files' schemas, in first-seen order."""
+def removing_columns(manifest: dict[str, Any]) -> dict[str, int]:
+    """Score column -> documents its select rules removed (only columns that removed any)."""
+    from curate.summary import deciding_columns
+
+    by_reason = manifest.get("removed_by_reason") or {}
+    out: dict[str, int] = {}
+    for reason, column in deciding_columns(manifest).items():
+        if by_reason.get(reason):
+            out[column] = out.get(column, 0) + by_reason[reason]
+    return out
+
+
+def score_columns(files: list[Path], *, limit: int = 32, always: tuple[str, ...] = ()) -> list[str]:
+    """Numeric ``<stage>.<field>`` columns found in the files' schemas: ``always`` (the columns whose
+    rules removed documents) first, whatever their number, then up to ``limit`` others in first-seen
+    order."""
     cols: list[str] = []
     for f in files:
         for fld in pq.read_schema(f):
@@ -140,9 +155,11 @@ def score_columns(files: list[Path], *, limit: int = 32) -> list[str]:
                 and fld.name not in cols
             ):
                 cols.append(fld.name)
-    if len(cols) > limit:
-        log.info("report: showing %d of %d score columns", limit, len(cols))
-    return cols[:limit]
+    first = [c for c in always if c in cols]
+    others = [c for c in cols if c not in first]
+    if len(others) > limit:
+        log.info("report: showing %d of %d other score columns", limit, len(others))
+    return first + others[:limit]
 
 
 def _finite(col: pa.ChunkedArray) -> np.ndarray:
@@ -362,8 +379,11 @@ def load_run(run_dir: str | Path, *, per_reason: int = 3, bins: int = 40) -> Run
         log.warning("report: %s", eerr)
     kept = sorted((run_dir / "kept").glob("part-*.parquet"))
     rejected = sorted((run_dir / "rejected").glob("part-*.parquet"))
-    cols = score_columns(kept + rejected)
+    removing = removing_columns(manifest)
+    cols = score_columns(kept + rejected, always=tuple(sorted(removing, key=lambda c: (-removing[c], c))))
     hists = histograms(kept, rejected, cols, thresholds(manifest), bins=bins)
+    for h in hists:
+        h.removed = removing.get(h.column, 0)
     by_reason = manifest.get("removed_by_reason") or {}
     reasons = sorted(by_reason, key=lambda r: (-by_reason[r], r))
     examples = sample_examples(rejected, reasons, per_reason=per_reason)

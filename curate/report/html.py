@@ -13,6 +13,7 @@ from curate.report.data import Example, RunData
 from curate.report.tables import (
     GOODPUT_COLUMNS,
     Cell,
+    attempts_note,
     export_summary,
     extrapolated,
     funnel_rows,
@@ -167,7 +168,7 @@ def _funnel_section(d: RunData) -> str:
     cpu = sum(r["cpu_s"] for r in rows)
     out.append(
         f"<p class='meta'>Curation cost: {cpu:,.1f} CPU-seconds over all stages "
-        f"(run wall time {num(m.get('wall_s'))} s).</p>"
+        f"(run wall time {num(m.get('wall_s'))} s{attempts_note(m)}).</p>"
     )
     by_reason = m.get("removed_by_reason") or {}
     if by_reason:
@@ -193,10 +194,21 @@ def _scores_section(d: RunData) -> str:
         "<p class='meta'>Kept documents in blue, rejected documents that carry the score in orange "
         "(stacked); dashed lines are the select thresholds.</p>"
     )
-    figs = "".join(
-        f'<figure data-column="{escape(h.column)}">{charts.histogram_svg(h)}</figure>' for h in d.histograms
-    )
-    out.append(f'<div class="grid">{figs}</div>')
+
+    def grid(hs: list) -> str:
+        figs = "".join(
+            f'<figure data-column="{escape(h.column)}">{charts.histogram_svg(h)}</figure>' for h in hs
+        )
+        return f'<div class="grid">{figs}</div>'
+
+    # One histogram per column that removed documents, most removals first; the others folded.
+    removing = [h for h in d.histograms if h.removed]
+    others = [h for h in d.histograms if not h.removed]
+    out.append(grid(removing))
+    if others:
+        out.append(
+            f"<details><summary>{len(others)} more score columns (no removals)</summary>{grid(others)}</details>"
+        )
     rows = []
     for h in d.histograms:
         th = ", ".join(f"{escape(t.kind)} {t.value:g} ({escape(t.stage)})" for t in h.thresholds) or "—"

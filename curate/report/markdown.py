@@ -6,7 +6,14 @@ from typing import Any
 
 from curate.report import trust
 from curate.report.data import RunData
-from curate.report.tables import GOODPUT_COLUMNS, export_summary, extrapolated, funnel_rows, goodput_rows
+from curate.report.tables import (
+    GOODPUT_COLUMNS,
+    attempts_note,
+    export_summary,
+    extrapolated,
+    funnel_rows,
+    goodput_rows,
+)
 from curate.report.verdict import count, nbytes, num, pct
 
 
@@ -105,7 +112,7 @@ def _funnel(m: dict[str, Any]) -> list[str]:
     )
     out += [
         "",
-        f"Curation cost: {sum(r['cpu_s'] for r in rows):,.1f} CPU-seconds; run wall time {num(m.get('wall_s'))} s.",
+        f"Curation cost: {sum(r['cpu_s'] for r in rows):,.1f} CPU-seconds; run wall time {num(m.get('wall_s'))} s{attempts_note(m)}.",
         "",
     ]
     return out

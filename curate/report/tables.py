@@ -154,3 +154,9 @@ def export_summary(export: dict[str, Any]) -> dict[str, Any]:
         "seed": export.get("seed"),
         "val_fraction": export.get("val_fraction"),
     }
+
+
+def attempts_note(m: dict[str, Any]) -> str:
+    """`` over N attempts`` when the run was resumed (its wall time is the sum of the attempts)."""
+    n = len(m.get("attempts_wall_s") or [])
+    return f" over {n} attempts" if n > 1 else ""

@@ -149,6 +149,16 @@ class Degeneration(Scorer):
 
     Params = DegenerationParams
 
+    def output_fields(self) -> list[str]:
+        return [
+            "distinct_1",
+            "distinct_2",
+            "repeated_4gram_frac",
+            "zlib_ratio",
+            "repeated_opening_frac",
+            "truncated_ending",
+        ]
+
     def score(self, table: pa.Table) -> dict[str, Any]:
         sig = degeneration_signals(table.column(schema.TEXT))
         return {k: pa.array(v, pa.bool_() if v.dtype == bool else pa.float64()) for k, v in sig.items()}

@@ -17,7 +17,7 @@ suits synthetic sets of up to a few million documents.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -26,7 +26,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from curate import schema
-from curate.registry import STAGES
+from curate.registry import STAGES, bounds
 from curate.scorers.minhash_local import band_keys, is_empty, minhash_signatures
 from curate.stage import GlobalStage, with_rejections
 
@@ -39,7 +39,7 @@ class DiversityParams:
     many are read. ``reject_within`` / ``reject_seed`` switch the two rejections (the columns are always
     written)."""
 
-    threshold: float = 0.7
+    threshold: float = field(default=0.7, metadata=bounds(0, 1, lo_open=True))
     num_perm: int = 64
     bands: int = 16
     shingle: int = 5

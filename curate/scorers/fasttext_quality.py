@@ -7,7 +7,7 @@ the ``sha256`` param). Scoring is one batched ``predict`` per Arrow batch on tex
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -15,7 +15,7 @@ import numpy as np
 import pyarrow as pa
 
 from curate import schema
-from curate.registry import STAGES
+from curate.registry import STAGES, bounds
 from curate.select import Rule
 from curate.stage import Resources, Scorer
 
@@ -45,8 +45,8 @@ class FastTextParams:
     model: str = "models/quality_fasttext.ftz"
     sha256: str | None = None
     positive_label: str | None = None
-    min_prob: float | None = None
-    keep_top_percent: float | None = None
+    min_prob: float | None = field(default=None, metadata=bounds(0, 1))
+    keep_top_percent: float | None = field(default=None, metadata=bounds(0, 100, lo_open=True))
 
 
 class FastTextScorer(Scorer):
@@ -86,6 +86,9 @@ class FastTextScorer(Scorer):
             raise ValueError(
                 f"{self.label}: set positive_label (the model {self.params.model} has no manifest)"
             )
+
+    def output_fields(self) -> list[str]:
+        return [self.field]
 
     def score(self, table: pa.Table) -> dict[str, Any]:
         from curate.classify import fasttext_text, positive_probability

@@ -83,6 +83,9 @@ class Perplexity(Scorer):
         self._model = LlamaForCausalLM.from_pretrained(model_dir).eval()
         self._tok = ProxyTokenizer.load(self.params.tokenizer or _find_tokenizer(model_dir))
 
+    def output_fields(self) -> list[str]:
+        return ["bpb"]
+
     def score(self, table: pa.Table) -> dict[str, Any]:
         import torch
 

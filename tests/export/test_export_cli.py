@@ -61,12 +61,14 @@ def test_cli_exports_with_flags_over_the_run_config(run_dir, tiny_tokenizer, cap
 
 
 def test_cli_reports_errors_with_exit_code_2(run_dir, tmp_path, capsys):
-    args = parser().parse_args(["export", str(run_dir), "--format", "megatron"])
-    assert args.func(args) == 2
-    assert "need a tokenizer" in capsys.readouterr().err
-    args = parser().parse_args(["export", str(tmp_path / "nope")])
-    assert args.func(args) == 2
-    assert capsys.readouterr().err == f"curate export: {tmp_path / 'nope'}: no such run directory\n"
+    from curate.cli import main
+
+    assert main(["export", str(run_dir), "--format", "megatron"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("curate export: error: ") and "need a tokenizer" in err
+    assert not err.startswith("curate export: error: export:")  # one prefix, not two
+    assert main(["export", str(tmp_path / "nope")]) == 2
+    assert capsys.readouterr().err == f"curate export: error: {tmp_path / 'nope'}: no such run directory\n"
 
 
 def test_unknown_format_is_rejected_by_argparse(run_dir, capsys):
@@ -74,3 +76,56 @@ def test_unknown_format_is_rejected_by_argparse(run_dir, capsys):
         parser().parse_args(["export", str(run_dir), "--format", "arrow"])
     assert exit_.value.code == 2
     assert "invalid choice: 'arrow'" in capsys.readouterr().err
+
+
+def _export(*argv: str) -> int:
+    from curate.cli import main
+
+    return main(["export", *argv])
+
+
+def test_a_second_export_adds_its_format_and_overwrite_replaces(run_dir, tiny_tokenizer, capsys):
+    export = run_dir / "export"
+    assert _export(str(run_dir), "--format", "megatron", "--tokenizer", str(tiny_tokenizer)) == 0
+    megatron_files = sorted(p.name for p in (export / "megatron").iterdir())
+    assert megatron_files == [
+        "train_00000.bin",
+        "train_00000.idx",
+        "validation_00000.bin",
+        "validation_00000.idx",
+    ]
+    capsys.readouterr()
+    # No --tokenizer again: the previous export's options carry over, and megatron/ stays.
+    assert _export(str(run_dir), "--format", "parquet") == 0
+    assert "  formats    megatron, parquet\n" in capsys.readouterr().out
+    assert sorted(p.name for p in (export / "megatron").iterdir()) == megatron_files
+    manifest = json.loads((export / "manifest.json").read_text())
+    assert manifest["request"]["options"]["formats"] == ["megatron", "parquet"]
+    assert {f["format"] for f in manifest["files"]} == {"megatron", "parquet", "card"}
+    assert _export(str(run_dir), "--format", "parquet", "--overwrite") == 0
+    out = capsys.readouterr().out
+    assert not (export / "megatron").exists()
+    # A Parquet-only export has no tokens: it prints documents only.
+    assert "  train              59 docs\n" in out and "tokens" not in out  # 60 docs, 1% validation
+
+
+def test_columns_choose_what_the_parquet_export_carries(run_dir, capsys):
+    import pyarrow.parquet as pq
+
+    def exported_columns() -> list[str]:
+        return pq.read_schema(sorted((run_dir / "export" / "parquet").glob("train-*.parquet"))[0]).names
+
+    assert _export(str(run_dir), "--format", "parquet", "--columns", "id,text") == 0
+    assert exported_columns() == ["id", "text"]
+    assert (
+        _export(str(run_dir), "--format", "parquet", "--drop-columns", "*.score,source", "--overwrite") == 0
+    )
+    assert exported_columns() == ["id", "text", "length_v1.words"]
+    capsys.readouterr()
+    assert _export(str(run_dir), "--format", "parquet", "--columns", "id,words", "--overwrite") == 2
+    assert capsys.readouterr().err == (
+        "curate export: error: no column matches 'words'; columns: id, text, source, "
+        "gopher_quality_v1.score, length_v1.words\n"
+    )
+    assert _export(str(run_dir), "--format", "parquet", "--columns", "id,source", "--overwrite") == 2
+    assert "the export needs column(s) text; keep them in --columns" in capsys.readouterr().err

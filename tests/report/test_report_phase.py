@@ -80,12 +80,16 @@ def test_cli_rebuilds_the_report(run_dir: Path, capsys: pytest.CaptureFixture[st
 
 def test_cli_errors_and_help(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["report", str(tmp_path)]) == 2
-    assert "no manifest.json" in capsys.readouterr().err
+    assert capsys.readouterr().err == (
+        f"curate report: error: {tmp_path}: no manifest.json; is it a finished run directory?\n"
+    )
     run = tmp_path / "r"
     run.mkdir()
     (run / "manifest.json").write_text("{}")
     assert main(["report", str(run), "--bins", "-3"]) == 2
-    assert "report.bins: expected a positive integer, got -3" in capsys.readouterr().err
+    assert (
+        capsys.readouterr().err == "curate report: error: report.bins: expected a positive integer, got -3\n"
+    )
     with pytest.raises(SystemExit):
         build_parser().parse_args(["report", "--help"])
     help_text = capsys.readouterr().out

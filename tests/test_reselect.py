@@ -1,0 +1,124 @@
+"""``curate select``: re-thresholding from stored scores equals a fresh run with those thresholds."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+
+from curate.cli import main
+from curate.config import parse_pipeline
+from curate.context import PhaseError
+from curate.engine import InlineEngine
+from curate.reselect import reselect
+from curate.runner import run_pipeline
+
+WORDS = "the quick brown fox jumps over a lazy dog and then it runs far away from home".split()
+
+
+def write_corpus(d: Path) -> None:
+    d.mkdir(parents=True, exist_ok=True)
+    rows = []
+    for i in range(60):
+        n = 3 + (i * 7) % 60  # 3..62 words
+        text = " ".join(WORDS[(i + k) % len(WORDS)] for k in range(n)) + "."
+        rows.append({"id": f"d{i}", "text": text})
+    rows.append({"id": "dup", "text": rows[5]["text"]})  # an exact duplicate: removed by dedup, not select
+    lines = [json.dumps(r) for r in rows] + ["{broken"]
+    (d / "a.jsonl").write_text("\n".join(lines[:30]) + "\n")
+    (d / "b.jsonl").write_text("\n".join(lines[30:]) + "\n")
+
+
+def pipeline(d: Path, min_words: int) -> str:
+    # Score first, select last: every row carries every score, so any threshold can be loosened.
+    return f"""\
+name: rs
+input: {{path: {d}/*.jsonl, format: jsonl, batch_docs: 16}}
+allow_empty: true
+stages:
+  - dedup: exact_dedup_v1
+  - score: gopher_quality_v1
+  - score: degeneration_v1
+  - select:
+      - {{column: gopher_quality_v1.word_count, min: {min_words}}}
+      - {{column: degeneration_v1.distinct_1, min: 0.2}}
+"""
+
+
+def kept_and_rejected(run: Path) -> tuple[list[str], dict[str, str]]:
+    kept = sorted(
+        i for f in sorted((run / "kept").glob("*.parquet")) for i in pq.read_table(f).column("id").to_pylist()
+    )
+    rej: dict[str, str] = {}
+    for f in sorted((run / "rejected").glob("*.parquet")):
+        t = pq.read_table(f, columns=["id", "reason"])
+        rej.update(zip(t.column("id").to_pylist(), t.column("reason").to_pylist(), strict=True))
+    return kept, rej
+
+
+@pytest.fixture(scope="module")
+def base_run(tmp_path_factory) -> tuple[Path, Path]:
+    d = tmp_path_factory.mktemp("rs")
+    write_corpus(d / "in")
+    run_pipeline(parse_pipeline(pipeline(d / "in", 30)), d / "run30", engine=InlineEngine(), phases=False)
+    return d, d / "run30"
+
+
+@pytest.mark.parametrize("min_words", [10, 45])
+def test_loosening_and_tightening_equal_a_fresh_run(base_run, min_words: int) -> None:
+    d, run = base_run
+    fresh = d / f"fresh{min_words}"
+    run_pipeline(parse_pipeline(pipeline(d / "in", min_words)), fresh, engine=InlineEngine(), phases=False)
+    out = d / f"sel{min_words}"
+    s = reselect(run, [f"gopher_quality_v1.word_count.min={min_words}"], out)
+    assert kept_and_rejected(out) == kept_and_rejected(fresh)
+    m_fresh, m_sel = (json.loads((p / "manifest.json").read_text()) for p in (fresh, out))
+    assert m_sel["accounting"] == m_fresh["accounting"]
+    assert m_sel["removed_by_reason"] == m_fresh["removed_by_reason"]
+    assert s["missing_score"] == 0
+    assert (s["readmitted"] > 0) == (min_words < 30)
+
+
+def test_exact_counts_of_a_loosened_run(base_run) -> None:
+    _, run = base_run
+    s = reselect(run, ["gopher_quality_v1.word_count.min=10"])
+    # 62 lines: 1 malformed (quarantined), 1 exact duplicate, 60 documents of 3 + (7i mod 60) words: 7i
+    # mod 60 takes every value 0..59 once, so exactly 7 documents (3..9 words) have fewer than 10.
+    assert s["accounting"] == {"input": 62, "kept": 53, "rejected": 8, "quarantined": 1, "balanced": True}
+    assert s["carried_over"] == {"exact_dedup_v1:duplicate": 1, "quarantine:malformed_json": 1}
+    assert s["removed"] == {"select:gopher_quality_v1.word_count<10": 7}
+    assert s["pool"] == 60
+
+
+def test_rejected_rows_lacking_a_later_score_stay_rejected(tmp_path: Path) -> None:
+    write_corpus(tmp_path / "in")
+    text = pipeline(tmp_path / "in", 30).replace(
+        "  - score: gopher_quality_v1\n", "  - filter: gopher_quality_v1\n    params: {min_doc_words: 30}\n"
+    )
+    run_pipeline(parse_pipeline(text), tmp_path / "run", engine=InlineEngine(), phases=False)
+    s = reselect(tmp_path / "run", ["gopher_quality_v1.word_count.min=10"])
+    # The filter's rows were rejected before degeneration_v1 scored them: the select can re-admit none.
+    assert s["readmitted"] == 0
+    assert s["missing_score"] == s["removed"]["select:degeneration_v1.distinct_1<0.2"] > 0
+
+
+def test_cli_select_prints_counts_and_refuses_bad_sets(base_run, tmp_path: Path, capsys) -> None:
+    _, run = base_run
+    assert main(["select", str(run), "--set", "gopher_quality_v1.word_count.min=10"]) == 0
+    out = capsys.readouterr().out
+    assert "kept 53; removed 7: select:gopher_quality_v1.word_count<10 7" in out
+    assert "input 62 = kept 53 + rejected 8 + quarantined 1  (balanced)" in out
+    assert out.rstrip().endswith("nothing written (give --output DIR to write the new kept set)")
+    assert main(["select", str(run), "--set", "gopher_quality_v1.word_count.lo=10"]) == 2
+    assert capsys.readouterr().err == (
+        "curate select: error: --set 'gopher_quality_v1.word_count.lo=10': expected COLUMN.BOUND=VALUE with BOUND "
+        "one of min, max, equals, e.g. --set gopher_quality_v1.word_count.min=20\n"
+    )
+    with pytest.raises(
+        PhaseError, match=r"stores no column 'c4_quality_v1.sentences'; stored score columns: deg"
+    ):
+        reselect(run, ["c4_quality_v1.sentences.min=3"])
+    with pytest.raises(PhaseError, match="already exists and is not empty"):
+        reselect(run, [], run)
