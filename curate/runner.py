@@ -34,7 +34,7 @@ from curate.io.sources import DETAIL, Shard
 from curate.stage import GlobalStage, RowStage, Stage
 
 log = logging.getLogger(__name__)
-ORDER = "__order__"  # int64 part_index << 32 | row, a global input order given to global stages
+ORDER = schema.ORDER  # int64 part_index << 32 | row, a global input order given to global stages
 READ_STAGE = "read"
 
 

@@ -12,6 +12,11 @@ Flow (see :mod:`curate.dedup._common` for the ordering contract):
    then checked (signature-estimated Jaccard, or exact Jaccard of the shingle sets with ``verify``)
    in engine tasks that read only the rows they need from the key tables. Connected components of the
    remaining edges are clusters; the first document of a cluster (part, then row) survives.
+   With ``components: engine`` (the default) none of this passes through the driver: band groups
+   write edge files, a shuffle on the pair deduplicates and checks them, components are computed by
+   :mod:`curate.dedup.components` and end in one membership file per part, which ``apply`` reads;
+   the driver holds counters only. ``components: driver`` (and ``verify``, whose greedy survivor
+   choice runs on the driver) gathers the pairs on the driver instead: fine to a few million documents.
    With ``verify``, a document is removed only if its exact Jaccard with an earlier *kept* document
    is >= ``threshold``, so nothing below the threshold is ever removed.
 3. ``apply``: rejected rows get ``minhash_dedup_v1:near_duplicate`` and ``duplicate_of``; every row
@@ -23,15 +28,20 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
+import pyarrow.parquet as pq
 
 from curate import schema
 from curate.dedup import _common as c
+from curate.dedup import _minhash_edges as me
 from curate.dedup import _minhash_math as mm
+from curate.dedup import components as cc
+from curate.dedup._minhash_edges import reduce_bands as _reduce_bands
 from curate.dedup._pairs import score_pairs
 from curate.dedup.exact import DropState, mark_duplicates
 from curate.registry import STAGES
@@ -59,6 +69,9 @@ class MinhashParams:
     default, as datatrove: such texts, e.g. "[date]", are not near-duplicates in any useful sense, and
     exact copies of them are exact_dedup_v1's job). ``normalize_numbers``: every digit counts as 0 (as
     datatrove), so pages generated from one template with different numbers cluster together.
+    ``components``: where clusters are found: ``engine`` (distributed, edge files and per-part drop
+    lists; the driver holds counters only) or ``driver`` (pairs gathered in the driver's memory).
+    ``verify`` always uses ``driver``: its survivor choice is sequential in input order.
     """
 
     ngram: int = 5
@@ -72,6 +85,7 @@ class MinhashParams:
     num_partitions: int | None = None
     short_docs: bool = False
     normalize_numbers: bool = True
+    components: str = "engine"
 
 
 @dataclass
@@ -81,21 +95,7 @@ class MinhashState(DropState):
     member_ids: pa.Array = field(default_factory=lambda: pa.array([], pa.string()))
     member_cluster: pa.Array = field(default_factory=lambda: pa.array([], pa.string()))
     member_size: pa.Array = field(default_factory=lambda: pa.array([], pa.int64()))
-
-
-def _reduce_bands(table: pa.Table) -> tuple[np.ndarray, np.ndarray]:
-    """One shuffle partition: star edges (group's first order -> each other member) per band key."""
-    if c.empty_reduce_input(table):
-        return np.zeros(0, np.uint64), np.zeros(0, np.uint64)
-    key = table.column(c.KEY).to_numpy()
-    order = table.column(c.ORDER).to_numpy()
-    idx = np.lexsort((order, key))
-    key, order = key[idx], order[idx]
-    first = np.ones(len(key), dtype=bool)
-    first[1:] = key[1:] != key[:-1]
-    head = order[np.maximum.accumulate(np.where(first, np.arange(len(key)), 0))]
-    member = ~first & (order != head)
-    return head[member], order[member]
+    drop_dir: str | None = None  # engine components: per-part membership files (replace the arrays)
 
 
 @STAGES.add("minhash_dedup_v1")
@@ -113,6 +113,8 @@ class MinhashDedup(GlobalStage):
             self.bands, self.rows = p.bands or 14, p.rows or 8
         if not 0.0 < p.threshold <= 1.0 or p.ngram < 1:
             raise ValueError(f"{self.label}: threshold must be in (0, 1] and ngram >= 1")
+        if p.components not in ("engine", "driver"):
+            raise ValueError(f"{self.label}: components must be 'engine' or 'driver', not {p.components!r}")
         fp, fn = mm.error_rates(p.threshold, self.bands, self.rows)
         self.fp_fn = (fp, fn)
         log.info(
@@ -155,8 +157,19 @@ class MinhashDedup(GlobalStage):
             )
         return pa.table(cols)
 
+    def _check(self) -> tuple[str | None, float]:
+        """The candidate check: the key-table column it compares and the similarity cut."""
+        p: MinhashParams = self.params
+        if p.verify:
+            return SHINGLES, p.threshold
+        if p.estimate_margin is not None:
+            return SIG, p.threshold - p.estimate_margin
+        return None, 0.0
+
     def reduce(self, key_paths: list[str], engine: Engine) -> MinhashState:
         p: MinhashParams = self.params
+        if p.components == "engine" and not p.verify and key_paths:
+            return self._reduce_on_engine(key_paths, engine)
         long = c.explode_keys(key_paths, engine, key_col=BANDS, suffix=f"{self.label}.bands")
         parts = c.shuffle_groups(
             long, engine, _reduce_bands, num_partitions=p.num_partitions, desc=self.label
@@ -198,7 +211,36 @@ class MinhashDedup(GlobalStage):
             member_size=pa.array(sizes, pa.int64()),
         )
 
+    def _reduce_on_engine(self, key_paths: list[str], engine: Engine) -> MinhashState:
+        p: MinhashParams = self.params
+        n = p.num_partitions or max(1, engine.num_workers)
+        work = Path(key_paths[0]).parent / f"{self.label}.cc"
+        long = c.explode_keys(key_paths, engine, key_col=BANDS, suffix=f"{self.label}.bands")
+        column, cut = self._check()
+        edges, pairs = me.pair_edges(long, key_paths, engine, work, num_partitions=n, column=column, cut=cut)
+        comp = cc.star_components(edges, engine, work / "cc", num_partitions=n)
+        drop_dir = cc.drop_lists(comp, key_paths, engine, work / "drops", num_partitions=n)
+        facts: dict[str, Any] = {"bands": self.bands, "rows": self.rows, "candidate_pairs": pairs.candidates}
+        if column is not None and pairs.candidates:
+            facts.update(
+                pairs_checked=pairs.candidates,
+                pairs_rejected=pairs.rejected,
+                check="signature_estimate",
+                check_cut=round(cut, 4),
+            )
+        facts.update(
+            clusters=comp.clusters,
+            clustered_docs=comp.clustered_docs,
+            duplicates=comp.clustered_docs - comp.clusters,
+            components="engine",
+            component_rounds=comp.rounds,
+        )
+        log.info("%s: %s", self.label, facts)
+        return MinhashState(facts=facts, drop_dir=drop_dir)
+
     def apply(self, table: pa.Table, state: MinhashState) -> pa.Table:
+        if state.drop_dir is not None:
+            state = _part_state(state, table)
         out = mark_duplicates(table, state, f"{self.label}:near_duplicate")
         ids = c.id_column(table)
         where = pc.index_in(ids, value_set=state.member_ids)
@@ -218,6 +260,31 @@ class MinhashDedup(GlobalStage):
 
     def summary(self, state: MinhashState) -> dict[str, Any]:
         return dict(state.facts)
+
+
+def _part_state(state: MinhashState, table: pa.Table) -> MinhashState:
+    """The arrays of ``state`` for one part, from its membership file (the part comes from the
+    runner's order column; without one, every file is read)."""
+    root = Path(state.drop_dir or ".")
+    if schema.ORDER in table.column_names and table.num_rows:
+        part = int(table.column(schema.ORDER)[0].as_py()) >> 32
+        files = [f for f in [root / f"p{part:05d}.parquet"] if f.exists()]
+    else:
+        files = sorted(root.glob("p*.parquet"))
+    if not files:
+        return MinhashState(facts=state.facts)
+    t = pa.concat_tables([pq.read_table(f) for f in files])
+    ids = c.id_column(t)
+    cluster = t.column(cc.CLUSTER_ID).combine_chunks()
+    drop = pc.not_equal(ids, cluster)
+    return MinhashState(
+        drop_ids=ids.filter(drop),
+        duplicate_of=cluster.filter(drop),
+        facts=state.facts,
+        member_ids=ids,
+        member_cluster=cluster,
+        member_size=t.column(cc.CLUSTER_SIZE).combine_chunks(),
+    )
 
 
 def _greedy_survivors(nodes: np.ndarray, pairs: np.ndarray) -> np.ndarray:
