@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-VERB_PACKAGES = ("proxy", "scorers", "export", "report", "dedup", "filters")
+VERB_PACKAGES = ("proxy", "scorers", "export", "report", "dedup", "filters", "plan")
 
 RUN_EXAMPLE = """example:
   curate run pipelines/demo.yaml --output runs/demo
