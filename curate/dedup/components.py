@@ -251,26 +251,53 @@ def _attach_root_ids(key_paths: Sequence[str], out_dir: str, num_partitions: int
 
 
 def _split_by_part(key_paths: Sequence[str], out_dir: str) -> Any:
+    """Reduce: write ``p<part>.parquet`` per part in the partition, rows by ``node`` (the row order),
+    with ``id`` (from the rows, else from the key tables) and every other column but the keys."""
+
     def reduce(table: pa.Table) -> int:
         if table.num_rows == 0 or NODE_PART not in table.column_names:
             return 0
         node = np.asarray(table.column(NODE).to_numpy(), np.uint64)
         parts = np.asarray(table.column(NODE_PART).to_numpy(), np.uint64)
-        ids = _take_ids(key_paths, parts, node)
+        if schema.ID in table.column_names:
+            ids = c.id_column(table)
+        else:
+            ids = _take_ids(key_paths, parts, node)
+        rest = [n for n in table.column_names if n not in (NODE, NODE_PART, schema.ID)]
         order = np.argsort(node, kind="stable")
         for part in np.unique(parts):
-            sel = order[parts[order] == part]
-            t = pa.table(
-                {
-                    schema.ID: ids.take(pa.array(sel)),
-                    CLUSTER_ID: table.column(CLUSTER_ID).take(pa.array(sel)),
-                    CLUSTER_SIZE: table.column(CLUSTER_SIZE).take(pa.array(sel)),
-                }
-            )
-            write_table(t, os.path.join(out_dir, f"p{int(part):05d}.parquet"))
+            sel = pa.array(order[parts[order] == part])
+            cols = {schema.ID: ids.take(sel), **{n: table.column(n).take(sel) for n in rest}}
+            write_table(pa.table(cols), os.path.join(out_dir, f"p{int(part):05d}.parquet"))
         return len(np.unique(parts))
 
     return reduce
+
+
+def split_by_part(
+    paths: Sequence[str],
+    engine: Engine,
+    out_dir: str | Path,
+    *,
+    num_partitions: int,
+    key_paths: Sequence[str] = (),
+    desc: str = "per-part lists",
+) -> str:
+    """Shuffle rows ``(node, node_part, [id], ...)`` by ``node_part`` into one file per input part,
+    ``out_dir/p<part>.parquet`` (``out_dir`` cleared first); ids missing from the rows are read from
+    ``key_paths``. Returns ``out_dir``."""
+    out = Path(out_dir)
+    if out.exists():
+        shutil.rmtree(out)
+    out.mkdir(parents=True)
+    engine.shuffle(
+        list(paths),
+        key=NODE_PART,
+        reduce=_split_by_part(list(key_paths), str(out)),
+        num_partitions=num_partitions,
+        desc=desc,
+    )
+    return str(out)
 
 
 def drop_lists(
@@ -283,12 +310,9 @@ def drop_lists(
     tables), then by the node's part (each reduce reads its parts' ids and writes their files).
     """
     out = Path(out_dir)
-    if out.exists():
-        shutil.rmtree(out)
     mid = out.parent / (out.name + ".roots")
     if mid.exists():
         shutil.rmtree(mid)
-    out.mkdir(parents=True)
     mid.mkdir(parents=True)
     roots = engine.shuffle(
         comp.label_paths,
@@ -297,11 +321,11 @@ def drop_lists(
         num_partitions=num_partitions,
         desc="components: cluster ids",
     )
-    engine.shuffle(
+    return split_by_part(
         [r for r in roots if r is not None],
-        key=NODE_PART,
-        reduce=_split_by_part(list(key_paths), str(out)),
+        engine,
+        out,
         num_partitions=num_partitions,
+        key_paths=key_paths,
         desc="components: drop lists",
     )
-    return str(out)

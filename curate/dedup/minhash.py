@@ -34,7 +34,6 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.parquet as pq
 
 from curate import schema
 from curate.dedup import _common as c
@@ -43,7 +42,7 @@ from curate.dedup import _minhash_math as mm
 from curate.dedup import components as cc
 from curate.dedup._minhash_edges import reduce_bands as _reduce_bands
 from curate.dedup._pairs import score_pairs
-from curate.dedup.exact import DropState, mark_duplicates
+from curate.dedup.exact import DropState, mark_duplicates, part_lists
 from curate.registry import STAGES
 from curate.stage import GlobalStage
 
@@ -95,7 +94,6 @@ class MinhashState(DropState):
     member_ids: pa.Array = field(default_factory=lambda: pa.array([], pa.string()))
     member_cluster: pa.Array = field(default_factory=lambda: pa.array([], pa.string()))
     member_size: pa.Array = field(default_factory=lambda: pa.array([], pa.int64()))
-    drop_dir: str | None = None  # engine components: per-part membership files (replace the arrays)
 
 
 @STAGES.add("minhash_dedup_v1")
@@ -263,17 +261,10 @@ class MinhashDedup(GlobalStage):
 
 
 def _part_state(state: MinhashState, table: pa.Table) -> MinhashState:
-    """The arrays of ``state`` for one part, from its membership file (the part comes from the
-    runner's order column; without one, every file is read)."""
-    root = Path(state.drop_dir or ".")
-    if schema.ORDER in table.column_names and table.num_rows:
-        part = int(table.column(schema.ORDER)[0].as_py()) >> 32
-        files = [f for f in [root / f"p{part:05d}.parquet"] if f.exists()]
-    else:
-        files = sorted(root.glob("p*.parquet"))
-    if not files:
+    """The arrays of ``state`` for one part, from its membership file (see ``exact.part_lists``)."""
+    t = part_lists(state.drop_dir or ".", table)
+    if t is None:
         return MinhashState(facts=state.facts)
-    t = pa.concat_tables([pq.read_table(f) for f in files])
     ids = c.id_column(t)
     cluster = t.column(cc.CLUSTER_ID).combine_chunks()
     drop = pc.not_equal(ids, cluster)
