@@ -42,9 +42,9 @@ if TYPE_CHECKING:
     from curate.engine import Engine
 
 NODE, NBR = "node", "nbr"
-ROOT, SIZE = "root", "size"
-ROOT_PART, NODE_PART = "root_part", "node_part"
-CLUSTER_ID, CLUSTER_SIZE = "cluster_id", "cluster_size"
+ROOT, SIZE = "root", "cluster_size"
+ROOT_PART, NODE_PART = "root_part", "node_part"  # an order column X has its part in X + "_part"
+CLUSTER_ID, CLUSTER_SIZE = "cluster_id", SIZE
 MAX_ROUNDS = 200
 _LOW32 = np.uint64(0xFFFFFFFF)
 
@@ -140,6 +140,7 @@ def _labels(table: pa.Table) -> tuple[pa.Table, int]:
             ROOT: roots,
             SIZE: np.concatenate([sizes, leaf_size]).astype(np.int64),
             ROOT_PART: roots >> c.PART_SHIFT,
+            NODE_PART: np.concatenate([centres, leaf]).astype(np.uint64) >> c.PART_SHIFT,
         }
     )
     return out, len(centres)
@@ -230,24 +231,48 @@ def _take_ids(key_paths: Sequence[str], parts: np.ndarray, orders: np.ndarray) -
     return merged.take(pa.array(inv))
 
 
-def _attach_root_ids(key_paths: Sequence[str], out_dir: str, num_partitions: int) -> Any:
+def _attach_ids(
+    key_paths: Sequence[str], column: str, out_column: str, out_dir: str, num_partitions: int
+) -> Any:
+    """Reduce (partitioned by ``column + "_part"``): replace the order ``column`` by the row's id."""
+    part_col = column + "_part"
+
     def reduce(table: pa.Table) -> str | None:
-        if table.num_rows == 0 or ROOT_PART not in table.column_names:
+        if table.num_rows == 0 or part_col not in table.column_names:
             return None
-        root = np.asarray(table.column(ROOT).to_numpy(), np.uint64)
-        node = np.asarray(table.column(NODE).to_numpy(), np.uint64)
-        out = pa.table(
-            {
-                NODE: node,
-                NODE_PART: node >> c.PART_SHIFT,
-                CLUSTER_ID: _take_ids(key_paths, root >> c.PART_SHIFT, root),
-                CLUSTER_SIZE: table.column(SIZE),
-            }
-        )
-        name = f"r{partition_of(table, ROOT_PART, num_partitions):05d}.parquet"
+        orders = np.asarray(table.column(column).to_numpy(), np.uint64)
+        ids = _take_ids(key_paths, orders >> c.PART_SHIFT, orders)
+        out = table.drop_columns([column, part_col]).append_column(out_column, ids)
+        name = f"{column}-{partition_of(table, part_col, num_partitions):05d}.parquet"
         return write_table(out, os.path.join(out_dir, name))
 
     return reduce
+
+
+def attach_ids(
+    paths: Sequence[str],
+    engine: Engine,
+    key_paths: Sequence[str],
+    out_dir: str | Path,
+    *,
+    column: str,
+    out_column: str,
+    num_partitions: int,
+) -> list[str]:
+    """Replace the row-order ``column`` of the rows in ``paths`` by ids (``out_column``), shuffling by
+    ``column + "_part"`` so that each reduce reads the id column of its own parts' key tables only."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    for old in out.glob(f"{column}-*.parquet"):
+        old.unlink()
+    results = engine.shuffle(
+        list(paths),
+        key=column + "_part",
+        reduce=_attach_ids(list(key_paths), column, out_column, str(out), num_partitions),
+        num_partitions=num_partitions,
+        desc=f"ids of {column}",
+    )
+    return [r for r in results if r is not None]
 
 
 def _split_by_part(key_paths: Sequence[str], out_dir: str) -> Any:
@@ -310,22 +335,16 @@ def drop_lists(
     tables), then by the node's part (each reduce reads its parts' ids and writes their files).
     """
     out = Path(out_dir)
-    mid = out.parent / (out.name + ".roots")
-    if mid.exists():
-        shutil.rmtree(mid)
-    mid.mkdir(parents=True)
-    roots = engine.shuffle(
+    mid = out.parent / (out.name + ".ids")
+    named = attach_ids(
         comp.label_paths,
-        key=ROOT_PART,
-        reduce=_attach_root_ids(list(key_paths), str(mid), num_partitions),
+        engine,
+        key_paths,
+        mid,
+        column=ROOT,
+        out_column=CLUSTER_ID,
         num_partitions=num_partitions,
-        desc="components: cluster ids",
     )
     return split_by_part(
-        [r for r in roots if r is not None],
-        engine,
-        out,
-        num_partitions=num_partitions,
-        key_paths=key_paths,
-        desc="components: drop lists",
+        named, engine, out, num_partitions=num_partitions, key_paths=key_paths, desc="components: drop lists"
     )

@@ -15,8 +15,9 @@ Flow (see :mod:`curate.dedup._common` for the ordering contract):
    With ``components: engine`` (the default) none of this passes through the driver: band groups
    write edge files, a shuffle on the pair deduplicates and checks them, components are computed by
    :mod:`curate.dedup.components` and end in one membership file per part, which ``apply`` reads;
-   the driver holds counters only. ``components: driver`` (and ``verify``, whose greedy survivor
-   choice runs on the driver) gathers the pairs on the driver instead: fine to a few million documents.
+   the driver holds counters only; with ``verify`` the greedy survivor rule runs per component on the
+   engine too (:mod:`curate.dedup._verified`). ``components: driver`` gathers the pairs on the driver
+   instead (the path before issue 14): fine to a few million documents.
    With ``verify``, a document is removed only if its exact Jaccard with an earlier *kept* document
    is >= ``threshold``, so nothing below the threshold is ever removed.
 3. ``apply``: rejected rows get ``minhash_dedup_v1:near_duplicate`` and ``duplicate_of``; every row
@@ -42,6 +43,8 @@ from curate.dedup import _minhash_math as mm
 from curate.dedup import components as cc
 from curate.dedup._minhash_edges import reduce_bands as _reduce_bands
 from curate.dedup._pairs import score_pairs
+from curate.dedup._verified import greedy_survivors as _greedy_survivors
+from curate.dedup._verified import verified_drop_lists
 from curate.dedup.exact import DropState, mark_duplicates, part_lists
 from curate.registry import STAGES
 from curate.stage import GlobalStage
@@ -70,7 +73,6 @@ class MinhashParams:
     datatrove), so pages generated from one template with different numbers cluster together.
     ``components``: where clusters are found: ``engine`` (distributed, edge files and per-part drop
     lists; the driver holds counters only) or ``driver`` (pairs gathered in the driver's memory).
-    ``verify`` always uses ``driver``: its survivor choice is sequential in input order.
     """
 
     ngram: int = 5
@@ -166,7 +168,7 @@ class MinhashDedup(GlobalStage):
 
     def reduce(self, key_paths: list[str], engine: Engine) -> MinhashState:
         p: MinhashParams = self.params
-        if p.components == "engine" and not p.verify and key_paths:
+        if p.components == "engine" and key_paths:
             return self._reduce_on_engine(key_paths, engine)
         long = c.explode_keys(key_paths, engine, key_col=BANDS, suffix=f"{self.label}.bands")
         parts = c.shuffle_groups(
@@ -217,19 +219,23 @@ class MinhashDedup(GlobalStage):
         column, cut = self._check()
         edges, pairs = me.pair_edges(long, key_paths, engine, work, num_partitions=n, column=column, cut=cut)
         comp = cc.star_components(edges, engine, work / "cc", num_partitions=n)
-        drop_dir = cc.drop_lists(comp, key_paths, engine, work / "drops", num_partitions=n)
+        if p.verify:
+            drop_dir, duplicates = verified_drop_lists(edges, comp, key_paths, engine, work, num_partitions=n)
+        else:
+            drop_dir = cc.drop_lists(comp, key_paths, engine, work / "drops", num_partitions=n)
+            duplicates = comp.clustered_docs - comp.clusters
         facts: dict[str, Any] = {"bands": self.bands, "rows": self.rows, "candidate_pairs": pairs.candidates}
         if column is not None and pairs.candidates:
             facts.update(
                 pairs_checked=pairs.candidates,
                 pairs_rejected=pairs.rejected,
-                check="signature_estimate",
+                check="exact_jaccard" if p.verify else "signature_estimate",
                 check_cut=round(cut, 4),
             )
         facts.update(
             clusters=comp.clusters,
             clustered_docs=comp.clustered_docs,
-            duplicates=comp.clustered_docs - comp.clusters,
+            duplicates=duplicates,
             components="engine",
             component_rounds=comp.rounds,
         )
@@ -267,35 +273,16 @@ def _part_state(state: MinhashState, table: pa.Table) -> MinhashState:
         return MinhashState(facts=state.facts)
     ids = c.id_column(t)
     cluster = t.column(cc.CLUSTER_ID).combine_chunks()
-    drop = pc.not_equal(ids, cluster)
+    # verify: the greedy survivor (duplicate_of); else the cluster's first document
+    target = (
+        t.column(schema.DUPLICATE_OF).combine_chunks() if schema.DUPLICATE_OF in t.column_names else cluster
+    )
+    drop = pc.not_equal(ids, target)
     return MinhashState(
         drop_ids=ids.filter(drop),
-        duplicate_of=cluster.filter(drop),
+        duplicate_of=target.filter(drop),
         facts=state.facts,
         member_ids=ids,
         member_cluster=cluster,
         member_size=t.column(cc.CLUSTER_SIZE).combine_chunks(),
     )
-
-
-def _greedy_survivors(nodes: np.ndarray, pairs: np.ndarray) -> np.ndarray:
-    """In input order, a document is dropped only when a verified neighbour earlier in order was kept.
-
-    Returns, per node, the node it duplicates (itself when kept). Loops over clustered nodes only.
-    """
-    u = np.searchsorted(nodes, pairs[:, 0])
-    v = np.searchsorted(nodes, pairs[:, 1])
-    lo, hi = np.minimum(u, v), np.maximum(u, v)
-    idx = np.lexsort((lo, hi))
-    hi, lo = hi[idx], lo[idx]
-    starts = np.searchsorted(hi, np.arange(len(nodes) + 1))
-    target = np.arange(len(nodes))
-    kept = np.zeros(len(nodes), dtype=bool)
-    for n in range(len(nodes)):
-        earlier = lo[starts[n] : starts[n + 1]]
-        hits = earlier[kept[earlier]]
-        if len(hits):
-            target[n] = hits.min()
-        else:
-            kept[n] = True
-    return nodes[target]
