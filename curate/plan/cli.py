@@ -25,7 +25,7 @@ def _plan(args: argparse.Namespace) -> int:
     from curate.config import load_pipeline
     from curate.plan.model import format_plan, pipeline_stage_names, project
 
-    names, verify = pipeline_stage_names(load_pipeline(args.pipeline))
+    names, driver_components = pipeline_stage_names(load_pipeline(args.pipeline))
     plan = project(
         names,
         docs=args.docs,
@@ -33,7 +33,7 @@ def _plan(args: argparse.Namespace) -> int:
         nodes=args.nodes,
         cores=args.cores,
         dup_rate=args.dup_rate,
-        verify=verify,
+        driver_components=driver_components,
     )
     print(format_plan(plan))
     return 0

@@ -100,11 +100,12 @@ def project(
     nodes: int,
     cores: int,
     dup_rate: float = 0.1,
-    verify: bool = False,
+    driver_components: bool = False,
 ) -> Plan:
     """Project a run of the stages (registry names, in order, ``read`` first) over ``docs`` documents
     of ``nbytes`` bytes of text on ``nodes`` nodes of ``cores`` cores each. ``dup_rate``: the share of
-    documents in near-duplicate clusters (sets the edge count of MinHash's components)."""
+    documents in near-duplicate clusters (sets the edge count of MinHash's components);
+    ``driver_components``: MinHash runs with ``components: driver`` (pairs gathered on the driver)."""
     total = nodes * cores
     plan = Plan(docs=docs, bytes=nbytes, nodes=nodes, cores=cores)
     partitions = total
@@ -133,9 +134,9 @@ def project(
     )  # sort copies
     plan.worker_peak_gib = WORKER_BASE_GIB + max(batch_gib, reduce_gib)
     plan.driver_peak_gib = DRIVER_BASE_GIB + docs / PART_DOCS * DRIVER_PER_PART / GIB
-    if verify and "minhash_dedup_v1" in stage_names:
+    if driver_components and "minhash_dedup_v1" in stage_names:
         plan.driver_peak_gib += docs * dup_rate * (2 * 16 + 2 * 28) / GIB  # pairs + ids on the driver
-        plan.notes.append("minhash verify: pairs and ids gather on the driver (components: driver)")
+        plan.notes.append("minhash components: driver: pairs and ids gather on the driver")
     unmeasured = [s.name for s in plan.stages if s.source == UNMEASURED.source]
     if unmeasured:
         plan.notes.append(
@@ -169,15 +170,15 @@ def format_plan(plan: Plan) -> str:
 
 def pipeline_stage_names(cfg: Any) -> tuple[list[str], bool]:
     """The registry names of a pipeline's stages in order (``read`` first; a ``filter:`` counts once),
-    and whether MinHash runs with ``verify``."""
+    and whether MinHash runs with ``components: driver``."""
     from curate.config import build_stages
 
     names: list[str] = ["read"]
-    verify = False
+    driver = False
     for st in build_stages(cfg):
         if getattr(st, "part_of_filter", None) == "tail":
             continue
         names.append(st.name)
-        if st.name == "minhash_dedup_v1" and getattr(st.params, "verify", False):
-            verify = True
-    return names, verify
+        if st.name == "minhash_dedup_v1" and getattr(st.params, "components", "engine") == "driver":
+            driver = True
+    return names, driver

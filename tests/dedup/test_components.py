@@ -184,3 +184,36 @@ def test_ray_components_and_minhash_equal_driver(ray_engine, tmp_path):
     _check_against_driver(comp, a, b)
     _engine_vs_driver(ray_engine, tmp_path / "m", num_partitions=4)
     _engine_vs_driver(ray_engine, tmp_path / "v", num_partitions=4, verify=True)
+
+
+@pytest.mark.corpora
+@pytest.mark.parametrize("verify", [False, True])
+def test_real_near_duplicates_engine_equals_driver(verify, inline_engine, tmp_path):
+    """Polished abstracts (near-duplicate pairs by construction) and SMS spam (templated messages)."""
+    from conftest import corpora_path
+
+    from curate.io.readers import read_table
+
+    tables = [
+        read_table(str(corpora_path("neardup", "hppt_polished_abstracts.jsonl.gz"))),
+        read_table(str(corpora_path("web", "sms_spam.jsonl.gz"))),
+    ]
+    table = pa.concat_tables([t.select(["id", "text", "source"]) for t in tables])
+    n = table.num_rows
+    sizes = [n // 4, n // 4, n // 4, n - 3 * (n // 4)]
+    params = dict(verify=verify)
+    want, sw = run_global(
+        MinhashDedup(MinhashParams(components="driver", **params)),
+        split(table, sizes),
+        inline_engine,
+        tmp_path / "d",
+    )
+    got, sg = run_global(
+        MinhashDedup(MinhashParams(num_partitions=3, **params)),
+        split(table, sizes),
+        inline_engine,
+        tmp_path / "e",
+    )
+    for col in COLS:
+        assert column(got, col) == column(want, col), col
+    assert sg.facts["duplicates"] == sw.facts["duplicates"] > 500

@@ -24,14 +24,19 @@ def test_projection_is_rates_times_bytes_over_cores_plus_shuffle_transfer() -> N
     assert plan.bottleneck is mh and plan.notes == []
 
 
-def test_unmeasured_stage_and_verify_are_flagged() -> None:
+def test_unmeasured_stage_and_driver_components_are_flagged() -> None:
     plan = project(
-        ["read", "mystery_v1", "minhash_dedup_v1"], docs=10**6, nbytes=10**9, nodes=1, cores=2, verify=True
+        ["read", "mystery_v1", "minhash_dedup_v1"],
+        docs=10**6,
+        nbytes=10**9,
+        nodes=1,
+        cores=2,
+        driver_components=True,
     )
     assert plan.stages[1].core_s == pytest.approx(1000 / UNMEASURED.mb_per_core_s)
     assert plan.stages[2].wall_s == pytest.approx(1000 / 1.91 / 2)  # one node: no network transfer
     assert plan.notes == [
-        "minhash verify: pairs and ids gather on the driver (components: driver)",
+        "minhash components: driver: pairs and ids gather on the driver",
         "no measured rate for mystery_v1: assumed 2.0 MB/s/core",
     ]
 
