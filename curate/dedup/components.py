@@ -191,21 +191,27 @@ def star_components(
     work.mkdir(parents=True)
     paths = list(edge_paths)
     rounds = 0
+    consumed: Path | None = None  # the folder whose files the next shuffle reads (not the caller's)
+
+    def step(
+        op: Callable[[pa.Table], tuple[pa.Table, int]], name: str, desc: str
+    ) -> tuple[list[str], int, int]:
+        nonlocal consumed
+        out = _shuffle_round(engine, paths, op, work / name, num_partitions, desc)
+        if consumed is not None:  # a round's input is dead once its output is written: keep disk flat
+            shutil.rmtree(consumed, ignore_errors=True)
+        consumed = work / name
+        return out
+
     while paths:
         rounds += 1
         if rounds > MAX_ROUNDS:
             raise RuntimeError(f"connected components did not converge in {MAX_ROUNDS} rounds ({work})")
-        paths, _, large = _shuffle_round(
-            engine, paths, _large_star, work / f"r{rounds:03d}-large", num_partitions, f"components {rounds}L"
-        )
-        paths, _, small = _shuffle_round(
-            engine, paths, _small_star, work / f"r{rounds:03d}-small", num_partitions, f"components {rounds}S"
-        )
+        paths, _, large = step(_large_star, f"r{rounds:03d}-large", f"components {rounds}L")
+        paths, _, small = step(_small_star, f"r{rounds:03d}-small", f"components {rounds}S")
         if large + small == 0:
             break
-    label_paths, nodes, clusters = _shuffle_round(
-        engine, paths, _labels, work / "labels", num_partitions, "components: labels"
-    )
+    label_paths, nodes, clusters = step(_labels, "labels", "components: labels")
     return Components(label_paths=label_paths, rounds=rounds, clusters=clusters, clustered_docs=nodes)
 
 

@@ -81,6 +81,7 @@ def test_chain_giant_and_small_components_inline(inline_engine, tmp_path):
     assert sorted(np.unique(size).tolist()) == [2, 3, 2000, 3000]
     assert (comp.clusters, comp.clustered_docs) == (202, 5500)
     assert 2 <= comp.rounds <= 20
+    assert [d.name for d in (tmp_path / "cc").iterdir()] == ["labels"]  # spent rounds are deleted
 
 
 def test_empty_graph_and_self_loops(inline_engine, tmp_path):
