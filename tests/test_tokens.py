@@ -7,13 +7,17 @@ from pathlib import Path
 
 import pyarrow as pa
 import pytest
-from conftest import make_table
 
 from curate.config import parse_pipeline
 from curate.engine import InlineEngine
 from curate.runner import run_pipeline
 from curate.summary import format_run_summary
 from curate.tokens import WHITESPACE_WORDS, TokenCounter, token_counter
+
+
+def make_table(texts: list[str]) -> pa.Table:
+    return pa.table({"id": [f"d{i}" for i in range(len(texts))], "text": texts, "source": ["t"] * len(texts)})
+
 
 DOCS = ["one two  three", "four\tfive", "  six\n", "seven eight nine ten"]
 

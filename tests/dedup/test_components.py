@@ -12,7 +12,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from conftest import make_table
+from conftest import corpora_path, make_table
 from dedup_helpers import column, run_global, split
 
 from curate.dedup import _common as c
@@ -191,8 +191,6 @@ def test_ray_components_and_minhash_equal_driver(ray_engine, tmp_path):
 @pytest.mark.parametrize("verify", [False, True])
 def test_real_near_duplicates_engine_equals_driver(verify, inline_engine, tmp_path):
     """Polished abstracts (near-duplicate pairs by construction) and SMS spam (templated messages)."""
-    from conftest import corpora_path
-
     from curate.io.readers import read_table
 
     tables = [
