@@ -215,6 +215,18 @@ def star_components(
     return Components(label_paths=label_paths, rounds=rounds, clusters=clusters, clustered_docs=nodes)
 
 
+def part_lists(drop_dir: str, table: pa.Table) -> pa.Table | None:
+    """The per-part list(s) ``table`` needs: its own part's file when the runner's order column says
+    which part it is, else (a direct call on a table without one) every file. None when there is none."""
+    root = Path(drop_dir)
+    if schema.ORDER in table.column_names and table.num_rows:
+        part = int(table.column(schema.ORDER)[0].as_py()) >> 32
+        files = [f for f in [root / f"p{part:05d}.parquet"] if f.exists()]
+    else:
+        files = sorted(root.glob("p*.parquet"))
+    return pa.concat_tables([pq.read_table(f) for f in files]) if files else None
+
+
 def _ids(key_path: str) -> tuple[np.ndarray, pa.Array]:
     """The key table's ``(row, id)`` columns (rows ascending, as ``collect`` wrote them)."""
     t = pq.read_table(key_path, columns=[c.ROW, schema.ID])

@@ -11,7 +11,6 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.parquet as pq
 
 from curate import schema
 from curate.dedup import _common as c
@@ -48,18 +47,6 @@ class DropState:
     duplicate_of: pa.Array = field(default_factory=lambda: pa.array([], pa.string()))
     facts: dict[str, Any] = field(default_factory=dict)
     drop_dir: str | None = None
-
-
-def part_lists(drop_dir: str, table: pa.Table) -> pa.Table | None:
-    """The per-part list(s) ``table`` needs: its own part's file when the runner's order column says
-    which part it is, else (a direct call on a table without one) every file. None when there is none."""
-    root = Path(drop_dir)
-    if schema.ORDER in table.column_names and table.num_rows:
-        part = int(table.column(schema.ORDER)[0].as_py()) >> 32
-        files = [f for f in [root / f"p{part:05d}.parquet"] if f.exists()]
-    else:
-        files = sorted(root.glob("p*.parquet"))
-    return pa.concat_tables([pq.read_table(f) for f in files]) if files else None
 
 
 def mark_duplicates(table: pa.Table, state: DropState, reason: str) -> pa.Table:
@@ -154,7 +141,7 @@ class ExactDedup(GlobalStage):
 
     def apply(self, table: pa.Table, state: DropState) -> pa.Table:
         if state.drop_dir is not None:
-            lists = part_lists(state.drop_dir, table)
+            lists = cc.part_lists(state.drop_dir, table)
             state = DropState(
                 drop_ids=lists.column(schema.ID).combine_chunks() if lists else pa.array([], pa.string()),
                 duplicate_of=lists.column(schema.DUPLICATE_OF).combine_chunks()

@@ -45,7 +45,7 @@ from curate.dedup._minhash_edges import reduce_bands as _reduce_bands
 from curate.dedup._pairs import score_pairs
 from curate.dedup._verified import greedy_survivors as _greedy_survivors
 from curate.dedup._verified import verified_drop_lists
-from curate.dedup.exact import DropState, mark_duplicates, part_lists
+from curate.dedup.exact import DropState, mark_duplicates
 from curate.registry import STAGES
 from curate.stage import GlobalStage
 
@@ -267,8 +267,8 @@ class MinhashDedup(GlobalStage):
 
 
 def _part_state(state: MinhashState, table: pa.Table) -> MinhashState:
-    """The arrays of ``state`` for one part, from its membership file (see ``exact.part_lists``)."""
-    t = part_lists(state.drop_dir or ".", table)
+    """The arrays of ``state`` for one part, from its membership file (see ``components.part_lists``)."""
+    t = cc.part_lists(state.drop_dir or ".", table)
     if t is None:
         return MinhashState(facts=state.facts)
     ids = c.id_column(t)
