@@ -12,7 +12,7 @@ from typing import Any
 
 from curate import __version__
 
-VERB_PACKAGES = ("proxy", "scorers", "export", "report", "dedup", "filters")
+VERB_PACKAGES = ("proxy", "scorers", "export", "report", "dedup", "filters", "plan")
 
 RUN_EXAMPLE = """example:
   curate run pipelines/demo.yaml --output runs/demo

@@ -84,6 +84,11 @@ class Engine:
     def describe(self) -> dict[str, Any]:
         return {"kind": self.kind, "num_workers": self.num_workers}
 
+    def cluster_gpus(self) -> float:
+        """Logical GPUs the engine can schedule work on, summed over its nodes (0 for in-process
+        engines: their work runs here, and picks its own device)."""
+        return 0.0
+
     def shutdown(self) -> None:
         """Release the engine's resources (an embedded Ray runtime is stopped)."""
 
@@ -233,6 +238,13 @@ class RayEngine(Engine):
         self.address = address
         self.num_workers = max(1, int(ray.available_resources().get("CPU", 1)))
 
+    def cluster_gpus(self) -> float:
+        """The cluster's ``GPU`` resource (e.g. workers started with ``ray start --num-gpus=N``), so a
+        CPU-only driver still schedules GPU work on GPU workers."""
+        import ray
+
+        return float(ray.cluster_resources().get("GPU", 0.0))
+
     def describe(self) -> dict[str, Any]:
         import ray
 
@@ -370,6 +382,23 @@ class RayEngine(Engine):
 
         if self._owns_runtime and ray.is_initialized():
             ray.shutdown()
+
+
+def assigned_gpus() -> list[str]:
+    """The GPU ids Ray assigned to the calling task or actor; ``[]`` outside Ray or when it asked for
+    none. Lets a worker tell "asked for a GPU" from "found CUDA" without importing ``ray`` itself."""
+    import sys
+
+    if "ray" not in sys.modules:  # never started Ray in this process: not a Ray worker
+        return []
+    import ray
+
+    if not ray.is_initialized():
+        return []
+    try:
+        return [str(g) for g in ray.get_gpu_ids()]
+    except Exception:  # the driver, or a Ray without a worker context  # noqa: BLE001
+        return []
 
 
 def make_engine(

@@ -32,9 +32,10 @@ from curate.config import PipelineConfig, build_source, build_stages
 from curate.engine import Engine, make_engine
 from curate.io.sources import DETAIL, Shard
 from curate.stage import GlobalStage, RowStage, Stage
+from curate.tokens import TokenCounter, token_counter
 
 log = logging.getLogger(__name__)
-ORDER = "__order__"  # int64 part_index << 32 | row, a global input order given to global stages
+ORDER = schema.ORDER  # int64 part_index << 32 | row, a global input order given to global stages
 READ_STAGE = "read"
 RAY_LOG = "ray.log"
 
@@ -73,6 +74,8 @@ def _new_stats(name: str) -> dict[str, Any]:
         "docs_out": 0,
         "bytes_in": 0,
         "bytes_out": 0,
+        "tokens_in": 0,
+        "tokens_out": 0,
         "removed": {},
         "wall_s": 0.0,
         "cpu_s": 0.0,
@@ -80,8 +83,8 @@ def _new_stats(name: str) -> dict[str, Any]:
 
 
 def _merge_stats(into: dict[str, Any], other: dict[str, Any]) -> None:
-    for k in ("docs_in", "docs_out", "bytes_in", "bytes_out", "wall_s", "cpu_s"):
-        into[k] += other[k]
+    for k in ("docs_in", "docs_out", "bytes_in", "bytes_out", "tokens_in", "tokens_out", "wall_s", "cpu_s"):
+        into[k] += other.get(k, 0)
     for r, c in other["removed"].items():
         into["removed"][r] = into["removed"].get(r, 0) + c
 
@@ -119,8 +122,17 @@ def _peel(table: pa.Table, stage_label: str) -> tuple[pa.Table, pa.Table | None]
 class SegmentWorker:
     """Built once per worker (actor): sets up the segment's stages, then processes work items."""
 
-    def __init__(self, *, segment: Segment, source: Any, work: str, state_path: str | None) -> None:
+    def __init__(
+        self,
+        *,
+        segment: Segment,
+        source: Any,
+        work: str,
+        state_path: str | None,
+        tokens: TokenCounter | None = None,
+    ) -> None:
         self.segment = segment
+        self.tokens = tokens or TokenCounter()
         self.source = source
         self.work = Path(work)
         self.state = None
@@ -173,6 +185,7 @@ class SegmentWorker:
             if part_of_filter != "tail":
                 s["docs_in"] += t.num_rows
                 s["bytes_in"] += schema.text_bytes(t)
+                s["tokens_in"] += self.tokens.count(t)
             out = fn(t) if t.num_rows else t
             out, rej = _peel(out, label)
             if rej is not None:
@@ -182,6 +195,7 @@ class SegmentWorker:
             if part_of_filter != "head":
                 s["docs_out"] += out.num_rows
                 s["bytes_out"] += schema.text_bytes(out)
+                s["tokens_out"] += self.tokens.count(out)
             s["wall_s"] += time.perf_counter() - w0
             s["cpu_s"] += time.process_time() - c0
             return out
@@ -251,6 +265,7 @@ class Runner:
         self.source = build_source(cfg)
         self.stages = build_stages(cfg)
         self.segments = plan_segments(self.stages)
+        self.tokens = token_counter(cfg.export)
 
     def run(self) -> dict[str, Any]:
         t0 = time.perf_counter()
@@ -368,7 +383,12 @@ class Runner:
             import functools
 
             factory = functools.partial(
-                SegmentWorker, segment=seg, source=self.source, work=str(self.work), state_path=state_path
+                SegmentWorker,
+                segment=seg,
+                source=self.source,
+                work=str(self.work),
+                state_path=state_path,
+                tokens=self.tokens,
             )
             resources = _segment_resources(seg)
             names = [s.label for s in ([seg.apply] if seg.apply else []) + list(seg.rows)] or ["read"]
@@ -462,6 +482,7 @@ class Runner:
             "engine": self.engine.describe(),
             "accounting": accounting,
             "removed_by_reason": dict(sorted(reasons.items())),
+            "tokens_unit": self.tokens.unit,  # of every stage's tokens_in / tokens_out
             "stages": stage_list,
             "outputs": {
                 "kept_files": len(kept_files),

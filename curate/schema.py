@@ -20,6 +20,9 @@ REJECT = "__reject__"
 # Optional internal column a stage may set next to REJECT (e.g. dedup's duplicate_of); kept in rejected/.
 DUPLICATE_OF = "duplicate_of"
 QUARANTINE_PREFIX = "quarantine:"
+# Internal column the runner adds before a global stage's collect and apply: int64 global row order,
+# ``part_index << 32 | row``; a stage may use its part index to find per-part state.
+ORDER = "__order__"
 
 BASE_SCHEMA = pa.schema([(ID, pa.string()), (TEXT, pa.string()), (SOURCE, pa.string())])
 

@@ -14,23 +14,23 @@ from curate.report.verdict import nbytes
 
 
 def stage_table(manifest: dict[str, Any]) -> str:
-    """A fixed-width table: stage, docs in/out, bytes out, wall and CPU seconds, top removal reasons."""
-    rows = [("stage", "docs in", "docs out", "removed", "bytes out", "wall s", "cpu s", "top reasons")]
+    """A fixed-width table: stage, docs in/out, bytes out, tokens out (when the manifest counts them),
+    wall and CPU seconds, top removal reasons."""
+    tokens = any("tokens_out" in s for s in manifest["stages"])
+    head = ["stage", "docs in", "docs out", "removed", "bytes out"] + (["tokens out"] if tokens else [])
+    rows = [tuple(head + ["wall s", "cpu s", "top reasons"])]
     for s in manifest["stages"]:
         removed = sum(s["removed"].values())
         top = sorted(s["removed"].items(), key=lambda kv: (-kv[1], kv[0]))[:3]
-        rows.append(
-            (
-                s["name"],
-                f"{s['docs_in']:,}",
-                f"{s['docs_out']:,}",
-                f"{removed:,}",
-                nbytes(s["bytes_out"]),
-                f"{s['wall_s']:.1f}",
-                f"{s['cpu_s']:.1f}",
-                ", ".join(f"{r.split(':', 1)[-1]} {c:,}" for r, c in top),
-            )
-        )
+        cells = [s["name"], f"{s['docs_in']:,}", f"{s['docs_out']:,}", f"{removed:,}", nbytes(s["bytes_out"])]
+        if tokens:
+            cells.append(f"{s.get('tokens_out', 0):,}")
+        cells += [
+            f"{s['wall_s']:.1f}",
+            f"{s['cpu_s']:.1f}",
+            ", ".join(f"{r.split(':', 1)[-1]} {c:,}" for r, c in top),
+        ]
+        rows.append(tuple(cells))
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]) - 1)]
     lines = []
     for r in rows:
@@ -50,6 +50,8 @@ def format_run_summary(manifest: dict[str, Any], out: str | Path) -> str:
         f"input {a['input']:,} = kept {a['kept']:,} + rejected {a['rejected']:,} + quarantined {a['quarantined']:,}"
         f"  ({'balanced' if a['balanced'] else 'NOT BALANCED'}); wall {manifest['wall_s']:.1f} s",
     ]
+    if manifest.get("tokens_unit"):
+        lines.insert(2, f"tokens counted as {manifest['tokens_unit']}")
     for name, result in (manifest.get("phases") or {}).items():
         headline = result.get("headline") if isinstance(result, dict) else None
         lines.append(f"{name}: {headline or 'done'} ({result.get('wall_s', 0):.1f} s)")

@@ -52,8 +52,11 @@ def _kill_cluster(temp_dir: str) -> None:
 
 
 @contextlib.contextmanager
-def start_local_cluster(auth_dir: Path, *, workers: int, prefix: str = "rc") -> Iterator[dict]:
-    """A head and ``workers`` worker nodes on this machine, token auth on, each node with one CPU.
+def start_local_cluster(
+    auth_dir: Path, *, workers: int, prefix: str = "rc", gpu_workers: int = 0
+) -> Iterator[dict]:
+    """A head and ``workers`` worker nodes on this machine, token auth on, each node with one CPU; the
+    last ``gpu_workers`` workers also declare one logical GPU (``--num-gpus 1``, no CUDA needed).
 
     Yields the GCS address, the job-server URL and the environment clients need (same auth settings).
     """
@@ -99,9 +102,10 @@ def start_local_cluster(auth_dir: Path, *, workers: int, prefix: str = "rc") -> 
             capture_output=True,
             timeout=180,
         )
-        for _ in range(workers):
+        for i in range(workers):
+            gpus = ["--num-gpus", "1"] if i >= workers - gpu_workers else []
             subprocess.run(
-                [str(BIN / "ray"), "start", "--address", f"127.0.0.1:{port}", *common, *node_ports()],
+                [str(BIN / "ray"), "start", "--address", f"127.0.0.1:{port}", *common, *gpus, *node_ports()],
                 check=True,
                 env=env,
                 capture_output=True,

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import logging
+import os
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -12,6 +14,7 @@ import pyarrow.compute as pc
 
 from curate import schema
 from curate.dedup import _common as c
+from curate.dedup import components as cc
 from curate.registry import STAGES
 from curate.stage import GlobalStage, with_rejections
 
@@ -34,11 +37,16 @@ class ExactParams:
 
 @dataclass
 class DropState:
-    """Rows to reject, by id, with the id of the row they duplicate (the group's first row)."""
+    """Rows to reject, by id, with the id of the row they duplicate (the group's first row).
+
+    With ``drop_dir`` set, the lists live on disk instead, one file per input part
+    (``p<part>.parquet``: ``id``, ``duplicate_of``, ...), and ``apply`` reads only its part's file.
+    """
 
     drop_ids: pa.Array = field(default_factory=lambda: pa.array([], pa.string()))
     duplicate_of: pa.Array = field(default_factory=lambda: pa.array([], pa.string()))
     facts: dict[str, Any] = field(default_factory=dict)
+    drop_dir: str | None = None
 
 
 def mark_duplicates(table: pa.Table, state: DropState, reason: str) -> pa.Table:
@@ -53,20 +61,37 @@ def mark_duplicates(table: pa.Table, state: DropState, reason: str) -> pa.Table:
     return with_rejections(table, reasons, **{schema.DUPLICATE_OF: dup})
 
 
-def _reduce_exact(table: pa.Table) -> tuple[pa.Array, pa.Array, int, int]:
-    """One shuffle partition: every group of equal hashes is here whole. Keep its smallest order."""
-    if c.empty_reduce_input(table):
-        return pa.array([], pa.string()), pa.array([], pa.string()), 0, 0
-    key = table.column(c.KEY).to_numpy()
-    order = table.column(c.ORDER).to_numpy()
-    idx = np.lexsort((order, key))
-    key, ids = key[idx], table.column(schema.ID).combine_chunks().take(pa.array(idx))
-    first = np.ones(len(key), dtype=bool)
-    first[1:] = key[1:] != key[:-1]
-    group_start = np.maximum.accumulate(np.where(first, np.arange(len(key)), 0))
-    dup = np.flatnonzero(~first)
-    groups = len(np.unique(group_start[dup]))
-    return ids.take(pa.array(dup)), ids.take(pa.array(group_start[dup])), groups, len(dup)
+def _reduce_exact(out_dir: str, num_partitions: int) -> Any:
+    """One shuffle partition: every group of equal hashes is here whole; keep its smallest order and
+    write the others (order, part, id, duplicate_of) for the per-part split."""
+
+    def reduce(table: pa.Table) -> tuple[str | None, int, int]:
+        if c.empty_reduce_input(table):
+            return None, 0, 0
+        key = table.column(c.KEY).to_numpy()
+        order = table.column(c.ORDER).to_numpy()
+        idx = np.lexsort((order, key))
+        key, order = key[idx], order[idx].astype(np.uint64)
+        ids = table.column(schema.ID).combine_chunks().take(pa.array(idx)).cast(pa.string())
+        first = np.ones(len(key), dtype=bool)
+        first[1:] = key[1:] != key[:-1]
+        group_start = np.maximum.accumulate(np.where(first, np.arange(len(key)), 0))
+        dup = np.flatnonzero(~first)
+        groups = len(np.unique(group_start[dup]))
+        if len(dup) == 0:
+            return None, 0, 0
+        out = pa.table(
+            {
+                cc.NODE: order[dup],
+                cc.NODE_PART: order[dup] >> c.PART_SHIFT,
+                schema.ID: ids.take(pa.array(dup)),
+                schema.DUPLICATE_OF: ids.take(pa.array(group_start[dup])),
+            }
+        )
+        name = f"x{cc.partition_of(table, c.KEY, num_partitions):05d}.parquet"
+        return cc.write_table(out, os.path.join(out_dir, name)), groups, len(dup)
+
+    return reduce
 
 
 @STAGES.add("exact_dedup_v1")
@@ -75,7 +100,9 @@ class ExactDedup(GlobalStage):
 
     The first row of each group in input order (part index, then row) is kept; the others are rejected
     with ``exact_dedup_v1:duplicate`` and ``duplicate_of`` = the kept row's id. Key tables hold ids and
-    64-bit hashes only; the grouping is a shuffle on the engine.
+    64-bit hashes only; the grouping is a shuffle on the engine, whose reduce tasks write the
+    duplicates to files that a second shuffle splits into one drop list per part: the driver holds
+    counters only, and ``apply`` reads its part's list.
     """
 
     Params = ExactParams
@@ -88,19 +115,39 @@ class ExactDedup(GlobalStage):
 
     def reduce(self, key_paths: list[str], engine: Engine) -> DropState:
         p: ExactParams = self.params
+        if not key_paths:
+            return DropState(facts={"groups": 0, "duplicates": 0})
+        n = p.num_partitions or max(1, engine.num_workers)
         long = c.explode_keys(
             key_paths, engine, key_col=HASH, suffix=f"{self.label}.keys", extra=(schema.ID,)
         )
-        parts = c.shuffle_groups(
-            long, engine, _reduce_exact, num_partitions=p.num_partitions, desc=self.label
+        work = Path(key_paths[0]).parent / f"{self.label}.drops"
+        work.mkdir(parents=True, exist_ok=True)
+        for old in work.glob("x*.parquet"):
+            old.unlink()
+        parts = engine.shuffle(
+            long, key=c.KEY, reduce=_reduce_exact(str(work), n), num_partitions=n, desc=self.label
         )
-        drop = pa.concat_arrays([r[0] for r in parts]) if parts else pa.array([], pa.string())
-        dup_of = pa.concat_arrays([r[1] for r in parts]) if parts else pa.array([], pa.string())
-        facts = {"groups": sum(r[2] for r in parts), "duplicates": sum(r[3] for r in parts)}
+        drop_dir = cc.split_by_part(
+            [r[0] for r in parts if r[0] is not None],
+            engine,
+            work / "parts",
+            num_partitions=n,
+            desc=f"{self.label}: drop lists",
+        )
+        facts = {"groups": sum(r[1] for r in parts), "duplicates": sum(r[2] for r in parts)}
         log.info("%s: %d duplicate documents in %d groups", self.label, facts["duplicates"], facts["groups"])
-        return DropState(drop_ids=drop.cast(pa.string()), duplicate_of=dup_of.cast(pa.string()), facts=facts)
+        return DropState(facts=facts, drop_dir=drop_dir)
 
     def apply(self, table: pa.Table, state: DropState) -> pa.Table:
+        if state.drop_dir is not None:
+            lists = cc.part_lists(state.drop_dir, table)
+            state = DropState(
+                drop_ids=lists.column(schema.ID).combine_chunks() if lists else pa.array([], pa.string()),
+                duplicate_of=lists.column(schema.DUPLICATE_OF).combine_chunks()
+                if lists
+                else pa.array([], pa.string()),
+            )
         return mark_duplicates(table, state, f"{self.label}:duplicate")
 
     def summary(self, state: DropState) -> dict[str, Any]:

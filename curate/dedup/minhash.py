@@ -12,6 +12,12 @@ Flow (see :mod:`curate.dedup._common` for the ordering contract):
    then checked (signature-estimated Jaccard, or exact Jaccard of the shingle sets with ``verify``)
    in engine tasks that read only the rows they need from the key tables. Connected components of the
    remaining edges are clusters; the first document of a cluster (part, then row) survives.
+   With ``components: engine`` (the default) none of this passes through the driver: band groups
+   write edge files, a shuffle on the pair deduplicates and checks them, components are computed by
+   :mod:`curate.dedup.components` and end in one membership file per part, which ``apply`` reads;
+   the driver holds counters only; with ``verify`` the greedy survivor rule runs per component on the
+   engine too (:mod:`curate.dedup._verified`). ``components: driver`` gathers the pairs on the driver
+   instead (the path before issue 14): fine to a few million documents.
    With ``verify``, a document is removed only if its exact Jaccard with an earlier *kept* document
    is >= ``threshold``, so nothing below the threshold is ever removed.
 3. ``apply``: rejected rows get ``minhash_dedup_v1:near_duplicate`` and ``duplicate_of``; every row
@@ -23,6 +29,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -31,8 +38,13 @@ import pyarrow.compute as pc
 
 from curate import schema
 from curate.dedup import _common as c
+from curate.dedup import _minhash_edges as me
 from curate.dedup import _minhash_math as mm
+from curate.dedup import components as cc
+from curate.dedup._minhash_edges import reduce_bands as _reduce_bands
 from curate.dedup._pairs import score_pairs
+from curate.dedup._verified import greedy_survivors as _greedy_survivors
+from curate.dedup._verified import verified_drop_lists
 from curate.dedup.exact import DropState, mark_duplicates
 from curate.registry import STAGES, bounds
 from curate.stage import GlobalStage
@@ -59,6 +71,8 @@ class MinhashParams:
     default, as datatrove: such texts, e.g. "[date]", are not near-duplicates in any useful sense, and
     exact copies of them are exact_dedup_v1's job). ``normalize_numbers``: every digit counts as 0 (as
     datatrove), so pages generated from one template with different numbers cluster together.
+    ``components``: where clusters are found: ``engine`` (distributed, edge files and per-part drop
+    lists; the driver holds counters only) or ``driver`` (pairs gathered in the driver's memory).
     """
 
     ngram: int = field(default=5, metadata=bounds(1))
@@ -72,6 +86,7 @@ class MinhashParams:
     num_partitions: int | None = None
     short_docs: bool = False
     normalize_numbers: bool = True
+    components: str = "engine"
 
 
 @dataclass
@@ -81,21 +96,6 @@ class MinhashState(DropState):
     member_ids: pa.Array = field(default_factory=lambda: pa.array([], pa.string()))
     member_cluster: pa.Array = field(default_factory=lambda: pa.array([], pa.string()))
     member_size: pa.Array = field(default_factory=lambda: pa.array([], pa.int64()))
-
-
-def _reduce_bands(table: pa.Table) -> tuple[np.ndarray, np.ndarray]:
-    """One shuffle partition: star edges (group's first order -> each other member) per band key."""
-    if c.empty_reduce_input(table):
-        return np.zeros(0, np.uint64), np.zeros(0, np.uint64)
-    key = table.column(c.KEY).to_numpy()
-    order = table.column(c.ORDER).to_numpy()
-    idx = np.lexsort((order, key))
-    key, order = key[idx], order[idx]
-    first = np.ones(len(key), dtype=bool)
-    first[1:] = key[1:] != key[:-1]
-    head = order[np.maximum.accumulate(np.where(first, np.arange(len(key)), 0))]
-    member = ~first & (order != head)
-    return head[member], order[member]
 
 
 @STAGES.add("minhash_dedup_v1")
@@ -113,6 +113,8 @@ class MinhashDedup(GlobalStage):
             self.bands, self.rows = p.bands or 14, p.rows or 8
         if not 0.0 < p.threshold <= 1.0 or p.ngram < 1:
             raise ValueError(f"{self.label}: threshold must be in (0, 1] and ngram >= 1")
+        if p.components not in ("engine", "driver"):
+            raise ValueError(f"{self.label}: components must be 'engine' or 'driver', not {p.components!r}")
         fp, fn = mm.error_rates(p.threshold, self.bands, self.rows)
         self.fp_fn = (fp, fn)
         log.info(
@@ -155,8 +157,19 @@ class MinhashDedup(GlobalStage):
             )
         return pa.table(cols)
 
+    def _check(self) -> tuple[str | None, float]:
+        """The candidate check: the key-table column it compares and the similarity cut."""
+        p: MinhashParams = self.params
+        if p.verify:
+            return SHINGLES, p.threshold
+        if p.estimate_margin is not None:
+            return SIG, p.threshold - p.estimate_margin
+        return None, 0.0
+
     def reduce(self, key_paths: list[str], engine: Engine) -> MinhashState:
         p: MinhashParams = self.params
+        if p.components == "engine" and key_paths:
+            return self._reduce_on_engine(key_paths, engine)
         long = c.explode_keys(key_paths, engine, key_col=BANDS, suffix=f"{self.label}.bands")
         parts = c.shuffle_groups(
             long, engine, _reduce_bands, num_partitions=p.num_partitions, desc=self.label
@@ -198,7 +211,40 @@ class MinhashDedup(GlobalStage):
             member_size=pa.array(sizes, pa.int64()),
         )
 
+    def _reduce_on_engine(self, key_paths: list[str], engine: Engine) -> MinhashState:
+        p: MinhashParams = self.params
+        n = p.num_partitions or max(1, engine.num_workers)
+        work = Path(key_paths[0]).parent / f"{self.label}.cc"
+        long = c.explode_keys(key_paths, engine, key_col=BANDS, suffix=f"{self.label}.bands")
+        column, cut = self._check()
+        edges, pairs = me.pair_edges(long, key_paths, engine, work, num_partitions=n, column=column, cut=cut)
+        comp = cc.star_components(edges, engine, work / "cc", num_partitions=n)
+        if p.verify:
+            drop_dir, duplicates = verified_drop_lists(edges, comp, key_paths, engine, work, num_partitions=n)
+        else:
+            drop_dir = cc.drop_lists(comp, key_paths, engine, work / "drops", num_partitions=n)
+            duplicates = comp.clustered_docs - comp.clusters
+        facts: dict[str, Any] = {"bands": self.bands, "rows": self.rows, "candidate_pairs": pairs.candidates}
+        if column is not None and pairs.candidates:
+            facts.update(
+                pairs_checked=pairs.candidates,
+                pairs_rejected=pairs.rejected,
+                check="exact_jaccard" if p.verify else "signature_estimate",
+                check_cut=round(cut, 4),
+            )
+        facts.update(
+            clusters=comp.clusters,
+            clustered_docs=comp.clustered_docs,
+            duplicates=duplicates,
+            components="engine",
+            component_rounds=comp.rounds,
+        )
+        log.info("%s: %s", self.label, facts)
+        return MinhashState(facts=facts, drop_dir=drop_dir)
+
     def apply(self, table: pa.Table, state: MinhashState) -> pa.Table:
+        if state.drop_dir is not None:
+            state = _part_state(state, table)
         out = mark_duplicates(table, state, f"{self.label}:near_duplicate")
         ids = c.id_column(table)
         where = pc.index_in(ids, value_set=state.member_ids)
@@ -220,24 +266,23 @@ class MinhashDedup(GlobalStage):
         return dict(state.facts)
 
 
-def _greedy_survivors(nodes: np.ndarray, pairs: np.ndarray) -> np.ndarray:
-    """In input order, a document is dropped only when a verified neighbour earlier in order was kept.
-
-    Returns, per node, the node it duplicates (itself when kept). Loops over clustered nodes only.
-    """
-    u = np.searchsorted(nodes, pairs[:, 0])
-    v = np.searchsorted(nodes, pairs[:, 1])
-    lo, hi = np.minimum(u, v), np.maximum(u, v)
-    idx = np.lexsort((lo, hi))
-    hi, lo = hi[idx], lo[idx]
-    starts = np.searchsorted(hi, np.arange(len(nodes) + 1))
-    target = np.arange(len(nodes))
-    kept = np.zeros(len(nodes), dtype=bool)
-    for n in range(len(nodes)):
-        earlier = lo[starts[n] : starts[n + 1]]
-        hits = earlier[kept[earlier]]
-        if len(hits):
-            target[n] = hits.min()
-        else:
-            kept[n] = True
-    return nodes[target]
+def _part_state(state: MinhashState, table: pa.Table) -> MinhashState:
+    """The arrays of ``state`` for one part, from its membership file (see ``components.part_lists``)."""
+    t = cc.part_lists(state.drop_dir or ".", table)
+    if t is None:
+        return MinhashState(facts=state.facts)
+    ids = c.id_column(t)
+    cluster = t.column(cc.CLUSTER_ID).combine_chunks()
+    # verify: the greedy survivor (duplicate_of); else the cluster's first document
+    target = (
+        t.column(schema.DUPLICATE_OF).combine_chunks() if schema.DUPLICATE_OF in t.column_names else cluster
+    )
+    drop = pc.not_equal(ids, target)
+    return MinhashState(
+        drop_ids=ids.filter(drop),
+        duplicate_of=target.filter(drop),
+        facts=state.facts,
+        member_ids=ids,
+        member_cluster=cluster,
+        member_size=t.column(cc.CLUSTER_SIZE).combine_chunks(),
+    )

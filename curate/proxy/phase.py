@@ -270,12 +270,10 @@ def _controls(cfg: ProxyConfig) -> tuple[list[Recipe], str | None, dict[str, str
 
 def run_phase(ctx: RunContext) -> dict[str, Any]:
     """Run the ``proxy:`` section of a finished pipeline run; returns a summary for the manifest."""
-    import torch
-
     from curate.proxy.assemble import assemble
     from curate.proxy.choice import build_rows
 
-    cuda = torch.cuda.is_available()
+    cuda = ctx.engine.cluster_gpus() > 0  # the cluster's GPUs, not this driver's: workers pick their device
     cfg = parse(ctx.section)
     pdir = ctx.path("proxy")
     pdir.mkdir(parents=True, exist_ok=True)

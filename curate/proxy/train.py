@@ -135,6 +135,19 @@ def cpu_has_native_bf16() -> bool:
     return "avx512_bf16" in flags or "amx_bf16" in flags
 
 
+def gpu_assigned_without_cuda() -> bool:
+    """True when Ray gave this worker a GPU but torch finds no CUDA (e.g. the CPU build of torch on a
+    GPU node): the run then trains on CPU, and its result says so instead of staying silent."""
+    from curate.engine import assigned_gpus
+
+    missing = bool(assigned_gpus()) and not torch.cuda.is_available()
+    if missing:
+        log.warning(
+            "this worker was assigned GPU(s) %s but torch has no CUDA: training on CPU", assigned_gpus()
+        )
+    return missing
+
+
 def _use_autocast(cfg: TrainConfig, device: torch.device) -> bool:
     if cfg.autocast not in ("auto", "bf16", "off"):
         raise ValueError(f"autocast={cfg.autocast!r}; valid: auto, bf16, off")
@@ -392,6 +405,7 @@ class Run:
             "steps": cfg.steps,
             "device_s": self.elapsed,
             "device": self.device.type,
+            "gpu_assigned_without_cuda": gpu_assigned_without_cuda(),
             "tokens_per_s": tokens / self.elapsed if self.elapsed else None,
             "final_bpb": evals[-1]["bpb"] if evals else {},
             "final_acc": evals[-1].get("acc", {}) if evals else {},

@@ -118,6 +118,7 @@ def funnel_rows(manifest: dict[str, Any]) -> list[dict[str, Any]]:
                 "bytes_out": int(s.get("bytes_out", 0)),
                 "tokens_in": s.get("tokens_in"),
                 "tokens_out": s.get("tokens_out"),
+                "tokens_unit": manifest.get("tokens_unit"),
                 "removed": sum(removed.values()),
                 "reasons": sorted(removed.items(), key=lambda kv: (-kv[1], kv[0])),
                 "wall_s": float(s.get("wall_s", 0.0)),

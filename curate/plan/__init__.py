@@ -1,0 +1,1 @@
+"""Capacity planning: ``curate plan`` projects a pipeline's cost at a corpus size and cluster shape."""

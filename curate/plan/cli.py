@@ -1,0 +1,57 @@
+"""``curate plan``: projected wall time, shuffle bytes, memory and bottleneck of a pipeline at scale."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+EXAMPLE = """example:
+  curate plan pipelines/web.yaml --docs 1e9 --bytes 1e12 --nodes 16 --cores 32
+  curate plan pipelines/web.yaml --docs 100e6 --bytes 100e9 --nodes 1 --cores 64 --dup-rate 0.2
+
+Rates are per-core throughputs measured by this repository's benchmarks (BENCHMARKS.md); see
+docs/scale.md for what the model assumes and how far it has been checked.
+"""
+
+
+def _number(text: str) -> int:
+    try:
+        return int(float(text))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number such as 1e9 or 5000000, not {text!r}") from None
+
+
+def _plan(args: argparse.Namespace) -> int:
+    from curate.config import load_pipeline
+    from curate.plan.model import format_plan, pipeline_stage_names, project
+
+    names, driver_components = pipeline_stage_names(load_pipeline(args.pipeline))
+    plan = project(
+        names,
+        docs=args.docs,
+        nbytes=args.bytes,
+        nodes=args.nodes,
+        cores=args.cores,
+        dup_rate=args.dup_rate,
+        driver_components=driver_components,
+    )
+    print(format_plan(plan))
+    return 0
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser(
+        "plan",
+        help="project wall time, shuffle bytes, memory and bottleneck at a corpus size",
+        epilog=EXAMPLE,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("pipeline", help="pipeline YAML")
+    p.add_argument("--docs", type=_number, required=True, help="documents in the corpus")
+    p.add_argument("--bytes", type=_number, required=True, help="bytes of document text")
+    p.add_argument("--nodes", type=_number, default=1, help="worker nodes (default 1)")
+    p.add_argument("--cores", type=_number, default=8, help="CPU cores per node (default 8)")
+    p.add_argument(
+        "--dup-rate", type=float, default=0.1, help="share of documents in near-duplicate clusters (0.1)"
+    )
+    p.set_defaults(func=_plan)

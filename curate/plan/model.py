@@ -1,0 +1,184 @@
+"""A capacity model: projected wall time, shuffle bytes, memory and bottleneck of a pipeline run.
+
+Every rate is a *measured* per-core throughput from this repository's benchmarks (the source is named
+next to it, MB of document text per CPU-second); the model assumes that stages scale linearly with
+cores, that every stage sees the whole input (removals are ignored, so it errs long), and that a
+shuffle moves its key bytes once over the network. It has not been validated beyond 2 M documents on
+one machine and a three-node cluster on one machine: read its output as an order of magnitude, with
+the assumptions it prints.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+MB = 1e6
+GIB = 2**30
+
+
+@dataclass(frozen=True)
+class Rate:
+    mb_per_core_s: float
+    source: str
+
+
+# Per-core throughput, MB of text per CPU-second, as measured here (2-core shared machine: pessimistic).
+RATES: dict[str, Rate] = {
+    "read": Rate(32.6, "RESULTS-load.md run 1, 2 M docs: read 69 worker-s for 2.25 GB"),
+    "normalize_v1": Rate(8.65, "RESULTS-load.md run 1, 2 M docs: normalize 260 worker-s for 2.25 GB"),
+    "exact_dedup_v1": Rate(16.0, "RESULTS-load.md run 1, 2 M docs: exact 141 worker-s for 2.25 GB"),
+    "minhash_dedup_v1": Rate(1.91, "RESULTS-load.md run 1, 2 M docs: MinHash 1,176 worker-s for 2.25 GB"),
+    "gopher_quality_v1": Rate(6.36, "RESULTS-filters.md, 4,000 docs, one core"),
+    "gopher_repetition_v1": Rate(8.55, "RESULTS-filters.md, 4,000 docs, one core"),
+    "c4_quality_v1": Rate(15.59, "RESULTS-filters.md, 4,000 docs, one core"),
+    "fineweb_quality_v1": Rate(130.95, "RESULTS-filters.md, 4,000 docs, one core"),
+    "fasttext_quality_v1": Rate(11.5, "RESULTS-scorers.md: ~6,000 docs/s on 4,609 docs of 8.8 MB"),
+    "degeneration_v1": Rate(5.6, "RESULTS-scorers.md: 2,900 docs/s, the low end"),
+    "language_v1": Rate(2.65, "README make curate: 15.1 MB in 5.7 CPU-s"),
+    "select": Rate(500.0, "column comparisons only (not measured; negligible)"),
+}
+UNMEASURED = Rate(2.0, "NOT MEASURED: assumed 2 MB/s per core")
+
+# Bytes each global stage moves through its shuffle, per document (key rows; texts never travel).
+ORDER_KEY = 16  # uint64 key + uint64 order
+SHUFFLE_BYTES_PER_DOC = {
+    "exact_dedup_v1": ORDER_KEY + 24,  # + the id (~24 bytes)
+    "minhash_dedup_v1": 14 * ORDER_KEY,  # one row per band (14 bands by default)
+    "decontam_v1": 0,
+}
+LINE_BYTES = 60  # an average line (line_dedup_v1 shuffles one key row per distinct line)
+COMPONENT_ROUNDS = 10  # measured 8-15 rounds (benchmarks/bench_components.py)
+ADJACENCY_ROW = 16  # (node, nbr) uint64
+NETWORK_GB_S = 1.25  # per node: 10 Gbit/s
+PART_DOCS = 2000  # input.batch_docs default: one part (unit of work) per batch
+DRIVER_PER_PART = 2048  # bytes: the runner keeps each part's name and stats dict
+PARTITION_TARGET_GIB = 1.0  # a shuffle partition this size sorts in ~3 GiB
+WORKER_BASE_GIB = 0.6  # an idle Ray worker with pyarrow/polars/numpy loaded (RESULTS-load.md: 0.6-0.8)
+DRIVER_BASE_GIB = 0.35  # the driver with an engine attached (bench_components: 270 MiB)
+
+
+@dataclass
+class StagePlan:
+    name: str
+    core_s: float
+    wall_s: float
+    shuffle_bytes: float = 0.0
+    source: str = ""
+
+
+@dataclass
+class Plan:
+    docs: int
+    bytes: int
+    nodes: int
+    cores: int
+    stages: list[StagePlan] = field(default_factory=list)
+    worker_peak_gib: float = 0.0
+    driver_peak_gib: float = 0.0
+    num_partitions: int = 0
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def wall_s(self) -> float:
+        return sum(s.wall_s for s in self.stages)
+
+    @property
+    def shuffle_bytes(self) -> float:
+        return sum(s.shuffle_bytes for s in self.stages)
+
+    @property
+    def bottleneck(self) -> StagePlan:
+        return max(self.stages, key=lambda s: s.wall_s)
+
+
+def project(
+    stage_names: list[str],
+    *,
+    docs: int,
+    nbytes: int,
+    nodes: int,
+    cores: int,
+    dup_rate: float = 0.1,
+    driver_components: bool = False,
+) -> Plan:
+    """Project a run of the stages (registry names, in order, ``read`` first) over ``docs`` documents
+    of ``nbytes`` bytes of text on ``nodes`` nodes of ``cores`` cores each. ``dup_rate``: the share of
+    documents in near-duplicate clusters (sets the edge count of MinHash's components);
+    ``driver_components``: MinHash runs with ``components: driver`` (pairs gathered on the driver)."""
+    total = nodes * cores
+    plan = Plan(docs=docs, bytes=nbytes, nodes=nodes, cores=cores)
+    partitions = total
+    for name in stage_names:
+        rate = RATES.get(name, UNMEASURED)
+        core_s = nbytes / MB / rate.mb_per_core_s
+        sp = StagePlan(name=name, core_s=core_s, wall_s=core_s / total, source=rate.source)
+        per_doc = SHUFFLE_BYTES_PER_DOC.get(name)
+        if name == "line_dedup_v1":
+            sp.shuffle_bytes = nbytes / LINE_BYTES * ORDER_KEY
+        elif per_doc is not None:
+            sp.shuffle_bytes = docs * per_doc
+        if name == "minhash_dedup_v1":
+            edges = docs * dup_rate
+            sp.shuffle_bytes += edges * 2 * ADJACENCY_ROW * 2 * COMPONENT_ROUNDS
+        if sp.shuffle_bytes:
+            # Every node sends (n-1)/n of its share; one node: local object store only.
+            net = sp.shuffle_bytes * (nodes - 1) / nodes / (nodes * NETWORK_GB_S * 1e9)
+            sp.wall_s += net
+            partitions = max(partitions, int(sp.shuffle_bytes / (PARTITION_TARGET_GIB * GIB)) + 1)
+        plan.stages.append(sp)
+    batch_gib = min(nbytes / max(docs, 1), 64e3) * PART_DOCS * 10 / GIB  # one part, ~10 copies in flight
+    plan.num_partitions = partitions
+    reduce_gib = (
+        max((s.shuffle_bytes for s in plan.stages), default=0.0) / partitions / GIB * 3
+    )  # sort copies
+    plan.worker_peak_gib = WORKER_BASE_GIB + max(batch_gib, reduce_gib)
+    plan.driver_peak_gib = DRIVER_BASE_GIB + docs / PART_DOCS * DRIVER_PER_PART / GIB
+    if driver_components and "minhash_dedup_v1" in stage_names:
+        plan.driver_peak_gib += docs * dup_rate * (2 * 16 + 2 * 28) / GIB  # pairs + ids on the driver
+        plan.notes.append("minhash components: driver: pairs and ids gather on the driver")
+    unmeasured = [s.name for s in plan.stages if s.source == UNMEASURED.source]
+    if unmeasured:
+        plan.notes.append(
+            f"no measured rate for {', '.join(unmeasured)}: assumed {UNMEASURED.mb_per_core_s} MB/s/core"
+        )
+    return plan
+
+
+def format_plan(plan: Plan) -> str:
+    def hms(s: float) -> str:
+        return f"{s / 3600:.2f} h" if s >= 3600 else f"{s:.0f} s"
+
+    lines = [
+        f"plan: {plan.docs:,} docs, {plan.bytes / 1e9:,.1f} GB on {plan.nodes} node(s) x {plan.cores} cores",
+        f"{'stage':24} {'core-h':>10} {'wall':>10} {'shuffle':>10}  rate source",
+    ]
+    for s in plan.stages:
+        shuffle = f"{s.shuffle_bytes / 1e9:,.1f} GB" if s.shuffle_bytes else "-"
+        lines.append(f"{s.name:24} {s.core_s / 3600:10,.1f} {hms(s.wall_s):>10} {shuffle:>10}  {s.source}")
+    lines += [
+        f"projected wall {hms(plan.wall_s)}; shuffle {plan.shuffle_bytes / 1e9:,.1f} GB; "
+        f"peak memory per worker {plan.worker_peak_gib:.1f} GiB (with num_partitions >= {plan.num_partitions:,}),"
+        f" driver {plan.driver_peak_gib:.2f} GiB",
+        f"bottleneck: {plan.bottleneck.name} ({plan.bottleneck.wall_s / max(plan.wall_s, 1e-9):.0%} of wall)",
+        "assumes: linear scaling in cores, every stage sees all input, 10 Gbit/s per node, "
+        "rates from a 2-core shared machine (pessimistic); not validated beyond 2 M documents",
+    ]
+    lines += [f"note: {n}" for n in plan.notes]
+    return "\n".join(lines)
+
+
+def pipeline_stage_names(cfg: Any) -> tuple[list[str], bool]:
+    """The registry names of a pipeline's stages in order (``read`` first; a ``filter:`` counts once),
+    and whether MinHash runs with ``components: driver``."""
+    from curate.config import build_stages
+
+    names: list[str] = ["read"]
+    driver = False
+    for st in build_stages(cfg):
+        if getattr(st, "part_of_filter", None) == "tail":
+            continue
+        names.append(st.name)
+        if st.name == "minhash_dedup_v1" and getattr(st.params, "components", "engine") == "driver":
+            driver = True
+    return names, driver

@@ -1,0 +1,70 @@
+"""curate plan: the capacity model's arithmetic, stage lists from a pipeline, and the command."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from curate.cli import main
+from curate.plan.model import RATES, UNMEASURED, project
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_projection_is_rates_times_bytes_over_cores_plus_shuffle_transfer() -> None:
+    plan = project(["read", "minhash_dedup_v1"], docs=1_000_000, nbytes=10**9, nodes=2, cores=4)
+    read, mh = plan.stages
+    assert read.core_s == pytest.approx(1000 / 32.6)
+    assert read.wall_s == pytest.approx(1000 / 32.6 / 8) and read.shuffle_bytes == 0
+    # 14 band rows of 16 bytes per doc + 100k edges x 2 directions x 16 bytes x 2 shuffles x 10 rounds
+    assert mh.shuffle_bytes == 1_000_000 * 224 + 100_000 * 2 * 16 * 2 * 10
+    net = mh.shuffle_bytes * (1 / 2) / (2 * 1.25e9)
+    assert mh.wall_s == pytest.approx(1000 / RATES["minhash_dedup_v1"].mb_per_core_s / 8 + net)
+    assert plan.bottleneck is mh and plan.notes == []
+
+
+def test_unmeasured_stage_and_driver_components_are_flagged() -> None:
+    plan = project(
+        ["read", "mystery_v1", "minhash_dedup_v1"],
+        docs=10**6,
+        nbytes=10**9,
+        nodes=1,
+        cores=2,
+        driver_components=True,
+    )
+    assert plan.stages[1].core_s == pytest.approx(1000 / UNMEASURED.mb_per_core_s)
+    assert plan.stages[2].wall_s == pytest.approx(1000 / 1.91 / 2)  # one node: no network transfer
+    assert plan.notes == [
+        "minhash components: driver: pairs and ids gather on the driver",
+        "no measured rate for mystery_v1: assumed 2.0 MB/s/core",
+    ]
+
+
+def test_plan_command_on_the_web_recipe(capsys: pytest.CaptureFixture[str]) -> None:
+    rc = main(
+        [
+            "plan",
+            str(ROOT / "pipelines/web.yaml"),
+            "--docs",
+            "1e9",
+            "--bytes",
+            "1e12",
+            "--nodes",
+            "16",
+            "--cores",
+            "32",
+        ]
+    )
+    out = capsys.readouterr().out.splitlines()
+    assert rc == 0
+    assert out[0] == "plan: 1,000,000,000 docs, 1,000.0 GB on 16 node(s) x 32 cores"
+    names = [line.split()[0] for line in out[2:12]]
+    assert names[:3] == ["read", "normalize_v1", "exact_dedup_v1"] and names[-1] == "minhash_dedup_v1"
+    assert "bottleneck: minhash_dedup_v1" in "\n".join(out)
+
+
+def test_plan_rejects_a_non_number(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        main(["plan", str(ROOT / "pipelines/web.yaml"), "--docs", "lots", "--bytes", "1e9"])
+    assert "expected a number such as 1e9 or 5000000, not 'lots'" in capsys.readouterr().err

@@ -1,0 +1,80 @@
+"""Tokens in the accounting: exact per-stage counts, whitespace words by default, a configured tokenizer."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pyarrow as pa
+import pytest
+
+from curate.config import parse_pipeline
+from curate.engine import InlineEngine
+from curate.runner import run_pipeline
+from curate.summary import format_run_summary
+from curate.tokens import WHITESPACE_WORDS, TokenCounter, token_counter
+
+
+def make_table(texts: list[str]) -> pa.Table:
+    return pa.table({"id": [f"d{i}" for i in range(len(texts))], "text": texts, "source": ["t"] * len(texts)})
+
+
+DOCS = ["one two  three", "four\tfive", "  six\n", "seven eight nine ten"]
+
+
+def _pipeline(d: Path, export: str = "") -> str:
+    d.mkdir(parents=True, exist_ok=True)
+    (d / "in.jsonl").write_text(
+        "".join(json.dumps({"id": f"d{i}", "text": t}) + "\n" for i, t in enumerate(DOCS))
+    )
+    return f"""\
+name: tok
+input: {{path: {d}/in.jsonl, format: jsonl}}
+stages:
+  - transform: normalize_v1
+  - select:
+      - {{column: text, equals: "four five", reason: not_four_five}}
+{export}"""
+
+
+def test_whitespace_words_are_counted_exactly() -> None:
+    counter = TokenCounter()
+    assert counter.unit == WHITESPACE_WORDS
+    assert counter.count(make_table(DOCS)) == 10
+    assert counter.count(pa.table({"id": ["a", "b"], "text": [None, " \n "], "source": ["s", "s"]})) == 0
+    assert counter.count(make_table(["x"]).slice(0, 0)) == 0
+
+
+def test_every_stage_row_has_tokens_in_and_out(tmp_path: Path) -> None:
+    m = run_pipeline(parse_pipeline(_pipeline(tmp_path / "in")), tmp_path / "run", engine=InlineEngine())
+    assert m["tokens_unit"] == "whitespace_words"
+    got = {s["name"]: (s["tokens_in"], s["tokens_out"]) for s in m["stages"]}
+    assert got == {"read": (10, 10), "normalize_v1": (10, 10), "select": (10, 2)}
+    text = format_run_summary(m, tmp_path / "run")
+    assert "tokens counted as whitespace_words" in text
+    header = text.splitlines()[1]
+    assert "tokens out" in header
+    select_row = next(line for line in text.splitlines() if line.startswith("select"))
+    assert select_row.split()[:7] == ["select", "4", "1", "3", "9", "B", "2"]  # ..., bytes out, tokens out
+
+
+def test_a_configured_tokenizer_counts_instead(tmp_path: Path) -> None:
+    from curate.proxy.tokenizer import train_bpe
+
+    tok_path = train_bpe(DOCS * 50, vocab_size=300, min_frequency=1).save(tmp_path / "tok.json")
+    cfg = parse_pipeline(_pipeline(tmp_path / "in", f"export: {{formats: [parquet], tokenizer: {tok_path}}}"))
+    m = run_pipeline(cfg, tmp_path / "run", engine=InlineEngine(), phases=False)
+    assert m["tokens_unit"] == "tokenizer:tok.json"
+    from tokenizers import Tokenizer
+
+    tok = Tokenizer.from_file(str(tok_path))
+    normalized = ["one two three", "four five", "six", "seven eight nine ten"]
+    expect_in = sum(len(tok.encode(t, add_special_tokens=False).ids) for t in normalized)
+    select = next(s for s in m["stages"] if s["name"] == "select")
+    assert select["tokens_in"] == expect_in
+    assert select["tokens_out"] == len(tok.encode("four five", add_special_tokens=False).ids)
+
+
+def test_a_missing_tokenizer_names_the_key(tmp_path: Path) -> None:
+    with pytest.raises(FileNotFoundError, match=r"export.tokenizer: .*nope.json does not exist"):
+        token_counter({"tokenizer": str(tmp_path / "nope.json")})
