@@ -26,7 +26,10 @@ GROUPS = [
     ("softmax / cross-entropy", ("softmax", "log_softmax", "nll", "cross_entropy", "logsumexp")),
     ("optimizer", ("adam", "_fused", "foreach")),
     ("casts / copies", ("to_copy", "copy_", "_to", "contiguous", "clone")),
-    ("elementwise / norm / rotary", ("mul", "add", "rsqrt", "pow", "mean", "silu", "neg", "cat", "sigmoid", "sub", "div")),
+    (
+        "elementwise / norm / rotary",
+        ("mul", "add", "rsqrt", "pow", "mean", "silu", "neg", "cat", "sigmoid", "sub", "div"),
+    ),
 ]
 
 
@@ -97,7 +100,9 @@ def main() -> None:
         f"{args.model}: {desc['params']:,} params, {desc['flops_per_token']:,} FLOP/token, autocast={'bf16' if auto else 'off'}, "
         f"threads={args.threads}, load {os.getloadavg()[0]:.1f}"
     )
-    print(f"{tps:,.0f} tokens/s (profiled, so a little slow); matmul peak {peak / 1e9:.1f} GFLOP/s; MFU {tps * desc['flops_per_token'] / peak:.0%}")
+    print(
+        f"{tps:,.0f} tokens/s (profiled, so a little slow); matmul peak {peak / 1e9:.1f} GFLOP/s; MFU {tps * desc['flops_per_token'] / peak:.0%}"
+    )
     for g, v in sorted(shares.items(), key=lambda kv: -kv[1]):
         print(f"  {g:<30} {v / total:6.1%}")
     print(prof.key_averages().table(sort_by="self_cpu_time_total", row_limit=12))

@@ -106,7 +106,9 @@ def _tokenizer(
             "vocab_size_requested": cfg.vocab_size,
         }
     tok.save(dest)
-    info.update({"path": "proxy/tokenizer.json", "vocab_size": tok.vocab_size, "sha256": sha256_file(str(dest))})
+    info.update(
+        {"path": "proxy/tokenizer.json", "vocab_size": tok.vocab_size, "sha256": sha256_file(str(dest))}
+    )
     _write_json(info, info_path)
     return tok, info
 
