@@ -6,6 +6,12 @@ wrote. A global stage collects small key tables from every part, reduces them on
 e.g. a shuffle), and pickles the state. Every unit of work writes its outputs atomically and then a
 small stats file, so a rerun of the same command on the same directory skips finished work and gives
 identical output (resume). Accounting is checked against the files actually written.
+
+The run directory may be an object-storage URL (``s3://bucket/runs/web``): every file goes through
+:class:`curate.io.storage.Location`, whose writes are atomic there too (one PUT per file), and a unit is
+committed by its ``done-*.json`` marker listing its files' sizes, checked on resume. Global stages'
+scratch (key tables, shuffle files, drop lists, their pickled state) is recomputable and stays on a
+local disk then (:func:`curate.io.storage.stage_dir`).
 """
 
 from __future__ import annotations
@@ -25,12 +31,12 @@ from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
-import pyarrow.parquet as pq
 
 from curate import __version__, schema
 from curate.config import PipelineConfig, build_source, build_stages
 from curate.engine import Engine, make_engine
 from curate.io.sources import DETAIL, Shard
+from curate.io.storage import Location, parquet_rows, read_parquet, stage_dir, write_parquet
 from curate.stage import GlobalStage, RowStage, Stage
 from curate.tokens import TokenCounter, token_counter
 
@@ -89,16 +95,12 @@ def _merge_stats(into: dict[str, Any], other: dict[str, Any]) -> None:
         into["removed"][r] = into["removed"].get(r, 0) + c
 
 
-def _write_atomic(table: pa.Table, path: Path) -> None:
-    tmp = path.with_name(path.name + f".tmp{os.getpid()}")
-    pq.write_table(table, tmp, compression="zstd")
-    os.replace(tmp, path)
+def _write_atomic(table: pa.Table, path: Path | Location) -> int:
+    return write_parquet(table, Location.of(path))
 
 
-def _write_json_atomic(obj: Any, path: Path) -> None:
-    tmp = path.with_name(path.name + f".tmp{os.getpid()}")
-    tmp.write_text(json.dumps(obj, indent=1, sort_keys=True, default=str))
-    os.replace(tmp, path)
+def _write_json_atomic(obj: Any, path: Path | Location) -> None:
+    Location.of(path).write_json(obj)
 
 
 def _peel(table: pa.Table, stage_label: str) -> tuple[pa.Table, pa.Table | None]:
@@ -134,7 +136,7 @@ class SegmentWorker:
         self.segment = segment
         self.tokens = tokens or TokenCounter()
         self.source = source
-        self.work = Path(work)
+        self.work = Location.of(work)
         self.state = None
         if segment.apply is not None:
             segment.apply.ensure_setup()
@@ -144,7 +146,7 @@ class SegmentWorker:
             st.ensure_setup()
 
     def __call__(self, item: Any) -> dict[str, Any]:
-        seg_dir = self.work / f"s{self.segment.index}"
+        seg_dir = self.work.child(f"s{self.segment.index}")
         if self.segment.index == 0:
             shard: Shard = item
             batches: Iterator[tuple[str, pa.Table]] = (
@@ -153,23 +155,24 @@ class SegmentWorker:
             unit = f"{shard.index:05d}"
         else:
             part_index, part = item
-            prev = self.work / f"s{self.segment.index - 1}" / f"p{part}.parquet"
-            batches = iter([(part, pq.read_table(prev))])
+            prev = self.work.child(f"s{self.segment.index - 1}", f"p{part}.parquet")
+            batches = iter([(part, read_parquet(prev))])
             unit = part
         stats: dict[str, dict[str, Any]] = {}
         parts: list[str] = []
+        files: dict[str, int] = {}  # committed by the done marker: resume checks each size
         for part, table in _timed(
             batches,
             stats.setdefault(READ_STAGE if self.segment.index == 0 else "_io", _new_stats(READ_STAGE)),
         ):
             kept, rejected = self._process(table, part, item, stats)
-            _write_atomic(kept, seg_dir / f"p{part}.parquet")
+            files[f"p{part}.parquet"] = _write_atomic(kept, seg_dir.child(f"p{part}.parquet"))
             if rejected is not None and rejected.num_rows:
-                _write_atomic(rejected, seg_dir / f"r{part}.parquet")
+                files[f"r{part}.parquet"] = _write_atomic(rejected, seg_dir.child(f"r{part}.parquet"))
             parts.append(part)
         stats.pop("_io", None)
-        result = {"unit": unit, "parts": parts, "stats": stats}
-        _write_json_atomic(result, seg_dir / f"done-{unit}.json")
+        result = {"unit": unit, "parts": parts, "stats": stats, "files": files}
+        _write_json_atomic(result, seg_dir.child(f"done-{unit}.json"))
         return result
 
     def _process(
@@ -247,7 +250,7 @@ def _with_order(table: pa.Table, part_index: int) -> pa.Table:
 def _collect_task(args: tuple[GlobalStage, str, int, str, str]) -> str:
     stage, work, part_index, part, out = args
     stage.ensure_setup()
-    table = pq.read_table(Path(work) / f"p{part}.parquet")
+    table = read_parquet(Location.of(work).child(f"p{part}.parquet"))
     keys = stage.collect(_with_order(table, part_index))
     _write_atomic(keys, Path(out))
     return out
@@ -256,10 +259,15 @@ def _collect_task(args: tuple[GlobalStage, str, int, str, str]) -> str:
 class Runner:
     """Runs one pipeline into one run directory. Use :func:`run_pipeline`."""
 
-    def __init__(self, cfg: PipelineConfig, out_dir: Path, engine: Engine, *, progress: bool = True) -> None:
+    def __init__(
+        self, cfg: PipelineConfig, out_dir: str | Path, engine: Engine, *, progress: bool = True
+    ) -> None:
         self.cfg = cfg
-        self.out = Path(out_dir)
-        self.work = self.out / "_work"
+        self.out = Location.of(out_dir)
+        self.work = self.out.child("_work")
+        # Global-stage scratch: beside the parts on a local run directory, on this machine's disk for
+        # one in object storage (recomputable from the committed parts).
+        self.scratch = self.work.local if not self.out.remote else stage_dir(self.out.url) / "_work"
         self.engine = engine
         self.progress = progress
         self.source = build_source(cfg)
@@ -303,7 +311,7 @@ class Runner:
         attempts = self._finish_attempt(t0)
         manifest = self._manifest(stats, order, summaries, sum(attempts))
         manifest["attempts_wall_s"] = [round(a, 3) for a in attempts]
-        _write_json_atomic(manifest, self.out / "manifest.json")
+        _write_json_atomic(manifest, self.out.child("manifest.json"))
         return manifest
 
     def _start_attempt(self) -> int:
@@ -312,12 +320,12 @@ class Runner:
         An attempt that never finished (killed) is given the time from its start to the last file it
         wrote under ``_work``, so the run's wall time sums every attempt, not just the last.
         """
-        path = self.work / "attempts.json"
-        attempts = json.loads(path.read_text()) if path.exists() else []
+        path = self.work.child("attempts.json")
+        attempts = path.read_json() if path.exists() else []
         now = time.time()
         for a in attempts:
             if a.get("wall_s") is None:
-                mtimes = [f.stat().st_mtime for f in self.work.rglob("*") if f.is_file()]
+                mtimes = [m for _, _, m in self.work.walk_files()]
                 written = [m for m in mtimes if a["start"] <= m <= now]
                 a["wall_s"] = round(max(written) - a["start"], 3) if written else 0.0
                 a["finished"] = False
@@ -327,8 +335,8 @@ class Runner:
 
     def _finish_attempt(self, t0: float) -> list[float]:
         """This attempt's wall time, stored; returns every attempt's."""
-        path = self.work / "attempts.json"
-        attempts = json.loads(path.read_text())
+        path = self.work.child("attempts.json")
+        attempts = path.read_json()
         attempts[self._attempt].update(wall_s=round(time.perf_counter() - t0, 3), finished=True)
         _write_json_atomic(attempts, path)
         return [float(a["wall_s"]) for a in attempts]
@@ -348,45 +356,44 @@ class Runner:
 
     # -- directory claim and resume -------------------------------------------------------------------
     def _claim_dir(self) -> None:
-        self.work.mkdir(parents=True, exist_ok=True)
+        self.work.makedirs()
         ident = {"fingerprint": self.cfg.fingerprint(), "pipeline": self.cfg.name}
-        marker = self.work / "run.json"
+        marker = self.work.child("run.json")
         if marker.exists():
-            old = json.loads(marker.read_text())
+            old = marker.read_json()
             if old.get("fingerprint") != ident["fingerprint"]:
                 raise RunDirError(
                     f"{self.out} holds a run of a different pipeline or input (fingerprint {old.get('fingerprint')} != "
                     f"{ident['fingerprint']}); choose another --output or delete that directory"
                 )
             log.info("resuming the run in %s", self.out)
-        elif (self.out / "manifest.json").exists() or any(
-            (self.out / d).exists() for d in ("kept", "rejected")
+        elif self.out.child("manifest.json").exists() or any(
+            self.out.child(d).exists() for d in ("kept", "rejected")
         ):
             raise RunDirError(
                 f"{self.out} already holds output without resume state; choose another --output"
             )
+        elif self.out.remote and self.scratch.exists():
+            shutil.rmtree(self.scratch)  # a new run at this URL: an older run's scratch is not ours
         _write_json_atomic(ident, marker)
+        self.scratch.mkdir(parents=True, exist_ok=True)
         for seg in self.segments:
-            (self.work / f"s{seg.index}").mkdir(exist_ok=True)
+            self.work.child(f"s{seg.index}").makedirs()
 
     def _run_segment(self, seg: Segment, items: list[Any]) -> list[dict[str, Any]]:
-        seg_dir = self.work / f"s{seg.index}"
+        seg_dir = self.work.child(f"s{seg.index}")
         units = [f"{it.index:05d}" if seg.index == 0 else it[1] for it in items]
-        done: dict[str, dict[str, Any]] = {}
-        for u in units:
-            f = seg_dir / f"done-{u}.json"
-            if f.exists():
-                done[u] = json.loads(f.read_text())
+        done = self._committed(seg_dir, units)
         todo = [it for it, u in zip(items, units, strict=True) if u not in done]
         if todo:
-            state_path = str(self.work / f"g{seg.index - 1}.state.pkl") if seg.apply is not None else None
+            state_path = str(self.scratch / f"g{seg.index - 1}.state.pkl") if seg.apply is not None else None
             import functools
 
             factory = functools.partial(
                 SegmentWorker,
                 segment=seg,
                 source=self.source,
-                work=str(self.work),
+                work=self.work.url,
                 state_path=state_path,
                 tokens=self.tokens,
             )
@@ -397,18 +404,38 @@ class Runner:
                 done[r["unit"]] = r
         return [done[u] for u in units]
 
+    def _committed(self, seg_dir: Location, units: list[str]) -> dict[str, dict[str, Any]]:
+        """The units whose done marker exists and whose every listed file is there with its size.
+
+        A file without a marker (a killed worker), or a marker whose file is missing or of another size
+        (a store that lost or truncated it), is not taken as done: the unit runs again and rewrites it.
+        """
+        markers = {m.name for m in seg_dir.glob("done-*.json")}
+        sizes = {path: size for path, size, _ in seg_dir.walk_files()} if markers else {}
+        done: dict[str, dict[str, Any]] = {}
+        for u in units:
+            if f"done-{u}.json" not in markers:
+                continue
+            r = seg_dir.child(f"done-{u}.json").read_json()
+            bad = [f for f, n in r.get("files", {}).items() if sizes.get(f) != n]
+            if bad:
+                log.warning("%s: %s missing or of another size; redoing unit %s", seg_dir, ", ".join(bad), u)
+                continue
+            done[u] = r
+        return done
+
     def _reduce(self, seg: Segment, parts: list[str]) -> tuple[Any, dict[str, float]]:
         g = seg.collect
         assert g is not None
-        state_path = self.work / f"g{seg.index}.state.pkl"
-        summary_path = self.work / f"g{seg.index}.summary.json"
+        state_path = self.scratch / f"g{seg.index}.state.pkl"
+        summary_path = self.scratch / f"g{seg.index}.summary.json"
         if state_path.exists() and summary_path.exists():
             s = json.loads(summary_path.read_text())
             return s["summary"], s["stats"]
         w0, c0 = time.perf_counter(), time.process_time()
-        key_dir = self.work / f"g{seg.index}"
+        key_dir = self.scratch / f"g{seg.index}"
         key_dir.mkdir(exist_ok=True)
-        src_dir = str(self.work / f"s{seg.index}")
+        src_dir = self.work.child(f"s{seg.index}").url
         tasks = [(g, src_dir, i, p, str(key_dir / f"k{p}.parquet")) for i, p in enumerate(parts)]
         key_paths = self.engine.map(_collect_task, tasks, resources=g.resources, desc=f"{g.label}: collect")
         state = g.reduce(key_paths, self.engine)
@@ -422,31 +449,28 @@ class Runner:
         return summary, gstats
 
     def _finalize(self, parts: list[str]) -> None:
-        last = self.work / f"s{self.segments[-1].index}"
-        kept_dir, rej_dir = self.out / "kept", self.out / "rejected"
-        kept_dir.mkdir(parents=True, exist_ok=True)
-        rej_dir.mkdir(parents=True, exist_ok=True)
+        last = self.work.child(f"s{self.segments[-1].index}")
+        kept_dir, rej_dir = self.out.child("kept"), self.out.child("rejected")
+        kept_dir.makedirs()
+        rej_dir.makedirs()
+        present = {f.name for f in last.glob("p*.parquet")}
         for p in parts:
-            src = last / f"p{p}.parquet"
-            if src.exists():
-                shutil.copyfile(src, kept_dir / f"part-{p}.parquet.tmp")
-                os.replace(kept_dir / f"part-{p}.parquet.tmp", kept_dir / f"part-{p}.parquet")
+            if f"p{p}.parquet" in present:
+                last.child(f"p{p}.parquet").copy_to(kept_dir.child(f"part-{p}.parquet"))
         for seg in self.segments:
-            for f in sorted((self.work / f"s{seg.index}").glob("r*.parquet")):
-                dst = rej_dir / f"part-s{seg.index}-{f.stem[1:]}.parquet"
-                shutil.copyfile(f, dst.with_name(dst.name + ".tmp"))
-                os.replace(dst.with_name(dst.name + ".tmp"), dst)
+            for f in self.work.child(f"s{seg.index}").glob("r*.parquet"):
+                f.copy_to(rej_dir.child(f"part-s{seg.index}-{f.name[1:]}"))
 
     def _manifest(
         self, stats: dict[str, dict[str, Any]], order: list[str], summaries: dict[str, Any], wall: float
     ) -> dict[str, Any]:
-        kept_files = sorted((self.out / "kept").glob("part-*.parquet"))
-        rej_files = sorted((self.out / "rejected").glob("part-*.parquet"))
-        kept = sum(pq.ParquetFile(f).metadata.num_rows for f in kept_files)
+        kept_files = self.out.child("kept").glob("part-*.parquet")
+        rej_files = self.out.child("rejected").glob("part-*.parquet")
+        kept = sum(parquet_rows(f) for f in kept_files)
         reasons: dict[str, int] = {}
         for f in rej_files:
             for r, c in zip(
-                *_value_counts(pq.read_table(f, columns=[schema.REASON]).column(schema.REASON)), strict=True
+                *_value_counts(read_parquet(f, columns=[schema.REASON]).column(schema.REASON)), strict=True
             ):
                 reasons[r] = reasons.get(r, 0) + c
         quarantined = sum(c for r, c in reasons.items() if r.startswith(schema.QUARANTINE_PREFIX))
@@ -494,12 +518,12 @@ class Runner:
         }
 
 
-def _digest(files: list[Path]) -> str:
+def _digest(files: list[Location]) -> str:
     """One sha256 over the files' names and bytes (the Parquet writer is deterministic for equal tables)."""
     h = hashlib.sha256()
     for f in files:
         h.update(f.name.encode())
-        with open(f, "rb") as fh:
+        with f.open("rb") as fh:
             for block in iter(lambda: fh.read(1 << 20), b""):
                 h.update(block)
     return h.hexdigest()
@@ -544,13 +568,21 @@ PHASES = ("proxy", "export", "report")  # the report shows what the export wrote
 
 
 def run_phases(
-    cfg: PipelineConfig, out_dir: Path, engine: Engine, manifest: dict[str, Any]
+    cfg: PipelineConfig, out_dir: str | Path, engine: Engine, manifest: dict[str, Any]
 ) -> dict[str, Any]:
-    """Run the post-pipeline phases whose sections the pipeline has, in order, recording their results."""
+    """Run the post-pipeline phases whose sections the pipeline has, in order, recording their results.
+
+    A run directory in object storage is mirrored locally first (:class:`curate.io.storage.Mirror`):
+    the phases work on local files and each one's outputs are uploaded when it ends.
+    """
     import importlib
 
     from curate.context import RunContext
+    from curate.io.storage import Mirror
 
+    loc = Location.of(out_dir)
+    mirror = Mirror(loc) if loc.remote else None
+    run_dir = mirror.pull() if mirror else loc.local
     for name in PHASES:
         section = getattr(cfg, name)
         if section is None and name == "report":
@@ -564,7 +596,7 @@ def run_phases(
                 continue
             raise
         ctx = RunContext(
-            run_dir=Path(out_dir),
+            run_dir=run_dir,
             config=cfg.raw,
             engine=engine,
             manifest=manifest,
@@ -576,7 +608,9 @@ def run_phases(
         manifest.setdefault("phases", {})[name] = dict(
             result or {}, wall_s=round(time.perf_counter() - t0, 3)
         )
-        _write_json_atomic(manifest, Path(out_dir) / "manifest.json")
+        _write_json_atomic(manifest, run_dir / "manifest.json")
+        if mirror:
+            mirror.push()
     return manifest
 
 
@@ -590,25 +624,27 @@ def run_pipeline(
 ) -> dict[str, Any]:
     """Run ``cfg`` into ``out_dir`` (resuming finished work there) and return the manifest."""
     own = engine is None
+    out = Location.of(out_dir)
     if engine is None:
         e = cfg.engine
-        Path(out_dir).mkdir(parents=True, exist_ok=True)
+        local = stage_dir(out.url) if out.remote else out.local
+        local.mkdir(parents=True, exist_ok=True)
         engine = make_engine(
             e.get("kind", "ray"),
             address=e.get("address"),
             num_cpus=e.get("num_cpus"),
             progress=progress,
             max_retries=e.get("max_retries", 3),
-            start_log=Path(out_dir) / RAY_LOG,  # Ray's start-up notices; `curate -v` shows them instead
+            start_log=local / RAY_LOG,  # Ray's start-up notices; `curate -v` shows them instead
         )
     try:
-        manifest = Runner(cfg, Path(out_dir), engine, progress=progress).run()
+        manifest = Runner(cfg, out_dir, engine, progress=progress).run()
         if not cfg.allow_empty:
             from curate.validate import check_not_empty
 
-            check_not_empty(manifest, str(out_dir))
+            check_not_empty(manifest, str(out))
         if phases:
-            manifest = run_phases(cfg, Path(out_dir), engine, manifest)
+            manifest = run_phases(cfg, out_dir, engine, manifest)
         return manifest
     finally:
         if own:

@@ -74,17 +74,19 @@ def check_select_columns(stages: list[Any], spec_index: list[int], input_fields:
 
 
 def sniff(path: str) -> bytes:
-    """The first bytes of ``path``, decompressed when it is gzip or zstd."""
-    with open(path, "rb") as f:
+    """The first bytes of ``path`` (a local path or a URL), decompressed when it is gzip or zstd."""
+    from curate.io.storage import open_input
+
+    with open_input(path) as f:
         head = f.read(4096)
     try:
         if head.startswith(GZIP_MAGIC):
-            with gzip.open(path, "rb") as g:
+            with open_input(path) as f, gzip.GzipFile(fileobj=f, mode="rb") as g:
                 return g.read(4096)
         if head.startswith(ZSTD_MAGIC):
             import zstandard
 
-            with open(path, "rb") as f, zstandard.ZstdDecompressor().stream_reader(f) as z:
+            with open_input(path) as f, zstandard.ZstdDecompressor().stream_reader(f) as z:
                 return z.read(4096)
     except (OSError, EOFError, ImportError):
         return head  # a truncated or undecodable file: the reader quarantines it with the reason

@@ -26,20 +26,23 @@ from curate.io.sources import (
     files_to_shards,
     quarantine_file,
 )
+from curate.io.storage import open_input
 from curate.registry import SOURCES
 
 
 def open_binary(path: str) -> IO[bytes]:
-    """Open a possibly compressed file for binary reading, by extension (.gz, .zst)."""
+    """Open a possibly compressed file (a local path or a URL) for binary reading, by extension (.gz, .zst)."""
     if path.endswith(".gz"):
+        if "://" in path:  # an object: the stream is not a file descriptor, closing it is not needed
+            return gzip.GzipFile(fileobj=open_input(path), mode="rb")  # type: ignore[return-value]
         return gzip.open(path, "rb")  # type: ignore[return-value]
     if path.endswith(".zst") or path.endswith(".zstd"):
         import zstandard
 
         return zstandard.ZstdDecompressor().stream_reader(
-            open(path, "rb"), read_across_frames=True, closefd=True
+            open_input(path), read_across_frames=True, closefd=True
         )  # type: ignore[return-value]
-    return open(path, "rb")
+    return open_input(path)
 
 
 def _read_errors() -> tuple[type[BaseException], ...]:
@@ -198,7 +201,7 @@ class ParquetSource(Source):
     def read(self, shard: Shard) -> Iterator[pa.Table]:
         p: SourceParams = self.params
         try:
-            f = pq.ParquetFile(shard.path)
+            f = pq.ParquetFile(open_input(shard.path) if "://" in shard.path else shard.path)
         except (OSError, pa.ArrowInvalid) as e:
             if p.on_error == "quarantine":
                 yield quarantine_file(shard, "unreadable_file", f"{shard.path}: {e}", p)
@@ -286,7 +289,7 @@ class WarcSource(Source):
         b = BatchBuilder(p)
         n = 0
         try:
-            with open(shard.path, "rb") as f:
+            with open_input(shard.path) as f:
                 for record in ArchiveIterator(f):
                     if record.rec_type != "response":
                         continue
@@ -364,7 +367,8 @@ class TextSource(Source):
         files = dict(shard.extra)["files"]
         for path, key in files[: p.limit] if p.limit is not None else files:
             try:
-                raw = open(path, "rb").read()
+                with open_input(path) as fh:
+                    raw = fh.read()
             except OSError as e:
                 if p.on_error != "quarantine":
                     raise SourceError(f"{path}: cannot read: {e}") from e

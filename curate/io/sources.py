@@ -12,6 +12,7 @@ from __future__ import annotations
 import glob
 import json
 import os
+import posixpath
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
@@ -19,6 +20,7 @@ from typing import Any, ClassVar
 import pyarrow as pa
 
 from curate import schema
+from curate.io import storage
 
 DETAIL = "detail"
 
@@ -70,9 +72,13 @@ class Source:
         raise NotImplementedError
 
     def fingerprint(self) -> list[dict[str, Any]]:
-        """Identity of the input for the manifest: each file's path, size and modification time."""
+        """Identity of the input for the manifest: each file's path, size and modification time
+        (for an object: its URL, size and ETag)."""
         out = []
         for s in self.shards():
+            if storage.is_remote(s.path):
+                out.append(_object_fingerprint(s.path))
+                continue
             try:
                 st = os.stat(s.path)
                 out.append({"path": s.path, "bytes": st.st_size, "mtime": int(st.st_mtime)})
@@ -81,11 +87,52 @@ class Source:
         return out
 
 
+def _object_fingerprint(url: str) -> dict[str, Any]:
+    fs, key = storage.filesystem(url)
+    try:
+        with storage.errors_named(url):
+            info = fs.info(key)
+    except storage.StorageError:
+        return {"path": storage.redact(url), "bytes": None}
+    etag = info.get("ETag") or info.get("etag")
+    return {
+        "path": storage.redact(url),
+        "bytes": info.get("size"),
+        "etag": str(etag).strip('"') if etag else None,
+    }
+
+
+def _expand_remote(path: str, extensions: tuple[str, ...]) -> list[str]:
+    """Objects named by a URL: one object, a prefix (searched recursively), or a glob."""
+    fs, key = storage.filesystem(path)
+    with storage.errors_named(path):
+        if any(ch in key for ch in "*?["):
+            found = [p for p, info in fs.glob(key, detail=True).items() if info.get("type") != "directory"]
+        elif fs.isdir(key):
+            found = [p for p in fs.find(key) if not extensions or p.endswith(extensions)]
+        elif fs.exists(key):
+            found = [key]
+        else:
+            bucket = key.split("/", 1)[0]
+            if bucket and not fs.exists(bucket):
+                raise SourceError(f"{storage.redact(path)}: the bucket {bucket!r} does not exist")
+            raise SourceError(f"{storage.redact(path)}: no such object or prefix")
+        if not found:
+            bucket = key.split("/", 1)[0]
+            if bucket and not fs.exists(bucket):
+                raise SourceError(f"{storage.redact(path)}: the bucket {bucket!r} does not exist")
+    scheme = storage.protocol(path)
+    return [f"{scheme}://{p}" for p in found]
+
+
 def expand_paths(path: str, extensions: tuple[str, ...] = ()) -> list[str]:
-    """Files named by a path, a glob, or a directory (searched recursively for ``extensions``)."""
+    """Files named by a path, a glob, or a directory (searched recursively for ``extensions``);
+    the same for an object-storage URL (a prefix is a directory)."""
     if not path:
         raise SourceError("input.path is empty: give a file, a glob or a directory")
-    if os.path.isdir(path):
+    if storage.is_remote(path):
+        found = _expand_remote(path, extensions)
+    elif os.path.isdir(path):
         found = [
             os.path.join(root, f)
             for root, _, files in os.walk(path)
@@ -100,13 +147,20 @@ def expand_paths(path: str, extensions: tuple[str, ...] = ()) -> list[str]:
         found = [path]
     if not found:
         raise SourceError(
-            f"{path}: matched no input files" + (f" ending in {', '.join(extensions)}" if extensions else "")
+            f"{storage.redact(path)}: matched no input files"
+            + (f" ending in {', '.join(extensions)}" if extensions else "")
         )
     return sorted(found)
 
 
 def files_to_shards(path: str, extensions: tuple[str, ...] = ()) -> list[Shard]:
     files = expand_paths(path, extensions)
+    if storage.is_remote(path):  # keys relative to the common prefix, as for local files
+        keys = [f.split("://", 1)[1] for f in files]
+        root = posixpath.commonpath([posixpath.dirname(k) for k in keys])
+        return [
+            Shard(i, f, posixpath.relpath(k, root)) for i, (f, k) in enumerate(zip(files, keys, strict=True))
+        ]
     root = os.path.commonpath([os.path.dirname(os.path.abspath(f)) for f in files])
     return [Shard(i, f, os.path.relpath(os.path.abspath(f), root)) for i, f in enumerate(files)]
 

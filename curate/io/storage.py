@@ -1,0 +1,428 @@
+"""Where files live: a local path or an object-storage URL, chosen once here so stages never see it.
+
+Every path ``curate`` accepts (inputs, ``--output`` run directories, model and eval files) may be a
+URL that `fsspec <https://filesystem-spec.readthedocs.io>`_ understands: ``s3://`` through s3fs (a
+dependency), ``gs://``, ``az://``, ``hf://`` ... through whatever filesystem the user installs. A
+plain path stays on the local (or shared POSIX) disk with exactly the old behaviour.
+
+Credentials are never passed through ``curate``: each filesystem finds its own in its usual places
+(for s3: ``AWS_ACCESS_KEY_ID``/``AWS_SECRET_ACCESS_KEY``, ``AWS_PROFILE`` and ``~/.aws``, an instance
+role; the endpoint from ``AWS_ENDPOINT_URL`` or ``FSSPEC_S3_ENDPOINT_URL``), so they cannot end up in a
+manifest. URLs are shown with any ``user:password@`` part removed (:func:`redact`).
+
+Atomicity. Locally, a file is written beside its destination and renamed over it. Object stores have
+no rename, but a single PUT is all-or-nothing: an object is either absent or complete, never half
+there. Files are therefore written whole in one PUT (parts are bounded batches), and a unit of work is
+*committed* by a small marker written after its files, listing their sizes: resume trusts a unit only
+when its marker exists and every file it lists is there with that size (datatrove's completions work
+the same way).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import posixpath
+import re
+import shutil
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any
+
+LOCAL_PROTOCOLS = ("file", "local")
+_URL = re.compile(r"^([a-zA-Z][a-zA-Z0-9+.-]*)://")
+
+
+class StorageError(RuntimeError):
+    """An object-storage location cannot be used; the message is one line naming the URL."""
+
+
+def protocol(path: str | os.PathLike[str]) -> str | None:
+    """The URL scheme of ``path`` (``s3``, ``gs``, ...), None for a local path (or ``file://``)."""
+    m = _URL.match(str(path))
+    if not m or m.group(1).lower() in LOCAL_PROTOCOLS:
+        return None
+    return m.group(1).lower()
+
+
+def is_remote(path: str | os.PathLike[str]) -> bool:
+    return protocol(path) is not None
+
+
+def redact(url: str) -> str:
+    """``url`` without a ``user:password@`` part (a URL may carry credentials; logs and manifests must not)."""
+    return re.sub(r"^([a-zA-Z][a-zA-Z0-9+.-]*://)[^/@]*@", r"\1", str(url))
+
+
+def filesystem(url: str) -> tuple[Any, str]:
+    """The fsspec filesystem for ``url`` and the path inside it (without the protocol)."""
+    import fsspec
+
+    try:
+        return fsspec.core.url_to_fs(url)
+    except (ImportError, ValueError) as e:
+        name = protocol(url)
+        raise StorageError(
+            f"{redact(url)}: no filesystem for {name}:// ({e}); install its fsspec package "
+            f"(s3fs, gcsfs, adlfs, huggingface_hub)"
+        ) from None
+
+
+def explain(url: str, e: BaseException) -> StorageError:
+    """One line naming the URL and the cause, for the errors object stores give."""
+    name = type(e).__name__
+    text = " ".join(str(e).split()) or name
+    if name in ("NoCredentialsError", "PartialCredentialsError", "NoAuthTokenError"):
+        why = (
+            f"no credentials found ({text}); set them the usual way for this store (for s3: "
+            "AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, AWS_PROFILE, or an instance role)"
+        )
+    elif isinstance(e, PermissionError) or "AccessDenied" in text or "InvalidAccessKeyId" in text:
+        why = f"access denied ({text}); check the credentials and the bucket policy"
+    elif "bucket does not exist" in text.lower() or "NoSuchBucket" in text:
+        why = f"the bucket does not exist ({text})"
+    elif isinstance(e, FileNotFoundError):
+        why = "no such object or prefix"
+    else:
+        why = f"{name}: {text}"
+    return StorageError(f"{redact(url)}: {why}")
+
+
+def _store_errors() -> tuple[type[BaseException], ...]:
+    errors: list[type[BaseException]] = [OSError]
+    try:
+        import botocore.exceptions
+
+        errors.append(botocore.exceptions.BotoCoreError)
+        errors.append(botocore.exceptions.ClientError)
+    except ImportError:  # pragma: no cover - s3fs is a dependency
+        pass
+    return tuple(errors)
+
+
+@contextmanager
+def errors_named(url: str) -> Iterator[None]:
+    """Turn a filesystem's errors inside the block into one-line :class:`StorageError` naming ``url``."""
+    try:
+        yield
+    except StorageError:
+        raise
+    except _store_errors() as e:
+        raise explain(url, e) from None
+
+
+def open_input(path: str, mode: str = "rb") -> IO[Any]:
+    """Open a file (local or URL) for reading."""
+    if not is_remote(path):
+        return open(path, mode)
+    fs, p = filesystem(path)
+    return fs.open(p, mode)  # type: ignore[no-any-return]
+
+
+def local_copy(path: str, *, cache: str | os.PathLike[str] | None = None) -> str:
+    """A local path holding the file (or folder) at ``path``: ``path`` itself when local, else a cached
+    download (re-fetched when the object's ETag or size changes). For model and eval files, which their
+    loaders (fastText, torch, tokenizers) open by path."""
+    if not is_remote(path):
+        return path
+    fs, p = filesystem(path)
+    with errors_named(path):
+        info = fs.info(p)
+        tag = str(info.get("ETag") or info.get("etag") or info.get("size"))
+        key = hashlib.sha256(f"{redact(path)}\0{tag}".encode()).hexdigest()[:24]
+        root = Path(cache or os.environ.get("CURATE_CACHE") or Path.home() / ".cache" / "curate") / "objects"
+        dst = root / key / (posixpath.basename(p.rstrip("/")) or "object")
+        if not dst.exists():
+            tmp = dst.with_name(dst.name + f".tmp{os.getpid()}")
+            tmp.parent.mkdir(parents=True, exist_ok=True)
+            fs.get(p, str(tmp), recursive=info.get("type") == "directory")
+            os.replace(tmp, dst)
+    return str(dst)
+
+
+# -- a directory that may be a URL -------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Location:
+    """A file or directory, local or in object storage, with the few operations a run needs.
+
+    Picklable (only the URL travels; each process opens its own filesystem). ``child`` refuses parts
+    that would leave it (``..``, absolute keys), so names built from data cannot escape a run directory.
+    """
+
+    url: str
+    _fs: list[Any] = field(default_factory=list, compare=False, repr=False)
+
+    @staticmethod
+    def of(path: str | os.PathLike[str] | Location) -> Location:
+        if isinstance(path, Location):
+            return path
+        s = str(path)
+        if is_remote(s):
+            return Location(s.rstrip("/"))
+        return Location(str(Path(s.removeprefix("file://"))))
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {"url": self.url}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        object.__setattr__(self, "url", state["url"])
+        object.__setattr__(self, "_fs", [])
+
+    def __str__(self) -> str:
+        return redact(self.url)
+
+    @property
+    def remote(self) -> bool:
+        return is_remote(self.url)
+
+    @property
+    def name(self) -> str:
+        return posixpath.basename(self.url) if self.remote else Path(self.url).name
+
+    @property
+    def local(self) -> Path:
+        """The local path (only for a local location)."""
+        assert not self.remote, self.url
+        return Path(self.url)
+
+    @property
+    def fs(self) -> Any:
+        if not self._fs:
+            self._fs.append(filesystem(self.url)[0])
+        return self._fs[0]
+
+    @property
+    def key(self) -> str:
+        """The path inside the filesystem (bucket/prefix/... for s3)."""
+        return filesystem(self.url)[1] if self.remote else self.url
+
+    def child(self, *parts: str) -> Location:
+        """``self/parts...``, refusing parts that are absolute or climb out (``..``)."""
+        for part in parts:
+            for seg in str(part).replace("\\", "/").split("/"):
+                if seg == ".." or str(part).startswith("/") or _URL.match(str(part)):
+                    raise StorageError(f"{part}: outside {self} (absolute or '..' parts are refused)")
+        if self.remote:
+            return Location("/".join([self.url, *(str(p).strip("/") for p in parts)]), self._fs)
+        return Location(str(Path(self.url, *parts)))
+
+    # -- reading ------------------------------------------------------------------------------------------
+    def exists(self) -> bool:
+        if not self.remote:
+            return Path(self.url).exists()
+        with errors_named(self.url):
+            return bool(self.fs.exists(self.key))
+
+    def size(self) -> int | None:
+        """Bytes in the file, None when it does not exist."""
+        if not self.remote:
+            try:
+                return Path(self.url).stat().st_size
+            except FileNotFoundError:
+                return None
+        try:
+            with errors_named(self.url):
+                return int(self.fs.info(self.key)["size"])
+        except StorageError:
+            if not self.fs.exists(self.key):
+                return None
+            raise
+
+    def read_bytes(self) -> bytes:
+        if not self.remote:
+            return Path(self.url).read_bytes()
+        with errors_named(self.url):
+            return bytes(self.fs.cat_file(self.key))
+
+    def read_json(self) -> Any:
+        return json.loads(self.read_bytes())
+
+    def open(self, mode: str = "rb") -> IO[Any]:
+        if not self.remote:
+            return open(self.url, mode)
+        return self.fs.open(self.key, mode)  # type: ignore[no-any-return]
+
+    def glob(self, pattern: str) -> list[Location]:
+        """Files directly in this directory matching ``pattern``, sorted by name."""
+        if not self.remote:
+            return [Location(str(p)) for p in sorted(Path(self.url).glob(pattern)) if p.is_file()]
+        with errors_named(self.url):
+            found = self.fs.glob(posixpath.join(self.key, pattern))
+        return [self.child(posixpath.basename(p)) for p in sorted(found, key=posixpath.basename)]
+
+    def walk_files(self) -> list[tuple[str, int, float]]:
+        """Every file below: (relative path, size, modification time in seconds)."""
+        if not self.remote:
+            root = Path(self.url)
+            return [
+                (p.relative_to(root).as_posix(), st.st_size, st.st_mtime)
+                for p in sorted(root.rglob("*"))
+                if p.is_file() and (st := p.stat())
+            ]
+        with errors_named(self.url):
+            found = self.fs.find(self.key, detail=True)
+        out = []
+        for p, info in sorted(found.items()):
+            mtime = info.get("LastModified") or info.get("mtime") or info.get("last_modified")
+            ts = mtime.timestamp() if hasattr(mtime, "timestamp") else float(mtime or 0)
+            out.append((posixpath.relpath(p, self.key), int(info.get("size") or 0), ts))
+        return out
+
+    # -- writing: whole files, atomically ----------------------------------------------------------------
+    def makedirs(self) -> None:
+        if not self.remote:
+            Path(self.url).mkdir(parents=True, exist_ok=True)
+        # object stores have no directories: a prefix exists once a key below it does
+
+    def write_bytes(self, data: bytes) -> None:
+        """Write the whole file atomically: a local rename, or one PUT (all-or-nothing) to a store."""
+        if not self.remote:
+            path = Path(self.url)
+            tmp = path.with_name(path.name + f".tmp{os.getpid()}")
+            tmp.write_bytes(data)
+            os.replace(tmp, path)
+            return
+        with errors_named(self.url):
+            self.fs.pipe_file(self.key, data)
+
+    def write_json(self, obj: Any) -> None:
+        self.write_bytes(json.dumps(obj, indent=1, sort_keys=True, default=str).encode())
+
+    def copy_to(self, dst: Location) -> None:
+        """Copy this file to ``dst`` atomically (server-side within one store)."""
+        if not self.remote and not dst.remote:
+            tmp = dst.local.with_name(dst.local.name + f".tmp{os.getpid()}")
+            shutil.copyfile(self.url, tmp)
+            os.replace(tmp, dst.local)
+        elif self.remote and dst.remote and protocol(self.url) == protocol(dst.url):
+            with errors_named(dst.url):
+                self.fs.copy(self.key, dst.key)
+        else:
+            dst.write_bytes(self.read_bytes())
+
+    def upload(self, local: str | os.PathLike[str]) -> None:
+        """Put the local file ``local`` here (one PUT or a multipart upload: visible only when complete)."""
+        if not self.remote:
+            Location(str(local)).copy_to(self)
+            return
+        with errors_named(self.url):
+            self.fs.put_file(str(local), self.key)
+
+    def download(self, local: str | os.PathLike[str]) -> None:
+        """Fetch this file to the local path ``local`` (written beside it, then renamed)."""
+        dst = Path(local)
+        dst.parent.mkdir(parents=True, exist_ok=True)
+        if not self.remote:
+            Location(self.url).copy_to(Location(str(dst)))
+            return
+        tmp = dst.with_name(dst.name + f".tmp{os.getpid()}")
+        with errors_named(self.url):
+            self.fs.get_file(self.key, str(tmp))
+        os.replace(tmp, dst)
+
+    def remove(self) -> None:
+        if not self.remote:
+            Path(self.url).unlink(missing_ok=True)
+            return
+        with errors_named(self.url):
+            if self.fs.exists(self.key):
+                self.fs.rm_file(self.key)
+
+
+# -- Parquet files at a location ---------------------------------------------------------------------------
+def write_parquet(table: Any, loc: Location) -> int:
+    """Write ``table`` (zstd) to ``loc`` atomically; returns the file's size in bytes."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    if not loc.remote:
+        path = loc.local
+        tmp = path.with_name(path.name + f".tmp{os.getpid()}")
+        pq.write_table(table, tmp, compression="zstd")
+        os.replace(tmp, path)
+        return path.stat().st_size
+    sink = pa.BufferOutputStream()
+    pq.write_table(table, sink, compression="zstd")
+    data = sink.getvalue().to_pybytes()
+    loc.write_bytes(data)
+    return len(data)
+
+
+def read_parquet(loc: Location, columns: list[str] | None = None) -> Any:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    if not loc.remote:
+        return pq.read_table(loc.url, columns=columns)
+    return pq.read_table(pa.BufferReader(loc.read_bytes()), columns=columns)
+
+
+def parquet_rows(loc: Location) -> int:
+    import pyarrow.parquet as pq
+
+    if not loc.remote:
+        return int(pq.ParquetFile(loc.url).metadata.num_rows)
+    with errors_named(loc.url), loc.open() as f:
+        return int(pq.ParquetFile(f).metadata.num_rows)
+
+
+def stage_dir(url: str) -> Path:
+    """The local mirror of a run directory in object storage: global-stage scratch (shuffle files, drop
+    lists), Ray's log, and the post-run phases (proxy, export, report) that work on local files. Under
+    ``CURATE_STAGE`` when set, else ``~/.cache/curate/stage``; one per URL, so a resume finds it."""
+    root = Path(os.environ.get("CURATE_STAGE") or Path.home() / ".cache" / "curate" / "stage")
+    name = posixpath.basename(url.rstrip("/")) or "run"
+    return root / f"{name}-{hashlib.sha256(redact(url).encode()).hexdigest()[:12]}"
+
+
+class Mirror:
+    """A local copy of a run directory in object storage, for the phases that work on local files.
+
+    Proxy training, export (token shards are written through ``np.memmap``, with seeks) and the report
+    run on :func:`stage_dir`; :meth:`push` then uploads what they wrote, every ``manifest.json`` after the
+    files it describes and the run's own ``manifest.json`` last, so a reader (or a resume) that finds a
+    manifest finds its files complete.
+    """
+
+    SKIP = ("_work/", "ray.log")
+    READ_ONLY = ("kept/", "rejected/")  # the pipeline's output: pulled, never pushed back
+
+    def __init__(self, remote: Location) -> None:
+        self.remote = remote
+        self.local = stage_dir(remote.url)
+        self._seen: dict[str, tuple[int, int]] = {}
+
+    def _skip(self, rel: str) -> bool:
+        return rel.startswith(self.SKIP) or ".tmp" in posixpath.basename(rel)
+
+    def _local_files(self) -> dict[str, tuple[int, int]]:
+        out = {}
+        for p in self.local.rglob("*"):
+            rel = p.relative_to(self.local).as_posix()
+            if p.is_file() and not self._skip(rel):
+                st = p.stat()
+                out[rel] = (st.st_size, st.st_mtime_ns)
+        return out
+
+    def pull(self) -> Path:
+        """Fetch every file of the run (not ``_work/``) whose local copy is missing or of another size."""
+        self.local.mkdir(parents=True, exist_ok=True)
+        have = self._local_files()
+        for rel, size, _ in self.remote.walk_files():
+            if self._skip(rel) or (rel in have and have[rel][0] == size):
+                continue
+            self.remote.child(rel).download(self.local / rel)
+        self._seen = self._local_files()
+        return self.local
+
+    def push(self) -> None:
+        """Upload the files the phases wrote or changed since :meth:`pull` (manifests last)."""
+        now = self._local_files()
+        changed = [r for r, st in now.items() if self._seen.get(r) != st and not r.startswith(self.READ_ONLY)]
+        changed.sort(key=lambda r: (r == "manifest.json", posixpath.basename(r) == "manifest.json", r))
+        for rel in changed:
+            self.remote.child(rel).upload(self.local / rel)
+        self._seen = now
