@@ -71,7 +71,18 @@ def item_texts(record: dict[str, Any]) -> list[str]:
 
 def load_eval_items(patterns: list[str]) -> tuple[list[str], list[list[str]]]:
     """Item names (``<file stem>:<line>``) and their text fields, from every file matching ``patterns``."""
-    files = sorted({f for p in patterns for f in glob.glob(os.path.expanduser(p))})
+    from curate.io.sources import expand_paths
+    from curate.io.storage import is_remote, local_copy
+
+    files = sorted(
+        {
+            f
+            for p in patterns
+            for f in (
+                [local_copy(u) for u in expand_paths(p)] if is_remote(p) else glob.glob(os.path.expanduser(p))
+            )
+        }
+    )
     if not files:
         raise FileNotFoundError(f"decontaminate: no eval file matches {patterns} (set params.eval_paths)")
     names, fields = [], []

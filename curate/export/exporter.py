@@ -35,6 +35,7 @@ from curate.export import hf_disk, megatron, memmap, parquet
 from curate.export.columns import choose_columns
 from curate.export.plan import SPLITS, TokenStore, shard_by_size, split_order
 from curate.export.tokenize import TokenizerSpec, plan_tasks, resolve_tokenizer, sha256_file, tokenize_task
+from curate.io.storage import is_remote, local_copy
 
 log = logging.getLogger(__name__)
 
@@ -136,6 +137,8 @@ class ExportOptions:
 
 
 def _default_tokenizer(ctx: RunContext, opts: ExportOptions) -> Path:
+    if opts.tokenizer and is_remote(opts.tokenizer):
+        return Path(local_copy(opts.tokenizer))
     if opts.tokenizer:
         p = Path(opts.tokenizer).expanduser()
         if not p.is_absolute() and not p.exists() and ctx.pipeline_path:

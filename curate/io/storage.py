@@ -122,10 +122,11 @@ def open_input(path: str, mode: str = "rb") -> IO[Any]:
     return fs.open(p, mode)  # type: ignore[no-any-return]
 
 
-def local_copy(path: str, *, cache: str | os.PathLike[str] | None = None) -> str:
+def local_copy(path: str, *, also: tuple[str, ...] = (), cache: str | os.PathLike[str] | None = None) -> str:
     """A local path holding the file (or folder) at ``path``: ``path`` itself when local, else a cached
     download (re-fetched when the object's ETag or size changes). For model and eval files, which their
-    loaders (fastText, torch, tokenizers) open by path."""
+    loaders (fastText, torch, tokenizers) open by path. ``also``: sibling objects fetched into the same
+    folder when they exist (e.g. a model's manifest)."""
     if not is_remote(path):
         return path
     fs, p = filesystem(path)
@@ -135,6 +136,11 @@ def local_copy(path: str, *, cache: str | os.PathLike[str] | None = None) -> str
         key = hashlib.sha256(f"{redact(path)}\0{tag}".encode()).hexdigest()[:24]
         root = Path(cache or os.environ.get("CURATE_CACHE") or Path.home() / ".cache" / "curate") / "objects"
         dst = root / key / (posixpath.basename(p.rstrip("/")) or "object")
+        for url in also:
+            sib_fs, sib = filesystem(url)
+            sib_dst = dst.parent / posixpath.basename(sib)
+            if not sib_dst.exists() and sib_fs.exists(sib):
+                Location(url).download(sib_dst)
         if not dst.exists():
             tmp = dst.with_name(dst.name + f".tmp{os.getpid()}")
             tmp.parent.mkdir(parents=True, exist_ok=True)

@@ -83,6 +83,13 @@ def take_chars(texts: list[str], max_chars: int, max_docs: int | None) -> list[s
 
 def eval_file(spec: EvalSpec, pipeline_path: str | None) -> Path:
     assert spec.path is not None
+    from curate.io.storage import StorageError, is_remote, local_copy
+
+    if is_remote(spec.path):
+        try:
+            return Path(local_copy(spec.path))
+        except StorageError as e:
+            raise PhaseError(f"proxy.eval {spec.name}: {e}") from None
     path = resolve(spec.path, pipeline_path)
     if not path.exists():
         raise PhaseError(f"proxy.eval {spec.name}: {spec.path} does not exist")

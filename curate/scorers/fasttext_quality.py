@@ -26,6 +26,10 @@ def resolve_model_path(path: str) -> str:
     A relative path is looked up in the working directory first, then in the repository root (where
     the default ``models/`` live), so ``models/quality_fasttext.ftz`` works from anywhere.
     """
+    from curate.io.storage import is_remote
+
+    if is_remote(path):
+        return path  # fetched on each worker by setup()
     p = Path(path)
     if p.is_absolute() or p.exists():
         return str(p.resolve())
@@ -78,8 +82,11 @@ class FastTextScorer(Scorer):
 
     def setup(self) -> None:
         from curate.classify import load_verified
+        from curate.io.storage import local_copy
 
-        self._model, self._manifest = load_verified(self.model_path, sha256=self.params.sha256)
+        stem = self.model_path.rsplit(".", 1)[0]  # its manifest: models/x.ftz -> models/x.manifest.json
+        path = local_copy(self.model_path, also=(stem + ".manifest.json",))
+        self._model, self._manifest = load_verified(path, sha256=self.params.sha256)
         positive = self.params.positive_label or self._manifest.get("positive_label")
         self._positive: str = str(positive or "")
         if not positive:
