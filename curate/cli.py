@@ -183,6 +183,7 @@ def main(argv: list[str] | None = None) -> int:
     from curate.context import PhaseError
     from curate.engine import EngineError
     from curate.io.sources import SourceError
+    from curate.io.storage import StorageError
     from curate.registry import RegistryError
     from curate.runner import AccountingError, RunDirError
     from curate.validate import EmptyRunError
@@ -194,6 +195,7 @@ def main(argv: list[str] | None = None) -> int:
                 ConfigError,
                 RegistryError,
                 SourceError,
+                StorageError,
                 RunDirError,
                 PhaseError,
                 EngineError,

@@ -200,6 +200,11 @@ class Location:
             self._fs.append(filesystem(self.url)[0])
         return self._fs[0]
 
+    def _fresh(self) -> Any:
+        """The filesystem with its listing cache dropped: other processes (workers) write here too."""
+        self.fs.invalidate_cache()
+        return self.fs
+
     @property
     def key(self) -> str:
         """The path inside the filesystem (bucket/prefix/... for s3)."""
@@ -220,7 +225,7 @@ class Location:
         if not self.remote:
             return Path(self.url).exists()
         with errors_named(self.url):
-            return bool(self.fs.exists(self.key))
+            return bool(self._fresh().exists(self.key))
 
     def size(self) -> int | None:
         """Bytes in the file, None when it does not exist."""
@@ -231,7 +236,7 @@ class Location:
                 return None
         try:
             with errors_named(self.url):
-                return int(self.fs.info(self.key)["size"])
+                return int(self._fresh().info(self.key)["size"])
         except StorageError:
             if not self.fs.exists(self.key):
                 return None
@@ -256,7 +261,7 @@ class Location:
         if not self.remote:
             return [Location(str(p)) for p in sorted(Path(self.url).glob(pattern)) if p.is_file()]
         with errors_named(self.url):
-            found = self.fs.glob(posixpath.join(self.key, pattern))
+            found = self._fresh().glob(posixpath.join(self.key, pattern))
         return [self.child(posixpath.basename(p)) for p in sorted(found, key=posixpath.basename)]
 
     def walk_files(self) -> list[tuple[str, int, float]]:
@@ -269,7 +274,7 @@ class Location:
                 if p.is_file() and (st := p.stat())
             ]
         with errors_named(self.url):
-            found = self.fs.find(self.key, detail=True)
+            found = self._fresh().find(self.key, detail=True)
         out = []
         for p, info in sorted(found.items()):
             mtime = info.get("LastModified") or info.get("mtime") or info.get("last_modified")

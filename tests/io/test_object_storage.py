@@ -1,0 +1,280 @@
+"""Object storage: a pipeline whose input, run directory and export are s3:// URLs, on a real S3 endpoint
+(moto's server on loopback), gives the same bytes as a local run; credentials stay out of every output;
+bad buckets, credentials, listings and objects fail in one line naming the URL; nothing half-written is
+taken as done; names built from data cannot leave the run directory."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import logging
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from curate.config import parse_pipeline
+from curate.engine import InlineEngine
+from curate.io.storage import Location, StorageError, redact
+from curate.runner import run_pipeline
+from tests.conftest import S3_KEY_ID, S3_SECRET
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def write_inputs(d: Path, n_files: int = 3, n_docs: int = 40) -> None:
+    """jsonl files (one gzipped) with duplicates across files, a malformed line and an empty text."""
+    d.mkdir(parents=True, exist_ok=True)
+    for f in range(n_files):
+        lines = [
+            json.dumps(
+                {"id": f"f{f}-{i}", "text": f"Doc {i % 9} says  {'hello' if i % 2 else 'world'} {f % 2}."}
+            )
+            for i in range(n_docs)
+        ]
+        lines += ["{broken", json.dumps({"id": f"f{f}-empty", "text": " \x00 "})]
+        data = ("\n".join(lines) + "\n").encode()
+        if f == 0:
+            (d / f"in-{f}.jsonl.gz").write_bytes(gzip.compress(data, mtime=0))
+        else:
+            (d / f"in-{f}.jsonl").write_bytes(data)
+
+
+def pipeline(inp: str, extra: str = "") -> str:
+    return f"""\
+name: s3t
+input: {{path: '{inp}', format: jsonl, batch_docs: 16}}
+stages:
+  - transform: normalize_v1
+  - select:
+      - {{column: text, equals: "Doc 1 says hello 1.", reason: not_doc1}}
+  - dedup: exact_dedup_v1
+{extra}"""
+
+
+def upload_dir(s3, local: Path, prefix: str) -> str:
+    for f in sorted(local.iterdir()):
+        s3.fs.put_file(str(f), f"{s3.bucket}/{prefix}/{f.name}")
+    return f"s3://{s3.bucket}/{prefix}"
+
+
+def s3_json(s3, key: str) -> dict:
+    return json.loads(s3.fs.cat_file(f"{s3.bucket}/{key}"))
+
+
+def cli(args: list[str], env: dict[str, str], **kw) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "curate", *args],
+        env={**env, "PYTHONPATH": str(ROOT)},
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        **kw,
+    )
+
+
+def outputs(m: dict) -> dict:
+    return {"outputs": m["outputs"], "accounting": m["accounting"], "removed": m["removed_by_reason"]}
+
+
+# -- the whole path, embedded Ray in its private network namespace ---------------------------------------
+@pytest.mark.ray
+def test_s3_run_equals_local_run_and_keeps_credentials_out(s3, tmp_path: Path) -> None:
+    write_inputs(tmp_path / "in")
+    export = "export: {formats: [parquet], val_fraction: 0.1}\n"
+    local = run_pipeline(
+        parse_pipeline(pipeline(f"{tmp_path}/in/*", export)), tmp_path / "local", engine=InlineEngine()
+    )
+    src = upload_dir(s3, tmp_path / "in", "corpus")
+    (tmp_path / "p.yaml").write_text(pipeline(f"{src}/*", export))
+    env = {**s3.env, "CURATE_STAGE": str(tmp_path / "stage")}
+    r = cli(["run", str(tmp_path / "p.yaml"), "--output", f"s3://{s3.bucket}/runs/web", "-q"], env)
+    assert r.returncode == 0, r.stderr[-3000:]
+    remote = s3_json(s3, "runs/web/manifest.json")
+    assert outputs(remote) == outputs(local)
+    assert remote["engine"]["kind"] == "ray"
+    # The export went to the bucket too, byte-identical, its manifest written last.
+    exp = s3_json(s3, "runs/web/export/manifest.json")
+    local_exp = json.loads((tmp_path / "local" / "export" / "manifest.json").read_text())
+    assert [f["sha256"] for f in exp["files"]] == [f["sha256"] for f in local_exp["files"]]
+    for f in exp["files"]:
+        assert s3.fs.size(f"{s3.bucket}/runs/web/export/{f['path']}") == f["bytes"]
+    # No credential anywhere: objects, the local stage, the command's output.
+    texts = [r.stdout, r.stderr]
+    texts += [s3.fs.cat_file(k).decode("latin-1") for k in s3.fs.find(s3.bucket)]
+    texts += [p.read_bytes().decode("latin-1") for p in (tmp_path / "stage").rglob("*") if p.is_file()]
+    assert len(texts) > 20
+    assert not [t for t in texts if S3_SECRET in t or S3_KEY_ID in t]
+
+
+# -- resume: only committed units count ----------------------------------------------------------------------
+def test_s3_resume_redoes_uncommitted_and_truncated_parts(s3, tmp_path: Path, monkeypatch, caplog) -> None:
+    monkeypatch.setenv("CURATE_STAGE", str(tmp_path / "stage"))
+    write_inputs(tmp_path / "in")
+    cfg = parse_pipeline(pipeline(f"{upload_dir(s3, tmp_path / 'in', 'in')}/*"))
+    out = f"s3://{s3.bucket}/run"
+    whole = run_pipeline(cfg, out, engine=InlineEngine(progress=False))
+    # Take the run back to "killed": no manifest, no final outputs, one unit without its marker (its
+    # files written but not committed) and one committed unit whose part lost its tail.
+    fs, run = s3.fs, f"{s3.bucket}/run"
+    for k in fs.find(f"{run}/kept") + fs.find(f"{run}/rejected") + [f"{run}/manifest.json"]:
+        fs.rm_file(k)
+    fs.rm_file(f"{run}/_work/s0/done-00001.json")
+    part = sorted(fs.glob(f"{run}/_work/s0/p00002-*.parquet"))[0]
+    fs.pipe_file(part, fs.cat_file(part)[:100])
+    with caplog.at_level(logging.WARNING, logger="curate.runner"):
+        again = run_pipeline(cfg, out, engine=InlineEngine(progress=False))
+    assert outputs(again) == outputs(whole)
+    assert "missing or of another size; redoing unit 00002" in caplog.text
+    assert fs.size(part) > 100
+
+
+@pytest.mark.slow
+def test_s3_kill_mid_run_and_resume_gives_identical_output(s3, tmp_path: Path) -> None:
+    write_inputs(tmp_path / "in", n_files=12, n_docs=60)
+    src = upload_dir(s3, tmp_path / "in", "in")
+    (tmp_path / "p.yaml").write_text(pipeline(f"{src}/*", "  - transform: sleepy_test_v1\n"))
+    (tmp_path / "slow_main.py").write_text(SLOW_MAIN)
+    env = {**s3.env, "PYTHONPATH": str(ROOT), "CURATE_STAGE": str(tmp_path / "stage")}
+
+    def cmd(out: str) -> list[str]:
+        return [sys.executable, str(tmp_path / "slow_main.py"), "run", str(tmp_path / "p.yaml")] + [
+            "--output",
+            out,
+            "--engine",
+            "inline",
+            "-q",
+        ]
+
+    subprocess.run(cmd(f"s3://{s3.bucket}/whole"), check=True, env=env, capture_output=True, timeout=600)
+    proc = subprocess.Popen(
+        cmd(f"s3://{s3.bucket}/killed"), env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
+    segment = f"{s3.bucket}/killed/_work/s1"  # after the dedup: 48 parts, 0.3 s each
+
+    def n_done() -> int:
+        return len(s3.fs.glob(f"{segment}/done-*.json", refresh=True)) if s3.fs.exists(segment) else 0
+
+    deadline = time.time() + 300
+    while time.time() < deadline and n_done() < 4:
+        time.sleep(0.1)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    assert 4 <= n_done() < 40, "the run was not interrupted mid-way"
+    assert not s3.fs.exists(f"{s3.bucket}/killed/manifest.json")
+    subprocess.run(cmd(f"s3://{s3.bucket}/killed"), check=True, env=env, capture_output=True, timeout=600)
+    assert outputs(s3_json(s3, "killed/manifest.json")) == outputs(s3_json(s3, "whole/manifest.json"))
+
+
+SLOW_MAIN = """
+import sys, time
+from curate.registry import STAGES
+from curate.stage import Transform
+
+@STAGES.add("sleepy_test_v1")
+class Sleepy(Transform):
+    '''Test-only: a slow transform so that the run can be killed mid-way.'''
+    def process(self, table):
+        time.sleep(0.3)
+        return table
+
+from curate.cli import main
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+# -- bad input: one line naming the URL ---------------------------------------------------------------------
+def _one_line_error(r: subprocess.CompletedProcess, *needles: str) -> str:
+    assert r.returncode == 2, (r.returncode, r.stderr[-2000:])
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1, r.stderr
+    assert lines[0].startswith("curate run: error: "), lines[0]
+    for n in needles:
+        assert n in lines[0], lines[0]
+    return lines[0]
+
+
+def test_bad_buckets_credentials_and_listings_fail_in_one_line(s3, tmp_path: Path) -> None:
+    write_inputs(tmp_path / "in", n_files=1)
+    src = upload_dir(s3, tmp_path / "in", "in")
+    env = {**s3.env, "CURATE_STAGE": str(tmp_path / "stage")}
+
+    def run(inp: str, out: str, env: dict[str, str] = env) -> subprocess.CompletedProcess:
+        (tmp_path / "p.yaml").write_text(pipeline(inp))
+        return cli(["run", str(tmp_path / "p.yaml"), "--output", out, "--engine", "inline", "-q"], env)
+
+    _one_line_error(
+        run("s3://no-such-bucket-x/in/*.jsonl", str(tmp_path / "o1")),
+        "s3://no-such-bucket-x/in/*.jsonl",
+        "does not exist",
+    )
+    _one_line_error(
+        run(f"{src}/*", "s3://no-such-bucket-y/run"), "s3://no-such-bucket-y/run", "does not exist"
+    )
+    _one_line_error(
+        run(f"s3://{s3.bucket}/nothing-here/*.jsonl", str(tmp_path / "o2")),
+        f"s3://{s3.bucket}/nothing-here/*.jsonl",
+        "matched no input files",
+    )
+    no_creds = {
+        k: v for k, v in env.items() if not k.startswith("AWS_ACCESS") and not k.startswith("AWS_SECRET")
+    }
+    no_creds.update(
+        AWS_SHARED_CREDENTIALS_FILE=str(tmp_path / "none"), AWS_CONFIG_FILE=str(tmp_path / "none")
+    )
+    _one_line_error(run(f"{src}/*", str(tmp_path / "o3"), no_creds), f"{src}/*", "no credentials")
+    # Nothing was taken as started or done in the bad output location, nor locally.
+    assert not (tmp_path / "o1").exists() or not any((tmp_path / "o1").rglob("manifest.json"))
+
+
+def test_a_truncated_object_is_quarantined_with_its_url(s3, tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setenv("CURATE_STAGE", str(tmp_path / "stage"))
+    write_inputs(tmp_path / "in", n_files=2)
+    whole = (tmp_path / "in" / "in-0.jsonl.gz").read_bytes()
+    (tmp_path / "in" / "in-0.jsonl.gz").write_bytes(whole[: len(whole) // 2])
+    src = upload_dir(s3, tmp_path / "in", "in")
+    m = run_pipeline(
+        parse_pipeline(pipeline(f"{src}/*")), f"s3://{s3.bucket}/run", engine=InlineEngine(progress=False)
+    )
+    assert m["accounting"]["balanced"] and m["removed_by_reason"]["quarantine:truncated_file"] == 1
+    from curate.io.storage import read_parquet
+
+    rej = [
+        r
+        for f in Location.of(f"s3://{s3.bucket}/run/rejected").glob("part-*.parquet")
+        for r in read_parquet(f).to_pylist()
+    ]
+    (row,) = [r for r in rej if r["reason"] == "quarantine:truncated_file"]
+    assert row["detail"].startswith(f"{src}/in-0.jsonl.gz: stopped after line ")
+
+
+# -- names cannot leave the run directory; URLs lose their credentials -----------------------------------
+@pytest.mark.parametrize("parts", [("..", "x"), ("a", "..", "..", "b"), ("/etc/passwd",), ("s3://other/k",)])
+def test_location_children_cannot_leave(parts: tuple[str, ...]) -> None:
+    for root in ("s3://bucket/run", "/tmp/run"):
+        with pytest.raises(StorageError, match="outside"):
+            Location.of(root).child(*parts)
+    assert (
+        Location.of("s3://bucket/run").child("kept", "part-1.parquet").url
+        == "s3://bucket/run/kept/part-1.parquet"
+    )
+
+
+def test_redact_removes_userinfo() -> None:
+    assert redact("s3://KEY:SECRET@bucket/run") == "s3://bucket/run"
+    assert redact("/local/path") == "/local/path"
+    assert str(Location.of("s3://KEY:SECRET@bucket/run")) == "s3://bucket/run"
+
+
+def test_local_runs_are_unchanged(tmp_path: Path, monkeypatch) -> None:
+    """A local run directory gets no stage, no scratch elsewhere: everything under it, as before."""
+    write_inputs(tmp_path / "in", n_files=2)
+    monkeypatch.setenv("CURATE_STAGE", str(tmp_path / "stage"))
+    run_pipeline(parse_pipeline(pipeline(f"{tmp_path}/in/*")), tmp_path / "run", engine=InlineEngine())
+    assert (tmp_path / "run" / "_work" / "g0.state.pkl").exists()
+    assert not (tmp_path / "stage").exists()
