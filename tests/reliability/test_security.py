@@ -128,6 +128,46 @@ def test_embedded_ray_without_namespace_is_not_loopback_only() -> None:
     assert outside == [], f"non-loopback listeners: {outside}"
 
 
+EGRESS_PROBE = r"""
+import json, os, socket, sys, urllib.request
+sys.path.insert(0, sys.argv[1])
+from curate.netns import enter_private_network
+isolated = enter_private_network(egress=sys.argv[3] == "egress")
+host, port = sys.argv[2].rsplit("/", 1)[-1].split(":")
+try:
+    socket.create_connection((host, int(port)), timeout=5).close()
+    direct = True
+except OSError:
+    direct = False
+try:  # through HTTP(S)_PROXY, as botocore, gcsfs and huggingface_hub go
+    status = urllib.request.urlopen(sys.argv[2] + "/", timeout=20).status
+except Exception as e:
+    status = type(e).__name__
+print(json.dumps({"isolated": isolated, "direct": direct, "via_proxy": status}))
+"""
+
+
+@pytest.mark.parametrize("mode", ["egress", "none"])
+def test_the_private_namespace_reaches_object_storage_only_through_its_egress_helper(
+    s3_endpoint, mode: str
+) -> None:
+    """An S3 endpoint on the host's loopback: no direct route from inside, a working one via the helper."""
+    url, env = s3_endpoint
+    r = subprocess.run(
+        [sys.executable, "-c", EGRESS_PROBE, str(ROOT), url, mode],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert r.returncode == 0, r.stderr[-3000:]
+    got = json.loads(r.stdout.strip().splitlines()[-1])
+    if not got["isolated"]:
+        pytest.skip("unprivileged user namespaces are disabled on this host (see curate/netns.py)")
+    assert got["direct"] is False  # the host's loopback is not this namespace's
+    assert got["via_proxy"] == (200 if mode == "egress" else "URLError")
+
+
 def test_enter_private_network_refuses_a_threaded_process() -> None:
     import threading
 
