@@ -113,7 +113,33 @@ def build_parser() -> argparse.ArgumentParser:
     if "proxy" in sub.choices:
         proxy = sub.choices["proxy"]
         proxy.set_defaults(func=_then_report(proxy.get_default("func")))
+    for verb in RUN_DIR_VERBS:
+        if verb in sub.choices:
+            sub.choices[verb].set_defaults(func=_mirrored(sub.choices[verb].get_default("func")))
     return parser
+
+
+RUN_DIR_VERBS = ("inspect", "export", "report", "proxy")  # verbs whose RUN_DIR may be a bucket URL
+
+
+def _mirrored(handler: Any) -> Any:
+    """A verb on a run directory in object storage works on a local mirror of it, then uploads what it
+    wrote (``curate.io.storage.Mirror``); a local RUN_DIR is passed through as a ``Path``."""
+
+    def run(args: argparse.Namespace) -> int:
+        from curate.io.storage import Location, Mirror, is_remote
+
+        if not is_remote(str(args.run_dir)):
+            args.run_dir = Path(args.run_dir)
+            return int(handler(args) or 0)
+        mirror = Mirror(Location.of(str(args.run_dir)))
+        args.run_dir = mirror.pull()
+        code = int(handler(args) or 0)
+        if code == 0:
+            mirror.push()
+        return code
+
+    return run
 
 
 def _then_report(proxy_handler: Any) -> Any:

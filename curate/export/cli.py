@@ -39,7 +39,7 @@ def register(subparsers: Any) -> None:
         epilog=EXAMPLE,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("run_dir", metavar="RUN_DIR", type=Path, help="a finished run directory (with kept/)")
+    p.add_argument("run_dir", metavar="RUN_DIR", help="a finished run directory (with kept/), or its URL")
     p.add_argument(
         "--format",
         dest="formats",
@@ -91,7 +91,7 @@ def build_context(args: argparse.Namespace) -> RunContext:
     """A RunContext for RUN_DIR with the run's ``export:`` section overridden by the command line."""
     from curate.engine import make_engine
 
-    run_dir: Path = args.run_dir
+    run_dir = Path(args.run_dir)
     if not run_dir.is_dir():
         raise PhaseError(f"{run_dir}: no such run directory")
     mpath = run_dir / "manifest.json"

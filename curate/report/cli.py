@@ -29,7 +29,7 @@ def register(subparsers: Any) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument(
-        "run_dir", metavar="RUN_DIR", type=Path, help="a finished run directory (with manifest.json)"
+        "run_dir", metavar="RUN_DIR", help="a finished run directory (with manifest.json), or its URL"
     )
     p.add_argument(
         "--examples-per-reason", type=int, help="rejected documents shown per removal reason (default 3)"
@@ -44,7 +44,7 @@ def handler(args: argparse.Namespace) -> int:
     from curate.report.phase import options
 
     logging.basicConfig(level=logging.WARNING, format="%(message)s")
-    run_dir: Path = args.run_dir
+    run_dir = Path(args.run_dir)
     if not (run_dir / "manifest.json").is_file():
         raise PhaseError(f"{run_dir}: no manifest.json; is it a finished run directory?")
     section = {

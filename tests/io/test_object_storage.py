@@ -8,7 +8,6 @@ from __future__ import annotations
 import gzip
 import json
 import logging
-import os
 import signal
 import subprocess
 import sys
@@ -278,3 +277,19 @@ def test_local_runs_are_unchanged(tmp_path: Path, monkeypatch) -> None:
     run_pipeline(parse_pipeline(pipeline(f"{tmp_path}/in/*")), tmp_path / "run", engine=InlineEngine())
     assert (tmp_path / "run" / "_work" / "g0.state.pkl").exists()
     assert not (tmp_path / "stage").exists()
+
+
+def test_run_dir_verbs_take_a_bucket_url(s3, tmp_path: Path, monkeypatch) -> None:
+    """`curate inspect` and `curate export` on s3:// work on a local mirror and upload what they write."""
+    from curate.cli import main
+
+    monkeypatch.setenv("CURATE_STAGE", str(tmp_path / "stage"))
+    write_inputs(tmp_path / "in", n_files=2)
+    out = f"s3://{s3.bucket}/run"
+    run_pipeline(
+        parse_pipeline(pipeline(f"{tmp_path}/in/*")), out, engine=InlineEngine(progress=False), phases=False
+    )
+    assert main(["inspect", out, "--n", "1"]) == 0
+    assert main(["export", out, "--format", "parquet"]) == 0
+    exp = s3_json(s3, "run/export/manifest.json")
+    assert exp["files"] and all(s3.fs.exists(f"{s3.bucket}/run/export/{f['path']}") for f in exp["files"])
