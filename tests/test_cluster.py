@@ -53,12 +53,20 @@ def _kill_cluster(temp_dir: str) -> None:
 
 @contextlib.contextmanager
 def start_local_cluster(
-    auth_dir: Path, *, workers: int, prefix: str = "rc", gpu_workers: int = 0
+    auth_dir: Path,
+    *,
+    workers: int,
+    prefix: str = "rc",
+    gpu_workers: int = 0,
+    extra_env: dict[str, str] | None = None,
 ) -> Iterator[dict]:
     """A head and ``workers`` worker nodes on this machine, token auth on, each node with one CPU; the
     last ``gpu_workers`` workers also declare one logical GPU (``--num-gpus 1``, no CUDA needed).
+    Worker ``i`` also has the custom resource ``worker_<i>`` (so :func:`remove_worker` can find it).
+    ``extra_env``: variables every node's processes get (e.g. object-storage credentials).
 
-    Yields the GCS address, the job-server URL and the environment clients need (same auth settings).
+    Yields the GCS address, the job-server URL, the environment clients need (same auth settings) and
+    the cluster's temp dir.
     """
     if not (BIN / "ray").exists():
         pytest.skip("the ray CLI is not installed in this environment")
@@ -70,6 +78,7 @@ def start_local_cluster(
         RAY_AUTH_TOKEN_PATH=str(token),
         RAY_USAGE_STATS_ENABLED="0",
         PYTHONPATH=str(ROOT),
+        **(extra_env or {}),
     )
     env.pop("RAY_ADDRESS", None)
     temp_dir = f"/tmp/{prefix}-{uuid.uuid4().hex[:8]}"  # short: Ray's unix socket paths stay under 107 chars
@@ -104,16 +113,47 @@ def start_local_cluster(
         )
         for i in range(workers):
             gpus = ["--num-gpus", "1"] if i >= workers - gpu_workers else []
+            tag = ["--resources", json.dumps({f"worker_{i}": 1})]
             subprocess.run(
-                [str(BIN / "ray"), "start", "--address", f"127.0.0.1:{port}", *common, *gpus, *node_ports()],
+                [
+                    str(BIN / "ray"),
+                    "start",
+                    "--address",
+                    f"127.0.0.1:{port}",
+                    *common,
+                    *gpus,
+                    *tag,
+                    *node_ports(),
+                ],
                 check=True,
                 env=env,
                 capture_output=True,
                 timeout=180,
             )
-        yield {"address": f"127.0.0.1:{port}", "dashboard": f"http://127.0.0.1:{dash}", "env": env}
+        yield {
+            "address": f"127.0.0.1:{port}",
+            "dashboard": f"http://127.0.0.1:{dash}",
+            "env": env,
+            "temp_dir": temp_dir,
+        }
     finally:
         _kill_cluster(temp_dir)
+
+
+def remove_worker(cluster: dict, i: int) -> int:
+    """Kill worker node ``i``'s raylet (SIGKILL, as a lost machine): its workers die with it and Ray
+    marks the node dead. Returns the raylet's pid."""
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            cmd = open(f"/proc/{pid}/cmdline", "rb").read().decode(errors="replace")
+        except OSError:
+            continue
+        if cluster["temp_dir"] in cmd and "raylet" in cmd.split("\0")[0] and f"worker_{i}" in cmd:
+            os.kill(int(pid), signal.SIGKILL)
+            return int(pid)
+    raise AssertionError(f"no raylet of worker_{i} in {cluster['temp_dir']}")
 
 
 def submit_job(

@@ -293,3 +293,61 @@ def test_run_dir_verbs_take_a_bucket_url(s3, tmp_path: Path, monkeypatch) -> Non
     assert main(["export", out, "--format", "parquet"]) == 0
     exp = s3_json(s3, "run/export/manifest.json")
     assert exp["files"] and all(s3.fs.exists(f"{s3.bucket}/run/export/{f['path']}") for f in exp["files"])
+
+
+# -- a cluster that looks like production: head + 2 workers, run directory in the bucket, a node lost ---
+@pytest.fixture(scope="module")
+def s3_cluster(tmp_path_factory, s3_endpoint):
+    from tests.test_cluster import start_local_cluster
+
+    _, env = s3_endpoint
+    aws = {k: v for k, v in env.items() if k.startswith("AWS_")}
+    with start_local_cluster(
+        tmp_path_factory.mktemp("auth"), workers=2, prefix="r3", extra_env=aws
+    ) as cluster:
+        yield cluster
+
+
+@pytest.mark.slow
+@pytest.mark.ray
+def test_cluster_run_on_s3_survives_a_lost_worker_and_equals_embedded(s3, tmp_path: Path, s3_cluster) -> None:
+    from tests.test_cluster import remove_worker
+
+    write_inputs(tmp_path / "in", n_files=8, n_docs=60)
+    src = upload_dir(s3, tmp_path / "in", "in")
+    (tmp_path / "p.yaml").write_text(pipeline(f"{src}/*", "  - transform: sleepy_test_v1\n"))
+    (tmp_path / "slow_main.py").write_text(SLOW_MAIN)
+    env = {**s3_cluster["env"], "CURATE_STAGE": str(tmp_path / "stage")}
+
+    def cmd(out: str, *extra: str) -> list[str]:
+        script, pipe = str(tmp_path / "slow_main.py"), str(tmp_path / "p.yaml")
+        return [sys.executable, script, "run", pipe, "--output", out, "-q", *extra]
+
+    embedded = subprocess.run(
+        cmd(f"s3://{s3.bucket}/embedded"),
+        env={**s3.env, "PYTHONPATH": str(ROOT), "CURATE_STAGE": str(tmp_path / "st0")},
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert embedded.returncode == 0, embedded.stderr[-3000:]
+    proc = subprocess.Popen(
+        cmd(f"s3://{s3.bucket}/cluster", "--address", s3_cluster["address"]),
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    segment = f"{s3.bucket}/cluster/_work/s1"
+    deadline = time.time() + 300
+    while time.time() < deadline and proc.poll() is None:
+        if s3.fs.exists(segment) and len(s3.fs.glob(f"{segment}/done-*.json", refresh=True)) >= 3:
+            break
+        time.sleep(0.2)
+    assert proc.poll() is None, "the run ended before a worker could be removed"
+    remove_worker(s3_cluster, 1)
+    out, err = proc.communicate(timeout=600)
+    assert proc.returncode == 0, err[-3000:]
+    m = s3_json(s3, "cluster/manifest.json")
+    assert m["engine"]["address"] == s3_cluster["address"]
+    assert outputs(m) == outputs(s3_json(s3, "embedded/manifest.json"))
