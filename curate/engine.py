@@ -264,11 +264,20 @@ class RayEngine(Engine):
         bar: tqdm,
         pending: Iterable[tuple[int, Callable[[], Any]]],
         max_in_flight: int,
+        resubmit: Callable[[int, int, BaseException], Any] | None = None,
     ) -> None:
+        """Collect results as they finish, keeping ``max_in_flight`` submitted.
+
+        ``resubmit(index, attempt, error)``: for actor calls, the call again (on another actor) when its
+        actor died or became unreachable (a worker or a node lost: "the task may or may not have been
+        executed"), up to ``max_retries`` times; safe because every unit of work writes atomically and
+        is idempotent.
+        """
         import ray
 
         pending = iter(pending)
         exhausted = False
+        attempts: dict[int, int] = {}
         while refs or not exhausted:
             while not exhausted and len(refs) < max_in_flight:
                 try:
@@ -281,7 +290,18 @@ class RayEngine(Engine):
                 break
             done, _ = ray.wait(list(refs), num_returns=1)
             for ref in done:
-                results[refs.pop(ref)] = ray.get(ref)
+                idx = refs.pop(ref)
+                try:
+                    results[idx] = ray.get(ref)
+                except (ray.exceptions.ActorUnavailableError, ray.exceptions.ActorDiedError) as e:
+                    attempts[idx] = attempts.get(idx, 0) + 1
+                    if resubmit is None or attempts[idx] > self.max_retries:
+                        raise
+                    log.warning(
+                        "work item %d: %s; retrying it (attempt %d)", idx, type(e).__name__, attempts[idx]
+                    )
+                    refs[resubmit(idx, attempts[idx], e)] = idx
+                    continue
                 bar.update(1)
 
     def map(self, fn, items, *, resources=Resources(), desc=""):
@@ -325,20 +345,29 @@ class RayEngine(Engine):
             gpus = ray.available_resources().get("GPU", 0)
             slots = min(slots, gpus / resources.num_gpus) if gpus else 1
         n_actors = max(1, min(n, int(slots)))
-        actor_cls = _Actor.options(
-            num_cpus=resources.num_cpus,
-            num_gpus=resources.num_gpus,
-            max_restarts=self.max_retries,
-            max_task_retries=self.max_retries,
-        )
+        # No actor restarts: a restarted actor waits for a CPU, and after a node is lost there may be
+        # none (the survivors' CPUs are held by the other actors), so its queued calls would wait
+        # forever. A dead actor's calls fail fast instead and go to a live one (``_gather``).
+        actor_cls = _Actor.options(num_cpus=resources.num_cpus, num_gpus=resources.num_gpus, max_restarts=0)
         actors = [actor_cls.remote(factory) for _ in range(n_actors)]
+        dead: set[int] = set()
+        placed: dict[int, int] = {}  # item -> actor
+
+        def submit(i: int, attempt: int = 0, error: BaseException | None = None) -> Any:
+            if error is not None and isinstance(error, ray.exceptions.ActorDiedError):
+                dead.add(placed[i])
+            live = [k for k in range(len(actors)) if k not in dead]
+            if not live:  # every actor lost: start one more where resources are left
+                actors.append(actor_cls.remote(factory))
+                live = [len(actors) - 1]
+            placed[i] = live[(i + attempt) % len(live)]
+            return actors[placed[i]].run.remote(items[i])
+
         results: list[Any] = [None] * n
         try:
             with self._bar(n, desc) as bar:
-                submits = (
-                    (i, lambda i=i, it=it: actors[i % n_actors].run.remote(it)) for i, it in enumerate(items)
-                )
-                self._gather({}, results, bar, submits, max_in_flight=2 * n_actors)
+                submits = ((i, lambda i=i: submit(i)) for i in range(n))
+                self._gather({}, results, bar, submits, max_in_flight=2 * n_actors, resubmit=submit)
         finally:
             for a in actors:
                 ray.kill(a)
@@ -413,8 +442,8 @@ def make_engine(
     """Build an engine by name: ``ray`` (embedded or ``address``) or ``inline``.
 
     ``start_log``: a file that receives Ray's start-up output instead of the terminal.
-    ``max_retries``: how often a Ray task is retried, and an actor restarted (with its in-flight calls
-    retried), after its worker process dies; safe because every unit of work writes atomically.
+    ``max_retries``: how often a Ray task is retried, and an actor's call sent to another actor, after
+    its worker process (or node) dies; safe because every unit of work writes atomically.
     """
     if kind == "inline":
         return InlineEngine(progress=progress)

@@ -1,8 +1,8 @@
 """Faults: a Ray worker SIGKILLed mid-stage, and the driver SIGKILLed mid-run, leave no trace in the output.
 
 How the work survives (see docs/reliability.md):
-* a killed worker: ``RayEngine`` runs segment work on actors with ``max_restarts`` = ``max_task_retries``
-  = ``engine.max_retries`` (3), and collect / shuffle partition / shuffle reduce tasks with
+* a killed worker: ``RayEngine`` runs segment work on actors whose failed calls go to a live actor, up to
+  ``engine.max_retries`` (3) times, and collect / shuffle partition / shuffle reduce tasks with
   ``max_retries`` = 3; a unit's outputs are written atomically before its ``done-*.json``, so a retried
   unit overwrites nothing half-written;
 * a killed driver: the rerun of the same command skips every unit whose ``done-*.json`` exists and every
