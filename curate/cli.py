@@ -124,10 +124,11 @@ RUN_DIR_VERBS = ("inspect", "export", "report", "proxy")  # verbs whose RUN_DIR 
 
 def _mirrored(handler: Any) -> Any:
     """A verb on a run directory in object storage works on a local mirror of it, then uploads what it
-    wrote (``curate.io.storage.Mirror``); a local RUN_DIR is passed through as a ``Path``."""
+    wrote (``curate.io.stage.Mirror``); a local RUN_DIR is passed through as a ``Path``."""
 
     def run(args: argparse.Namespace) -> int:
-        from curate.io.storage import Location, Mirror, is_remote
+        from curate.io.stage import Mirror
+        from curate.io.storage import Location, is_remote
 
         if not is_remote(str(args.run_dir)):
             args.run_dir = Path(args.run_dir)

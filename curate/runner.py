@@ -11,7 +11,7 @@ The run directory may be an object-storage URL (``s3://bucket/runs/web``): every
 :class:`curate.io.storage.Location`, whose writes are atomic there too (one PUT per file), and a unit is
 committed by its ``done-*.json`` marker listing its files' sizes, checked on resume. Global stages'
 scratch (key tables, shuffle files, drop lists, their pickled state) is recomputable and stays on a
-local disk then (:func:`curate.io.storage.stage_dir`).
+local disk then (:func:`curate.io.stage.stage_dir`).
 """
 
 from __future__ import annotations
@@ -36,7 +36,8 @@ from curate import __version__, schema
 from curate.config import PipelineConfig, build_source, build_stages
 from curate.engine import Engine, make_engine
 from curate.io.sources import DETAIL, Shard
-from curate.io.storage import Location, parquet_rows, read_parquet, stage_dir, write_parquet
+from curate.io.stage import stage_dir
+from curate.io.storage import Location, parquet_rows, read_parquet, redact_all, write_parquet
 from curate.stage import GlobalStage, RowStage, Stage
 from curate.tokens import TokenCounter, token_counter
 
@@ -499,7 +500,7 @@ class Runner:
             "curate_version": __version__,
             "pipeline": self.cfg.path,
             "fingerprint": self.cfg.fingerprint(),
-            "config": self.cfg.raw,
+            "config": redact_all(self.cfg.raw),  # a URL's user:password@ never reaches the manifest
             "stages_resolved": [s.describe() for s in self.stages],
             "input": {"format": self.cfg.input.get("format"), "fingerprint": self.source.fingerprint()},
             "versions": _versions(),
@@ -572,13 +573,13 @@ def run_phases(
 ) -> dict[str, Any]:
     """Run the post-pipeline phases whose sections the pipeline has, in order, recording their results.
 
-    A run directory in object storage is mirrored locally first (:class:`curate.io.storage.Mirror`):
+    A run directory in object storage is mirrored locally first (:class:`curate.io.stage.Mirror`):
     the phases work on local files and each one's outputs are uploaded when it ends.
     """
     import importlib
 
     from curate.context import RunContext
-    from curate.io.storage import Mirror
+    from curate.io.stage import Mirror
 
     loc = Location.of(out_dir)
     mirror = Mirror(loc) if loc.remote else None

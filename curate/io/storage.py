@@ -54,7 +54,18 @@ def is_remote(path: str | os.PathLike[str]) -> bool:
 
 def redact(url: str) -> str:
     """``url`` without a ``user:password@`` part (a URL may carry credentials; logs and manifests must not)."""
-    return re.sub(r"^([a-zA-Z][a-zA-Z0-9+.-]*://)[^/@]*@", r"\1", str(url))
+    return re.sub(r"\b([a-zA-Z][a-zA-Z0-9+.-]*://)[^/@\s'\"]*@", r"\1", str(url))
+
+
+def redact_all(obj: Any) -> Any:
+    """``obj`` (JSON-like) with :func:`redact` applied to every string in it (a config for a manifest)."""
+    if isinstance(obj, str):
+        return redact(obj)
+    if isinstance(obj, dict):
+        return {k: redact_all(v) for k, v in obj.items()}
+    if isinstance(obj, list | tuple):
+        return [redact_all(v) for v in obj]
+    return obj
 
 
 def filesystem(url: str) -> tuple[Any, str]:
@@ -74,7 +85,7 @@ def filesystem(url: str) -> tuple[Any, str]:
 def explain(url: str, e: BaseException) -> StorageError:
     """One line naming the URL and the cause, for the errors object stores give."""
     name = type(e).__name__
-    text = " ".join(str(e).split()) or name
+    text = redact(" ".join(str(e).split())) or name
     if name in ("NoCredentialsError", "PartialCredentialsError", "NoAuthTokenError"):
         why = (
             f"no credentials found ({text}); set them the usual way for this store (for s3: "
@@ -378,62 +389,3 @@ def parquet_rows(loc: Location) -> int:
         return int(pq.ParquetFile(loc.url).metadata.num_rows)
     with errors_named(loc.url), loc.open() as f:
         return int(pq.ParquetFile(f).metadata.num_rows)
-
-
-def stage_dir(url: str) -> Path:
-    """The local mirror of a run directory in object storage: global-stage scratch (shuffle files, drop
-    lists), Ray's log, and the post-run phases (proxy, export, report) that work on local files. Under
-    ``CURATE_STAGE`` when set, else ``~/.cache/curate/stage``; one per URL, so a resume finds it."""
-    root = Path(os.environ.get("CURATE_STAGE") or Path.home() / ".cache" / "curate" / "stage")
-    name = posixpath.basename(url.rstrip("/")) or "run"
-    return root / f"{name}-{hashlib.sha256(redact(url).encode()).hexdigest()[:12]}"
-
-
-class Mirror:
-    """A local copy of a run directory in object storage, for the phases that work on local files.
-
-    Proxy training, export (token shards are written through ``np.memmap``, with seeks) and the report
-    run on :func:`stage_dir`; :meth:`push` then uploads what they wrote, every ``manifest.json`` after the
-    files it describes and the run's own ``manifest.json`` last, so a reader (or a resume) that finds a
-    manifest finds its files complete.
-    """
-
-    SKIP = ("_work/", "ray.log")
-    READ_ONLY = ("kept/", "rejected/")  # the pipeline's output: pulled, never pushed back
-
-    def __init__(self, remote: Location) -> None:
-        self.remote = remote
-        self.local = stage_dir(remote.url)
-        self._seen: dict[str, tuple[int, int]] = {}
-
-    def _skip(self, rel: str) -> bool:
-        return rel.startswith(self.SKIP) or ".tmp" in posixpath.basename(rel)
-
-    def _local_files(self) -> dict[str, tuple[int, int]]:
-        out = {}
-        for p in self.local.rglob("*"):
-            rel = p.relative_to(self.local).as_posix()
-            if p.is_file() and not self._skip(rel):
-                st = p.stat()
-                out[rel] = (st.st_size, st.st_mtime_ns)
-        return out
-
-    def pull(self) -> Path:
-        """Fetch every file of the run (not ``_work/``) whose local copy is missing or of another size."""
-        self.local.mkdir(parents=True, exist_ok=True)
-        have = self._local_files()
-        for rel, size, _ in self.remote.walk_files():
-            if self._skip(rel) or (rel in have and have[rel][0] == size):
-                continue
-            self.remote.child(rel).download(self.local / rel)
-        self._seen = self._local_files()
-        return self.local
-
-    def push(self) -> None:
-        """Upload the files the phases wrote or changed since :meth:`pull` (manifests last)."""
-        now = self._local_files()
-        changed = [r for r, st in now.items() if self._seen.get(r) != st and not r.startswith(self.READ_ONLY)]
-        changed.sort(key=lambda r: (r == "manifest.json", posixpath.basename(r) == "manifest.json", r))
-        for rel in changed:
-            self.remote.child(rel).upload(self.local / rel)
-        self._seen = now

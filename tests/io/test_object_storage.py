@@ -267,6 +267,13 @@ def test_location_children_cannot_leave(parts: tuple[str, ...]) -> None:
 def test_redact_removes_userinfo() -> None:
     assert redact("s3://KEY:SECRET@bucket/run") == "s3://bucket/run"
     assert redact("/local/path") == "/local/path"
+    assert redact("cannot read s3://K:S@b/x: gone") == "cannot read s3://b/x: gone"
+    from curate.io.storage import redact_all
+
+    assert redact_all({"input": {"path": "s3://K:S@b/in/*"}, "n": [1, "gs://a:b@c/d"]}) == {
+        "input": {"path": "s3://b/in/*"},
+        "n": [1, "gs://c/d"],
+    }
     assert str(Location.of("s3://KEY:SECRET@bucket/run")) == "s3://bucket/run"
 
 
