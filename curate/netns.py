@@ -135,8 +135,9 @@ def _hand_over_listener(pair: socket.socket) -> None:
         lsock.listen(256)
         port = lsock.getsockname()[1]
         socket.send_fds(pair, [b"L"], [lsock.fileno()])
-    # The pair stays open for the life of the process (never read): when it closes, the helper exits.
-    os.environ["_CURATE_EGRESS_PAIR_FD"] = str(pair.detach())
+    # Our end stays open for the life of this process (never read; not inherited by children): when
+    # the process exits it closes, and the helper exits too.
+    pair.detach()
     url = f"http://127.0.0.1:{port}"
     for var in PROXY_VARS:
         os.environ[var] = url
