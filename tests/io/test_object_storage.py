@@ -358,3 +358,25 @@ def test_cluster_run_on_s3_survives_a_lost_worker_and_equals_embedded(s3, tmp_pa
     m = s3_json(s3, "cluster/manifest.json")
     assert m["engine"]["address"] == s3_cluster["address"]
     assert outputs(m) == outputs(s3_json(s3, "embedded/manifest.json"))
+
+
+def test_model_and_eval_files_are_fetched_from_the_bucket(s3, tmp_path: Path, monkeypatch) -> None:
+    """Loaders that open files by path (fastText, tokenizers, eval sets) get a cached local copy,
+    fetched again when the object changes; a model's manifest comes along."""
+    from curate.dedup.decontam import load_eval_items
+    from curate.io.storage import local_copy
+
+    monkeypatch.setenv("CURATE_CACHE", str(tmp_path / "cache"))
+    s3.fs.pipe_file(f"{s3.bucket}/models/q.ftz", b"weights-1")
+    s3.fs.pipe_file(f"{s3.bucket}/models/q.manifest.json", b"{}")
+    url = f"s3://{s3.bucket}/models/q.ftz"
+    first = Path(local_copy(url, also=(f"s3://{s3.bucket}/models/q.manifest.json",)))
+    assert first.read_bytes() == b"weights-1" and (first.parent / "q.manifest.json").exists()
+    assert local_copy(url) == str(first)  # cached
+    s3.fs.pipe_file(f"{s3.bucket}/models/q.ftz", b"weights-2")
+    assert Path(local_copy(url)).read_bytes() == b"weights-2"
+    s3.fs.pipe_file(f"{s3.bucket}/evals/boolq.jsonl", b'{"question": "is the sky blue", "answer": "yes"}\n')
+    names, fields = load_eval_items([f"s3://{s3.bucket}/evals/*.jsonl"])
+    assert names == ["boolq:0"] and "is the sky blue" in fields[0]
+    with pytest.raises(StorageError, match=f"s3://{s3.bucket}/models/missing.ftz: no such object"):
+        local_copy(f"s3://{s3.bucket}/models/missing.ftz")
