@@ -272,6 +272,10 @@ class Runner:
         self._check_input()
         self._claim_dir()
         self._attempt = self._start_attempt()
+        from curate.target.prepare import prepare
+
+        # Target-aware scorers are fitted (or their fits reused) before any stage runs.
+        self.target = prepare(self.cfg, self.out, self.stages, self.engine, self.source, echo=self.progress)
         stats: dict[str, dict[str, Any]] = {}
         order: list[str] = [READ_STAGE]
         summaries: dict[str, Any] = {}
@@ -491,7 +495,7 @@ class Runner:
                 "rejected_sha256": _digest(rej_files),
             },
             "wall_s": round(wall, 3),
-        }
+        } | ({"target": self.target} if getattr(self, "target", None) else {})
 
 
 def _digest(files: list[Path]) -> str:

@@ -1,0 +1,343 @@
+"""Before any stage runs: read the target sample, prove it disjoint from every eval set, sample the raw
+input, and fit the target-aware scorers (cached by fingerprint).
+
+Order (every failure comes before any training, and names the file):
+
+1. The target: ``target.path`` files (each must be readable and hold at least one document; ``skip_docs``
+   then ``max_docs``), or the rows of input source ``target.source`` (minus any held-out split's rows).
+2. Disjointness from ``proxy:``'s eval sets: file sets (``text`` / ``choice``, suites included) are read
+   exactly as the proxy runs read them; a target document with the same normalised text as an eval
+   document, or sharing a word 13-gram with it (the proxy phase's decontamination index,
+   :func:`curate.proxy.evalsets.build_gram_index`), is an error naming the target file(s) and the eval
+   set's file. ``source:`` eval sets are checked during the input scan (their rows against the target's
+   13-grams); a target ``source`` equal to an eval set's source is refused outright. ``heldout`` sets are
+   splits of the raw input by id: target rows of the input in them are dropped (counted).
+3. A raw sample: ``raw_docs`` input rows with the smallest ``xxh64(seed:id)``, excluding quarantined
+   rows, rows of eval sources, rows of any held-out split, rows of the target source and rows that
+   share a 13-gram with an eval set (eval sets never train a scorer).
+4. ``RUN_DIR/target/``: ``target.jsonl.gz``, ``raw.jsonl.gz``, ``roles.json`` (which file plays which
+   role), and one folder per fitted scorer, ``<label>-<fingerprint>``, where the fingerprint hashes the
+   samples' sha256, the scorer's name and :meth:`~curate.target.fitted.TargetFitted.fit_key`, and the
+   seed. A complete folder (``fitted.json``) is reused: a rerun does not refit.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import heapq
+import json
+import logging
+import shutil
+import sys
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+
+from curate import schema
+from curate.config import ConfigError
+from curate.target.config import TargetSpec
+from curate.target.fitted import TargetFitted, TargetSample
+
+log = logging.getLogger(__name__)
+
+
+class TargetError(ConfigError):
+    """A target sample that cannot be used (empty, unreadable, overlapping an eval set)."""
+
+
+def _rows(source: Any, shard: Any) -> pa.Table:
+    """A shard's readable rows (quarantined ones dropped), id / text / source."""
+    tables = []
+    for t in source.read(shard):
+        if schema.REJECT in t.column_names:
+            import pyarrow.compute as pc
+
+            t = t.filter(pc.is_null(t.column(schema.REJECT)))
+        tables.append(t.select([schema.ID, schema.TEXT, schema.SOURCE]))
+    if not tables:
+        return pa.table({k: pa.array([], pa.string()) for k in (schema.ID, schema.TEXT, schema.SOURCE)})
+    return pa.concat_tables(tables)
+
+
+def _in_holdout(ids: list[str | None], holdouts: list[float]) -> np.ndarray:
+    from curate.proxy.evalsets import holdout_mask
+
+    mask = np.zeros(len(ids), dtype=bool)
+    for frac in holdouts:
+        mask |= holdout_mask(ids, frac)
+    return mask
+
+
+def read_target_files(spec: TargetSpec) -> tuple[list[str], list[str]]:
+    """``(texts, file of each text)`` from ``spec.path``; an unreadable or empty file is an error."""
+    from curate.io.sources import SourceError
+    from curate.registry import SOURCES, build_params
+
+    cls = SOURCES.get(spec.format)
+    params = {"path": spec.path, "text_field": spec.text_field, "on_error": "fail"}
+    try:
+        src = cls(build_params(cls.Params, params, where="target"))
+        shards = src.shards()
+    except SourceError as e:
+        raise TargetError(f"{spec.where}: target.path: {e}") from None
+    texts: list[str] = []
+    files: list[str] = []
+    for shard in shards:
+        try:
+            t = _rows(src, shard)
+        except (SourceError, OSError) as e:
+            raise TargetError(f"{spec.where}: target: {shard.path} is unreadable: {e}") from None
+        got = [x for x in t.column(schema.TEXT).to_pylist() if x and x.strip()]
+        if not got:
+            raise TargetError(
+                f"{spec.where}: target: {shard.path} holds no documents (with {spec.text_field!r})"
+            )
+        got = got[spec.skip_docs :]
+        if not got:
+            raise TargetError(
+                f"{spec.where}: target: {shard.path} has no documents after skip_docs={spec.skip_docs}"
+            )
+        texts += got
+        files += [shard.path] * len(got)
+    return texts[: spec.max_docs], files[: spec.max_docs]
+
+
+def _target_rows(args: tuple[Any, Any, str, int, list[float]]) -> tuple[list[str], int]:
+    """Texts of input source ``name`` in one shard (after ``skip``), and how many fell in a held-out split."""
+    source, shard, name, skip, holdouts = args
+    t = _rows(source, shard)
+    keep = [i for i, s in enumerate(t.column(schema.SOURCE).to_pylist()) if s == name]
+    ids = [t.column(schema.ID)[i].as_py() for i in keep][skip:]
+    texts = [t.column(schema.TEXT)[i].as_py() for i in keep][skip:]
+    held = _in_holdout(ids, holdouts)
+    return [x for x, h in zip(texts, held, strict=True) if not h and x and x.strip()], int(held.sum())
+
+
+def _scan(args: dict[str, Any]) -> dict[str, Any]:
+    """One input shard: the raw-sample candidates (smallest keys) and source-eval rows' target hits."""
+    import xxhash
+
+    from curate.proxy.evalsets import gram_hits
+
+    t = _rows(args["source"], args["shard"])
+    ids, texts = t.column(schema.ID).to_pylist(), t.column(schema.TEXT).to_pylist()
+    srcs = t.column(schema.SOURCE).to_pylist()
+    hits: dict[str, int] = {}
+    for name in args["eval_sources"]:
+        rows = [x or "" for x, s in zip(texts, srcs, strict=True) if s == name]
+        if rows and args["target_index"]:
+            hits[name] = int(gram_hits(rows, args["target_index"]).any(axis=1).sum())
+    excluded = set(args["eval_sources"]) | ({args["target_source"]} if args["target_source"] else set())
+    held = _in_holdout(ids, args["holdouts"])
+    cand = [
+        (xxhash.xxh64_intdigest(f"{args['seed']}:{i}".encode()), x)
+        for i, x, s, h in zip(ids, texts, srcs, held, strict=True)
+        if x and x.strip() and s not in excluded and not h
+    ]
+    cand = heapq.nsmallest(args["n"], cand, key=lambda kv: kv[0])
+    if cand and args["eval_index"]:
+        bad = gram_hits([x for _, x in cand], args["eval_index"]).any(axis=1)
+        cand = [c for c, b in zip(cand, bad, strict=True) if not b]
+    return {"raw": cand, "source_hits": hits, "rows": len(ids)}
+
+
+def _write_jsonl(texts: list[str], path: Path) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    with gzip.open(tmp, "wt", encoding="utf-8") as f:
+        for i, x in enumerate(texts):
+            f.write(json.dumps({"id": str(i), "text": x}) + "\n")
+    tmp.replace(path)
+
+
+def _overlap_error(spec: TargetSpec, hits: np.ndarray, files: list[str], evals: list[Any]) -> TargetError:
+    parts = []
+    for k, e in enumerate(evals):
+        docs = np.flatnonzero(hits[:, k])
+        if len(docs):
+            tfiles = sorted({files[i] for i in docs})
+            parts.append(
+                f"eval set {e.name!r} ({e.file or e.spec.source}) shares text with {len(docs)} target "
+                f"document(s) of {', '.join(tfiles)}"
+            )
+    return TargetError(
+        f"{spec.where}: target: overlaps the eval sets: {'; '.join(parts)}. The target sample and the eval "
+        "sets must be disjoint (13-gram and exact-text check): take the target from other documents "
+        "(target.skip_docs, another file) or remove the eval set"
+    )
+
+
+def check_disjoint(spec: TargetSpec, texts: list[str], files: list[str], evals: list[Any], work: Path) -> str:
+    """Refuse a target sharing an exact text or a word 13-gram with a file eval set; returns the path of
+    the eval sets' gram index (``""`` when there is none)."""
+    from curate.proxy.evalsets import build_gram_index, gram_hits
+    from curate.proxy.shards import text_hashes
+
+    if not evals:
+        return ""
+    index = work / "eval_grams.npz"
+    build_gram_index(evals, index)
+    hits = gram_hits(texts, str(index))
+    th = text_hashes(texts)
+    for k, e in enumerate(evals):
+        hits[:, k] |= np.isin(th, text_hashes(e.decontam_texts()))
+    if hits.any():
+        raise _overlap_error(spec, hits, files, evals)
+    return str(index)
+
+
+def _echo(line: str, echo: bool) -> None:
+    log.info(line)
+    if echo:
+        print(line, file=sys.stderr)
+
+
+def prepare(
+    cfg: Any, run_dir: Path, stages: list[Any], engine: Any, source: Any, *, echo: bool = True
+) -> dict[str, Any] | None:
+    """Everything above; returns the manifest's ``target`` block (None without a ``target:`` section)."""
+    from curate.proxy.config import parse as parse_proxy
+    from curate.proxy.evalsets import EvalData, build_gram_index, load_file_set
+
+    spec: TargetSpec | None = cfg.target
+    if spec is None:
+        return None
+    work = run_dir / "target"
+    work.mkdir(parents=True, exist_ok=True)
+    pcfg = parse_proxy(cfg.proxy) if cfg.proxy is not None else None
+    specs = pcfg.eval if pcfg else []
+    file_sets = (
+        [load_file_set(e, pcfg.eval_chars, cfg.path) for e in specs if e.path is not None] if pcfg else []
+    )
+    eval_sources = sorted({e.source for e in specs if e.source})
+    holdouts = sorted({float(e.holdout) for e in specs if e.kind == "heldout" and e.holdout})
+    if spec.source and spec.source in eval_sources:
+        name = next(e.name for e in specs if e.source == spec.source)
+        raise TargetError(
+            f"{spec.where}: target.source {spec.source!r} is the source of eval set {name!r}: the target "
+            "sample and the eval sets must be disjoint"
+        )
+    shards = source.shards()
+    dropped_heldout = 0
+    if spec.path:
+        texts, files = read_target_files(spec)
+    else:
+        got = engine.map(
+            _target_rows, [(source, s, spec.source, spec.skip_docs, holdouts) for s in shards], desc="target"
+        )
+        texts = [x for rows, _ in got for x in rows][: spec.max_docs]
+        dropped_heldout = sum(n for _, n in got)
+        files = [f"input source {spec.source!r}"] * len(texts)
+        if not texts:
+            raise TargetError(f"{spec.where}: target: input source {spec.source!r} has no documents")
+    eval_index = check_disjoint(spec, texts, files, file_sets, work)
+    target_index = ""
+    if eval_sources:
+        target_index = str(work / "target_grams.npz")
+        build_gram_index([EvalData(_target_spec(), texts=texts)], Path(target_index))
+    scans = engine.map(
+        _scan,
+        [
+            {
+                "source": source,
+                "shard": s,
+                "seed": spec.seed,
+                "n": spec.raw_docs,
+                "eval_sources": eval_sources,
+                "holdouts": holdouts,
+                "eval_index": eval_index,
+                "target_index": target_index,
+                "target_source": spec.source,
+            }
+            for s in shards
+        ],
+        desc="target: raw sample",
+    )
+    for name in eval_sources:
+        n = sum(s["source_hits"].get(name, 0) for s in scans)
+        if n:
+            e = next(x for x in specs if x.source == name)
+            raise TargetError(
+                f"{spec.where}: target: overlaps the eval sets: eval set {e.name!r} (input source {name!r}) "
+                f"has {n} document(s) sharing a 13-gram with the target sample of {', '.join(sorted(set(files)))}. "
+                "The target sample and the eval sets must be disjoint: take the target from other documents "
+                "or remove the eval set"
+            )
+    raw = heapq.nsmallest(spec.raw_docs, [c for s in scans for c in s["raw"]], key=lambda kv: kv[0])
+    raw_texts = [x for _, x in raw]
+    if not raw_texts:
+        raise TargetError(f"{spec.where}: target: no raw input documents left to sample for the raw side")
+    sample = TargetSample(
+        target_texts=texts,
+        raw_texts=raw_texts,
+        target_files=sorted(set(files)),
+        target_jsonl=str(work / "target.jsonl.gz"),
+        raw_jsonl=str(work / "raw.jsonl.gz"),
+        seed=spec.seed,
+    )
+    _write_jsonl(texts, Path(sample.target_jsonl))
+    _write_jsonl(raw_texts, Path(sample.raw_jsonl))
+    roles = {
+        "target": {
+            "files": sample.target_files,
+            "docs": len(texts),
+            "skip_docs": spec.skip_docs,
+            "dropped_heldout": dropped_heldout,
+        },
+        "eval": {e.name: _eval_role(e) for e in specs},
+        "raw_sample": {
+            "docs": len(raw_texts),
+            "seed": spec.seed,
+            "input_rows": sum(s["rows"] for s in scans),
+        },
+        "disjoint": "checked: no exact text or word 13-gram shared between the target and any eval set",
+        "sha256": sample.sha256(),
+    }
+    (work / "roles.json").write_text(json.dumps(roles, indent=1))
+    _echo(f"target: {', '.join(sample.target_files)} (target sample, {len(texts)} docs)", echo)
+    for name, r in roles["eval"].items():
+        _echo(f"eval:   {name}: {r['from']} ({r['kind']})", echo)
+    _echo(
+        f"raw:    {len(raw_texts)} input docs by xxh64(seed:id) (raw side of the target-aware scorers)", echo
+    )
+    roles["fitted"] = fit_stages(stages, sample, work, echo=echo)
+    return roles
+
+
+def _target_spec() -> Any:
+    from curate.proxy.config import EvalSpec
+
+    return EvalSpec(name="target", kind="text", path="target")
+
+
+def _eval_role(e: Any) -> dict[str, Any]:
+    where = (
+        e.path if e.path else (f"input source {e.source!r}" if e.source else f"held-out split {e.holdout}")
+    )
+    return {"kind": e.kind, "from": where}
+
+
+def fit_stages(stages: list[Any], sample: TargetSample, work: Path, *, echo: bool = False) -> dict[str, str]:
+    """Fit every target-aware stage without a model (reusing complete fits); returns label -> artifact."""
+    out = {}
+    for s in stages:
+        if not isinstance(s, TargetFitted) or not s.needs_fit():
+            continue
+        key = {"stage": s.name, "fit": s.fit_key(), "data": sample.sha256(), "seed": sample.seed}
+        fp = hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:16]
+        folder = work / f"{s.label}-{fp}"
+        done = folder / "fitted.json"
+        if done.exists():
+            path = json.loads(done.read_text())["artifact"]
+        else:
+            if folder.exists():
+                shutil.rmtree(folder)  # an interrupted fit: start it again
+            folder.mkdir(parents=True)
+            _echo(f"target: fitting {s.label} ({folder})", echo)
+            path = s.fit(sample, folder)
+            done.write_text(json.dumps({"artifact": path, "key": key}, indent=1))
+        s.use_model(path)
+        out[s.label] = path
+    return out
