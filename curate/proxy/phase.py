@@ -296,6 +296,9 @@ def run_phase(ctx: RunContext) -> dict[str, Any]:
     exclude = np.unique(np.concatenate([text_hashes(e.decontam_texts()) for e in evals]))
     np.save(pdir / "eval_hashes.npy", exclude)
     grams_per_set = evalsets.build_gram_index(evals, pdir / "eval_grams.npz")
+    from curate.target.prepare import recheck
+
+    recheck(ctx.run_dir, evals, str(pdir / "eval_grams.npz"))  # a target sample must stay disjoint
     sources = sorted({e.spec.source for e in evals if e.spec.source})
     overlaps = evalsets.scorer_overlaps(ctx.config, cfg.recipes, evals, ctx.pipeline_path)
     bad = [o for o in overlaps if o["eval_set"] in cfg.headline]

@@ -48,14 +48,19 @@ class TargetError(ConfigError):
     """A target sample that cannot be used (empty, unreadable, overlapping an eval set)."""
 
 
-def _rows(source: Any, shard: Any) -> pa.Table:
-    """A shard's readable rows (quarantined ones dropped), id / text / source."""
+def _rows(source: Any, shard: Any, *, strict: bool = False) -> pa.Table:
+    """A shard's readable rows (quarantined ones dropped), id / text / source; ``strict``: a quarantined
+    row (malformed record, truncated file, ...) raises ``OSError`` with its reason instead."""
+    import pyarrow.compute as pc
+
     tables = []
     for t in source.read(shard):
         if schema.REJECT in t.column_names:
-            import pyarrow.compute as pc
-
-            t = t.filter(pc.is_null(t.column(schema.REJECT)))
+            bad = pc.is_valid(t.column(schema.REJECT))
+            if strict and pc.any(bad).as_py():
+                row = t.filter(bad).slice(0, 1).to_pylist()[0]
+                raise OSError(f"{row[schema.REJECT]} ({row.get('detail') or row[schema.ID]})")
+            t = t.filter(pc.invert(bad))
         tables.append(t.select([schema.ID, schema.TEXT, schema.SOURCE]))
     if not tables:
         return pa.table({k: pa.array([], pa.string()) for k in (schema.ID, schema.TEXT, schema.SOURCE)})
@@ -87,7 +92,7 @@ def read_target_files(spec: TargetSpec) -> tuple[list[str], list[str]]:
     files: list[str] = []
     for shard in shards:
         try:
-            t = _rows(src, shard)
+            t = _rows(src, shard, strict=True)
         except (SourceError, OSError) as e:
             raise TargetError(f"{spec.where}: target: {shard.path} is unreadable: {e}") from None
         got = [x for x in t.column(schema.TEXT).to_pylist() if x and x.strip()]
@@ -139,7 +144,7 @@ def _scan(args: dict[str, Any]) -> dict[str, Any]:
     ]
     cand = heapq.nsmallest(args["n"], cand, key=lambda kv: kv[0])
     if cand and args["eval_index"]:
-        bad = gram_hits([x for _, x in cand], args["eval_index"]).any(axis=1)
+        bad = gram_hits([x for _, x in cand], args["eval_index"]).any(axis=1).tolist()
         cand = [c for c, b in zip(cand, bad, strict=True) if not b]
     return {"raw": cand, "source_hits": hits, "rows": len(ids)}
 
@@ -186,6 +191,31 @@ def check_disjoint(spec: TargetSpec, texts: list[str], files: list[str], evals: 
     if hits.any():
         raise _overlap_error(spec, hits, files, evals)
     return str(index)
+
+
+def recheck(run_dir: Path, evals: list[Any], index_path: str) -> None:
+    """The proxy phase's guard: a run's stored target sample (``RUN_DIR/target/target.jsonl.gz``) against
+    the eval sets it is about to train with (``curate proxy --set eval=...`` may have changed them)."""
+    from curate.proxy.evalsets import gram_hits
+    from curate.proxy.shards import text_hashes
+
+    path = Path(run_dir) / "target" / "target.jsonl.gz"
+    if not path.exists():
+        return
+    with gzip.open(path, "rt", encoding="utf-8") as f:
+        texts = [json.loads(line)["text"] for line in f]
+    roles = (
+        json.loads((path.parent / "roles.json").read_text()) if (path.parent / "roles.json").exists() else {}
+    )
+    files = ", ".join(roles.get("target", {}).get("files", [])) or str(path)
+    hits = gram_hits(texts, index_path)
+    th = text_hashes(texts)
+    for k, e in enumerate(evals):
+        hits[:, k] |= np.isin(th, text_hashes(e.decontam_texts()))
+    if hits.any():
+        raise _overlap_error(
+            TargetSpec(where=f"proxy: the run's target sample {path}"), hits, [files] * len(texts), evals
+        )
 
 
 def _echo(line: str, echo: bool) -> None:
@@ -279,14 +309,15 @@ def prepare(
     )
     _write_jsonl(texts, Path(sample.target_jsonl))
     _write_jsonl(raw_texts, Path(sample.raw_jsonl))
-    roles = {
+    eval_roles = {e.name: _eval_role(e) for e in specs}
+    roles: dict[str, Any] = {
         "target": {
             "files": sample.target_files,
             "docs": len(texts),
             "skip_docs": spec.skip_docs,
             "dropped_heldout": dropped_heldout,
         },
-        "eval": {e.name: _eval_role(e) for e in specs},
+        "eval": eval_roles,
         "raw_sample": {
             "docs": len(raw_texts),
             "seed": spec.seed,
@@ -297,7 +328,7 @@ def prepare(
     }
     (work / "roles.json").write_text(json.dumps(roles, indent=1))
     _echo(f"target: {', '.join(sample.target_files)} (target sample, {len(texts)} docs)", echo)
-    for name, r in roles["eval"].items():
+    for name, r in eval_roles.items():
         _echo(f"eval:   {name}: {r['from']} ({r['kind']})", echo)
     _echo(
         f"raw:    {len(raw_texts)} input docs by xxh64(seed:id) (raw side of the target-aware scorers)", echo
@@ -336,7 +367,10 @@ def fit_stages(stages: list[Any], sample: TargetSample, work: Path, *, echo: boo
                 shutil.rmtree(folder)  # an interrupted fit: start it again
             folder.mkdir(parents=True)
             _echo(f"target: fitting {s.label} ({folder})", echo)
-            path = s.fit(sample, folder)
+            try:
+                path = s.fit(sample, folder)
+            except ValueError as e:
+                raise TargetError(f"target: {s.label} cannot be fitted to the target sample: {e}") from None
             done.write_text(json.dumps({"artifact": path, "key": key}, indent=1))
         s.use_model(path)
         out[s.label] = path
