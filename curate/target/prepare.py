@@ -144,8 +144,8 @@ def _scan(args: dict[str, Any]) -> dict[str, Any]:
     ]
     cand = heapq.nsmallest(args["n"], cand, key=lambda kv: kv[0])
     if cand and args["eval_index"]:
-        bad = gram_hits([x for _, x in cand], args["eval_index"]).any(axis=1).tolist()
-        cand = [c for c, b in zip(cand, bad, strict=True) if not b]
+        bad = np.asarray(gram_hits([x for _, x in cand], args["eval_index"]).any(axis=1))
+        cand = [c for c, b in zip(cand, bad.tolist(), strict=True) if not b]
     return {"raw": cand, "source_hits": hits, "rows": len(ids)}
 
 
