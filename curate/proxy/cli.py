@@ -31,7 +31,6 @@ def _set(section: dict[str, Any], dotted: str) -> None:
 
 
 def _handler(args: argparse.Namespace) -> int:
-    import yaml
 
     from curate.context import RunContext, load_manifest
     from curate.engine import make_engine
@@ -40,13 +39,7 @@ def _handler(args: argparse.Namespace) -> int:
     run_dir = Path(args.run_dir)
     manifest = load_manifest(run_dir)
     config = manifest.get("config") or {}
-    if args.section:
-        section = yaml.safe_load(Path(args.section).read_text()) or {}
-        section = section.get("proxy", section)
-    else:
-        section = dict(config.get("proxy") or {})
-    for s in args.set or []:
-        _set(section, s)
+    section = _section_of(args, config)
     engine = make_engine(args.engine, progress=True)
     try:
         result = run_phase(
@@ -70,8 +63,71 @@ def _handler(args: argparse.Namespace) -> int:
     return 0
 
 
+ABLATE_EXAMPLE = """example:
+  curate ablate runs/web
+  curate ablate runs/web --set seeds=5 --engine inline
+Trains, for every stage that rejected documents, the recipe kept/ + that stage's rejected rows
+(without_<stage>) beside the baseline and the curated recipe, with the run's proxy settings (finished
+runs in proxy/ are reused), and writes ablation.json: each stage's paired effect on the multiplier and
+on data goodput, with CIs (docs/goodput.md, "Per-stage attribution").
+"""
+
+
+def _section_of(args: argparse.Namespace, config: dict[str, Any]) -> dict[str, Any]:
+    import yaml
+
+    if args.section:
+        section = yaml.safe_load(Path(args.section).read_text()) or {}
+        section = section.get("proxy", section)
+    else:
+        section = dict(config.get("proxy") or {})
+    for s in args.set or []:
+        _set(section, s)
+    return section
+
+
+def _ablate(args: argparse.Namespace) -> int:
+    from curate.context import RunContext, load_manifest
+    from curate.engine import make_engine
+    from curate.proxy.ablate import format_table, run_ablation
+
+    run_dir = Path(args.run_dir)
+    manifest = load_manifest(run_dir)
+    config = manifest.get("config") or {}
+    engine = make_engine(args.engine, progress=True)
+    try:
+        ab = run_ablation(
+            RunContext(
+                run_dir=run_dir,
+                config=config,
+                engine=engine,
+                manifest=manifest,
+                section=_section_of(args, config),
+                pipeline_path=manifest.get("pipeline"),
+            )
+        )
+    finally:
+        engine.shutdown()
+    print(format_table(ab))
+    print(f"ablation: {run_dir / 'ablation.json'}")
+    return 0
+
+
 def register(subparsers: Any) -> None:
-    """Add the ``proxy`` verb to the main CLI."""
+    """Add the ``proxy`` and ``ablate`` verbs to the main CLI."""
+    a = subparsers.add_parser(
+        "ablate",
+        help="leave-one-stage-out proxy runs: which stage pays, which costs (ablation.json)",
+        epilog=ABLATE_EXAMPLE,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    a.add_argument("run_dir", metavar="RUN_DIR", help="a finished run directory (has manifest.json, kept/)")
+    a.add_argument("--section", help="a YAML file with the proxy: mapping (default: the run's own)")
+    a.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a proxy key by dotted path")
+    a.add_argument(
+        "--engine", choices=["ray", "inline"], default="ray", help="execution engine (default ray)"
+    )
+    a.set_defaults(func=_ablate)
     p = subparsers.add_parser(
         "proxy",
         help="train proxy LMs on a run's recipes and write goodput.json",

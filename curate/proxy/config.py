@@ -32,6 +32,7 @@ proxy:
   cpus_per_run: 1                # Ray resources per run; on CPU, runs queue for cores
   gpu_fraction: 0.25             # num_gpus per run when CUDA is present (runs share a GPU)
   n_boot: 1000                   # bootstrap resamples for the CIs
+  ablate: false                  # also run leave-one-stage-out recipes (ablation.json; curate ablate)
 ```
 """
 
@@ -65,6 +66,7 @@ KEYS = [
     "controls_for",
     "ladder",
     "eval_suite",
+    "ablate",
 ]
 RECIPE_KEYS = ["from", "select", "without_stages", "sweep"]
 EVAL_KEYS = ["name", "kind", "holdout", "path", "source", "max_docs", "max_items", "format"]
@@ -148,6 +150,7 @@ class ProxyConfig:
     cpus_per_run: float = 1.0
     gpu_fraction: float = 0.25
     n_boot: int = 1000
+    ablate: bool = False
 
     def train_config(self, seed: int, point: LadderPoint | None = None) -> TrainConfig:
         model, budget = (point.model, point.budget) if point else (self.model, self.budget)
@@ -305,6 +308,10 @@ def parse(section: dict[str, Any] | None) -> ProxyConfig:
             if not isinstance(raw[key], int | float) or isinstance(raw[key], bool):
                 raise PhaseError(f"proxy.{key}: expected a number, got {raw[key]!r}")
             kw[key] = tp(raw[key])
+    if "ablate" in raw:
+        if not isinstance(raw["ablate"], bool):
+            raise ProxyConfigError(("ablate",), f"expected true or false, got {raw['ablate']!r}")
+        kw["ablate"] = raw["ablate"]
     if "seeds" in raw:
         s = raw["seeds"]
         kw["seeds"] = list(range(s)) if isinstance(s, int) else [int(x) for x in s]

@@ -270,8 +270,9 @@ def _controls(cfg: ProxyConfig) -> tuple[list[Recipe], str | None, dict[str, str
     return out, target, skipped
 
 
-def run_phase(ctx: RunContext) -> dict[str, Any]:
-    """Run the ``proxy:`` section of a finished pipeline run; returns a summary for the manifest."""
+def run_phase(ctx: RunContext, *, report_name: str = "goodput.json") -> dict[str, Any]:
+    """Run the ``proxy:`` section of a finished pipeline run; returns a summary for the manifest.
+    ``report_name``: where the report goes (``curate ablate`` writes ``ablation/goodput.json``)."""
     from curate.proxy.assemble import assemble
     from curate.proxy.choice import build_rows
 
@@ -393,9 +394,16 @@ def run_phase(ctx: RunContext) -> dict[str, Any]:
     )
     report["tokenizer"] = tok_info
     report["scorer_overlaps"] = overlaps  # non-headline sets only (headline overlaps are refused above)
-    _write_json(report, ctx.path("goodput.json"))
-    return {
-        "goodput": "goodput.json",
+    ctx.path(report_name).parent.mkdir(parents=True, exist_ok=True)
+    _write_json(report, ctx.path(report_name))
+    ablation = {}
+    if cfg.ablate:
+        from curate.proxy.ablate import run_ablation
+
+        ab = run_ablation(ctx)
+        ablation = {"ablation": {s: e["call"] for s, e in ab["stages"].items()}}
+    return ablation | {
+        "goodput": report_name,
         "recipes": {
             r: {"multiplier": v["multiplier"]["value"], "goodput": v["goodput"]["value"]}
             for r, v in report["recipes"].items()
