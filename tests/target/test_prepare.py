@@ -13,6 +13,7 @@ import pytest
 
 import curate
 from curate.config import ConfigError, parse_pipeline
+from tests.conftest import corpora_path
 
 TARGET_WORDS = "the cat sat on a mat and the dog ran to the park while birds sang over green hills".split()
 WEB_WORDS = "buy cheap deals now click here best price free shipping offer today limited stock".split()
@@ -198,3 +199,33 @@ def test_the_proxy_phase_rechecks_a_stored_target_against_its_eval_sets(tmp_path
         f"proxy: the run's target sample {out}/target/target.jsonl.gz: target: overlaps the eval sets: "
         f"eval set 'leak' (leak.jsonl) shares text with 1 target document(s) of {tmp_path}/target.jsonl.gz"
     )
+
+
+@pytest.mark.corpora
+def test_a_wikipedia_target_is_disjoint_from_web_targets_only_past_the_eval_documents(tmp_path):
+    wiki = corpora_path("clean", "wikipedia.jsonl.gz")
+    docs = corpora_path("clean", "python_docs.jsonl.gz")
+    text = f"""name: t
+input: {{path: {docs}, format: jsonl, limit: 200}}
+engine: {{kind: inline}}
+target: {{path: {wiki}, max_docs: 200}}
+stages:
+  - score: dsir_v1
+proxy: {{eval_suite: web_targets}}
+"""
+    (tmp_path / "p.yaml").write_text(text)
+    with pytest.raises(ConfigError) as e:
+        curate.run(tmp_path / "p.yaml", output=tmp_path / "a", phases=False)
+    assert "eval set 'wikipedia' (" in str(e.value) and f"target document(s) of {wiki}" in str(e.value)
+    # web_targets' wikipedia set reads the first documents only: skipping 40 makes the target disjoint
+    (tmp_path / "p.yaml").write_text(text.replace("max_docs: 200}", "max_docs: 200, skip_docs: 40}"))
+    m = curate.run(tmp_path / "p.yaml", output=tmp_path / "b", phases=False)
+    assert m["target"]["target"]["docs"] == 200 and set(m["target"]["eval"]) == {
+        "wikitext2",
+        "wikipedia",
+        "gutenberg",
+        "arc_easy",
+        "piqa",
+        "lambada",
+        "winogrande",
+    }
