@@ -76,7 +76,7 @@ def ablation_section(section: dict[str, Any], stages: list[str]) -> tuple[dict[s
         if name in recipes:
             raise PhaseError(f"ablate: recipe name {name!r} clashes with a recipe of the run")
         recipes[name] = {"from": "kept", "without_stages": [s]}
-    out = {k: v for k, v in section.items() if k not in ("ladder", "controls_for", "ablate")}
+    out = {k: v for k, v in section.items() if k not in ("ladder", "controls_for", "ablate", "search")}
     out.update({"recipes": recipes, "controls": [], "baseline": base.name})
     return out, base.name, subject.name
 

@@ -33,6 +33,7 @@ proxy:
   gpu_fraction: 0.25             # num_gpus per run when CUDA is present (runs share a GPU)
   n_boot: 1000                   # bootstrap resamples for the CIs
   ablate: false                  # also run leave-one-stage-out recipes (ablation.json; curate ablate)
+  search: {columns: {dsir_v1.resample_key: {min_quantile: [0.5, 0.9]}}}   # curate search (proxy/search.py)
 ```
 """
 
@@ -67,6 +68,7 @@ KEYS = [
     "ladder",
     "eval_suite",
     "ablate",
+    "search",
 ]
 RECIPE_KEYS = ["from", "select", "without_stages", "sweep"]
 EVAL_KEYS = ["name", "kind", "holdout", "path", "source", "max_docs", "max_items", "format"]
@@ -362,6 +364,15 @@ def parse(section: dict[str, Any] | None) -> ProxyConfig:
         kw["ladder"] = _ladder(raw["ladder"], kw.get("seeds", [0, 1, 2]))
     cfg = ProxyConfig(**kw)
     cfg.train_config(0).steps  # noqa: B018  (fails early when the budget is under 4 steps)
+    if "search" in raw:
+        from curate.proxy.search import parse_search
+
+        spec = parse_search(raw["search"], cfg.budget, cfg.seeds)
+        for i, rung in enumerate(spec.rungs):
+            try:
+                TrainConfig(**{**cfg.train, "model": cfg.model, "tokens": rung.budget}).steps  # noqa: B018
+            except ValueError as e:
+                raise ProxyConfigError(("search", "rungs", i, "budget"), str(e)) from None
     for i, p in enumerate(cfg.ladder):
         try:
             cfg.train_config(0, p).steps  # noqa: B018

@@ -145,7 +145,7 @@ def _recipe_jobs(
     return jobs
 
 
-def _resolve_quantiles(ctx: RunContext, rule: dict[str, Any]) -> dict[str, Any]:
+def resolve_quantiles(ctx: RunContext, rule: dict[str, Any]) -> dict[str, Any]:
     """``min_quantile`` / ``max_quantile`` (fractions) -> absolute ``min`` / ``max`` over kept/'s scores."""
     if "min_quantile" not in rule and "max_quantile" not in rule:
         return rule
@@ -270,9 +270,13 @@ def _controls(cfg: ProxyConfig) -> tuple[list[Recipe], str | None, dict[str, str
     return out, target, skipped
 
 
-def run_phase(ctx: RunContext, *, report_name: str = "goodput.json") -> dict[str, Any]:
+def run_phase(
+    ctx: RunContext, *, report_name: str = "goodput.json", runs_dir: str | None = None
+) -> dict[str, Any]:
     """Run the ``proxy:`` section of a finished pipeline run; returns a summary for the manifest.
-    ``report_name``: where the report goes (``curate ablate`` writes ``ablation/goodput.json``)."""
+    ``report_name``: where the report goes (``curate ablate`` writes ``ablation/goodput.json``);
+    ``runs_dir``: a folder under ``proxy/`` for the main point's runs instead of ``proxy/`` itself (the
+    search's rungs train other budgets and seeds than the run's own)."""
     from curate.proxy.assemble import assemble
     from curate.proxy.choice import build_rows
 
@@ -329,7 +333,7 @@ def run_phase(ctx: RunContext, *, report_name: str = "goodput.json") -> dict[str
     # 2. token shards per recipe, in parallel over files (percentile bands resolved over kept/ first)
     controls, controlled, skipped = _controls(cfg)
     for r in cfg.recipes:
-        r.rules = [_resolve_quantiles(ctx, rule) for rule in r.rules]
+        r.rules = [resolve_quantiles(ctx, rule) for rule in r.rules]
     built = [r for r in cfg.recipes + controls if r.source != "null"]
     excl, grams = str(pdir / "eval_hashes.npy"), str(pdir / "eval_grams.npz")
     jobs = {r.name: _recipe_jobs(ctx, r, pdir, tok_path, excl, grams, sources) for r in built}
@@ -359,7 +363,8 @@ def run_phase(ctx: RunContext, *, report_name: str = "goodput.json") -> dict[str
         if data[r.name]["tokens"] <= min_tokens:
             raise PhaseError(f"proxy.recipes.{r.name}: only {data[r.name]['tokens']} tokens of data")
     for k, point in enumerate(cfg.points()):
-        base_dir = pdir if k == 0 else pdir / "ladder" / point.name
+        main_dir = pdir / runs_dir if runs_dir else pdir
+        base_dir = main_dir if k == 0 else pdir / "ladder" / point.name
         for r in recipes:
             for seed in point.seeds:
                 items.append(
@@ -396,13 +401,18 @@ def run_phase(ctx: RunContext, *, report_name: str = "goodput.json") -> dict[str
     report["scorer_overlaps"] = overlaps  # non-headline sets only (headline overlaps are refused above)
     ctx.path(report_name).parent.mkdir(parents=True, exist_ok=True)
     _write_json(report, ctx.path(report_name))
-    ablation = {}
+    extra: dict[str, Any] = {}  # what the ablation and the search add to the summary
     if cfg.ablate:
         from curate.proxy.ablate import run_ablation
 
         ab = run_ablation(ctx)
-        ablation = {"ablation": {s: e["call"] for s, e in ab["stages"].items()}}
-    return ablation | {
+        extra["ablation"] = {s: e["call"] for s, e in ab["stages"].items()}
+    if "search" in ctx.section:
+        from curate.proxy.search import parse_search, run_search
+
+        found = run_search(ctx, parse_search(ctx.section["search"], cfg.budget, cfg.seeds))
+        extra["search"] = {"winner": found["winner"], "search": "search.json"}
+    return extra | {
         "goodput": report_name,
         "recipes": {
             r: {"multiplier": v["multiplier"]["value"], "goodput": v["goodput"]["value"]}
