@@ -27,6 +27,7 @@ SKIPPED = {
     "curate train-classifier models/quality_fasttext.yaml": "trains fastText for minutes: tests/scorers/test_classify.py",
     "curate proxy runs/web": "trains proxy LMs for minutes: tests/proxy/test_phase.py, tests/test_cli.py",
     "curate ablate runs/web": "trains proxy LMs for minutes: tests/proxy/test_ablate.py",
+    "curate search runs/web --spec search.yaml": "trains proxy LMs for minutes: tests/proxy/test_search.py",
     "curate run pipelines/web.yaml --address 10.0.0.1:6379 --output /shared/runs/web": "tests/test_cluster.py",
     "ray job submit --address http://127.0.0.1:8265 --working-dir . -- curate run pipelines/web.yaml "
     "--output /shared/runs/web": "tests/test_cluster.py::test_ray_job_submit",
@@ -91,7 +92,7 @@ def test_readme_commands_run(tmp_path: Path, corpora, monkeypatch, capsys) -> No
         out = capsys.readouterr()
         assert code == 0, f"{cmd}\n{out.out[-2000:]}\n{out.err[-3000:]}"
         ran += 1
-    assert ran == 14
+    assert ran == 15
     assert (tmp_path / "runs" / "rt-loose" / "manifest.json").is_file()
     assert (tmp_path / "runs" / "web" / "export" / "megatron").is_dir()
     assert (tmp_path / "runs" / "web" / "export" / "parquet").is_dir()  # added, megatron kept
