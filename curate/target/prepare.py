@@ -23,6 +23,7 @@ Order (every failure comes before any training, and names the file):
 
 from __future__ import annotations
 
+import dataclasses
 import gzip
 import hashlib
 import heapq
@@ -202,8 +203,7 @@ def recheck(run_dir: Path, evals: list[Any], index_path: str) -> None:
     path = Path(run_dir) / "target" / "target.jsonl.gz"
     if not path.exists():
         return
-    with gzip.open(path, "rt", encoding="utf-8") as f:
-        texts = [json.loads(line)["text"] for line in f]
+    texts = _read_jsonl(path)
     roles = (
         json.loads((path.parent / "roles.json").read_text()) if (path.parent / "roles.json").exists() else {}
     )
@@ -227,9 +227,13 @@ def _echo(line: str, echo: bool) -> None:
 def prepare(
     cfg: Any, run_dir: Path, stages: list[Any], engine: Any, source: Any, *, echo: bool = True
 ) -> dict[str, Any] | None:
-    """Everything above; returns the manifest's ``target`` block (None without a ``target:`` section)."""
+    """Everything above; returns the manifest's ``target`` block (None without a ``target:`` section).
+
+    A rerun with the same input files (path, size, mtime), ``target:`` and eval sets reuses the stored
+    samples instead of scanning the input again; the target is still checked against the eval sets'
+    current content."""
     from curate.proxy.config import parse as parse_proxy
-    from curate.proxy.evalsets import EvalData, build_gram_index, load_file_set
+    from curate.proxy.evalsets import load_file_set
 
     spec: TargetSpec | None = cfg.target
     if spec is None:
@@ -241,14 +245,78 @@ def prepare(
     file_sets = (
         [load_file_set(e, pcfg.eval_chars, cfg.path) for e in specs if e.path is not None] if pcfg else []
     )
-    eval_sources = sorted({e.source for e in specs if e.source})
-    holdouts = sorted({float(e.holdout) for e in specs if e.kind == "heldout" and e.holdout})
-    if spec.source and spec.source in eval_sources:
+    if spec.source and spec.source in {e.source for e in specs}:
         name = next(e.name for e in specs if e.source == spec.source)
         raise TargetError(
             f"{spec.where}: target.source {spec.source!r} is the source of eval set {name!r}: the target "
             "sample and the eval sets must be disjoint"
         )
+    key = hashlib.sha256(
+        json.dumps(
+            {
+                "input": cfg.raw.get("input"),
+                "files": source.fingerprint(),
+                "target": cfg.raw.get("target"),
+                "evals": [dataclasses.asdict(e) for e in specs],
+                "eval_chars": pcfg.eval_chars if pcfg else None,
+            },
+            sort_keys=True,
+            default=str,
+        ).encode()
+    ).hexdigest()
+    cached = _cached(work, key)
+    if cached is None:
+        sample, roles = _draw(spec, specs, file_sets, source, engine, work)
+        roles["key"] = key
+        (work / "roles.json").write_text(json.dumps(roles, indent=1))
+    else:
+        sample, roles = cached
+        files = [", ".join(sample.target_files)] * len(sample.target_texts)
+        check_disjoint(spec, sample.target_texts, files, file_sets, work)
+    _echo(f"target: {', '.join(sample.target_files)} (target sample, {len(sample.target_texts)} docs)", echo)
+    for name, r in roles["eval"].items():
+        _echo(f"eval:   {name}: {r['from']} ({r['kind']})", echo)
+    _echo(
+        f"raw:    {len(sample.raw_texts)} input docs by xxh64(seed:id) (raw side of the target-aware scorers)",
+        echo,
+    )
+    roles = {k: v for k, v in roles.items() if k != "key"}
+    roles["fitted"] = fit_stages(stages, sample, work, echo=echo)
+    return roles
+
+
+def _read_jsonl(path: Path) -> list[str]:
+    with gzip.open(path, "rt", encoding="utf-8") as f:
+        return [json.loads(line)["text"] for line in f]
+
+
+def _cached(work: Path, key: str) -> tuple[TargetSample, dict[str, Any]] | None:
+    """The stored samples and roles when they were drawn with the same ``key``."""
+    path = work / "roles.json"
+    if not path.exists() or not (work / "raw.jsonl.gz").exists():
+        return None
+    roles = json.loads(path.read_text())
+    if roles.get("key") != key:
+        return None
+    sample = TargetSample(
+        target_texts=_read_jsonl(work / "target.jsonl.gz"),
+        raw_texts=_read_jsonl(work / "raw.jsonl.gz"),
+        target_files=roles["target"]["files"],
+        target_jsonl=str(work / "target.jsonl.gz"),
+        raw_jsonl=str(work / "raw.jsonl.gz"),
+        seed=roles["raw_sample"]["seed"],
+    )
+    return (sample, roles) if sample.sha256() == roles.get("sha256") else None
+
+
+def _draw(
+    spec: TargetSpec, specs: list[Any], file_sets: list[Any], source: Any, engine: Any, work: Path
+) -> tuple[TargetSample, dict[str, Any]]:
+    """Steps 1-3: the target (checked disjoint), the input scan, the raw sample; written under ``work``."""
+    from curate.proxy.evalsets import EvalData, build_gram_index
+
+    eval_sources = sorted({e.source for e in specs if e.source})
+    holdouts = sorted({float(e.holdout) for e in specs if e.kind == "heldout" and e.holdout})
     shards = source.shards()
     dropped_heldout = 0
     if spec.path:
@@ -326,15 +394,7 @@ def prepare(
         "disjoint": "checked: no exact text or word 13-gram shared between the target and any eval set",
         "sha256": sample.sha256(),
     }
-    (work / "roles.json").write_text(json.dumps(roles, indent=1))
-    _echo(f"target: {', '.join(sample.target_files)} (target sample, {len(texts)} docs)", echo)
-    for name, r in eval_roles.items():
-        _echo(f"eval:   {name}: {r['from']} ({r['kind']})", echo)
-    _echo(
-        f"raw:    {len(raw_texts)} input docs by xxh64(seed:id) (raw side of the target-aware scorers)", echo
-    )
-    roles["fitted"] = fit_stages(stages, sample, work, echo=echo)
-    return roles
+    return sample, roles
 
 
 def _target_spec() -> Any:

@@ -104,9 +104,17 @@ def test_target_roles_scores_and_no_refit_on_rerun(tmp_path, capsys):
         assert sign * v[mixed].mean() > sign * v[~mixed].mean(), col
     stamps = {f: f.stat().st_mtime_ns for f in (out / "target").glob("*/fitted.json")}
     assert len(stamps) == 3
+    stamps[out / "target" / "raw.jsonl.gz"] = (out / "target" / "raw.jsonl.gz").stat().st_mtime_ns
     m2 = curate.run(p, output=out, phases=False)
     assert m2["target"]["fitted"] == t["fitted"]
-    assert {f: f.stat().st_mtime_ns for f in (out / "target").glob("*/fitted.json")} == stamps
+    # neither refitted nor resampled (the input scan is skipped: same files, target and eval sets)
+    assert {f: f.stat().st_mtime_ns for f in stamps} == stamps
+    # an eval file whose content changed under the same name is checked again on a rerun
+    with gzip.open(out / "target" / "target.jsonl.gz", "rt") as f:
+        leaked = json.loads(f.readline())["text"]
+    _jsonl(tmp_path / "eval.jsonl.gz", [leaked])
+    with pytest.raises(ConfigError, match="target: overlaps the eval sets: eval set 'rivers'"):
+        curate.run(p, output=out, phases=False)
 
 
 def test_a_target_overlapping_an_eval_set_is_refused_naming_both_files(tmp_path):
