@@ -301,7 +301,7 @@ def run_phase(
     exclude = np.unique(np.concatenate([text_hashes(e.decontam_texts()) for e in evals]))
     np.save(pdir / "eval_hashes.npy", exclude)
     grams_per_set = evalsets.build_gram_index(evals, pdir / "eval_grams.npz")
-    from curate.target.prepare import recheck
+    from curate.target.disjoint import recheck
 
     recheck(ctx.run_dir, evals, str(pdir / "eval_grams.npz"))  # a target sample must stay disjoint
     sources = sorted({e.spec.source for e in evals if e.spec.source})

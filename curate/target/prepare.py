@@ -38,15 +38,11 @@ import numpy as np
 import pyarrow as pa
 
 from curate import schema
-from curate.config import ConfigError
 from curate.target.config import TargetSpec
+from curate.target.disjoint import TargetError, check_disjoint, read_jsonl
 from curate.target.fitted import TargetFitted, TargetSample
 
 log = logging.getLogger(__name__)
-
-
-class TargetError(ConfigError):
-    """A target sample that cannot be used (empty, unreadable, overlapping an eval set)."""
 
 
 def _rows(source: Any, shard: Any, *, strict: bool = False) -> pa.Table:
@@ -150,72 +146,12 @@ def _scan(args: dict[str, Any]) -> dict[str, Any]:
     return {"raw": cand, "source_hits": hits, "rows": len(ids)}
 
 
-def _write_jsonl(texts: list[str], path: Path) -> None:
+def write_jsonl(texts: list[str], path: Path) -> None:
     tmp = path.with_name(path.name + ".tmp")
     with gzip.open(tmp, "wt", encoding="utf-8") as f:
         for i, x in enumerate(texts):
             f.write(json.dumps({"id": str(i), "text": x}) + "\n")
     tmp.replace(path)
-
-
-def _overlap_error(spec: TargetSpec, hits: np.ndarray, files: list[str], evals: list[Any]) -> TargetError:
-    parts = []
-    for k, e in enumerate(evals):
-        docs = np.flatnonzero(hits[:, k])
-        if len(docs):
-            tfiles = sorted({files[i] for i in docs})
-            parts.append(
-                f"eval set {e.name!r} ({e.file or e.spec.source}) shares text with {len(docs)} target "
-                f"document(s) of {', '.join(tfiles)}"
-            )
-    return TargetError(
-        f"{spec.where}: target: overlaps the eval sets: {'; '.join(parts)}. The target sample and the eval "
-        "sets must be disjoint (13-gram and exact-text check): take the target from other documents "
-        "(target.skip_docs, another file) or remove the eval set"
-    )
-
-
-def check_disjoint(spec: TargetSpec, texts: list[str], files: list[str], evals: list[Any], work: Path) -> str:
-    """Refuse a target sharing an exact text or a word 13-gram with a file eval set; returns the path of
-    the eval sets' gram index (``""`` when there is none)."""
-    from curate.proxy.evalsets import build_gram_index, gram_hits
-    from curate.proxy.shards import text_hashes
-
-    if not evals:
-        return ""
-    index = work / "eval_grams.npz"
-    build_gram_index(evals, index)
-    hits = gram_hits(texts, str(index))
-    th = text_hashes(texts)
-    for k, e in enumerate(evals):
-        hits[:, k] |= np.isin(th, text_hashes(e.decontam_texts()))
-    if hits.any():
-        raise _overlap_error(spec, hits, files, evals)
-    return str(index)
-
-
-def recheck(run_dir: Path, evals: list[Any], index_path: str) -> None:
-    """The proxy phase's guard: a run's stored target sample (``RUN_DIR/target/target.jsonl.gz``) against
-    the eval sets it is about to train with (``curate proxy --set eval=...`` may have changed them)."""
-    from curate.proxy.evalsets import gram_hits
-    from curate.proxy.shards import text_hashes
-
-    path = Path(run_dir) / "target" / "target.jsonl.gz"
-    if not path.exists():
-        return
-    texts = _read_jsonl(path)
-    roles = (
-        json.loads((path.parent / "roles.json").read_text()) if (path.parent / "roles.json").exists() else {}
-    )
-    files = ", ".join(roles.get("target", {}).get("files", [])) or str(path)
-    hits = gram_hits(texts, index_path)
-    th = text_hashes(texts)
-    for k, e in enumerate(evals):
-        hits[:, k] |= np.isin(th, text_hashes(e.decontam_texts()))
-    if hits.any():
-        raise _overlap_error(
-            TargetSpec(where=f"proxy: the run's target sample {path}"), hits, [files] * len(texts), evals
-        )
 
 
 def _echo(line: str, echo: bool) -> None:
@@ -285,11 +221,6 @@ def prepare(
     return roles
 
 
-def _read_jsonl(path: Path) -> list[str]:
-    with gzip.open(path, "rt", encoding="utf-8") as f:
-        return [json.loads(line)["text"] for line in f]
-
-
 def _cached(work: Path, key: str) -> tuple[TargetSample, dict[str, Any]] | None:
     """The stored samples and roles when they were drawn with the same ``key``."""
     path = work / "roles.json"
@@ -299,8 +230,8 @@ def _cached(work: Path, key: str) -> tuple[TargetSample, dict[str, Any]] | None:
     if roles.get("key") != key:
         return None
     sample = TargetSample(
-        target_texts=_read_jsonl(work / "target.jsonl.gz"),
-        raw_texts=_read_jsonl(work / "raw.jsonl.gz"),
+        target_texts=read_jsonl(work / "target.jsonl.gz"),
+        raw_texts=read_jsonl(work / "raw.jsonl.gz"),
         target_files=roles["target"]["files"],
         target_jsonl=str(work / "target.jsonl.gz"),
         raw_jsonl=str(work / "raw.jsonl.gz"),
@@ -375,8 +306,8 @@ def _draw(
         raw_jsonl=str(work / "raw.jsonl.gz"),
         seed=spec.seed,
     )
-    _write_jsonl(texts, Path(sample.target_jsonl))
-    _write_jsonl(raw_texts, Path(sample.raw_jsonl))
+    write_jsonl(texts, Path(sample.target_jsonl))
+    write_jsonl(raw_texts, Path(sample.raw_jsonl))
     eval_roles = {e.name: _eval_role(e) for e in specs}
     roles: dict[str, Any] = {
         "target": {

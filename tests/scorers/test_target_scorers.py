@@ -12,7 +12,7 @@ from curate.scorers.perplexity import Perplexity, PerplexityParams
 from curate.scorers.perplexity_diff import PerplexityDiff, PerplexityDiffParams
 from curate.scorers.target_classifier import TargetClassifier
 from curate.target.fitted import TargetSample
-from curate.target.prepare import _write_jsonl, fit_stages
+from curate.target.prepare import fit_stages, write_jsonl
 
 TARGET = "the cat sat on a mat and the dog ran to the park while birds sang".split()
 RAW = "buy cheap deals now click here best price free shipping offer today".split()
@@ -28,8 +28,8 @@ def _sample(tmp_path) -> TargetSample:
         target_jsonl=str(tmp_path / "target.jsonl.gz"),
         raw_jsonl=str(tmp_path / "raw.jsonl.gz"),
     )
-    _write_jsonl(target, tmp_path / "target.jsonl.gz")
-    _write_jsonl(raw, tmp_path / "raw.jsonl.gz")
+    write_jsonl(target, tmp_path / "target.jsonl.gz")
+    write_jsonl(raw, tmp_path / "raw.jsonl.gz")
     return s
 
 

@@ -181,7 +181,7 @@ proxy:
 def test_the_proxy_phase_rechecks_a_stored_target_against_its_eval_sets(tmp_path):
     from curate.proxy.config import EvalSpec
     from curate.proxy.evalsets import EvalData, build_gram_index
-    from curate.target.prepare import recheck
+    from curate.target.disjoint import recheck
 
     p = _setup(tmp_path)
     p.write_text(
