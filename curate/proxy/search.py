@@ -240,9 +240,14 @@ def run_search(ctx: RunContext, spec: SearchSpec) -> dict[str, Any]:
         }
         rep = _phase(ctx, section, f"rung{k}", empty)
         per_rung.append({n: _numbers(rep["recipes"][n]) for n in names if n in rep["recipes"]})
-        return {
+        scores = {
             n: (rep["recipes"][n][spec.objective]["value"] if n in rep["recipes"] else None) for n in names
         }
+        for n in names:
+            if scores[n] is None and n not in empty:
+                # trained, but the multiplier is not finite (off the baseline's curve): not rankable
+                empty[n] = f"{spec.objective} not finite at rung {k}: cannot be ranked"
+        return scores
 
     winner, history = successive_halving(sorted(spec.candidates), len(spec.rungs), spec.eta, evaluate)
     out: dict[str, Any] = {

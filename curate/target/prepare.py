@@ -168,12 +168,12 @@ def prepare(
     A rerun with the same input files (path, size, mtime), ``target:`` and eval sets reuses the stored
     samples instead of scanning the input again; the target is still checked against the eval sets'
     current content."""
+    spec: TargetSpec | None = cfg.target
+    if spec is None:
+        return None  # before the imports below: a run without a target never loads torch
     from curate.proxy.config import parse as parse_proxy
     from curate.proxy.evalsets import load_file_set
 
-    spec: TargetSpec | None = cfg.target
-    if spec is None:
-        return None
     work = run_dir / "target"
     work.mkdir(parents=True, exist_ok=True)
     pcfg = parse_proxy(cfg.proxy) if cfg.proxy is not None else None

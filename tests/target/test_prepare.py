@@ -237,3 +237,18 @@ proxy: {{eval_suite: web_targets}}
         "lambada",
         "winogrande",
     }
+
+
+def test_prepare_without_a_target_imports_nothing_of_the_proxy(tmp_path):
+    # curate.proxy.config imports torch, which cannot load in a `ray job submit` driver here
+    # (tests/test_cluster.py::test_ray_job_submit): a run without a target must not pull it in.
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, types; from curate.target.prepare import prepare; "
+        f"print(prepare(types.SimpleNamespace(target=None), __import__('pathlib').Path('{tmp_path}'), [], None, None), "
+        "'curate.proxy.config' in sys.modules, 'torch' in sys.modules)"
+    )
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert r.stdout.split() == ["None", "False", "False"]
