@@ -90,7 +90,7 @@ def test_readme_commands_run(tmp_path: Path, corpora, monkeypatch, capsys) -> No
         out = capsys.readouterr()
         assert code == 0, f"{cmd}\n{out.out[-2000:]}\n{out.err[-3000:]}"
         ran += 1
-    assert ran == 12
+    assert ran == 13  # the README examples, including `curate plan` (issue 14)
     assert (tmp_path / "runs" / "rt-loose" / "manifest.json").is_file()
     assert (tmp_path / "runs" / "web" / "export" / "megatron").is_dir()
     assert (tmp_path / "runs" / "web" / "export" / "parquet").is_dir()  # added, megatron kept
