@@ -353,6 +353,7 @@ def assemble(
         )
         if src.source == "null":
             v["subsample_of"] = cfg.baseline
+            v["draws"] = data[r].get("draws", {})  # one document draw per training seed
         cur = {} if src.source in ("raw", "null") else by_stage
         v["costs"].update({"curation_cpu_s": round(sum(cur.values()), 3), "curation_cpu_s_by_stage": cur})
     rep["ranking"] = analysis.ranking(heads)
