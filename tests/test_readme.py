@@ -21,7 +21,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 README = (ROOT / "README.md").read_text()
 SKIPPED = {
-    "make curate": "the demo itself (3-4 minutes)",
+    "make curate": "the demo itself (minutes of proxy training; timed in BENCHMARKS.md)",
     "make test": "this test suite",
     "source .venv/bin/activate": "the test runs the environment's own python",
     "curate train-classifier models/quality_fasttext.yaml": "trains fastText for minutes: tests/scorers/test_classify.py",
