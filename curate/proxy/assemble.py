@@ -217,6 +217,22 @@ def _controls_block(
     return out
 
 
+def ladder_null_warning(points: list[dict[str, Any]]) -> tuple[list[str], str] | None:
+    """The ladder points (besides the main one, whose null is in ``controls``) where the null control
+    separates from raw, and the warning that says so; ``None`` when it separates nowhere. The null is
+    checked at every point: a biased instrument at the reference point makes decision accuracy as doubtful
+    as a biased main point makes the verdict."""
+    biased = [q for q in points if q["recipes"].get("null", {}).get("call") not in (None, "not_called")]
+    if not biased:
+        return None
+    return [q["name"] for q in biased], (
+        "the null control (a random subsample of raw) separates from raw at "
+        + ", ".join(f"{q['name']} ({q['recipes']['null']['multiplier']['value']:.2f}x)" for q in biased)
+        + ": the seed-to-seed interval there misses variance a random subsample shows (which documents were "
+        "drawn, the tokenizer), so rankings at that point, and decision accuracy against it, are doubtful"
+    )
+
+
 def _regime(main: dict[str, Any], ladder: list[dict[str, Any]]) -> dict[str, Any]:
     rate = GPU_PEAK_FLOPS * GPU_MFU
     gpu_tps = rate / main["flops_per_token"] if main["flops_per_token"] else None
@@ -324,6 +340,7 @@ def assemble(
         )
         if src.source == "null":
             v["subsample_of"] = cfg.baseline
+            v["draws"] = data[r].get("draws", {})  # one document draw per training seed
         cur = {} if src.source in ("raw", "null") else by_stage
         v["costs"].update({"curation_cpu_s": round(sum(cur.values()), 3), "curation_cpu_s_by_stage": cur})
     rep["ranking"] = analysis.ranking(heads)
@@ -373,6 +390,10 @@ def assemble(
         )
         verdict["sentence"] += f". Warning: {ladder_block['warning']}"
     warnings = [ladder_block["warning"]] if "warning" in ladder_block else []
+    null_warning = ladder_null_warning(ladder[1:])
+    if null_warning:
+        ladder_block["null_separated_at"] = null_warning[0]
+        warnings.append(null_warning[1])
     spikes = {r: rep["recipes"][r]["anomalies"] for r in names if rep["recipes"][r]["anomalies"]}
     if spikes:
         warnings.append(

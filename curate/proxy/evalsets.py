@@ -193,25 +193,9 @@ def build_gram_index(sets: list[EvalData], out: Path) -> dict[str, int]:
                 texts.append(f)
                 owner.append(k)
     tokens, off = c.word_hashes(pa.array(texts, pa.string()))
-    lens = np.diff(off)
-    own = np.asarray(owner, dtype=np.int64)
-    h, hoff = c.ngram_hashes(tokens, off, NGRAM, short=False)
-    grams, owners, lengths = [h], [np.repeat(own, np.diff(hoff))], {NGRAM}
-    short = (lens < NGRAM) & (lens >= MIN_WORDS)
-    for k in np.unique(lens[short]):
-        sel = np.flatnonzero(lens == k)
-        sub_off = np.concatenate([[0], np.cumsum(lens[sel])])
-        sub_tok = np.concatenate([tokens[off[s] : off[s + 1]] for s in sel])
-        hk, _ = c.ngram_hashes(sub_tok, sub_off, int(k), short=False)
-        grams.append(hk)
-        owners.append(own[sel])
-        lengths.add(int(k))
-    g, o = np.concatenate(grams), np.concatenate(owners)
-    order = np.lexsort((o, g))
-    g, o = g[order], o[order]
-    first = np.ones(len(g), bool)
-    first[1:] = g[1:] != g[:-1]
-    g, o = g[first], o[first]
+    g, o, lengths = c.gram_index(
+        tokens, off, np.asarray(owner, dtype=np.int64), ngram=NGRAM, min_words=MIN_WORDS
+    )
     np.savez(out, grams=g, owner=o, lengths=np.array(sorted(lengths)), names=np.array([s.name for s in sets]))
     return {s.name: int((o == k).sum()) for k, s in enumerate(sets)}
 

@@ -9,7 +9,8 @@ Steps (each resumable: finished shards and finished runs are never redone):
    ``xxh64(seed:id)``: independent of file layout and of the stage list; fingerprinted (sha256).
 3. Token shards per recipe and input file (``Engine.map``), concatenated into
    ``proxy/data/<recipe>/train.{bin,idx,json}``; the ``null`` control is a seeded document subsample of
-   raw's shard at the controlled recipe's token count; the ``rejected`` control is every row a
+   raw's shard at the controlled recipe's token count, drawn afresh for every seed
+   (``proxy/data/null/seed<k>/train``); the ``rejected`` control is every row a
    non-quarantine stage rejected.
 4. Runs: one ``Engine.map`` item per (ladder point, recipe, seed); the main point writes
    ``proxy/<recipe>/seed<k>/``, other ladder points ``proxy/ladder/<model>@<budget>/<recipe>/seed<k>/``.
@@ -189,16 +190,23 @@ def run_one(item: RunItem) -> dict[str, Any]:
 
     cfg = TrainConfig(**item.train_cfg)
     out = Path(item.out_dir)
-    cfg_path = out / "config.json"
-    if cfg_path.exists() and json.loads(cfg_path.read_text()) != json.loads(
-        json.dumps(dataclasses.asdict(cfg), default=str)
+    cfg_path, data_path = out / "config.json", out / "data.json"
+    # A run is reused only for the same configuration and the same training data (the shard's metadata:
+    # documents, tokens, draw seed); a run without data.json predates it and is retrained.
+    data_meta = json.loads(Path(item.train_prefix + ".json").read_text())
+    if cfg_path.exists() and (
+        json.loads(cfg_path.read_text()) != json.loads(json.dumps(dataclasses.asdict(cfg), default=str))
+        or not data_path.exists()
+        or json.loads(data_path.read_text()) != data_meta
     ):
-        log.warning("%s: was trained with another configuration; retraining", out)
+        log.warning("%s: was trained with another configuration or other data; retraining", out)
         shutil.rmtree(out)
     done = out / "result.json"
     if done.exists():
         return json.loads(done.read_text())
     torch.set_num_threads(item.threads)
+    out.mkdir(parents=True, exist_ok=True)
+    _write_json(data_meta, data_path)
     tokens, _, _ = read_shard(item.train_prefix)
     sets = []
     for name, prefix in sorted(item.eval_prefixes.items()):
@@ -268,6 +276,11 @@ def _controls(cfg: ProxyConfig) -> tuple[list[Recipe], str | None, dict[str, str
             continue
         out.append(Recipe(name=c, source="rejected" if c == "rejected" else "null"))
     return out, target, skipped
+
+
+def _null_prefix(pdir: Path, seed: int) -> Path:
+    """The null control's shard for training seed ``seed``: its own document draw."""
+    return pdir / "data" / "null" / f"seed{seed}" / "train"
 
 
 def run_phase(
@@ -353,9 +366,19 @@ def run_phase(
     if any(c.name == "null" for c in controls):
         assert controlled is not None
         base_prefix = pdir / "data" / cfg.baseline / "train"
-        data["null"] = subsample_shard(
-            base_prefix, pdir / "data" / "null" / "train", tokens=data[controlled]["tokens"], seed=NULL_SEED
-        )
+        # One draw per training seed, so the null's paired interval includes which documents were drawn
+        # (with one fixed draw, the web ladder's proxy_5m null separated from raw: RESULTS-proxy.md).
+        draws = {
+            s: subsample_shard(
+                base_prefix, _null_prefix(pdir, s), tokens=data[controlled]["tokens"], seed=NULL_SEED + s
+            )
+            for s in sorted({s for p in cfg.points() for s in p.seeds})
+        }
+        first = draws[min(draws)]
+        data["null"] = {
+            **first,
+            "draws": {str(s): {k: d[k] for k in ("docs", "tokens")} for s, d in draws.items()},
+        }
     recipes = cfg.recipes + controls
     # 3. runs at every ladder point
     items = []
@@ -371,7 +394,11 @@ def run_phase(
                     RunItem(
                         recipe=r.name,
                         seed=seed,
-                        train_prefix=str(pdir / "data" / r.name / "train"),
+                        train_prefix=str(
+                            _null_prefix(pdir, seed)
+                            if r.source == "null"
+                            else pdir / "data" / r.name / "train"
+                        ),
                         eval_prefixes=eval_prefixes,
                         choice_paths=choice_paths,
                         out_dir=str(base_dir / r.name / f"seed{seed}"),
