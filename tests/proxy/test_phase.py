@@ -332,3 +332,13 @@ def test_a_recipe_selecting_with_a_scorer_trained_on_a_headline_eval_file_is_ref
     ):
         run_phase(ctx)
     assert not (run_dir / "proxy" / "data").exists()  # refused before any shard or run
+
+
+def test_controls_yaml_null_is_the_null_control():
+    """YAML reads `controls: [null]` as [None]; that is the null control, not an unknown one."""
+    import yaml
+
+    assert parse(yaml.safe_load("controls: [null, rejected]")).controls == ["null", "rejected"]
+    assert parse(yaml.safe_load("controls: [null]")).controls == ["null"]
+    with pytest.raises(PhaseError, match=r"proxy.controls: unknown control\(s\) \['nul'\]"):
+        parse({"controls": ["nul"]})
