@@ -339,7 +339,8 @@ def parse(section: dict[str, Any] | None) -> ProxyConfig:
         kw["headline"] = [e.name for e in kw["eval"] if e.kind != "heldout"] or set_names
     if "controls" in raw:
         ctl = raw["controls"] or []
-        if isinstance(ctl, list):  # YAML reads a bare `null` as None: `controls: [null]` means the null control
+        # YAML reads a bare `null` as None: `controls: [null]` means the null control.
+        if isinstance(ctl, list):
             ctl = ["null" if c is None else c for c in ctl]
         bad = [c for c in ctl if c not in CONTROLS] if isinstance(ctl, list) else [ctl]
         if bad:
