@@ -33,6 +33,7 @@ TOP_KEYS = {
     "report",
     "export",
     "allow_empty",
+    "target",
 }
 ENGINE_KEYS = {"kind", "address", "num_cpus", "max_retries"}
 OUTPUT_KEYS = {"dir"}
@@ -68,10 +69,13 @@ class PipelineConfig:
     report: dict[str, Any] | None = None
     export: dict[str, Any] | None = None
     allow_empty: bool = False  # a run that keeps nothing (or quarantines everything) is not an error
+    target: Any = None  # curate.target.config.TargetSpec: the sample target-aware scorers fit to
 
     def fingerprint(self) -> str:
-        """Hash of what determines the curated output (input and stages; not engine or phases)."""
+        """Hash of what determines the curated output (input, stages and target; not engine or phases)."""
         key = {"input": self.raw.get("input"), "stages": self.raw.get("stages")}
+        if self.raw.get("target") is not None:
+            key["target"] = self.raw["target"]
         return hashlib.sha256(json.dumps(key, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
 
@@ -221,6 +225,7 @@ def parse_pipeline(
         sections[key] = value
     if sections["proxy"] is not None:
         _check_proxy(sections["proxy"], path, err)
+    target = _check_target(raw.get("target"), stages, spec_index, specs, path, lines, err)
     return PipelineConfig(
         name=str(name),
         input=dict(inp),
@@ -229,8 +234,44 @@ def parse_pipeline(
         raw=raw,
         path=path,
         allow_empty=allow_empty,
+        target=target,
         **sections,
     )
+
+
+def _check_target(
+    section: Any,
+    stages: list[Any],
+    spec_index: list[int],
+    specs: list[StageSpec],
+    path: str,
+    lines: dict[tuple[Any, ...], int],
+    err: Any,
+) -> Any:
+    """The ``target:`` section (:mod:`curate.target.config`): keys and types, and that its path names
+    files; a target-aware stage without a model needs it."""
+    from curate.target.config import parse as parse_target
+    from curate.target.fitted import TargetFitted
+
+    if section is None:
+        for stage, i in zip(stages, spec_index, strict=True):
+            if isinstance(stage, TargetFitted) and stage.needs_fit():
+                raise err(
+                    ("stages", i, specs[i].kind),
+                    f"{stage.name} is fitted to a target sample: add a target: section (path or source; "
+                    "docs/goodput.md) or set params.model to a fitted model",
+                )
+        return None
+    line = lines.get(("target",))
+    spec = parse_target(section, err, where=f"{path}:{line}" if line else path)
+    if spec.path:
+        from curate.io.sources import SourceError, expand_paths
+
+        try:
+            expand_paths(spec.path)
+        except SourceError as e:
+            raise err(("target", "path"), str(e)) from None
+    return spec
 
 
 def _check_proxy(section: dict[str, Any], path: str, err: Any) -> None:

@@ -281,6 +281,15 @@ class Runner:
         self._check_input()
         self._claim_dir()
         self._attempt = self._start_attempt()
+        from curate.target.prepare import prepare
+
+        # Target-aware scorers are fitted (or their fits reused) before any stage runs.
+        # Its samples and fits live on local disk: in the run directory, or in the run's local mirror when
+        # that is in object storage (the stages read the fitted models from there, as the dedup scratch).
+        target_root = stage_dir(self.out.url) if self.out.remote else self.out.local
+        self.target = prepare(
+            self.cfg, target_root, self.stages, self.engine, self.source, echo=self.progress
+        )
         stats: dict[str, dict[str, Any]] = {}
         order: list[str] = [READ_STAGE]
         summaries: dict[str, Any] = {}
@@ -516,7 +525,7 @@ class Runner:
                 "rejected_sha256": _digest(rej_files),
             },
             "wall_s": round(wall, 3),
-        }
+        } | ({"target": self.target} if getattr(self, "target", None) else {})
 
 
 def _digest(files: list[Location]) -> str:

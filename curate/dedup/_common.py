@@ -278,3 +278,34 @@ def shuffle_groups(
 
 def empty_reduce_input(table: pa.Table) -> bool:
     return table.num_rows == 0 or KEY not in table.column_names
+
+
+def gram_index(
+    tokens: np.ndarray, off: np.ndarray, owner: np.ndarray, *, ngram: int, min_words: int
+) -> tuple[np.ndarray, np.ndarray, list[int]]:
+    """The decontamination index of texts given as word hashes ``tokens``/``off`` (from
+    :func:`word_hashes`), text ``i`` belonging to ``owner[i]``: its sorted distinct ``ngram``-word
+    hashes, each with the smallest owner that has it, and the gram lengths used. A text shorter than
+    ``ngram`` but with at least ``min_words`` words adds one whole-text gram of its own length, so short
+    eval fields (a benchmark answer) still match. Shared by ``decontaminate_v1`` and the proxy phase's
+    per-eval-set decontamination."""
+    lens = np.diff(off)
+    grams, owners, lengths = [], [], {ngram}
+    h, hoff = ngram_hashes(tokens, off, ngram, short=False)
+    grams.append(h)
+    owners.append(np.repeat(owner, np.diff(hoff)))
+    short = (lens < ngram) & (lens >= min_words)
+    for k in np.unique(lens[short]):
+        sel = np.flatnonzero(lens == k)
+        sub_off = np.concatenate([[0], np.cumsum(lens[sel])])
+        sub_tok = np.concatenate([tokens[off[s] : off[s + 1]] for s in sel])
+        hk, _ = ngram_hashes(sub_tok, sub_off, int(k), short=False)
+        grams.append(hk)
+        owners.append(owner[sel])
+        lengths.add(int(k))
+    g, o = np.concatenate(grams), np.concatenate(owners)
+    order = np.lexsort((o, g))
+    g, o = g[order], o[order]
+    first = np.ones(len(g), bool)
+    first[1:] = g[1:] != g[:-1]
+    return g[first], o[first], sorted(lengths)

@@ -112,30 +112,12 @@ class Decontaminate(GlobalStage):
             texts.extend(fs)
             owner.extend([i] * len(fs))
         tokens, off = c.word_hashes(pa.array(texts, pa.string()), seed=p.seed)
-        lens = np.diff(off)
-        owner_arr = np.asarray(owner, dtype=np.int64)
-        grams, items, lengths = [], [], {p.ngram}
-        h, hoff = c.ngram_hashes(tokens, off, p.ngram, short=False)
-        grams.append(h)
-        items.append(np.repeat(owner_arr, np.diff(hoff)))
-        short = (lens < p.ngram) & (lens >= p.min_words)
-        for k in np.unique(lens[short]):  # one whole-field gram of k words per short field
-            sel = np.flatnonzero(lens == k)
-            sub_off = np.concatenate([[0], np.cumsum(lens[sel])])
-            sub_tok = np.concatenate([tokens[off[s] : off[s + 1]] for s in sel])
-            hk, _ = c.ngram_hashes(sub_tok, sub_off, int(k), short=False)
-            grams.append(hk)
-            items.append(owner_arr[sel])
-            lengths.add(int(k))
-        g, it = np.concatenate(grams), np.concatenate(items)
-        order = np.lexsort((it, g))
-        g, it = g[order], it[order]
-        first = np.ones(len(g), bool)
-        first[1:] = g[1:] != g[:-1]
-        self._grams, self._items, self._names = g[first], it[first], names
+        self._grams, self._items, self._lengths = c.gram_index(
+            tokens, off, np.asarray(owner, dtype=np.int64), ngram=p.ngram, min_words=p.min_words
+        )
+        self._names = names
         self._bitmap = np.zeros(1 << BITMAP_BITS, dtype=bool)
         self._bitmap[self._grams >> np.uint64(64 - BITMAP_BITS)] = True
-        self._lengths = sorted(lengths)
         log.info(
             "%s: %d eval items, %d distinct grams (lengths %s)",
             self.label,

@@ -96,6 +96,26 @@ def multiplier_block(base: Baseline, iv: stats.Interval) -> dict[str, Any]:
     }
 
 
+def relative_multiplier(base: Baseline, level: float, iv: stats.Interval) -> dict[str, Any]:
+    """A paired difference ``d = H_a - H_b`` as a ratio of multipliers, ``m_a / m_b``: mapped through the
+    baseline curve at ``b``'s level ``R`` (its mean headline bpb at T), ``t_base(R + d) / t_base(R)``
+    (1 at d = 0, monotone in d), with the interval's bounds mapped the same way."""
+    t_r, _ = base.t_base(level)
+
+    def ratio_of(d: float | None) -> float | None:
+        if d is None or not (t_r > 0 and math.isfinite(t_r)):
+            return None
+        t_k, _ = base.t_base(level + d)
+        return finite_or_none(t_k / t_r)
+
+    return {
+        "value": ratio_of(iv.value),
+        "ci_low": ratio_of(iv.ci_high),
+        "ci_high": ratio_of(iv.ci_low),
+        "method": "t_base(R + d) / t_base(R) over the paired interval of d (R: the other side's bpb at T)",
+    }
+
+
 def call(iv: stats.Interval) -> str:
     """``better`` / ``worse`` (lower / higher bpb than the other side) or ``not_called``."""
     if not iv.excludes(0.0):

@@ -51,7 +51,7 @@ PUBLISHED_REGIMES = [
 GPU_DEVICE, GPU_PEAK_FLOPS, GPU_MFU = "one H100 SXM", 989e12, 0.3
 
 
-def _curves(out_dir: Path) -> tuple[list[int], dict[str, list[float]], dict[str, Any], dict[str, Any]]:
+def read_curves(out_dir: Path) -> tuple[list[int], dict[str, list[float]], dict[str, Any], dict[str, Any]]:
     recs = [json.loads(x) for x in (out_dir / "metrics.jsonl").read_text().splitlines()]
     evals = [r for r in recs if r["type"] == "eval"]
     accs = [r for r in evals if "acc" in r]
@@ -80,7 +80,7 @@ def _point_curves(
         ]
         per_seed, finals, quarters = [], [], []
         for it, _ in mine:
-            t, c, fa, qa = _curves(Path(it.out_dir))
+            t, c, fa, qa = read_curves(Path(it.out_dir))
             if tokens is None:
                 tokens = t
             elif t != tokens:
@@ -198,23 +198,10 @@ def _controls_block(
         }
     if "rejected" in heads and controlled in heads:
         iv = analysis.paired(heads[controlled], heads["rejected"])
-        # The same paired difference mapped through the baseline curve at the rejected rows' level:
-        # t_base(R + d) / t_base(R), R = rejected's mean headline bpb at T (1 at d = 0, monotone in d).
-        r_level = float(heads["rejected"][:, -1].mean())
-        t_r, _ = base.t_base(r_level)
-
-        def ratio_of(d: float | None) -> float | None:
-            if d is None or not (t_r > 0 and math.isfinite(t_r)):
-                return None
-            t_k, _ = base.t_base(r_level + d)
-            return finite_or_none(t_k / t_r)
-
-        ratio: dict[str, Any] = {
-            "value": ratio_of(iv.value),
-            "ci_low": ratio_of(iv.ci_high),
-            "ci_high": ratio_of(iv.ci_low),
-            "method": "t_base(R + d) / t_base(R) over the paired interval of d = kept - rejected (R: rejected's bpb)",
-        }
+        ratio = analysis.relative_multiplier(base, float(heads["rejected"][:, -1].mean()), iv)
+        ratio["method"] = (
+            "t_base(R + d) / t_base(R) over the paired interval of d = kept - rejected (R: rejected's bpb)"
+        )
         c = analysis.call(iv)
         out["rejected"] = {
             "diff_bpb_kept_minus_rejected": iv.as_dict(),
@@ -228,6 +215,22 @@ def _controls_block(
             }[c],
         }
     return out
+
+
+def ladder_null_warning(points: list[dict[str, Any]]) -> tuple[list[str], str] | None:
+    """The ladder points (besides the main one, whose null is in ``controls``) where the null control
+    separates from raw, and the warning that says so; ``None`` when it separates nowhere. The null is
+    checked at every point: a biased instrument at the reference point makes decision accuracy as doubtful
+    as a biased main point makes the verdict."""
+    biased = [q for q in points if q["recipes"].get("null", {}).get("call") not in (None, "not_called")]
+    if not biased:
+        return None
+    return [q["name"] for q in biased], (
+        "the null control (a random subsample of raw) separates from raw at "
+        + ", ".join(f"{q['name']} ({q['recipes']['null']['multiplier']['value']:.2f}x)" for q in biased)
+        + ": the seed-to-seed interval there misses variance a random subsample shows (which documents were "
+        "drawn, the tokenizer), so rankings at that point, and decision accuracy against it, are doubtful"
+    )
 
 
 def _regime(main: dict[str, Any], ladder: list[dict[str, Any]]) -> dict[str, Any]:
@@ -337,6 +340,7 @@ def assemble(
         )
         if src.source == "null":
             v["subsample_of"] = cfg.baseline
+            v["draws"] = data[r].get("draws", {})  # one document draw per training seed
         cur = {} if src.source in ("raw", "null") else by_stage
         v["costs"].update({"curation_cpu_s": round(sum(cur.values()), 3), "curation_cpu_s_by_stage": cur})
     rep["ranking"] = analysis.ranking(heads)
@@ -386,6 +390,10 @@ def assemble(
         )
         verdict["sentence"] += f". Warning: {ladder_block['warning']}"
     warnings = [ladder_block["warning"]] if "warning" in ladder_block else []
+    null_warning = ladder_null_warning(ladder[1:])
+    if null_warning:
+        ladder_block["null_separated_at"] = null_warning[0]
+        warnings.append(null_warning[1])
     spikes = {r: rep["recipes"][r]["anomalies"] for r in names if rep["recipes"][r]["anomalies"]}
     if spikes:
         warnings.append(

@@ -31,7 +31,6 @@ def _set(section: dict[str, Any], dotted: str) -> None:
 
 
 def _handler(args: argparse.Namespace) -> int:
-    import yaml
 
     from curate.context import RunContext, load_manifest
     from curate.engine import make_engine
@@ -40,13 +39,7 @@ def _handler(args: argparse.Namespace) -> int:
     run_dir = Path(args.run_dir)
     manifest = load_manifest(run_dir)
     config = manifest.get("config") or {}
-    if args.section:
-        section = yaml.safe_load(Path(args.section).read_text()) or {}
-        section = section.get("proxy", section)
-    else:
-        section = dict(config.get("proxy") or {})
-    for s in args.set or []:
-        _set(section, s)
+    section = _section_of(args, config)
     engine = make_engine(args.engine, progress=True)
     try:
         result = run_phase(
@@ -70,8 +63,135 @@ def _handler(args: argparse.Namespace) -> int:
     return 0
 
 
+ABLATE_EXAMPLE = """example:
+  curate ablate runs/web
+  curate ablate runs/web --set seeds=5 --engine inline
+Trains, for every stage that rejected documents, the recipe kept/ + that stage's rejected rows
+(without_<stage>) beside the baseline and the curated recipe, with the run's proxy settings (finished
+runs in proxy/ are reused), and writes ablation.json: each stage's paired effect on the multiplier and
+on data goodput, with CIs (docs/goodput.md, "Per-stage attribution").
+"""
+
+
+def _section_of(args: argparse.Namespace, config: dict[str, Any]) -> dict[str, Any]:
+    import yaml
+
+    if args.section:
+        section = yaml.safe_load(Path(args.section).read_text()) or {}
+        section = section.get("proxy", section)
+    else:
+        section = dict(config.get("proxy") or {})
+    for s in args.set or []:
+        _set(section, s)
+    return section
+
+
+def _ablate(args: argparse.Namespace) -> int:
+    from curate.context import RunContext, load_manifest
+    from curate.engine import make_engine
+    from curate.proxy.ablate import format_table, run_ablation
+
+    run_dir = Path(args.run_dir)
+    manifest = load_manifest(run_dir)
+    config = manifest.get("config") or {}
+    engine = make_engine(args.engine, progress=True)
+    try:
+        ab = run_ablation(
+            RunContext(
+                run_dir=run_dir,
+                config=config,
+                engine=engine,
+                manifest=manifest,
+                section=_section_of(args, config),
+                pipeline_path=manifest.get("pipeline"),
+            )
+        )
+    finally:
+        engine.shutdown()
+    print(format_table(ab))
+    print(f"ablation: {run_dir / 'ablation.json'}")
+    return 0
+
+
+SEARCH_EXAMPLE = """example:
+  curate search runs/web                      # the run's proxy.search section
+  curate search runs/web --spec search.yaml --engine inline
+search.yaml holds the proxy.search mapping, e.g.
+  columns: {dsir_v1.resample_key: {min_quantile: [0.5, 0.8, 0.9]}, gopher_quality_v1.word_count: {min: [50, 100]}}
+  rungs: [{budget: 75000, seeds: 1}, {budget: 300000, seeds: 3}]
+Successive halving over stored score columns (no model runs again), then the winner on fresh seeds;
+writes search.json and search/winner.yaml (docs/goodput.md, "Recipe search").
+"""
+
+
+def _search(args: argparse.Namespace) -> int:
+    import yaml
+
+    from curate.context import PhaseError, RunContext, load_manifest
+    from curate.engine import make_engine
+    from curate.proxy.config import parse
+    from curate.proxy.search import format_table, parse_search, run_search
+
+    run_dir = Path(args.run_dir)
+    manifest = load_manifest(run_dir)
+    config = manifest.get("config") or {}
+    section = _section_of(args, config)
+    if args.spec:
+        spec_raw = yaml.safe_load(Path(args.spec).read_text()) or {}
+        section["search"] = spec_raw.get("search", spec_raw)
+    if "search" not in section:
+        raise PhaseError(f"search: {run_dir}'s proxy section has no search: mapping; give --spec FILE")
+    cfg = parse(section)
+    spec = parse_search(section["search"], cfg.budget, cfg.seeds)
+    engine = make_engine(args.engine, progress=True)
+    try:
+        result = run_search(
+            RunContext(
+                run_dir=run_dir,
+                config=config,
+                engine=engine,
+                manifest=manifest,
+                section=section,
+                pipeline_path=manifest.get("pipeline"),
+            ),
+            spec,
+        )
+    finally:
+        engine.shutdown()
+    print(format_table(result))
+    print(f"search: {run_dir / 'search.json'}")
+    return 0
+
+
 def register(subparsers: Any) -> None:
-    """Add the ``proxy`` verb to the main CLI."""
+    """Add the ``proxy``, ``ablate`` and ``search`` verbs to the main CLI."""
+    s = subparsers.add_parser(
+        "search",
+        help="recipe search over stored score columns by successive halving (search.json)",
+        epilog=SEARCH_EXAMPLE,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    s.add_argument("run_dir", metavar="RUN_DIR", help="a finished run directory (has manifest.json, kept/)")
+    s.add_argument("--spec", help="a YAML file with the proxy.search mapping (default: the run's own)")
+    s.add_argument("--section", help="a YAML file with the proxy: mapping (default: the run's own)")
+    s.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a proxy key by dotted path")
+    s.add_argument(
+        "--engine", choices=["ray", "inline"], default="ray", help="execution engine (default ray)"
+    )
+    s.set_defaults(func=_search)
+    a = subparsers.add_parser(
+        "ablate",
+        help="leave-one-stage-out proxy runs: which stage pays, which costs (ablation.json)",
+        epilog=ABLATE_EXAMPLE,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    a.add_argument("run_dir", metavar="RUN_DIR", help="a finished run directory (has manifest.json, kept/)")
+    a.add_argument("--section", help="a YAML file with the proxy: mapping (default: the run's own)")
+    a.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a proxy key by dotted path")
+    a.add_argument(
+        "--engine", choices=["ray", "inline"], default="ray", help="execution engine (default ray)"
+    )
+    a.set_defaults(func=_ablate)
     p = subparsers.add_parser(
         "proxy",
         help="train proxy LMs on a run's recipes and write goodput.json",

@@ -32,6 +32,8 @@ proxy:
   cpus_per_run: 1                # Ray resources per run; on CPU, runs queue for cores
   gpu_fraction: 0.25             # num_gpus per run when CUDA is present (runs share a GPU)
   n_boot: 1000                   # bootstrap resamples for the CIs
+  ablate: false                  # also run leave-one-stage-out recipes (ablation.json; curate ablate)
+  search: {columns: {dsir_v1.resample_key: {min_quantile: [0.5, 0.9]}}}   # curate search (proxy/search.py)
 ```
 """
 
@@ -65,6 +67,8 @@ KEYS = [
     "controls_for",
     "ladder",
     "eval_suite",
+    "ablate",
+    "search",
 ]
 RECIPE_KEYS = ["from", "select", "without_stages", "sweep"]
 EVAL_KEYS = ["name", "kind", "holdout", "path", "source", "max_docs", "max_items", "format"]
@@ -148,6 +152,7 @@ class ProxyConfig:
     cpus_per_run: float = 1.0
     gpu_fraction: float = 0.25
     n_boot: int = 1000
+    ablate: bool = False
 
     def train_config(self, seed: int, point: LadderPoint | None = None) -> TrainConfig:
         model, budget = (point.model, point.budget) if point else (self.model, self.budget)
@@ -305,6 +310,10 @@ def parse(section: dict[str, Any] | None) -> ProxyConfig:
             if not isinstance(raw[key], int | float) or isinstance(raw[key], bool):
                 raise PhaseError(f"proxy.{key}: expected a number, got {raw[key]!r}")
             kw[key] = tp(raw[key])
+    if "ablate" in raw:
+        if not isinstance(raw["ablate"], bool):
+            raise ProxyConfigError(("ablate",), f"expected true or false, got {raw['ablate']!r}")
+        kw["ablate"] = raw["ablate"]
     if "seeds" in raw:
         s = raw["seeds"]
         kw["seeds"] = list(range(s)) if isinstance(s, int) else [int(x) for x in s]
@@ -330,6 +339,9 @@ def parse(section: dict[str, Any] | None) -> ProxyConfig:
         kw["headline"] = [e.name for e in kw["eval"] if e.kind != "heldout"] or set_names
     if "controls" in raw:
         ctl = raw["controls"] or []
+        # YAML reads a bare `null` as None: `controls: [null]` means the null control.
+        if isinstance(ctl, list):
+            ctl = ["null" if c is None else c for c in ctl]
         bad = [c for c in ctl if c not in CONTROLS] if isinstance(ctl, list) else [ctl]
         if bad:
             raise ProxyConfigError(
@@ -355,6 +367,15 @@ def parse(section: dict[str, Any] | None) -> ProxyConfig:
         kw["ladder"] = _ladder(raw["ladder"], kw.get("seeds", [0, 1, 2]))
     cfg = ProxyConfig(**kw)
     cfg.train_config(0).steps  # noqa: B018  (fails early when the budget is under 4 steps)
+    if "search" in raw:
+        from curate.proxy.search import parse_search
+
+        spec = parse_search(raw["search"], cfg.budget, cfg.seeds)
+        for i, rung in enumerate(spec.rungs):
+            try:
+                TrainConfig(**{**cfg.train, "model": cfg.model, "tokens": rung.budget}).steps  # noqa: B018
+            except ValueError as e:
+                raise ProxyConfigError(("search", "rungs", i, "budget"), str(e)) from None
     for i, p in enumerate(cfg.ladder):
         try:
             cfg.train_config(0, p).steps  # noqa: B018

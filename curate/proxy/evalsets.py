@@ -147,20 +147,13 @@ def _source_texts(args: tuple[str, str]) -> list[str]:
 
 def load(ctx: Any, specs: list[EvalSpec], eval_chars: int) -> list[EvalData]:
     """Every eval set's content (``ctx`` is the phase's :class:`curate.context.RunContext`)."""
-    from curate.io.readers import read_table
-
     raw_files = [str(p) for p in ctx.kept_files() + ctx.rejected_files()]
     out = []
     for spec in specs:
-        if spec.kind == "choice":
-            path = eval_file(spec, ctx.pipeline_path)
-            out.append(EvalData(spec, items=read_items(path, max_items=spec.max_items), file=str(path)))
-            continue
         if spec.path is not None:
-            path = eval_file(spec, ctx.pipeline_path)
-            t = read_table(str(path), fmt=spec.format, limit=spec.max_docs)
-            texts, file = t.column(schema.TEXT).to_pylist(), str(path)
-        elif spec.source is not None:
+            out.append(load_file_set(spec, eval_chars, ctx.pipeline_path))
+            continue
+        if spec.source is not None:
             parts = ctx.engine.map(
                 _source_texts, [(f, spec.source) for f in raw_files], desc=f"eval {spec.name}"
             )
@@ -172,10 +165,26 @@ def load(ctx: Any, specs: list[EvalSpec], eval_chars: int) -> list[EvalData]:
             texts, file = [x for p in parts for x in p], None
         data = EvalData(spec, texts=take_chars(texts, eval_chars, spec.max_docs), file=file)
         if not data.texts:
-            where = f"input source {spec.source!r}" if spec.source else (spec.path or "the held-out split")
+            where = f"input source {spec.source!r}" if spec.source else "the held-out split"
             raise PhaseError(f"proxy.eval {spec.name}: no documents from {where}")
         out.append(data)
     return out
+
+
+def load_file_set(spec: EvalSpec, eval_chars: int, pipeline_path: str | None) -> EvalData:
+    """An eval set read from its file (``text`` or ``choice``): exactly the content the proxy runs use."""
+    from curate.io.readers import read_table
+
+    path = eval_file(spec, pipeline_path)
+    if spec.kind == "choice":
+        return EvalData(spec, items=read_items(path, max_items=spec.max_items), file=str(path))
+    t = read_table(str(path), fmt=spec.format, limit=spec.max_docs)
+    data = EvalData(
+        spec, texts=take_chars(t.column(schema.TEXT).to_pylist(), eval_chars, spec.max_docs), file=str(path)
+    )
+    if not data.texts:
+        raise PhaseError(f"proxy.eval {spec.name}: no documents from {spec.path}")
+    return data
 
 
 def build_gram_index(sets: list[EvalData], out: Path) -> dict[str, int]:
@@ -191,25 +200,9 @@ def build_gram_index(sets: list[EvalData], out: Path) -> dict[str, int]:
                 texts.append(f)
                 owner.append(k)
     tokens, off = c.word_hashes(pa.array(texts, pa.string()))
-    lens = np.diff(off)
-    own = np.asarray(owner, dtype=np.int64)
-    h, hoff = c.ngram_hashes(tokens, off, NGRAM, short=False)
-    grams, owners, lengths = [h], [np.repeat(own, np.diff(hoff))], {NGRAM}
-    short = (lens < NGRAM) & (lens >= MIN_WORDS)
-    for k in np.unique(lens[short]):
-        sel = np.flatnonzero(lens == k)
-        sub_off = np.concatenate([[0], np.cumsum(lens[sel])])
-        sub_tok = np.concatenate([tokens[off[s] : off[s + 1]] for s in sel])
-        hk, _ = c.ngram_hashes(sub_tok, sub_off, int(k), short=False)
-        grams.append(hk)
-        owners.append(own[sel])
-        lengths.add(int(k))
-    g, o = np.concatenate(grams), np.concatenate(owners)
-    order = np.lexsort((o, g))
-    g, o = g[order], o[order]
-    first = np.ones(len(g), bool)
-    first[1:] = g[1:] != g[:-1]
-    g, o = g[first], o[first]
+    g, o, lengths = c.gram_index(
+        tokens, off, np.asarray(owner, dtype=np.int64), ngram=NGRAM, min_words=MIN_WORDS
+    )
     np.savez(out, grams=g, owner=o, lengths=np.array(sorted(lengths)), names=np.array([s.name for s in sets]))
     return {s.name: int((o == k).sum()) for k, s in enumerate(sets)}
 

@@ -9,7 +9,8 @@ Steps (each resumable: finished shards and finished runs are never redone):
    ``xxh64(seed:id)``: independent of file layout and of the stage list; fingerprinted (sha256).
 3. Token shards per recipe and input file (``Engine.map``), concatenated into
    ``proxy/data/<recipe>/train.{bin,idx,json}``; the ``null`` control is a seeded document subsample of
-   raw's shard at the controlled recipe's token count; the ``rejected`` control is every row a
+   raw's shard at the controlled recipe's token count, drawn afresh for every seed
+   (``proxy/data/null/seed<k>/train``); the ``rejected`` control is every row a
    non-quarantine stage rejected.
 4. Runs: one ``Engine.map`` item per (ladder point, recipe, seed); the main point writes
    ``proxy/<recipe>/seed<k>/``, other ladder points ``proxy/ladder/<model>@<budget>/<recipe>/seed<k>/``.
@@ -145,7 +146,7 @@ def _recipe_jobs(
     return jobs
 
 
-def _resolve_quantiles(ctx: RunContext, rule: dict[str, Any]) -> dict[str, Any]:
+def resolve_quantiles(ctx: RunContext, rule: dict[str, Any]) -> dict[str, Any]:
     """``min_quantile`` / ``max_quantile`` (fractions) -> absolute ``min`` / ``max`` over kept/'s scores."""
     if "min_quantile" not in rule and "max_quantile" not in rule:
         return rule
@@ -189,16 +190,23 @@ def run_one(item: RunItem) -> dict[str, Any]:
 
     cfg = TrainConfig(**item.train_cfg)
     out = Path(item.out_dir)
-    cfg_path = out / "config.json"
-    if cfg_path.exists() and json.loads(cfg_path.read_text()) != json.loads(
-        json.dumps(dataclasses.asdict(cfg), default=str)
+    cfg_path, data_path = out / "config.json", out / "data.json"
+    # A run is reused only for the same configuration and the same training data (the shard's metadata:
+    # documents, tokens, draw seed); a run without data.json predates it and is retrained.
+    data_meta = json.loads(Path(item.train_prefix + ".json").read_text())
+    if cfg_path.exists() and (
+        json.loads(cfg_path.read_text()) != json.loads(json.dumps(dataclasses.asdict(cfg), default=str))
+        or not data_path.exists()
+        or json.loads(data_path.read_text()) != data_meta
     ):
-        log.warning("%s: was trained with another configuration; retraining", out)
+        log.warning("%s: was trained with another configuration or other data; retraining", out)
         shutil.rmtree(out)
     done = out / "result.json"
     if done.exists():
         return json.loads(done.read_text())
     torch.set_num_threads(item.threads)
+    out.mkdir(parents=True, exist_ok=True)
+    _write_json(data_meta, data_path)
     tokens, _, _ = read_shard(item.train_prefix)
     sets = []
     for name, prefix in sorted(item.eval_prefixes.items()):
@@ -270,8 +278,18 @@ def _controls(cfg: ProxyConfig) -> tuple[list[Recipe], str | None, dict[str, str
     return out, target, skipped
 
 
-def run_phase(ctx: RunContext) -> dict[str, Any]:
-    """Run the ``proxy:`` section of a finished pipeline run; returns a summary for the manifest."""
+def _null_prefix(pdir: Path, seed: int) -> Path:
+    """The null control's shard for training seed ``seed``: its own document draw."""
+    return pdir / "data" / "null" / f"seed{seed}" / "train"
+
+
+def run_phase(
+    ctx: RunContext, *, report_name: str = "goodput.json", runs_dir: str | None = None
+) -> dict[str, Any]:
+    """Run the ``proxy:`` section of a finished pipeline run; returns a summary for the manifest.
+    ``report_name``: where the report goes (``curate ablate`` writes ``ablation/goodput.json``);
+    ``runs_dir``: a folder under ``proxy/`` for the main point's runs instead of ``proxy/`` itself (the
+    search's rungs train other budgets and seeds than the run's own)."""
     from curate.proxy.assemble import assemble
     from curate.proxy.choice import build_rows
 
@@ -296,6 +314,9 @@ def run_phase(ctx: RunContext) -> dict[str, Any]:
     exclude = np.unique(np.concatenate([text_hashes(e.decontam_texts()) for e in evals]))
     np.save(pdir / "eval_hashes.npy", exclude)
     grams_per_set = evalsets.build_gram_index(evals, pdir / "eval_grams.npz")
+    from curate.target.disjoint import recheck
+
+    recheck(ctx.run_dir, evals, str(pdir / "eval_grams.npz"))  # a target sample must stay disjoint
     sources = sorted({e.spec.source for e in evals if e.spec.source})
     overlaps = evalsets.scorer_overlaps(ctx.config, cfg.recipes, evals, ctx.pipeline_path)
     bad = [o for o in overlaps if o["eval_set"] in cfg.headline]
@@ -325,7 +346,7 @@ def run_phase(ctx: RunContext) -> dict[str, Any]:
     # 2. token shards per recipe, in parallel over files (percentile bands resolved over kept/ first)
     controls, controlled, skipped = _controls(cfg)
     for r in cfg.recipes:
-        r.rules = [_resolve_quantiles(ctx, rule) for rule in r.rules]
+        r.rules = [resolve_quantiles(ctx, rule) for rule in r.rules]
     built = [r for r in cfg.recipes + controls if r.source != "null"]
     excl, grams = str(pdir / "eval_hashes.npy"), str(pdir / "eval_grams.npz")
     jobs = {r.name: _recipe_jobs(ctx, r, pdir, tok_path, excl, grams, sources) for r in built}
@@ -345,9 +366,19 @@ def run_phase(ctx: RunContext) -> dict[str, Any]:
     if any(c.name == "null" for c in controls):
         assert controlled is not None
         base_prefix = pdir / "data" / cfg.baseline / "train"
-        data["null"] = subsample_shard(
-            base_prefix, pdir / "data" / "null" / "train", tokens=data[controlled]["tokens"], seed=NULL_SEED
-        )
+        # One draw per training seed, so the null's paired interval includes which documents were drawn
+        # (with one fixed draw, the web ladder's proxy_5m null separated from raw: RESULTS-proxy.md).
+        draws = {
+            s: subsample_shard(
+                base_prefix, _null_prefix(pdir, s), tokens=data[controlled]["tokens"], seed=NULL_SEED + s
+            )
+            for s in sorted({s for p in cfg.points() for s in p.seeds})
+        }
+        first = draws[min(draws)]
+        data["null"] = {
+            **first,
+            "draws": {str(s): {k: d[k] for k in ("docs", "tokens")} for s, d in draws.items()},
+        }
     recipes = cfg.recipes + controls
     # 3. runs at every ladder point
     items = []
@@ -355,14 +386,19 @@ def run_phase(ctx: RunContext) -> dict[str, Any]:
         if data[r.name]["tokens"] <= min_tokens:
             raise PhaseError(f"proxy.recipes.{r.name}: only {data[r.name]['tokens']} tokens of data")
     for k, point in enumerate(cfg.points()):
-        base_dir = pdir if k == 0 else pdir / "ladder" / point.name
+        main_dir = pdir / runs_dir if runs_dir else pdir
+        base_dir = main_dir if k == 0 else pdir / "ladder" / point.name
         for r in recipes:
             for seed in point.seeds:
                 items.append(
                     RunItem(
                         recipe=r.name,
                         seed=seed,
-                        train_prefix=str(pdir / "data" / r.name / "train"),
+                        train_prefix=str(
+                            _null_prefix(pdir, seed)
+                            if r.source == "null"
+                            else pdir / "data" / r.name / "train"
+                        ),
                         eval_prefixes=eval_prefixes,
                         choice_paths=choice_paths,
                         out_dir=str(base_dir / r.name / f"seed{seed}"),
@@ -390,9 +426,21 @@ def run_phase(ctx: RunContext) -> dict[str, Any]:
     )
     report["tokenizer"] = tok_info
     report["scorer_overlaps"] = overlaps  # non-headline sets only (headline overlaps are refused above)
-    _write_json(report, ctx.path("goodput.json"))
-    return {
-        "goodput": "goodput.json",
+    ctx.path(report_name).parent.mkdir(parents=True, exist_ok=True)
+    _write_json(report, ctx.path(report_name))
+    extra: dict[str, Any] = {}  # what the ablation and the search add to the summary
+    if cfg.ablate:
+        from curate.proxy.ablate import run_ablation
+
+        ab = run_ablation(ctx)
+        extra["ablation"] = {s: e["call"] for s, e in ab["stages"].items()}
+    if "search" in ctx.section:
+        from curate.proxy.search import parse_search, run_search
+
+        found = run_search(ctx, parse_search(ctx.section["search"], cfg.budget, cfg.seeds))
+        extra["search"] = {"winner": found["winner"], "search": "search.json"}
+    return extra | {
+        "goodput": report_name,
         "recipes": {
             r: {"multiplier": v["multiplier"]["value"], "goodput": v["goodput"]["value"]}
             for r, v in report["recipes"].items()

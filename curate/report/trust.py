@@ -165,6 +165,12 @@ def sections(g: dict[str, Any]) -> list[tuple[str, str, list[str], list[list[str
         ]
         if lad.get("warning"):
             notes.append("Warning: " + lad["warning"])
+        if lad.get("null_separated_at"):
+            notes.append(
+                "Warning: the null control separates from raw at "
+                + ", ".join(lad["null_separated_at"])
+                + ": rankings there are doubtful."
+            )
         out.append(
             (
                 "ladder",
@@ -177,6 +183,7 @@ def sections(g: dict[str, Any]) -> list[tuple[str, str, list[str], list[list[str
                     "seeds",
                     *[f"{r} multiplier" for r in recipes],
                     "order (best first)",
+                    "detectable",
                     "decision accuracy",
                 ],
                 rows,

@@ -84,3 +84,22 @@ def test_real_eval_sets_load_every_layout():
     stage.ensure_setup()
     sets = {n.split(":")[0] for n in stage._names}
     assert len(sets) == 14 and len(stage._grams) > 500_000
+
+
+def test_gram_index_counts_and_owners():
+    """15 words -> 3 13-grams; a 9-word field -> one whole-field gram; a 5-word field -> none; a gram two
+    texts share is kept once, owned by the smaller owner."""
+    import numpy as np
+    import pyarrow as pa
+
+    from curate.dedup import _common as c
+
+    long = " ".join(f"w{i}" for i in range(15))
+    texts = [long, "a b c d e f g h i", "too short to match x", long]
+    tokens, off = c.word_hashes(pa.array(texts, pa.string()))
+    g, owner, lengths = c.gram_index(tokens, off, np.array([2, 0, 1, 1]), ngram=13, min_words=8)
+    assert lengths == [9, 13]
+    assert len(g) == 4 and bool(np.all(g[1:] > g[:-1]))
+    h13, _ = c.ngram_hashes(tokens[: off[1]], off[:2], 13, short=False)
+    assert sorted(owner[np.isin(g, h13)].tolist()) == [1, 1, 1]  # texts 0 (owner 2) and 3 (owner 1)
+    assert owner[~np.isin(g, h13)].tolist() == [0]

@@ -99,3 +99,25 @@ def test_kept_vs_rejected_separation():
     assert r["m_kept_over_m_rejected"]["value"] == pytest.approx(
         math.exp(0.6), rel=0.05
     )  # 0.06 bpb, 0.1 per e-fold
+
+
+def _point(name: str, null_call: str, value: float) -> dict:
+    return {
+        "name": name,
+        "recipes": {
+            "raw": {"call": "not_called"},
+            "null": {"call": null_call, "multiplier": {"value": value}},
+        },
+    }
+
+
+def test_a_null_control_separated_at_a_ladder_point_is_a_warning_naming_it():
+    assert assemble.ladder_null_warning([_point("proxy_tiny@512", "not_called", 1.1)]) is None
+    assert assemble.ladder_null_warning([{"name": "p", "recipes": {"raw": {"call": "not_called"}}}]) is None
+    names, msg = assemble.ladder_null_warning(
+        [_point("proxy_tiny@512", "not_called", 0.9), _point("proxy_5m@491520", "worse", 1.2)]
+    )
+    assert names == ["proxy_5m@491520"]
+    assert msg.startswith(
+        "the null control (a random subsample of raw) separates from raw at proxy_5m@491520 (1.20x):"
+    )

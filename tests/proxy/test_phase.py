@@ -146,6 +146,12 @@ def test_phase_writes_goodput_json_and_resumes_without_retraining(phase_run, inl
         cur["tokens_kept"] <= null["tokens_kept"] < cur["tokens_kept"] + 200 and null["subsample_of"] == "raw"
     )
     assert rej["docs"] + rej["decontaminated"] == 20
+    # The null is drawn afresh for every training seed (main point: 3 seeds; the ladder's 2 are among them).
+    assert sorted(null["draws"]) == ["0", "1"]
+    bins = [(run_dir / "proxy" / "data" / "null" / f"seed{s}" / "train.bin").read_bytes() for s in range(2)]
+    assert bins[0] != bins[1]
+    used = json.loads((run_dir / "proxy" / "null" / "seed1" / "data.json").read_text())
+    assert used["subsample_seed"] == 1 and used["docs"] == null["draws"]["1"]["docs"]
     assert g["controls"]["for"] == "curated" and isinstance(g["controls"]["null"]["contains_1"], bool)
     assert g["controls"]["rejected"]["call"] in ("better", "worse", "not_called")
     # The paired statistic is the one verdict: the verdict's call is the ranking pair's.
@@ -193,6 +199,13 @@ def test_phase_writes_goodput_json_and_resumes_without_retraining(phase_run, inl
     run_phase(_ctx(run_dir, inline_engine, _section(run_dir)))
     assert (run_dir / "proxy" / "raw" / "seed0" / "result.json").stat().st_mtime_ns == stamp
     assert json.loads((run_dir / "goodput.json").read_text()) == g
+    # A run whose training data is not recorded as the shard asked for (here: no data.json) is retrained.
+    (run_dir / "proxy" / "raw" / "seed0" / "data.json").unlink()
+    other_stamp = (run_dir / "proxy" / "raw" / "seed1" / "result.json").stat().st_mtime_ns
+    run_phase(_ctx(run_dir, inline_engine, _section(run_dir)))
+    assert (run_dir / "proxy" / "raw" / "seed0" / "result.json").stat().st_mtime_ns != stamp
+    assert (run_dir / "proxy" / "raw" / "seed1" / "result.json").stat().st_mtime_ns == other_stamp
+    assert (run_dir / "proxy" / "raw" / "seed0" / "data.json").exists()
     # Another eval spec on the same proxy/ folder is refused, naming what differs.
     other = _section(run_dir)
     other["eval_chars"] = 999
@@ -319,3 +332,13 @@ def test_a_recipe_selecting_with_a_scorer_trained_on_a_headline_eval_file_is_ref
     ):
         run_phase(ctx)
     assert not (run_dir / "proxy" / "data").exists()  # refused before any shard or run
+
+
+def test_controls_yaml_null_is_the_null_control():
+    """YAML reads `controls: [null]` as [None]; that is the null control, not an unknown one."""
+    import yaml
+
+    assert parse(yaml.safe_load("controls: [null, rejected]")).controls == ["null", "rejected"]
+    assert parse(yaml.safe_load("controls: [null]")).controls == ["null"]
+    with pytest.raises(PhaseError, match=r"proxy.controls: unknown control\(s\) \['nul'\]"):
+        parse({"controls": ["nul"]})

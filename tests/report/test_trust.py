@@ -112,6 +112,8 @@ def test_trust_sections_rows():
     assert lad[0][0] == "proxy_1m@1000 (main)" and lad[1][0] == "proxy_5m@2000 (reference)"
     assert lad[0][5:] == ["0.90x (0.80–1.10)", "1.00x", "raw > curated > null", "—", "66.7%"]
     assert secs["ladder"][3][-1] == "Warning: the main point disagrees"
+    assert all(len(row) == len(header) for _, _, header, rows, _ in trust.sections(G) for row in rows)
+    assert secs["ladder"][1][-2:] == ["detectable", "decision accuracy"]
     md = "\n".join(trust.markdown(G))
     html = trust.html(G)
     assert "| wiki | text | yes | 3 docs | w.jsonl | raw 2 | — |" in md

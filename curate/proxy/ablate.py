@@ -1,0 +1,219 @@
+"""Per-stage attribution: leave-one-stage-out proxy runs ("which filter pays, which costs").
+
+For every stage that rejected documents (the ``stage`` column of ``rejected/``, quarantine excluded) the
+ablation adds the recipe ``without_<stage>`` = kept/ ∪ the rows that stage rejected (a proxy recipe with
+``without_stages: [<stage>]``), and trains it beside the baseline and the plain curated recipe with the
+run's own proxy settings (model, budget, seeds, eval sets, tokenizer) at the main point, without
+controls or ladder. Runs already in ``proxy/`` with the same configuration (the baseline, the curated
+recipe) are reused; the ablation's report goes to ``ablation/goodput.json``, never over ``goodput.json``.
+
+A stage's effect is the paired difference ``d = H_curated - H_without`` (mean headline bpb at T, per
+seed; :func:`curate.proxy.analysis.paired`): negative = the stage *pays* (its removals lower the target
+bpb), positive = it *costs*, called only where the t-interval excludes 0. The same interval is reported
+as a ratio of multipliers ``m_with / m_without`` (:func:`curate.proxy.analysis.relative_multiplier`) and
+as a ratio of data goodputs ``g_with / g_without = (y_with / y_without) · m_with / m_without`` (yields are
+token counts: exact, so the goodput CI is the multiplier CI scaled).
+
+Caveat: the rows a stage rejected never reached the stages after it, so ``without_<stage>`` also skips
+those later stages for them: the effect measured is of the stage *at its place in the pipeline*.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from curate import schema
+from curate.context import PhaseError, RunContext
+from curate.proxy import analysis, stats
+from curate.proxy.assemble import read_curves
+from curate.proxy.config import ProxyConfig, Recipe, parse
+from curate.proxy.goodput import finite_or_none
+
+REPORT = "ablation/goodput.json"
+PREFIX = "without_"
+
+
+def removed_by_stage(run_dir: Path, manifest: dict[str, Any]) -> dict[str, int]:
+    """Rows each stage rejected (quarantine excluded), in the manifest's stage order."""
+    counts: dict[str, int] = {}
+    for f in sorted((Path(run_dir) / "rejected").glob("part-*.parquet")):
+        t = pq.read_table(f, columns=[schema.STAGE, schema.REASON])
+        q = pc.fill_null(pc.starts_with(t.column(schema.REASON), schema.QUARANTINE_PREFIX), False)
+        for s in t.filter(pc.invert(q)).column(schema.STAGE).to_pylist():
+            counts[s] = counts.get(s, 0) + 1
+    order = [str(s.get("name")) for s in manifest.get("stages") or []]
+    return dict(
+        sorted(counts.items(), key=lambda kv: (order.index(kv[0]) if kv[0] in order else len(order), kv[0]))
+    )
+
+
+def _as_raw(r: Recipe) -> dict[str, Any]:
+    out: dict[str, Any] = {"from": r.source}
+    if r.rules:
+        out["select"] = r.rules
+    if r.without_stages:
+        out["without_stages"] = r.without_stages
+    return out
+
+
+def ablation_section(section: dict[str, Any], stages: list[str]) -> tuple[dict[str, Any], str, str]:
+    """The proxy section of the ablation: the run's baseline, its plain kept/ recipe (``curated`` if it
+    has none) and one ``without_<stage>`` recipe per stage; returns (section, baseline, subject)."""
+    cfg = parse(section)
+    plain = [r for r in cfg.recipes if r.source == "kept" and not r.rules and not r.without_stages]
+    subject = plain[0] if plain else Recipe(name="curated", source="kept")
+    base = next(r for r in cfg.recipes if r.name == cfg.baseline)
+    recipes = {base.name: _as_raw(base), subject.name: _as_raw(subject)}
+    for s in stages:
+        name = PREFIX + s
+        if name in recipes:
+            raise PhaseError(f"ablate: recipe name {name!r} clashes with a recipe of the run")
+        recipes[name] = {"from": "kept", "without_stages": [s]}
+    out = {k: v for k, v in section.items() if k not in ("ladder", "controls_for", "ablate", "search")}
+    out.update({"recipes": recipes, "controls": [], "baseline": base.name})
+    return out, base.name, subject.name
+
+
+def _heads(pdir: Path, recipe: str, cfg: ProxyConfig) -> tuple[np.ndarray, np.ndarray]:
+    per_seed = [read_curves(pdir / recipe / f"seed{s}") for s in cfg.seeds]
+    tokens = np.asarray(per_seed[0][0], dtype=np.float64)
+    bpb = {k: np.array([c[1][k] for c in per_seed]) for k in per_seed[0][1]}
+    return tokens, analysis.headline(bpb, cfg.headline)
+
+
+def _scaled(block: dict[str, Any], factor: float) -> dict[str, Any]:
+    return {
+        k: (finite_or_none(block[k] * factor) if block[k] is not None else None)
+        for k in ("value", "ci_low", "ci_high")
+    }
+
+
+def effects(
+    run_dir: Path,
+    cfg: ProxyConfig,
+    report: dict[str, Any],
+    baseline: str,
+    subject: str,
+    stages: dict[str, int],
+) -> dict[str, Any]:
+    """Each stage's paired effect (see the module docstring), from the runs' curves and the report."""
+    pdir = Path(run_dir) / "proxy"
+    tokens, h_base = _heads(pdir, baseline, cfg)
+    base = analysis.Baseline(tokens, h_base.mean(axis=0))
+    _, h_with = _heads(pdir, subject, cfg)
+    y_with = report["recipes"][subject]["yield"]
+    out = {}
+    for stage, n in stages.items():
+        recipe = PREFIX + stage
+        _, h_without = _heads(pdir, recipe, cfg)
+        iv = analysis.paired(h_with, h_without)
+        mult = analysis.relative_multiplier(base, float(h_without[:, -1].mean()), iv)
+        mult["method"] = (
+            "m_with / m_without = t_base(R + d) / t_base(R), d = H_with - H_without (R: without's bpb)"
+        )
+        y_without = report["recipes"][recipe]["yield"]
+        ratio = y_with / y_without if y_without else math.nan
+        c = analysis.call(iv)
+        out[stage] = {
+            "recipe": recipe,
+            "removed_docs": n,
+            "diff_bpb_with_minus_without": iv.as_dict(),
+            "per_seed_diff": (h_with[:, -1] - h_without[:, -1]).tolist(),
+            "call": {"better": "pays", "worse": "costs", "not_called": "not_called"}[c],
+            "multiplier_effect": mult,
+            "yield": {"with": y_with, "without": y_without, "ratio": finite_or_none(ratio)},
+            "goodput_effect": {
+                **_scaled(mult, ratio),
+                "method": "(y_with / y_without) x multiplier_effect (yields are exact token counts)",
+            },
+            "multiplier": {
+                "with": report["recipes"][subject]["multiplier"],
+                "without": report["recipes"][recipe]["multiplier"],
+            },
+            "goodput": {
+                "with": report["recipes"][subject]["goodput"],
+                "without": report["recipes"][recipe]["goodput"],
+            },
+        }
+    return out
+
+
+def run_ablation(ctx: RunContext) -> dict[str, Any]:
+    """Train the leave-one-stage-out recipes and write ``ablation.json``; returns its content."""
+    from curate.proxy.phase import run_phase
+
+    removed = removed_by_stage(ctx.run_dir, ctx.manifest)
+    stage_names = [str(s.get("name")) for s in ctx.manifest.get("stages") or []]
+    skipped = {
+        s: "removed no documents (its ablation is the curated recipe itself)"
+        for s in stage_names
+        if s != "read" and s not in removed
+    }
+    if not removed:
+        raise PhaseError(
+            f"ablate: no stage of {ctx.run_dir} rejected a document (quarantine aside): nothing to ablate"
+        )
+    section, baseline, subject = ablation_section(ctx.section, list(removed))
+    run_phase(
+        RunContext(
+            run_dir=ctx.run_dir,
+            config=ctx.config,
+            engine=ctx.engine,
+            manifest=ctx.manifest,
+            section=section,
+            pipeline_path=ctx.pipeline_path,
+        ),
+        report_name=REPORT,
+    )
+    cfg = parse(section)
+    report = json.loads(ctx.path(REPORT).read_text())
+    out = {
+        "baseline": baseline,
+        "subject": subject,
+        "recipes": list(section["recipes"]),
+        "point": {"model": cfg.model, "budget": report["budget"], "seeds": list(cfg.seeds)},
+        "headline": list(cfg.headline),
+        "stages": effects(ctx.run_dir, cfg, report, baseline, subject, removed),
+        "skipped": skipped,
+        "report": REPORT,
+        "statistics": stats.METHOD + ", level 0.95; effects are with minus without the stage",
+        "caveat": "rows a stage rejected never reached the later stages: without_<stage> skips those for them too",
+    }
+    tmp = ctx.path("ablation.json.tmp")
+    tmp.write_text(json.dumps(out, indent=1, allow_nan=False))
+    tmp.replace(ctx.path("ablation.json"))
+    return out
+
+
+def format_table(ab: dict[str, Any]) -> str:
+    """The ablation as a terminal table: one row per stage."""
+
+    def ci(b: dict[str, Any]) -> str:
+        if b["value"] is None:
+            return "n/a"
+        if b["ci_low"] is None or b["ci_high"] is None:
+            return f"{b['value']:.3f}"
+        return f"{b['value']:.3f} [{b['ci_low']:.3f}, {b['ci_high']:.3f}]"
+
+    lines = [
+        f"leave-one-stage-out vs {ab['subject']} (baseline {ab['baseline']}; {ab['point']['model']}, "
+        f"{ab['point']['budget']} tokens, {len(ab['point']['seeds'])} seeds); effect = with / without the stage",
+        f"{'stage':<28} {'removed':>8} {'d bpb (with-without)':>22} {'multiplier effect [CI]':>26} "
+        f"{'goodput effect [CI]':>26}  call",
+    ]
+    for stage, e in ab["stages"].items():
+        d = e["diff_bpb_with_minus_without"]["value"]
+        lines.append(
+            f"{stage:<28} {e['removed_docs']:>8,} {d:>+22.4f} {ci(e['multiplier_effect']):>26} "
+            f"{ci(e['goodput_effect']):>26}  {e['call']}"
+        )
+    for stage, why in ab["skipped"].items():
+        lines.append(f"{stage:<28} {0:>8} {'':>22} {'':>26} {'':>26}  skipped: {why}")
+    return "\n".join(lines)

@@ -1,0 +1,326 @@
+"""Recipe search over stored score columns by successive halving (``curate search``, ``proxy.search``).
+
+```yaml
+proxy:
+  search:
+    columns:                                  # candidates: one per (column, bound, value) ...
+      dsir_v1.resample_key: {min_quantile: [0.5, 0.8, 0.9]}
+      gopher_quality_v1.word_count: {min: [50, 100]}
+    product: false                            # ... or true: every combination of one option per column
+    sample: null                              # N: a seeded random subset of N candidates (random search)
+    seed: 0
+    objective: multiplier                     # or goodput (yield x multiplier)
+    eta: 3                                    # each rung keeps the best ceil(n / eta)
+    rungs: [{budget: 75000, seeds: 1}, {budget: 300000, seeds: 3}]   # default: T/4 with 1 seed, then T
+    confirm_seeds: 3                          # fresh seeds (after every seed used) for the winner vs baseline
+```
+
+Every rung trains the surviving candidates and the baseline with the run's proxy settings at the rung's
+budget and seeds (``proxy/search/rung<k>/``; the report in ``search/rung<k>.json``), scores them by the
+objective (the paired statistic's point value, :mod:`curate.proxy.analysis`) and advances the best
+``ceil(n / eta)`` (at least one). A candidate that selects too little data to train on is reported as
+``empty`` and dropped, not a crash. The last rung's best is the winner; it is then trained again with
+**fresh seeds** beside the baseline (``proxy/search/confirm/``), and its CI comes from those runs only,
+so it is not inflated by having been picked as the best of many. ``search.json`` holds every candidate's
+numbers per rung, the goodput-vs-yield Pareto front of the last rung and the confirmation;
+``search/winner.yaml`` is the run's pipeline with the winner's rules as a final ``select:`` (quantiles
+resolved to absolute thresholds over kept/). Finished runs are reused, so a rerun resumes.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import math
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from curate.context import PhaseError, RunContext
+
+BOUNDS = ("min", "max", "min_quantile", "max_quantile")
+KEYS = ["columns", "product", "sample", "seed", "objective", "eta", "rungs", "confirm_seeds"]
+
+
+@dataclass(frozen=True)
+class Rung:
+    budget: int
+    seeds: tuple[int, ...]
+
+
+@dataclass
+class SearchSpec:
+    """A parsed ``proxy.search`` section; ``candidates`` maps a name to its select rules."""
+
+    candidates: dict[str, list[dict[str, Any]]]
+    rungs: list[Rung]
+    eta: int = 3
+    objective: str = "multiplier"
+    confirm_seeds: tuple[int, ...] = ()
+    seed: int = 0
+    raw: dict[str, Any] = field(default_factory=dict)
+
+
+def _name(rules: list[dict[str, Any]]) -> str:
+    parts = []
+    for r in rules:
+        bound = next(b for b in BOUNDS if b in r)
+        parts.append(f"{r['column']}@{bound}={r[bound]:g}")
+    return "search:" + "+".join(parts)
+
+
+def parse_search(raw: Any, budget: int, seeds: list[int]) -> SearchSpec:
+    """Validate ``proxy.search``; errors are :class:`ProxyConfigError` located under ``proxy.search``."""
+    from curate.proxy.config import ProxyConfigError
+
+    def bad(keys: tuple[str | int, ...], msg: str) -> ProxyConfigError:
+        return ProxyConfigError(("search", *keys), msg)
+
+    if not isinstance(raw, dict):
+        raise bad((), "expected a mapping with columns (and optionally rungs, eta, objective, ...)")
+    unknown = sorted(set(raw) - set(KEYS))
+    if unknown:
+        raise bad((unknown[0],), f"unknown key; valid keys: {', '.join(KEYS)}")
+    cols = raw.get("columns")
+    if not isinstance(cols, dict) or not cols:
+        raise bad(("columns",), "expected a mapping {column: {min|max|min_quantile|max_quantile: [values]}}")
+    options: list[list[dict[str, Any]]] = []
+    for col, grid in cols.items():
+        if not isinstance(grid, dict) or not grid or set(grid) - set(BOUNDS):
+            raise bad(("columns", col), f"expected a mapping of {', '.join(BOUNDS)} to lists of values")
+        opts = []
+        for bound, values in grid.items():
+            if not isinstance(values, list) or not values:
+                raise bad(("columns", col, bound), "expected a non-empty list of numbers")
+            for v in values:
+                if not isinstance(v, int | float) or isinstance(v, bool):
+                    raise bad(("columns", col, bound), f"expected numbers, got {v!r}")
+                if "quantile" in bound and not 0 <= v <= 1:
+                    raise bad(("columns", col, bound), f"a quantile is in [0, 1], got {v!r}")
+                opts.append({"column": str(col), bound: float(v)})
+        options.append(opts)
+    combos = (
+        [list(c) for c in itertools.product(*options)]
+        if raw.get("product")
+        else [[o] for opts in options for o in opts]
+    )
+    seed = int(raw.get("seed", 0))
+    n = raw.get("sample")
+    if n is not None:
+        if not isinstance(n, int) or isinstance(n, bool) or n < 1:
+            raise bad(("sample",), f"expected an integer >= 1, got {n!r}")
+        import random
+
+        combos = sorted(random.Random(seed).sample(combos, min(n, len(combos))), key=_name)
+    objective = raw.get("objective", "multiplier")
+    if objective not in ("multiplier", "goodput"):
+        raise bad(("objective",), f"expected multiplier or goodput, got {objective!r}")
+    eta = raw.get("eta", 3)
+    if not isinstance(eta, int) or isinstance(eta, bool) or eta < 2:
+        raise bad(("eta",), f"expected an integer >= 2, got {eta!r}")
+    if "rungs" in raw:
+        if not isinstance(raw["rungs"], list) or not raw["rungs"]:
+            raise bad(("rungs",), "expected a non-empty list of {budget, seeds}")
+        rungs = []
+        for i, r in enumerate(raw["rungs"]):
+            if not isinstance(r, dict) or set(r) - {"budget", "seeds"} or "budget" not in r:
+                raise bad(("rungs", i), "expected {budget, seeds}")
+            s = r.get("seeds", 1)
+            rungs.append(Rung(int(r["budget"]), tuple(range(s)) if isinstance(s, int) else tuple(s)))
+    else:
+        rungs = [Rung(budget // 4, (seeds[0],)), Rung(budget, tuple(seeds))]
+    c = raw.get("confirm_seeds", len(seeds))
+    used = max(s for r in rungs for s in r.seeds)
+    confirm = tuple(range(used + 1, used + 1 + c)) if isinstance(c, int) else tuple(int(x) for x in c)
+    if set(confirm) & {s for r in rungs for s in r.seeds}:
+        raise bad(("confirm_seeds",), "confirmation seeds must be fresh: none of the rungs' seeds")
+    return SearchSpec(
+        candidates={_name(c): c for c in combos},
+        rungs=rungs,
+        eta=eta,
+        objective=objective,
+        confirm_seeds=confirm,
+        seed=seed,
+        raw=raw,
+    )
+
+
+def successive_halving(
+    names: list[str],
+    n_rungs: int,
+    eta: int,
+    evaluate: Callable[[list[str], int], dict[str, float | None]],
+) -> tuple[str | None, list[dict[str, Any]]]:
+    """Evaluate ``names`` at rung 0, keep the best ``ceil(n / eta)`` (higher score is better; ties by
+    name; ``None`` = empty, dropped), evaluate those at rung 1, ...; returns the winner (the best at the
+    last rung reached) and the history ``[{rung, scores, advanced}]``."""
+    survivors, history = list(names), []
+    for k in range(n_rungs):
+        scores = evaluate(survivors, k)
+        valid = sorted((n for n in survivors if scores.get(n) is not None), key=lambda n: (-scores[n], n))  # type: ignore[operator]
+        last = k == n_rungs - 1
+        keep = valid[:1] if last else valid[: max(1, math.ceil(len(valid) / eta))]
+        history.append({"rung": k, "scores": scores, "advanced": keep})
+        survivors = keep
+        if not survivors:
+            break
+    return (survivors[0] if survivors else None), history
+
+
+def _phase(ctx: RunContext, section: dict[str, Any], tag: str, empty: dict[str, str]) -> dict[str, Any]:
+    """One proxy phase for a rung (or the confirmation); a recipe with too little data becomes
+    ``empty[name]`` and the phase is retried without it (finished shards and runs are reused)."""
+    from curate.proxy.phase import run_phase
+
+    while True:
+        sub = RunContext(
+            run_dir=ctx.run_dir,
+            config=ctx.config,
+            engine=ctx.engine,
+            manifest=ctx.manifest,
+            section=section,
+            pipeline_path=ctx.pipeline_path,
+        )
+        try:
+            run_phase(sub, report_name=f"search/{tag}.json", runs_dir=f"search/{tag}")
+        except PhaseError as e:
+            m = re.match(r"proxy\.recipes\.(\S+): only (\d+) tokens of data", str(e))
+            if not m or m.group(1) not in section["recipes"] or m.group(1) == section["baseline"]:
+                raise
+            empty[m.group(1)] = f"selects only {m.group(2)} tokens: nothing to train on"
+            section = {**section, "recipes": {k: v for k, v in section["recipes"].items() if k != m.group(1)}}
+            continue
+        return json.loads(ctx.path("search", f"{tag}.json").read_text())
+
+
+def _numbers(rec: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "multiplier": rec["multiplier"],
+        "goodput": rec["goodput"],
+        "yield": rec["yield"],
+        "docs": rec["docs"],
+        "tokens_kept": rec["tokens_kept"],
+    }
+
+
+def pareto(points: dict[str, tuple[float, float]]) -> list[str]:
+    """Names not dominated in (yield, goodput), both higher-is-better, by yield descending."""
+    front = [
+        n
+        for n, (y, g) in points.items()
+        if not any(y2 >= y and g2 >= g and (y2, g2) != (y, g) for y2, g2 in points.values())
+    ]
+    return sorted(front, key=lambda n: (-points[n][0], n))
+
+
+def run_search(ctx: RunContext, spec: SearchSpec) -> dict[str, Any]:
+    """The search (see the module docstring); writes ``search.json`` and ``search/winner.yaml``."""
+    from curate.proxy.config import parse
+
+    cfg = parse({k: v for k, v in ctx.section.items() if k != "search"})
+    base = next(r for r in cfg.recipes if r.name == cfg.baseline)
+    base_raw = {"from": base.source, **({"select": base.rules} if base.rules else {})}
+    common = {k: v for k, v in ctx.section.items() if k not in ("search", "ladder", "controls_for", "ablate")}
+    common["baseline"] = cfg.baseline
+    empty: dict[str, str] = {}
+    per_rung: list[dict[str, Any]] = []
+
+    def evaluate(names: list[str], k: int) -> dict[str, float | None]:
+        rung = spec.rungs[k]
+        recipes = {cfg.baseline: base_raw} | {
+            n: {"from": "kept", "select": spec.candidates[n]} for n in names
+        }
+        section = common | {
+            "recipes": recipes,
+            "budget": rung.budget,
+            "seeds": list(rung.seeds),
+            "controls": [],
+        }
+        rep = _phase(ctx, section, f"rung{k}", empty)
+        per_rung.append({n: _numbers(rep["recipes"][n]) for n in names if n in rep["recipes"]})
+        scores = {
+            n: (rep["recipes"][n][spec.objective]["value"] if n in rep["recipes"] else None) for n in names
+        }
+        for n in names:
+            if scores[n] is None and n not in empty:
+                # trained, but the multiplier is not finite (off the baseline's curve): not rankable
+                empty[n] = f"{spec.objective} not finite at rung {k}: cannot be ranked"
+        return scores
+
+    winner, history = successive_halving(sorted(spec.candidates), len(spec.rungs), spec.eta, evaluate)
+    out: dict[str, Any] = {
+        "objective": spec.objective,
+        "baseline": cfg.baseline,
+        "rungs": [{"budget": r.budget, "seeds": list(r.seeds)} for r in spec.rungs],
+        "eta": spec.eta,
+        "candidates": {n: {"rules": spec.candidates[n]} for n in sorted(spec.candidates)},
+        "history": [{**h, "numbers": per_rung[i]} for i, h in enumerate(history)],
+        "empty": empty,
+        "winner": winner,
+    }
+    for n, why in empty.items():
+        out["candidates"][n]["empty"] = why
+    last = per_rung[-1] if per_rung else {}
+    pts = {
+        n: (v["yield"], v["goodput"]["value"]) for n, v in last.items() if v["goodput"]["value"] is not None
+    }
+    out["pareto_last_rung"] = [{"recipe": n, "yield": pts[n][0], "goodput": pts[n][1]} for n in pareto(pts)]
+    if winner is not None:
+        full = spec.rungs[-1]
+        section = common | {
+            "recipes": {cfg.baseline: base_raw, winner: {"from": "kept", "select": spec.candidates[winner]}},
+            "budget": full.budget,
+            "seeds": list(spec.confirm_seeds),
+            "controls": [],
+        }
+        rep = _phase(ctx, section, "confirm", empty)
+        out["confirmation"] = {"seeds": list(spec.confirm_seeds), **_numbers(rep["recipes"][winner])}
+        out["winner_pipeline"] = _write_winner(ctx, winner, spec.candidates[winner])
+    ctx.path("search.json").write_text(json.dumps(out, indent=1, allow_nan=False))
+    return out
+
+
+def _write_winner(ctx: RunContext, name: str, rules: list[dict[str, Any]]) -> str:
+    """The run's pipeline with the winner's rules as a final ``select:`` (absolute thresholds)."""
+    import yaml
+
+    from curate.proxy.phase import resolve_quantiles
+
+    resolved = [resolve_quantiles(ctx, r) for r in rules]
+    config = json.loads(json.dumps(ctx.config))
+    config["stages"] = list(config.get("stages") or []) + [{"select": resolved, "label": "search_winner"}]
+    path = Path(ctx.path("search", "winner.yaml"))
+    path.write_text(f"# curate search winner: {name}\n" + yaml.safe_dump(config, sort_keys=False))
+    return str(path.relative_to(ctx.run_dir))
+
+
+def format_table(result: dict[str, Any]) -> str:
+    """Every candidate's objective per rung, the winner and its confirmation, as a terminal table."""
+
+    def f(x: Any) -> str:
+        return "—" if x is None else f"{x:.3f}"
+
+    rungs = result["rungs"]
+    head = f"{'candidate':<48}" + "".join(
+        f" {'rung ' + str(k) + ' @' + str(r['budget']):>16}" for k, r in enumerate(rungs)
+    )
+    lines = [f"search by {result['objective']} vs {result['baseline']} (eta {result['eta']})", head]
+    for name in result["candidates"]:
+        cells = []
+        for h in result["history"]:
+            cells.append(f" {f(h['scores'][name]) if name in h['scores'] else '':>16}")
+        note = "  empty: " + result["empty"][name] if name in result["empty"] else ""
+        lines.append(f"{name:<48}{''.join(cells)}{note}")
+    c = result.get("confirmation")
+    if c:
+        m, g = c["multiplier"], c["goodput"]
+        lines.append(
+            f"winner {result['winner']} on fresh seeds {c['seeds']}: multiplier {f(m['value'])} "
+            f"[{f(m['ci_low'])}, {f(m['ci_high'])}], goodput {f(g['value'])} [{f(g['ci'][0])}, {f(g['ci'][1])}], "
+            f"yield {f(c['yield'])}; pipeline {result['winner_pipeline']}"
+        )
+    else:
+        lines.append("no winner: every candidate was empty")
+    return "\n".join(lines)

@@ -1,0 +1,200 @@
+"""Per-stage attribution on a tiny synthetic run: the exact recipe set, the structure of ablation.json,
+the effects' arithmetic, and the CLI table."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from curate.context import PhaseError, RunContext
+from curate.proxy.ablate import ablation_section, format_table, removed_by_stage, run_ablation
+
+WORDS = (
+    "the cat sat on a mat and the dog ran to the park while birds sang over green hills "
+    "under a wide blue sky with soft white clouds drifting slowly east"
+).split()
+
+SECTION = {
+    "model": "proxy_tiny",
+    "budget": 32 * 4 * 8,
+    "seeds": 2,
+    "tokenizer": {"vocab_size": 300},
+    "recipes": {"raw": {"from": "raw"}, "curated": {"from": "kept"}},
+    "eval": [{"name": "heldout", "holdout": 0.1}, {"name": "docs", "kind": "text", "source": "docs"}],
+    "train": {"seq_len": 32, "batch_size": 4, "n_evals": 3, "ckpt_every": 4, "threads": 1},
+    "n_boot": 20,
+    "ladder": [{"model": "proxy_tiny", "budget": 32 * 4 * 4}],
+}
+MANIFEST = {
+    "config": {"proxy": SECTION},
+    "stages": [
+        {"name": "read", "cpu_s": 1.0},
+        {"name": "exact_dedup_v1", "cpu_s": 1.0},
+        {"name": "gopher_quality_v1", "cpu_s": 2.0},
+        {"name": "fasttext_quality_v1", "cpu_s": 1.0},
+    ],
+}
+
+
+def _doc(rng: np.random.Generator, n: int) -> str:
+    return " ".join(WORDS[i] for i in rng.integers(0, len(WORDS), n)) + "."
+
+
+@pytest.fixture(scope="module")
+def run_dir(tmp_path_factory):
+    d = tmp_path_factory.mktemp("run")
+    rng = np.random.default_rng(0)
+    (d / "kept").mkdir()
+    (d / "rejected").mkdir()
+    kept = [_doc(rng, 60) for _ in range(60)]
+    pq.write_table(
+        pa.table({"id": [f"k{i}" for i in range(60)], "text": kept, "source": ["t"] * 50 + ["docs"] * 10}),
+        d / "kept" / "part-00000.parquet",
+    )
+    rej = [f"zz {i} qq " * 40 for i in range(12)] + [_doc(rng, 60) for _ in range(8)] + ["bad"] * 5
+    reasons = (
+        ["gopher_quality_v1:short_doc"] * 12 + ["exact_dedup_v1:duplicate"] * 8 + ["quarantine:bad_utf8"] * 5
+    )
+    pq.write_table(
+        pa.table(
+            {
+                "id": [f"r{i}" for i in range(25)],
+                "text": rej,
+                "source": ["t"] * 25,
+                "stage": [r.split(":")[0] if not r.startswith("quarantine") else "read" for r in reasons],
+                "reason": reasons,
+            }
+        ),
+        d / "rejected" / "part-00000.parquet",
+    )
+    (d / "manifest.json").write_text(json.dumps(MANIFEST))
+    return d
+
+
+def test_removed_by_stage_counts_rejections_in_stage_order(run_dir):
+    assert removed_by_stage(run_dir, MANIFEST) == {"exact_dedup_v1": 8, "gopher_quality_v1": 12}
+
+
+def test_ablation_section_is_baseline_curated_and_one_recipe_per_stage():
+    section, base, subject = ablation_section(SECTION, ["exact_dedup_v1", "gopher_quality_v1"])
+    assert (base, subject) == ("raw", "curated")
+    assert section["recipes"] == {
+        "raw": {"from": "raw"},
+        "curated": {"from": "kept"},
+        "without_exact_dedup_v1": {"from": "kept", "without_stages": ["exact_dedup_v1"]},
+        "without_gopher_quality_v1": {"from": "kept", "without_stages": ["gopher_quality_v1"]},
+    }
+    assert section["controls"] == [] and "ladder" not in section
+    assert {k: v for k, v in section.items() if k not in ("recipes", "controls")} == {
+        k: v for k, v in SECTION.items() if k not in ("recipes", "ladder")
+    } | {"baseline": "raw"}
+
+
+def test_ablation_writes_ablation_json_with_each_stage_effect(run_dir, inline_engine):
+    ctx = RunContext(
+        run_dir=run_dir, config=MANIFEST["config"], engine=inline_engine, manifest=MANIFEST, section=SECTION
+    )
+    ab = run_ablation(ctx)
+    assert json.loads((run_dir / "ablation.json").read_text()) == ab
+    assert not (run_dir / "goodput.json").exists()  # the ablation's report has its own place
+    report = json.loads((run_dir / "ablation" / "goodput.json").read_text())
+    assert set(report["recipes"]) == {"raw", "curated", "without_exact_dedup_v1", "without_gopher_quality_v1"}
+    assert ab["recipes"] == ["raw", "curated", "without_exact_dedup_v1", "without_gopher_quality_v1"]
+    assert (ab["baseline"], ab["subject"], ab["report"]) == ("raw", "curated", "ablation/goodput.json")
+    assert ab["point"] == {"model": "proxy_tiny", "budget": 1024, "seeds": [0, 1]}
+    assert ab["headline"] == ["docs"]
+    assert list(ab["stages"]) == ["exact_dedup_v1", "gopher_quality_v1"]
+    assert ab["skipped"] == {
+        "fasttext_quality_v1": "removed no documents (its ablation is the curated recipe itself)"
+    }
+    for stage, n in (("exact_dedup_v1", 8), ("gopher_quality_v1", 12)):
+        e = ab["stages"][stage]
+        assert e["recipe"] == f"without_{stage}" and e["removed_docs"] == n
+        assert e["call"] in ("pays", "costs", "not_called")
+        d = e["diff_bpb_with_minus_without"]
+        assert d["n"] == 2 and d["value"] == pytest.approx(np.mean(e["per_seed_diff"]))
+        # the per-seed differences are those of the two recipes' paired differences to the baseline
+        rec = report["recipes"]
+        expect = np.array(rec["curated"]["paired"]["per_seed_diff"]) - np.array(
+            rec[f"without_{stage}"]["paired"]["per_seed_diff"]
+        )
+        assert e["per_seed_diff"] == pytest.approx(expect.tolist(), abs=1e-12)
+        y = e["yield"]
+        assert y["with"] == rec["curated"]["yield"] and y["without"] == rec[f"without_{stage}"]["yield"]
+        assert y["without"] > y["with"]  # the stage's rejected rows are back
+        assert y["ratio"] == pytest.approx(y["with"] / y["without"])
+        m, g = e["multiplier_effect"], e["goodput_effect"]
+        for k in ("value", "ci_low", "ci_high"):
+            assert g[k] == pytest.approx(m[k] * y["ratio"])
+        assert m["ci_low"] <= m["value"] <= m["ci_high"]
+        assert e["multiplier"]["with"] == rec["curated"]["multiplier"]
+    # Rerunning reuses every finished proxy run (nothing retrains) and gives the same numbers.
+    stamps = {p: p.stat().st_mtime_ns for p in (run_dir / "proxy").glob("*/seed*/result.json")}
+    assert len(stamps) == 8
+    again = run_ablation(ctx)
+    assert again == ab
+    assert {p: p.stat().st_mtime_ns for p in (run_dir / "proxy").glob("*/seed*/result.json")} == stamps
+    table = format_table(ab)
+    lines = table.splitlines()
+    assert lines[1].split() == [
+        "stage",
+        "removed",
+        "d",
+        "bpb",
+        "(with-without)",
+        "multiplier",
+        "effect",
+        "[CI]",
+        "goodput",
+        "effect",
+        "[CI]",
+        "call",
+    ]
+    assert lines[2].startswith("exact_dedup_v1") and lines[3].startswith("gopher_quality_v1")
+    assert lines[4].startswith("fasttext_quality_v1") and "skipped: removed no documents" in lines[4]
+
+
+def test_cli_ablate_prints_the_table(run_dir, capsys):
+    from curate.cli import main
+
+    assert main(["ablate", str(run_dir), "--engine", "inline"]) == 0  # reuses the runs above
+    out = capsys.readouterr().out
+    assert out.splitlines()[0].startswith(
+        "leave-one-stage-out vs curated (baseline raw; proxy_tiny, 1024 tokens, 2 seeds)"
+    )
+    assert f"ablation: {run_dir / 'ablation.json'}" in out
+
+
+def test_a_run_where_no_stage_rejected_anything_is_refused(tmp_path, inline_engine):
+    (tmp_path / "rejected").mkdir()
+    ctx = RunContext(
+        run_dir=tmp_path, config={}, engine=inline_engine, manifest={"stages": []}, section=SECTION
+    )
+    with pytest.raises(PhaseError, match="ablate: no stage of .* rejected a document"):
+        run_ablation(ctx)
+
+
+def test_proxy_ablate_true_runs_the_ablation_after_the_phase(run_dir, inline_engine):
+    from curate.proxy.config import ProxyConfigError, parse
+    from curate.proxy.phase import run_phase
+
+    with pytest.raises(ProxyConfigError, match="proxy.ablate: expected true or false, got 'yes'"):
+        parse({**SECTION, "ablate": "yes"})
+    section = {**SECTION, "ablate": True, "ladder": []}
+    ctx = RunContext(
+        run_dir=run_dir, config={"proxy": section}, engine=inline_engine, manifest=MANIFEST, section=section
+    )
+    out = run_phase(ctx)
+    ab = json.loads((run_dir / "ablation.json").read_text())
+    assert out["ablation"] == {s: e["call"] for s, e in ab["stages"].items()}
+    assert list(ab["stages"]) == ["exact_dedup_v1", "gopher_quality_v1"]
+    assert set(json.loads((run_dir / "goodput.json").read_text())["recipes"]) == {
+        "raw",
+        "curated",
+        "null",
+        "rejected",
+    }

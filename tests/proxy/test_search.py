@@ -1,0 +1,202 @@
+"""Recipe search: successive halving on synthetic curves, the search spec, and a tiny end-to-end search
+with an empty candidate."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+import yaml
+
+from curate.context import RunContext
+from curate.proxy.config import ProxyConfigError, parse
+from curate.proxy.phase import run_phase
+from curate.proxy.search import Rung, format_table, pareto, parse_search, successive_halving
+
+# bpb(t) = a + c / sqrt(t): "fast" leads at short budgets, "best" has the lowest bpb at the full budget.
+CURVES = {
+    "best": (1.0, 30.0),
+    "fast": (1.3, 5.0),
+    "c": (1.5, 40.0),
+    "d": (2.0, 30.0),
+    "e": (1.4, 35.0),
+    "g": (3.0, 20.0),
+}
+
+
+def _bpb(name: str, t: float) -> float:
+    a, c = CURVES[name]
+    return a + c / np.sqrt(t)
+
+
+def test_successive_halving_on_synthetic_curves_picks_the_known_best():
+    budgets = [100, 10_000]
+    assert min(CURVES, key=lambda n: _bpb(n, budgets[-1])) == "best"  # the known best at the full budget
+    assert min(CURVES, key=lambda n: _bpb(n, budgets[0])) == "fast"  # but not at the short one
+    calls = []
+
+    def evaluate(names, k):
+        calls.append((k, sorted(names)))
+        return {n: -_bpb(n, budgets[k]) for n in names}
+
+    winner, history = successive_halving(sorted(CURVES), 2, 3, evaluate)
+    assert winner == "best"
+    # rung 0: all six on the short budget, the best ceil(6/3) = 2 advance; rung 1: those two at full budget
+    assert calls == [(0, ["best", "c", "d", "e", "fast", "g"]), (1, ["best", "fast"])]
+    assert history[0]["advanced"] == ["fast", "best"] and history[1]["advanced"] == ["best"]
+    assert history[1]["scores"] == {"best": -_bpb("best", 10_000), "fast": -_bpb("fast", 10_000)}
+
+
+def test_successive_halving_drops_empty_candidates_and_may_find_none():
+    winner, history = successive_halving(
+        ["a", "b", "c"], 2, 2, lambda names, k: {"a": None, "b": 1.0, "c": 2.0}
+    )
+    assert winner == "c" and history[0]["advanced"] == ["c"]  # ceil(2 non-empty / 2)
+    winner, history = successive_halving(["a"], 3, 2, lambda names, k: {"a": None})
+    assert winner is None and len(history) == 1 and history[0]["advanced"] == []
+
+
+def test_pareto_front_in_yield_and_goodput():
+    pts = {"a": (0.9, 0.8), "b": (0.5, 1.2), "c": (0.4, 1.0), "d": (0.9, 0.7)}
+    assert pareto(pts) == ["a", "b"]
+
+
+def test_parse_search_candidates_rungs_and_errors():
+    spec = parse_search(
+        {"columns": {"x.s": {"min": [1, 2]}, "y.t": {"max_quantile": [0.5]}}}, budget=4096, seeds=[0, 1, 2]
+    )
+    assert spec.candidates == {
+        "search:x.s@min=1": [{"column": "x.s", "min": 1.0}],
+        "search:x.s@min=2": [{"column": "x.s", "min": 2.0}],
+        "search:y.t@max_quantile=0.5": [{"column": "y.t", "max_quantile": 0.5}],
+    }
+    assert spec.rungs == [Rung(1024, (0,)), Rung(4096, (0, 1, 2))]
+    assert spec.confirm_seeds == (3, 4, 5) and spec.eta == 3 and spec.objective == "multiplier"
+    prod = parse_search(
+        {"columns": {"x.s": {"min": [1, 2]}, "y.t": {"max": [5]}}, "product": True}, budget=4096, seeds=[0]
+    )
+    assert list(prod.candidates) == ["search:x.s@min=1+y.t@max=5", "search:x.s@min=2+y.t@max=5"]
+    sampled = parse_search({"columns": {"x.s": {"min": [1, 2, 3, 4]}}, "sample": 2, "seed": 1}, 4096, [0])
+    assert len(sampled.candidates) == 2
+    for raw, msg in (
+        ({"columns": {}}, r"proxy.search.columns: expected a mapping"),
+        ({"columns": {"x": {"top": [1]}}}, r"proxy.search.columns.x: expected a mapping of min, max"),
+        ({"columns": {"x": {"min_quantile": [2]}}}, r"a quantile is in \[0, 1\], got 2"),
+        ({"columns": {"x": {"min": [1]}}, "eta": 1}, r"proxy.search.eta: expected an integer >= 2"),
+        ({"columns": {"x": {"min": [1]}}, "objective": "loss"}, "expected multiplier or goodput"),
+        ({"columns": {"x": {"min": [1]}}, "confirm_seeds": [0]}, "confirmation seeds must be fresh"),
+        ({"columns": {"x": {"min": [1]}}, "grid": 1}, r"proxy.search.grid: unknown key"),
+    ):
+        with pytest.raises(ProxyConfigError, match=msg):
+            parse_search(raw, budget=4096, seeds=[0, 1])
+    with pytest.raises(
+        ProxyConfigError, match=r"proxy.search.rungs\[0\].budget: budget 100 tokens < 4 steps"
+    ):
+        parse({"search": {"columns": {"x": {"min": [1]}}, "rungs": [{"budget": 100}]}})
+
+
+WORDS = (
+    "the cat sat on a mat and the dog ran to the park while birds sang over green hills "
+    "under a wide blue sky with soft white clouds drifting slowly east"
+).split()
+SECTION = {
+    "model": "proxy_tiny",
+    "budget": 32 * 4 * 8,
+    "seeds": 2,
+    "tokenizer": {"vocab_size": 300},
+    "recipes": {"raw": {"from": "raw"}, "curated": {"from": "kept"}},
+    "eval": [{"name": "heldout", "holdout": 0.1}, {"name": "docs", "kind": "text", "source": "docs"}],
+    "train": {"seq_len": 32, "batch_size": 4, "n_evals": 3, "ckpt_every": 4, "threads": 1},
+    "n_boot": 20,
+    "search": {
+        "columns": {"toy.score": {"min_quantile": [0.2, 0.6], "min": [5.0]}},
+        "rungs": [{"budget": 32 * 4 * 4, "seeds": 1}, {"budget": 32 * 4 * 8, "seeds": 2}],
+        "eta": 2,
+        "confirm_seeds": 2,
+    },
+}
+
+
+@pytest.fixture(scope="module")
+def search_run(tmp_path_factory):
+    from curate.engine import InlineEngine
+
+    d = tmp_path_factory.mktemp("run")
+    rng = np.random.default_rng(0)
+    (d / "kept").mkdir()
+    (d / "rejected").mkdir()
+    kept = [" ".join(WORDS[i] for i in rng.integers(0, len(WORDS), 60)) + "." for _ in range(60)]
+    pq.write_table(
+        pa.table(
+            {
+                "id": [f"k{i}" for i in range(60)],
+                "text": kept,
+                "source": ["t"] * 50 + ["docs"] * 10,
+                "toy.score": np.linspace(0, 1, 60),
+            }
+        ),
+        d / "kept" / "part-00000.parquet",
+    )
+    pq.write_table(
+        pa.table({"id": ["r0"], "text": ["zz qq " * 30], "source": ["t"], "stage": ["s"], "reason": ["s:x"]}),
+        d / "rejected" / "part-00000.parquet",
+    )
+    config = {"name": "toy", "input": {"path": "x.jsonl", "format": "jsonl"}, "stages": [], "proxy": SECTION}
+    ctx = RunContext(
+        run_dir=d, config=config, engine=InlineEngine(progress=False), manifest={}, section=SECTION
+    )
+    (d / "manifest.json").write_text(json.dumps({"config": config}))
+    summary = run_phase(ctx)  # proxy.search runs after the phase's own recipes
+    out = json.loads((d / "search.json").read_text())
+    assert summary["search"] == {"winner": out["winner"], "search": "search.json"}
+    return d, out
+
+
+def test_search_end_to_end(search_run):
+    d, out = search_run
+    names = [
+        "search:toy.score@min=5",
+        "search:toy.score@min_quantile=0.2",
+        "search:toy.score@min_quantile=0.6",
+    ]
+    assert list(out["candidates"]) == names
+    # min=5 selects nothing (scores are in [0, 1]): reported as empty, not a crash
+    assert list(out["empty"]) == ["search:toy.score@min=5"]
+    assert out["candidates"]["search:toy.score@min=5"]["empty"].startswith("selects only 0 tokens")
+    h0, h1 = out["history"]
+    assert h0["scores"]["search:toy.score@min=5"] is None
+    assert len(h0["advanced"]) == 1 and h1["advanced"] == [out["winner"]]  # ceil(2 / 2) = 1 advances
+    assert set(h1["scores"]) == {out["winner"]}
+    assert out["rungs"] == [{"budget": 512, "seeds": [0]}, {"budget": 1024, "seeds": [0, 1]}]
+    c = out["confirmation"]
+    assert c["seeds"] == [2, 3] and c["multiplier"]["ci_low"] is not None
+    assert (d / "proxy" / "search" / "confirm" / out["winner"] / "seed3" / "result.json").exists()
+    assert (d / "proxy" / "search" / "rung0" / "raw" / "seed0" / "result.json").exists()
+    assert set(json.loads((d / "goodput.json").read_text())["recipes"]) >= {"raw", "curated"}
+    assert [p["recipe"] for p in out["pareto_last_rung"]] == [out["winner"]]
+    win = yaml.safe_load((d / out["winner_pipeline"]).read_text())
+    assert win["stages"][-1]["label"] == "search_winner"
+    q = float(out["winner"].rsplit("=", 1)[1])
+    assert win["stages"][-1]["select"] == [{"column": "toy.score", "min": pytest.approx(q)}]
+    table = format_table(out)
+    assert (
+        "empty: selects only 0 tokens" in table and f"winner {out['winner']} on fresh seeds [2, 3]" in table
+    )
+
+
+def test_cli_search_resumes_without_retraining(search_run, capsys):
+    from curate.cli import main
+
+    d, out = search_run
+    stamps = {p: p.stat().st_mtime_ns for p in (d / "proxy" / "search").glob("*/*/seed*/result.json")}
+    # rung 0: raw + 2 non-empty candidates x 1 seed; rung 1: raw + 1 x 2 seeds; confirm: raw + winner x 2
+    assert len(stamps) == 3 + 4 + 4
+    assert main(["search", str(d), "--engine", "inline"]) == 0
+    printed = capsys.readouterr().out
+    assert printed.splitlines()[0] == "search by multiplier vs raw (eta 2)"
+    assert f"search: {d / 'search.json'}" in printed
+    assert json.loads((d / "search.json").read_text()) == out  # the same result, from the finished runs
+    assert {p: p.stat().st_mtime_ns for p in (d / "proxy" / "search").glob("*/*/seed*/result.json")} == stamps
