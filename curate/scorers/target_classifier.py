@@ -69,3 +69,8 @@ class TargetClassifier(TargetFitted, FastTextScorer):
     def use_model(self, path: str) -> None:
         super().use_model(path)
         self.model_path = resolve_model_path(path)
+
+    def setup(self) -> None:
+        if not self.params.model:
+            raise ValueError(f"{self.label}: no model; set params.model or add a target: section")
+        super().setup()
