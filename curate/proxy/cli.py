@@ -163,6 +163,20 @@ def _search(args: argparse.Namespace) -> int:
     return 0
 
 
+def _run_args(parser: argparse.ArgumentParser) -> None:
+    """The arguments every proxy verb takes: the run directory, the proxy section and overrides, the engine."""
+    parser.add_argument(
+        "run_dir", metavar="RUN_DIR", help="a finished run directory (has manifest.json, kept/)"
+    )
+    parser.add_argument("--section", help="a YAML file with the proxy: mapping (default: the run's own)")
+    parser.add_argument(
+        "--set", action="append", metavar="KEY=VALUE", help="override a proxy key by dotted path"
+    )
+    parser.add_argument(
+        "--engine", choices=["ray", "inline"], default="ray", help="execution engine (default ray)"
+    )
+
+
 def register(subparsers: Any) -> None:
     """Add the ``proxy``, ``ablate`` and ``search`` verbs to the main CLI."""
     s = subparsers.add_parser(
@@ -171,13 +185,8 @@ def register(subparsers: Any) -> None:
         epilog=SEARCH_EXAMPLE,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    s.add_argument("run_dir", metavar="RUN_DIR", help="a finished run directory (has manifest.json, kept/)")
+    _run_args(s)
     s.add_argument("--spec", help="a YAML file with the proxy.search mapping (default: the run's own)")
-    s.add_argument("--section", help="a YAML file with the proxy: mapping (default: the run's own)")
-    s.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a proxy key by dotted path")
-    s.add_argument(
-        "--engine", choices=["ray", "inline"], default="ray", help="execution engine (default ray)"
-    )
     s.set_defaults(func=_search)
     a = subparsers.add_parser(
         "ablate",
@@ -185,12 +194,7 @@ def register(subparsers: Any) -> None:
         epilog=ABLATE_EXAMPLE,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    a.add_argument("run_dir", metavar="RUN_DIR", help="a finished run directory (has manifest.json, kept/)")
-    a.add_argument("--section", help="a YAML file with the proxy: mapping (default: the run's own)")
-    a.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a proxy key by dotted path")
-    a.add_argument(
-        "--engine", choices=["ray", "inline"], default="ray", help="execution engine (default ray)"
-    )
+    _run_args(a)
     a.set_defaults(func=_ablate)
     p = subparsers.add_parser(
         "proxy",
@@ -198,10 +202,5 @@ def register(subparsers: Any) -> None:
         epilog=EXAMPLE,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("run_dir", metavar="RUN_DIR", help="a finished run directory (has manifest.json, kept/)")
-    p.add_argument("--section", help="a YAML file with the proxy: mapping (default: the run's own)")
-    p.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a proxy key by dotted path")
-    p.add_argument(
-        "--engine", choices=["ray", "inline"], default="ray", help="execution engine (default ray)"
-    )
+    _run_args(p)
     p.set_defaults(func=_handler)

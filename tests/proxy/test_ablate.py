@@ -13,22 +13,9 @@ import pytest
 from curate.context import PhaseError, RunContext
 from curate.proxy.ablate import ablation_section, format_table, removed_by_stage, run_ablation
 
-WORDS = (
-    "the cat sat on a mat and the dog ran to the park while birds sang over green hills "
-    "under a wide blue sky with soft white clouds drifting slowly east"
-).split()
+from .toy import doc, tiny_section
 
-SECTION = {
-    "model": "proxy_tiny",
-    "budget": 32 * 4 * 8,
-    "seeds": 2,
-    "tokenizer": {"vocab_size": 300},
-    "recipes": {"raw": {"from": "raw"}, "curated": {"from": "kept"}},
-    "eval": [{"name": "heldout", "holdout": 0.1}, {"name": "docs", "kind": "text", "source": "docs"}],
-    "train": {"seq_len": 32, "batch_size": 4, "n_evals": 3, "ckpt_every": 4, "threads": 1},
-    "n_boot": 20,
-    "ladder": [{"model": "proxy_tiny", "budget": 32 * 4 * 4}],
-}
+SECTION = tiny_section(ladder=[{"model": "proxy_tiny", "budget": 32 * 4 * 4}])
 MANIFEST = {
     "config": {"proxy": SECTION},
     "stages": [
@@ -40,22 +27,18 @@ MANIFEST = {
 }
 
 
-def _doc(rng: np.random.Generator, n: int) -> str:
-    return " ".join(WORDS[i] for i in rng.integers(0, len(WORDS), n)) + "."
-
-
 @pytest.fixture(scope="module")
 def run_dir(tmp_path_factory):
     d = tmp_path_factory.mktemp("run")
     rng = np.random.default_rng(0)
     (d / "kept").mkdir()
     (d / "rejected").mkdir()
-    kept = [_doc(rng, 60) for _ in range(60)]
+    kept = [doc(rng, 60) for _ in range(60)]
     pq.write_table(
         pa.table({"id": [f"k{i}" for i in range(60)], "text": kept, "source": ["t"] * 50 + ["docs"] * 10}),
         d / "kept" / "part-00000.parquet",
     )
-    rej = [f"zz {i} qq " * 40 for i in range(12)] + [_doc(rng, 60) for _ in range(8)] + ["bad"] * 5
+    rej = [f"zz {i} qq " * 40 for i in range(12)] + [doc(rng, 60) for _ in range(8)] + ["bad"] * 5
     reasons = (
         ["gopher_quality_v1:short_doc"] * 12 + ["exact_dedup_v1:duplicate"] * 8 + ["quarantine:bad_utf8"] * 5
     )

@@ -15,21 +15,14 @@ from curate.context import PhaseError, RunContext
 from curate.proxy.config import parse
 from curate.proxy.phase import run_phase
 
-WORDS = (
-    "the cat sat on a mat and the dog ran to the park while birds sang over green hills "
-    "under a wide blue sky with soft white clouds drifting slowly east"
-).split()
-
-
-def _doc(rng: np.random.Generator, n: int) -> str:
-    return " ".join(WORDS[i] for i in rng.integers(0, len(WORDS), n)) + "."
+from .toy import WORDS, doc
 
 
 def _run_dir(tmp_path):
     rng = np.random.default_rng(0)
     (tmp_path / "kept").mkdir()
     (tmp_path / "rejected").mkdir()
-    kept = [_doc(rng, 60) for _ in range(60)]
+    kept = [doc(rng, 60) for _ in range(60)]
     pq.write_table(
         pa.table(
             {

@@ -16,6 +16,8 @@ from curate.proxy.config import ProxyConfigError, parse
 from curate.proxy.phase import run_phase
 from curate.proxy.search import Rung, format_table, pareto, parse_search, successive_halving
 
+from .toy import doc, tiny_section
+
 # bpb(t) = a + c / sqrt(t): "fast" leads at short budgets, "best" has the lowest bpb at the full budget.
 CURVES = {
     "best": (1.0, 30.0),
@@ -98,26 +100,14 @@ def test_parse_search_candidates_rungs_and_errors():
         parse({"search": {"columns": {"x": {"min": [1]}}, "rungs": [{"budget": 100}]}})
 
 
-WORDS = (
-    "the cat sat on a mat and the dog ran to the park while birds sang over green hills "
-    "under a wide blue sky with soft white clouds drifting slowly east"
-).split()
-SECTION = {
-    "model": "proxy_tiny",
-    "budget": 32 * 4 * 8,
-    "seeds": 2,
-    "tokenizer": {"vocab_size": 300},
-    "recipes": {"raw": {"from": "raw"}, "curated": {"from": "kept"}},
-    "eval": [{"name": "heldout", "holdout": 0.1}, {"name": "docs", "kind": "text", "source": "docs"}],
-    "train": {"seq_len": 32, "batch_size": 4, "n_evals": 3, "ckpt_every": 4, "threads": 1},
-    "n_boot": 20,
-    "search": {
+SECTION = tiny_section(
+    search={
         "columns": {"toy.score": {"min_quantile": [0.2, 0.6], "min": [5.0]}},
         "rungs": [{"budget": 32 * 4 * 4, "seeds": 1}, {"budget": 32 * 4 * 8, "seeds": 2}],
         "eta": 2,
         "confirm_seeds": 2,
     },
-}
+)
 
 
 @pytest.fixture(scope="module")
@@ -128,7 +118,7 @@ def search_run(tmp_path_factory):
     rng = np.random.default_rng(0)
     (d / "kept").mkdir()
     (d / "rejected").mkdir()
-    kept = [" ".join(WORDS[i] for i in rng.integers(0, len(WORDS), 60)) + "." for _ in range(60)]
+    kept = [doc(rng, 60) for _ in range(60)]
     pq.write_table(
         pa.table(
             {
