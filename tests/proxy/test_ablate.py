@@ -6,14 +6,12 @@ from __future__ import annotations
 import json
 
 import numpy as np
-import pyarrow as pa
-import pyarrow.parquet as pq
 import pytest
 
 from curate.context import PhaseError, RunContext
 from curate.proxy.ablate import ablation_section, format_table, removed_by_stage, run_ablation
 
-from .toy import doc, tiny_section
+from .toy import doc, tiny_section, write_kept, write_rejected
 
 SECTION = tiny_section(ladder=[{"model": "proxy_tiny", "budget": 32 * 4 * 4}])
 MANIFEST = {
@@ -31,28 +29,13 @@ MANIFEST = {
 def run_dir(tmp_path_factory):
     d = tmp_path_factory.mktemp("run")
     rng = np.random.default_rng(0)
-    (d / "kept").mkdir()
-    (d / "rejected").mkdir()
-    kept = [doc(rng, 60) for _ in range(60)]
-    pq.write_table(
-        pa.table({"id": [f"k{i}" for i in range(60)], "text": kept, "source": ["t"] * 50 + ["docs"] * 10}),
-        d / "kept" / "part-00000.parquet",
-    )
+    write_kept(d, rng)
     rej = [f"zz {i} qq " * 40 for i in range(12)] + [doc(rng, 60) for _ in range(8)] + ["bad"] * 5
     reasons = (
         ["gopher_quality_v1:short_doc"] * 12 + ["exact_dedup_v1:duplicate"] * 8 + ["quarantine:bad_utf8"] * 5
     )
-    pq.write_table(
-        pa.table(
-            {
-                "id": [f"r{i}" for i in range(25)],
-                "text": rej,
-                "source": ["t"] * 25,
-                "stage": [r.split(":")[0] if not r.startswith("quarantine") else "read" for r in reasons],
-                "reason": reasons,
-            }
-        ),
-        d / "rejected" / "part-00000.parquet",
+    write_rejected(
+        d, rej, reasons, [r.split(":")[0] if not r.startswith("quarantine") else "read" for r in reasons]
     )
     (d / "manifest.json").write_text(json.dumps(MANIFEST))
     return d

@@ -7,7 +7,6 @@ import json
 import math
 
 import numpy as np
-import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
@@ -15,41 +14,17 @@ from curate.context import PhaseError, RunContext
 from curate.proxy.config import parse
 from curate.proxy.phase import run_phase
 
-from .toy import WORDS, doc
+from .toy import WORDS, write_kept, write_rejected
 
 
 def _run_dir(tmp_path):
     rng = np.random.default_rng(0)
-    (tmp_path / "kept").mkdir()
-    (tmp_path / "rejected").mkdir()
-    kept = [doc(rng, 60) for _ in range(60)]
-    pq.write_table(
-        pa.table(
-            {
-                "id": [f"k{i}" for i in range(60)],
-                "text": kept,
-                "source": ["t"] * 50 + ["docs"] * 10,
-                "toy.score": np.linspace(0, 1, 60),
-            }
-        ),
-        tmp_path / "kept" / "part-00000.parquet",
-    )
+    kept = write_kept(tmp_path, rng)
     rej = [f"zz {i} qq " * 40 for i in range(20)] + ["quarantined garbage"] * 5
     reasons = (
         ["gopher_quality_v1:short_doc"] * 10 + ["exact_dedup_v1:duplicate"] * 10 + ["quarantine:bad_utf8"] * 5
     )
-    pq.write_table(
-        pa.table(
-            {
-                "id": [f"r{i}" for i in range(25)],
-                "text": rej,
-                "source": ["t"] * 25,
-                "stage": [r.split(":")[0] for r in reasons],
-                "reason": reasons,
-            }
-        ),
-        tmp_path / "rejected" / "part-00000.parquet",
-    )
+    write_rejected(tmp_path, rej, reasons)
     items = [
         {"query": f"Question: what did the {w} do?", "choices": ["it sat on a mat.", "qx zz vv."], "gold": 0}
         for w in WORDS[:6]

@@ -6,8 +6,6 @@ from __future__ import annotations
 import json
 
 import numpy as np
-import pyarrow as pa
-import pyarrow.parquet as pq
 import pytest
 import yaml
 
@@ -16,7 +14,7 @@ from curate.proxy.config import ProxyConfigError, parse
 from curate.proxy.phase import run_phase
 from curate.proxy.search import Rung, format_table, pareto, parse_search, successive_halving
 
-from .toy import doc, tiny_section
+from .toy import tiny_section, write_kept, write_rejected
 
 # bpb(t) = a + c / sqrt(t): "fast" leads at short budgets, "best" has the lowest bpb at the full budget.
 CURVES = {
@@ -116,24 +114,8 @@ def search_run(tmp_path_factory):
 
     d = tmp_path_factory.mktemp("run")
     rng = np.random.default_rng(0)
-    (d / "kept").mkdir()
-    (d / "rejected").mkdir()
-    kept = [doc(rng, 60) for _ in range(60)]
-    pq.write_table(
-        pa.table(
-            {
-                "id": [f"k{i}" for i in range(60)],
-                "text": kept,
-                "source": ["t"] * 50 + ["docs"] * 10,
-                "toy.score": np.linspace(0, 1, 60),
-            }
-        ),
-        d / "kept" / "part-00000.parquet",
-    )
-    pq.write_table(
-        pa.table({"id": ["r0"], "text": ["zz qq " * 30], "source": ["t"], "stage": ["s"], "reason": ["s:x"]}),
-        d / "rejected" / "part-00000.parquet",
-    )
+    write_kept(d, rng)
+    write_rejected(d, ["zz qq " * 30], ["s:x"])
     config = {"name": "toy", "input": {"path": "x.jsonl", "format": "jsonl"}, "stages": [], "proxy": SECTION}
     ctx = RunContext(
         run_dir=d, config=config, engine=InlineEngine(progress=False), manifest={}, section=SECTION
