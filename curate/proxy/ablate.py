@@ -20,6 +20,7 @@ those later stages for them: the effect measured is of the stage *at its place i
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 from pathlib import Path
@@ -162,14 +163,7 @@ def run_ablation(ctx: RunContext) -> dict[str, Any]:
         )
     section, baseline, subject = ablation_section(ctx.section, list(removed))
     run_phase(
-        RunContext(
-            run_dir=ctx.run_dir,
-            config=ctx.config,
-            engine=ctx.engine,
-            manifest=ctx.manifest,
-            section=section,
-            pipeline_path=ctx.pipeline_path,
-        ),
+        dataclasses.replace(ctx, section=section),
         report_name=REPORT,
     )
     cfg = parse(section)

@@ -29,6 +29,7 @@ resolved to absolute thresholds over kept/). Finished runs are reused, so a reru
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import json
 import math
@@ -175,14 +176,7 @@ def _phase(ctx: RunContext, section: dict[str, Any], tag: str, empty: dict[str, 
     from curate.proxy.phase import run_phase
 
     while True:
-        sub = RunContext(
-            run_dir=ctx.run_dir,
-            config=ctx.config,
-            engine=ctx.engine,
-            manifest=ctx.manifest,
-            section=section,
-            pipeline_path=ctx.pipeline_path,
-        )
+        sub = dataclasses.replace(ctx, section=section)
         try:
             run_phase(sub, report_name=f"search/{tag}.json", runs_dir=f"search/{tag}")
         except PhaseError as e:
