@@ -34,18 +34,25 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
+def _processes() -> list[tuple[int, str]]:
+    """(pid, NUL-separated command line) of every process this user can read."""
+    out = []
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            out.append((int(pid), open(f"/proc/{pid}/cmdline", "rb").read().decode(errors="replace")))
+        except OSError:
+            continue
+    return out
+
+
 def _kill_cluster(temp_dir: str) -> None:
     for sig in (signal.SIGTERM, signal.SIGKILL):
-        for pid in os.listdir("/proc"):
-            if not pid.isdigit():
-                continue
-            try:
-                cmd = open(f"/proc/{pid}/cmdline", "rb").read().decode(errors="replace")
-            except OSError:
-                continue
+        for pid, cmd in _processes():
             if temp_dir in cmd:
                 try:
-                    os.kill(int(pid), sig)
+                    os.kill(pid, sig)
                 except ProcessLookupError:
                     pass
         time.sleep(1)
@@ -143,16 +150,10 @@ def start_local_cluster(
 def remove_worker(cluster: dict, i: int) -> int:
     """Kill worker node ``i``'s raylet (SIGKILL, as a lost machine): its workers die with it and Ray
     marks the node dead. Returns the raylet's pid."""
-    for pid in os.listdir("/proc"):
-        if not pid.isdigit():
-            continue
-        try:
-            cmd = open(f"/proc/{pid}/cmdline", "rb").read().decode(errors="replace")
-        except OSError:
-            continue
+    for pid, cmd in _processes():
         if cluster["temp_dir"] in cmd and "raylet" in cmd.split("\0")[0] and f"worker_{i}" in cmd:
-            os.kill(int(pid), signal.SIGKILL)
-            return int(pid)
+            os.kill(pid, signal.SIGKILL)
+            return pid
     raise AssertionError(f"no raylet of worker_{i} in {cluster['temp_dir']}")
 
 
