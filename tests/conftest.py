@@ -1,23 +1,16 @@
-"""Shared fixtures: small tables, the real corpora (skipped when absent), one Ray session per test run."""
+"""Shared fixtures: the real corpora (skipped when absent), one Ray session per test run, a loopback S3.
+
+Shared builders and constants (``make_table``, ``corpora_path``, ...) live in tests/helpers.py.
+"""
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
 
-import pyarrow as pa
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
-CORPORA = ROOT.parent / "shared" / "corpora"
-
-
-def corpora_path(*parts: str) -> Path:
-    """A file under ../shared/corpora; the calling test is skipped, with the reason, when it is absent."""
-    p = CORPORA.joinpath(*parts)
-    if not p.exists():
-        pytest.skip(f"needs {p} (../shared/corpora is absent on this machine)")
-    return p
+from tests.helpers import CORPORA, S3_KEY_ID, S3_SECRET
 
 
 @pytest.fixture
@@ -25,12 +18,6 @@ def corpora() -> Path:
     if not CORPORA.exists():
         pytest.skip(f"needs {CORPORA} (../shared/corpora is absent on this machine)")
     return CORPORA
-
-
-def make_table(texts: list[str], ids: list[str] | None = None, source: str = "test") -> pa.Table:
-    """A batch with the base columns, as readers produce it."""
-    ids = ids or [f"d{i}" for i in range(len(texts))]
-    return pa.table({"id": ids, "text": texts, "source": [source] * len(texts)})
 
 
 @pytest.fixture(scope="session")
@@ -50,11 +37,6 @@ def inline_engine():
     from curate.engine import InlineEngine
 
     return InlineEngine(progress=False)
-
-
-# A secret that must never appear in a manifest, a log or any file a run writes (tests/io/test_object_storage.py).
-S3_KEY_ID = "AKIACURATETESTKEY0001"
-S3_SECRET = "curate-test-secret-Zq8vN3xK"
 
 
 @pytest.fixture(scope="session")

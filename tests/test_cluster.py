@@ -1,193 +1,20 @@
 """A real local multi-node Ray cluster (a head and a worker node on this machine), and `ray job submit`.
 
-The cluster runs with Ray's token authentication (RAY_AUTH_MODE=token, a token file of its own); the
-client side (`curate run --address`, `ray job submit`) gets the same settings. The cluster's processes
-are found by their private temp dir and stopped at the end, leaving other Ray sessions alone.
+The cluster (tests/ray_cluster.py) runs with Ray's token authentication; the client side
+(`curate run --address`, `ray job submit`) gets the same settings.
 """
 
 from __future__ import annotations
 
-import contextlib
 import json
-import os
-import secrets
-import signal
-import socket
 import subprocess
 import sys
-import time
-import uuid
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from tests.test_runner import pipeline, write_inputs
-
-ROOT = Path(__file__).resolve().parents[1]
-BIN = Path(sys.executable).parent
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _processes() -> list[tuple[int, str]]:
-    """(pid, NUL-separated command line) of every process this user can read."""
-    out = []
-    for pid in os.listdir("/proc"):
-        if not pid.isdigit():
-            continue
-        try:
-            out.append((int(pid), open(f"/proc/{pid}/cmdline", "rb").read().decode(errors="replace")))
-        except OSError:
-            continue
-    return out
-
-
-def _kill_cluster(temp_dir: str) -> None:
-    for sig in (signal.SIGTERM, signal.SIGKILL):
-        for pid, cmd in _processes():
-            if temp_dir in cmd:
-                try:
-                    os.kill(pid, sig)
-                except ProcessLookupError:
-                    pass
-        time.sleep(1)
-
-
-@contextlib.contextmanager
-def start_local_cluster(
-    auth_dir: Path,
-    *,
-    workers: int,
-    prefix: str = "rc",
-    gpu_workers: int = 0,
-    extra_env: dict[str, str] | None = None,
-) -> Iterator[dict]:
-    """A head and ``workers`` worker nodes on this machine, token auth on, each node with one CPU; the
-    last ``gpu_workers`` workers also declare one logical GPU (``--num-gpus 1``, no CUDA needed).
-    Worker ``i`` also has the custom resource ``worker_<i>`` (so :func:`remove_worker` can find it).
-    ``extra_env``: variables every node's processes get (e.g. object-storage credentials).
-
-    Yields the GCS address, the job-server URL, the environment clients need (same auth settings) and
-    the cluster's temp dir.
-    """
-    if not (BIN / "ray").exists():
-        pytest.skip("the ray CLI is not installed in this environment")
-    token = auth_dir / "token"
-    token.write_text(secrets.token_hex(32))
-    env = dict(
-        os.environ,
-        RAY_AUTH_MODE="token",
-        RAY_AUTH_TOKEN_PATH=str(token),
-        RAY_USAGE_STATS_ENABLED="0",
-        PYTHONPATH=str(ROOT),
-        **(extra_env or {}),
-    )
-    env.pop("RAY_ADDRESS", None)
-    temp_dir = f"/tmp/{prefix}-{uuid.uuid4().hex[:8]}"  # short: Ray's unix socket paths stay under 107 chars
-    port, dash = _free_port(), _free_port()
-    common = ["--node-ip-address", "127.0.0.1", "--num-cpus", "1", "--disable-usage-stats"]
-
-    def node_ports() -> list[str]:
-        # The dashboard agent's HTTP port defaults to 52365 on every node; another Ray session on this machine
-        # (the test session's embedded runtime) may hold it, and the job server then finds "no available agent".
-        return ["--dashboard-agent-listen-port", str(_free_port())]
-
-    head = [
-        "--head",
-        "--port",
-        str(port),
-        "--temp-dir",
-        temp_dir,
-        "--include-dashboard",
-        "true",
-        "--dashboard-host",
-        "127.0.0.1",
-        "--dashboard-port",
-        str(dash),
-    ]
-    try:
-        subprocess.run(
-            [str(BIN / "ray"), "start", *head, *common, *node_ports()],
-            check=True,
-            env=env,
-            capture_output=True,
-            timeout=180,
-        )
-        for i in range(workers):
-            gpus = ["--num-gpus", "1"] if i >= workers - gpu_workers else []
-            tag = ["--resources", json.dumps({f"worker_{i}": 1})]
-            subprocess.run(
-                [
-                    str(BIN / "ray"),
-                    "start",
-                    "--address",
-                    f"127.0.0.1:{port}",
-                    *common,
-                    *gpus,
-                    *tag,
-                    *node_ports(),
-                ],
-                check=True,
-                env=env,
-                capture_output=True,
-                timeout=180,
-            )
-        yield {
-            "address": f"127.0.0.1:{port}",
-            "dashboard": f"http://127.0.0.1:{dash}",
-            "env": env,
-            "temp_dir": temp_dir,
-        }
-    finally:
-        _kill_cluster(temp_dir)
-
-
-def remove_worker(cluster: dict, i: int) -> int:
-    """Kill worker node ``i``'s raylet (SIGKILL, as a lost machine): its workers die with it and Ray
-    marks the node dead. Returns the raylet's pid."""
-    for pid, cmd in _processes():
-        if cluster["temp_dir"] in cmd and "raylet" in cmd.split("\0")[0] and f"worker_{i}" in cmd:
-            os.kill(pid, signal.SIGKILL)
-            return pid
-    raise AssertionError(f"no raylet of worker_{i} in {cluster['temp_dir']}")
-
-
-def submit_job(
-    cluster: dict, entry: str, *, wait_s: float = 120, timeout: int = 600
-) -> subprocess.CompletedProcess:
-    """`ray job submit` of ``entry`` (a command line) to ``cluster``, with this repository as working dir.
-
-    The head's job agent can take a while to register on a loaded machine; Ray then answers "No available
-    agent" and asks to retry, which this does for up to ``wait_s`` seconds.
-    """
-    deadline = time.time() + wait_s
-    while True:
-        r = subprocess.run(
-            [
-                str(BIN / "ray"),
-                "job",
-                "submit",
-                "--address",
-                cluster["dashboard"],
-                "--working-dir",
-                str(ROOT),
-                "--",
-                *entry.split(),
-            ],
-            cwd=ROOT,
-            env=cluster["env"],
-            capture_output=True,
-            text=True,
-            timeout=timeout,
-        )
-        if r.returncode == 0 or "No available agent" not in r.stderr or time.time() > deadline:
-            return r
-        time.sleep(3)
+from tests.helpers import ROOT, pipeline, write_inputs
+from tests.ray_cluster import start_local_cluster, submit_job
 
 
 @pytest.fixture(scope="module")

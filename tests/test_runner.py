@@ -17,30 +17,7 @@ from curate.config import parse_pipeline
 from curate.engine import InlineEngine
 from curate.runner import AccountingError, RunDirError, Runner, run_pipeline
 from curate.validate import EmptyRunError
-
-ROOT = Path(__file__).resolve().parents[1]
-
-
-def write_inputs(d: Path, n_files: int = 3, n_docs: int = 40) -> None:
-    d.mkdir(parents=True, exist_ok=True)
-    for f in range(n_files):
-        lines = [
-            json.dumps({"id": f"f{f}-{i}", "text": f"Doc {i % 7}  from\tfile {f % 2}.\r\n\r\n\r\nEnd."})
-            for i in range(n_docs)
-        ]
-        lines += ["{broken", json.dumps({"id": f"f{f}-empty", "text": " \x00 "})]
-        (d / f"in-{f}.jsonl").write_text("\n".join(lines) + "\n")
-
-
-def pipeline(d: Path, extra: str = "") -> str:
-    return f"""\
-name: t
-input: {{path: {d}/*.jsonl, format: jsonl, batch_docs: 16}}
-stages:
-  - transform: normalize_v1
-  - select:
-      - {{column: text, equals: "Doc 1 from file 0.\\n\\nEnd.", reason: not_doc1}}
-{extra}"""
+from tests.helpers import ROOT, pipeline, write_inputs
 
 
 def test_accounting_and_layout(tmp_path: Path) -> None:

@@ -15,8 +15,9 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from conftest import make_table  # noqa: E402
 from dedup_helpers import column, run_global, split  # noqa: E402
+
+from tests.helpers import make_table  # noqa: E402
 
 
 def main() -> None:

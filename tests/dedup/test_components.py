@@ -12,12 +12,12 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from conftest import corpora_path, make_table
 from dedup_helpers import column, run_global, split
 
 from curate.dedup import _common as c
 from curate.dedup import components as cc
 from curate.dedup.minhash import MinhashDedup, MinhashParams
+from tests.helpers import corpora_path, make_table
 
 
 def _graph(chain: int, giant: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:

@@ -6,10 +6,10 @@ import gzip
 import json
 
 import pytest
-from conftest import corpora_path, make_table
 from dedup_helpers import column, run_global
 
 from curate.dedup.decontam import Decontaminate, DecontamParams, item_texts
+from tests.helpers import corpora_path, make_table
 
 ITEM = (
     "Janet's ducks lay 16 eggs per day. She eats three for breakfast every morning and bakes muffins "

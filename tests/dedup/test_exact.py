@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import pytest
-from conftest import make_table
 from dedup_helpers import column, run_global, split
 
 from curate.dedup.exact import ExactDedup, ExactParams
 from curate.registry import STAGES
+from tests.helpers import make_table
 
 TEXTS = [
     "Hello   World",  # d0 kept

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import pytest
-from conftest import corpora_path, make_table
 from dedup_helpers import column, run_global, split
 
 from curate.dedup.lines import LineDedup, LineDedupParams
+from tests.helpers import corpora_path, make_table
 
 NAV = "Home | About | Contact"
 FOOT = "© 2019 Example Corp. All rights reserved."

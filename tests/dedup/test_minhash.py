@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import make_table
 from dedup_helpers import column, run_global, split
 
 from curate.dedup import _common as c
 from curate.dedup._minhash_math import candidate_probability, optimal_bands
 from curate.dedup.minhash import MinhashDedup, MinhashParams
+from tests.helpers import make_table
 
 WORDS = (
     "alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu nu xi omicron pi rho sigma "

@@ -12,7 +12,7 @@ from curate.filters.gopher_repetition import GopherRepetition
 from curate.filters.words import words_lists
 from curate.registry import STAGES
 from curate.select import Select
-from tests.conftest import make_table
+from tests.helpers import make_table
 
 GOOD = (
     "The quick brown fox jumps over the lazy dog and then it runs to the forest with a friend. "

@@ -8,7 +8,7 @@ from curate import schema
 from curate.filters.lang import LanguageId, LanguageParams
 from curate.filters.url import UrlFilter
 from curate.select import Select
-from tests.conftest import make_table
+from tests.helpers import make_table
 
 
 def _reasons(stage, table: pa.Table) -> tuple[pa.Table, list[str | None]]:

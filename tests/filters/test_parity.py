@@ -19,8 +19,8 @@ from curate.filters.gopher_repetition import GopherRepetition
 from curate.filters.lang import LanguageId, LanguageParams, lid176_path
 from curate.filters.url import UrlFilter
 from curate.io.readers import read_table
-from tests.conftest import corpora_path
 from tests.filters.parity import agreement, run_datatrove, run_filter, web_files
+from tests.helpers import corpora_path
 
 PAIRS = {
     "gopher_quality": (GopherQuality, "GopherQualityFilter", "gopher_"),

@@ -8,7 +8,7 @@ import pytest
 
 from curate.filters import words as W
 from curate.io.readers import read_table
-from tests.conftest import corpora_path
+from tests.helpers import corpora_path
 
 WEB = [
     "c4_en.jsonl.gz",

@@ -20,7 +20,7 @@ from curate.config import parse_pipeline
 from curate.engine import InlineEngine
 from curate.io.storage import Location, StorageError, redact
 from curate.runner import run_pipeline
-from tests.conftest import S3_KEY_ID, S3_SECRET
+from tests.helpers import S3_KEY_ID, S3_SECRET
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -305,7 +305,7 @@ def test_run_dir_verbs_take_a_bucket_url(s3, tmp_path: Path, monkeypatch) -> Non
 # -- a cluster that looks like production: head + 2 workers, run directory in the bucket, a node lost ---
 @pytest.fixture(scope="module")
 def s3_cluster(tmp_path_factory, s3_endpoint):
-    from tests.test_cluster import start_local_cluster
+    from tests.ray_cluster import start_local_cluster
 
     _, env = s3_endpoint
     aws = {k: v for k, v in env.items() if k.startswith("AWS_")}
@@ -318,7 +318,7 @@ def s3_cluster(tmp_path_factory, s3_endpoint):
 @pytest.mark.slow
 @pytest.mark.ray
 def test_cluster_run_on_s3_survives_a_lost_worker_and_equals_embedded(s3, tmp_path: Path, s3_cluster) -> None:
-    from tests.test_cluster import remove_worker
+    from tests.ray_cluster import remove_worker
 
     write_inputs(tmp_path / "in", n_files=8, n_docs=60)
     src = upload_dir(s3, tmp_path / "in", "in")

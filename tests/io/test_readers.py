@@ -14,7 +14,7 @@ import zstandard
 
 from curate.io.readers import read_table
 from curate.io.sources import SourceError
-from tests.conftest import corpora_path
+from tests.helpers import corpora_path
 
 DOCS = [
     {"id": f"x{i}", "text": f"document number {i} with some words", "url": f"https://e.org/{i}"}

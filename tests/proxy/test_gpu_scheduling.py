@@ -47,7 +47,7 @@ print(json.dumps({"cluster_gpus": engine.cluster_gpus(), "gpu_nodes": gpu_nodes,
 @pytest.mark.ray
 @pytest.mark.slow
 def test_gpu_work_lands_on_the_gpu_worker_of_a_cpu_head(tmp_path_factory: pytest.TempPathFactory) -> None:
-    from tests.test_cluster import start_local_cluster
+    from tests.ray_cluster import start_local_cluster
 
     with start_local_cluster(tmp_path_factory.mktemp("auth"), workers=1, gpu_workers=1, prefix="rg") as cl:
         env = dict(cl["env"], RAY_ADDRESS=cl["address"])

@@ -247,7 +247,7 @@ def test_config_errors_name_the_key_and_the_valid_ones():
 
 def test_perplexity_scorer_scores_bpb_under_a_trained_proxy_model(phase_run, tmp_path):
     from curate.scorers.perplexity import Perplexity, PerplexityParams, percentile_band
-    from tests.conftest import make_table
+    from tests.helpers import make_table
 
     run_dir, kept, _ = phase_run
     model = run_dir / "proxy" / "raw" / "seed0" / "model"

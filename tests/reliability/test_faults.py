@@ -30,8 +30,8 @@ import pytest
 from curate.config import parse_pipeline
 from curate.engine import InlineEngine
 from curate.runner import run_pipeline
+from tests.helpers import write_inputs
 from tests.reliability import fault_stages  # noqa: F401  (registers the fault_* test stages)
-from tests.test_runner import write_inputs
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import corpora_path
-from tests.test_cluster import start_local_cluster, submit_job
+from tests.helpers import corpora_path
+from tests.ray_cluster import start_local_cluster, submit_job
 
 ROOT = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent

@@ -26,7 +26,7 @@ from curate.classify import (
 from curate.registry import STAGES, build_params
 from curate.scorers.fasttext_quality import FastTextParams, FastTextQuality
 from curate.select import Rule, Select
-from tests.conftest import make_table
+from tests.helpers import make_table
 
 GOOD = "theorem proof lemma analysis equation integral physics history science river mountain".split()
 BAD = "click buy free deal win casino cheap sale offer discount subscribe".split()

@@ -10,7 +10,7 @@ import pytest
 
 from curate.scorers.degeneration import Degeneration, DegenerationParams, degeneration_signals
 from curate.select import Select
-from tests.conftest import make_table
+from tests.helpers import make_table
 
 TEXTS = [
     "The cat sat. The cat ran! A dog.",  # 8 words, 6 distinct; openings "the cat" x2 of 3 sentences

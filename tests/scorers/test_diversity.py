@@ -10,7 +10,7 @@ import pyarrow.parquet as pq
 
 from curate.scorers.diversity import Diversity, DiversityParams
 from curate.scorers.minhash_local import minhash_signatures
-from tests.conftest import make_table
+from tests.helpers import make_table
 
 A = "the quick brown fox jumps over the lazy dog and runs into the forest today"
 SEED = "alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu"

@@ -10,7 +10,7 @@ from curate.classify import ClassifierRecipe, LabelledSource, train_classifier
 from curate.classify.model import sha256_file as sha256_file_for_tests
 from curate.io.readers import read_table
 from curate.registry import STAGES, build_params
-from tests.conftest import ROOT, corpora_path, make_table
+from tests.helpers import ROOT, corpora_path, make_table
 
 MODELS = ROOT / "models"
 

@@ -8,7 +8,7 @@ import pytest
 
 from curate.scorers.degeneration import Degeneration
 from curate.scorers.synthesize import Synthesize, SynthesizeParams
-from tests.conftest import make_table
+from tests.helpers import make_table
 from tests.scorers.tiny_lm import build_tiny_lm
 
 

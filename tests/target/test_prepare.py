@@ -13,7 +13,7 @@ import pytest
 
 import curate
 from curate.config import ConfigError, parse_pipeline
-from tests.conftest import corpora_path
+from tests.helpers import corpora_path
 
 TARGET_WORDS = "the cat sat on a mat and the dog ran to the park while birds sang over green hills".split()
 WEB_WORDS = "buy cheap deals now click here best price free shipping offer today limited stock".split()
