@@ -1,8 +1,7 @@
 """Security: the embedded Ray runtime is off the network, configs cannot import code, outputs stay in the run dir.
 
-Listening sockets are measured, not assumed: every process of the run's tree, its socket inodes
-(``/proc/<pid>/fd``) matched against the LISTEN rows of ``/proc/<pid>/net/tcp{,6}`` (the view of that
-process's own network namespace).
+Listening sockets are measured, not assumed: tests/reliability/listeners.py reads them from ``/proc`` for
+every process of the run's tree.
 """
 
 from __future__ import annotations
@@ -15,7 +14,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import psutil
 import pytest
 
 from curate.config import ConfigError, parse_pipeline
@@ -31,7 +29,7 @@ sys.path.insert(0, sys.argv[1])
 from curate.netns import enter_private_network
 isolated = enter_private_network() if sys.argv[2] == "private" else False
 from curate.engine import RayEngine
-from tests.reliability.test_security import listening_sockets
+from tests.reliability.listeners import listening_sockets
 engine = RayEngine(num_cpus=1, progress=False)
 assert engine.map(lambda x: -x, [1, 2]) == [-1, -2]
 print(json.dumps({"isolated": isolated, "netns": os.readlink("/proc/self/ns/net"),
@@ -39,43 +37,6 @@ print(json.dumps({"isolated": isolated, "netns": os.readlink("/proc/self/ns/net"
                   "listening": listening_sockets(os.getpid())}))
 engine.shutdown()
 """
-
-
-def _tree(root: int) -> list[int]:
-    try:
-        return [root] + [c.pid for c in psutil.Process(root).children(recursive=True)]
-    except psutil.Error:
-        return [root]
-
-
-def _addr(hex_addr: str) -> str:
-    ip_hex, port_hex = hex_addr.split(":")
-    raw = bytes.fromhex(ip_hex)
-    # /proc/net/tcp{,6} print the address as 32-bit words in host (little-endian) order.
-    raw = b"".join(raw[i : i + 4][::-1] for i in range(0, len(raw), 4))
-    ip = ipaddress.ip_address(raw)
-    return f"{ip}:{int(port_hex, 16)}"
-
-
-def listening_sockets(root: int) -> list[dict]:
-    """Every TCP socket in LISTEN state owned by ``root`` or a descendant: pid, process name, address."""
-    out = []
-    for pid in _tree(root):
-        try:
-            inodes = set()
-            for fd in os.listdir(f"/proc/{pid}/fd"):
-                m = re.fullmatch(r"socket:\[(\d+)\]", os.readlink(f"/proc/{pid}/fd/{fd}"))
-                if m:
-                    inodes.add(m.group(1))
-            name = open(f"/proc/{pid}/comm").read().strip()
-            for table in ("tcp", "tcp6"):
-                for line in open(f"/proc/{pid}/net/{table}").readlines()[1:]:
-                    f = line.split()
-                    if f[3] == "0A" and f[9] in inodes:  # 0A = LISTEN
-                        out.append({"pid": pid, "name": name, "addr": _addr(f[1])})
-        except OSError:
-            continue
-    return out
 
 
 def _is_loopback(addr: str) -> bool:

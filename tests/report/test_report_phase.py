@@ -8,12 +8,12 @@ from html import escape
 from pathlib import Path
 
 import pytest
-from conftest import pipeline_yaml, write_inputs
 
 from curate.cli import build_parser, main
 from curate.context import PhaseError, RunContext
 from curate.engine import InlineEngine
 from curate.report.phase import run_phase
+from tests.report.report_run import pipeline_yaml, write_inputs
 
 
 def ctx(run_dir: Path, section: dict | None) -> RunContext:
