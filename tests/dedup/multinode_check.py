@@ -12,11 +12,10 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+# Run as a script (``python tests/dedup/multinode_check.py``): the repository root makes ``tests`` importable.
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from dedup_helpers import column, run_global, split  # noqa: E402
-
+from tests.dedup.dedup_helpers import column, run_global, split  # noqa: E402
 from tests.helpers import make_table  # noqa: E402
 
 

@@ -12,11 +12,11 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from dedup_helpers import column, run_global, split
 
 from curate.dedup import _common as c
 from curate.dedup import components as cc
 from curate.dedup.minhash import MinhashDedup, MinhashParams
+from tests.dedup.dedup_helpers import column, run_global, split
 from tests.helpers import corpora_path, make_table
 
 

@@ -6,9 +6,9 @@ import gzip
 import json
 
 import pytest
-from dedup_helpers import column, run_global
 
 from curate.dedup.decontam import Decontaminate, DecontamParams, item_texts
+from tests.dedup.dedup_helpers import column, run_global
 from tests.helpers import corpora_path, make_table
 
 ITEM = (

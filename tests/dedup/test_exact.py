@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import pytest
-from dedup_helpers import column, run_global, split
 
 from curate.dedup.exact import ExactDedup, ExactParams
 from curate.registry import STAGES
+from tests.dedup.dedup_helpers import column, run_global, split
 from tests.helpers import make_table
 
 TEXTS = [

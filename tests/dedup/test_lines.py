@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import pytest
-from dedup_helpers import column, run_global, split
 
 from curate.dedup.lines import LineDedup, LineDedupParams
+from tests.dedup.dedup_helpers import column, run_global, split
 from tests.helpers import corpora_path, make_table
 
 NAV = "Home | About | Contact"

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from dedup_helpers import column, run_global, split
 
 from curate.dedup import _common as c
 from curate.dedup._minhash_math import candidate_probability, optimal_bands
 from curate.dedup.minhash import MinhashDedup, MinhashParams
+from tests.dedup.dedup_helpers import column, run_global, split
 from tests.helpers import make_table
 
 WORDS = (

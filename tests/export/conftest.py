@@ -5,7 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from export_fixtures import TEXTS, make_run, train_tokenizer
+
+from tests.export.export_fixtures import TEXTS, make_run, train_tokenizer
 
 
 @pytest.fixture(scope="session")

@@ -7,24 +7,9 @@ from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
-import pytest
 
 from curate.context import RunContext
 from curate.engine import InlineEngine
-
-CORPORA = Path(__file__).resolve().parents[2].parent / "shared" / "corpora"
-
-
-def corpora(*parts: str) -> Path:
-    """A file under ../shared/corpora; the calling test is skipped, with the reason, when it is absent.
-
-    (Same rule as tests/conftest.py's corpora_path, reachable without importing an ambiguous ``conftest``.)
-    """
-    p = CORPORA.joinpath(*parts)
-    if not p.exists():
-        pytest.skip(f"needs {p} (../shared/corpora is absent on this machine)")
-    return p
-
 
 TEXTS = [
     "The quick brown fox jumps over the lazy dog.",

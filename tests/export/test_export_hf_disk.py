@@ -9,12 +9,12 @@ import json
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from export_fixtures import make_ctx
 
 from curate.context import PhaseError
 from curate.export import cli
 from curate.export.exporter import ExportOptions, verify_export
 from curate.export.phase import run_phase
+from tests.export.export_fixtures import make_ctx
 
 COLUMNS = ["id", "text", "source", "gopher_quality_v1.score", "length_v1.words"]
 

@@ -8,11 +8,11 @@ import shutil
 
 import numpy as np
 import pytest
-from export_fixtures import make_ctx
 
 from curate.context import PhaseError
 from curate.export.exporter import verify_export
 from curate.export.phase import run_phase
+from tests.export.export_fixtures import make_ctx
 
 SECTION = {"shard_tokens": 300, "val_fraction": 0.1, "seed": 11}
 
@@ -77,7 +77,7 @@ def test_rerun_resumes_and_a_changed_option_rewrites(run_dir, tiny_tokenizer):
 
 
 def test_same_options_give_identical_files(tmp_path, tiny_tokenizer):
-    from export_fixtures import TEXTS, make_run
+    from tests.export.export_fixtures import TEXTS, make_run
 
     digests = []
     for name in ("a", "b"):
@@ -135,7 +135,7 @@ def test_eos_token_must_exist(run_dir, tiny_tokenizer):
 
 
 def test_no_kept_files_is_an_error(tmp_path):
-    from export_fixtures import make_run
+    from tests.export.export_fixtures import make_run
 
     run = make_run(tmp_path / "run", ["a"], parts=1)
     for f in (run / "kept").glob("*"):
@@ -146,7 +146,7 @@ def test_no_kept_files_is_an_error(tmp_path):
 
 @pytest.mark.ray
 def test_ray_engine_writes_the_same_files(run_dir, tiny_tokenizer, ray_engine, tmp_path):
-    from export_fixtures import TEXTS, make_run
+    from tests.export.export_fixtures import TEXTS, make_run
 
     section = {**SECTION, "tokenizer": str(tiny_tokenizer), "tokenize_rows": 10}
     run_phase(make_ctx(run_dir, section, engine=ray_engine))

@@ -7,10 +7,10 @@ import json
 import pyarrow.parquet as pq
 import pytest
 import yaml
-from export_fixtures import kept_rows, make_ctx
 
 from curate.export.phase import run_phase
 from curate.export.plan import split_order
+from tests.export.export_fixtures import kept_rows, make_ctx
 
 
 @pytest.fixture

@@ -7,12 +7,13 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from export_fixtures import TEXTS, corpora, kept_rows, make_ctx, make_run
 
 from curate.export.megatron import read_megatron
 from curate.export.memmap import read_memmap
 from curate.export.phase import run_phase
 from curate.export.plan import split_order
+from tests.export.export_fixtures import TEXTS, kept_rows, make_ctx, make_run
+from tests.helpers import corpora_path
 
 SECTION = {"formats": ["megatron", "memmap"], "shard_tokens": 200, "val_fraction": 0.1, "seed": 7}
 
@@ -138,8 +139,8 @@ def test_large_vocabulary_uses_int32_like_datatrove(tmp_path):
 def test_megatron_matches_datatrove_with_gpt_neox_on_web_text(tmp_path):
     from curate.io.readers import read_table
 
-    table = read_table(str(corpora("web", "c4_en.jsonl.gz")), fmt="jsonl", limit=400)
-    tokenizer = corpora("tokenizers", "gpt-neox-20b.json")
+    table = read_table(str(corpora_path("web", "c4_en.jsonl.gz")), fmt="jsonl", limit=400)
+    tokenizer = corpora_path("tokenizers", "gpt-neox-20b.json")
     run = make_run(tmp_path / "run", table.column("text").to_pylist(), parts=4)
     run_phase(
         make_ctx(

@@ -10,8 +10,7 @@ import pytest
 
 from curate.context import PhaseError, RunContext
 from curate.proxy.ablate import ablation_section, format_table, removed_by_stage, run_ablation
-
-from .toy import doc, tiny_section, write_kept, write_rejected
+from tests.proxy.toy import doc, tiny_section, write_kept, write_rejected
 
 SECTION = tiny_section(ladder=[{"model": "proxy_tiny", "budget": 32 * 4 * 4}])
 MANIFEST = {

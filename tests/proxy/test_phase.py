@@ -13,8 +13,7 @@ import pytest
 from curate.context import PhaseError, RunContext
 from curate.proxy.config import parse
 from curate.proxy.phase import run_phase
-
-from .toy import WORDS, write_kept, write_rejected
+from tests.proxy.toy import WORDS, write_kept, write_rejected
 
 
 def _run_dir(tmp_path):

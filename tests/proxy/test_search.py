@@ -13,8 +13,7 @@ from curate.context import RunContext
 from curate.proxy.config import ProxyConfigError, parse
 from curate.proxy.phase import run_phase
 from curate.proxy.search import Rung, format_table, pareto, parse_search, successive_halving
-
-from .toy import tiny_section, write_kept, write_rejected
+from tests.proxy.toy import tiny_section, write_kept, write_rejected
 
 # bpb(t) = a + c / sqrt(t): "fast" leads at short budgets, "best" has the lowest bpb at the full budget.
 CURVES = {

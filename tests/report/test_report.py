@@ -10,10 +10,10 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from report_html import check_metrics, parse
 
 from curate.report import data as report_data
 from curate.report.build import build_report
+from tests.report.report_html import check_metrics, parse
 from tests.report.report_run import N_BAD, N_DUP, N_NORMAL, N_SHORT, N_SHOUT, XSS
 
 

@@ -15,7 +15,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from report_html import check_metrics, parse
+
+from tests.report.report_html import check_metrics, parse
 
 BROWSERS = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable", "chrome")
 
