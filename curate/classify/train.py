@@ -30,7 +30,8 @@ from typing import Any
 import numpy as np
 
 from curate.classify.data import Example, LabelledSource, read_labelled
-from curate.classify.model import manifest_path, positive_probability, sha256_file
+from curate.classify.model import manifest_path, positive_probability
+from curate.io.files import atomic_path, atomic_write_json, sha256_file
 
 log = logging.getLogger(__name__)
 
@@ -185,7 +186,8 @@ def train_classifier(recipe: ClassifierRecipe, *, output: str | None = None) -> 
         model = fasttext.train_supervised(input=train_file, seed=recipe.seed, verbose=0, **params)
         if recipe.quantize:
             model.quantize(input=train_file, qnorm=True, retrain=False, cutoff=recipe.quantize_cutoff)
-    model.save_model(str(out))
+    with atomic_path(out) as tmp:
+        model.save_model(str(tmp))
     metrics: dict[str, Any] = {}
     quantiles: dict[str, list[float]] = {}
     if test:
@@ -216,10 +218,6 @@ def train_classifier(recipe: ClassifierRecipe, *, output: str | None = None) -> 
         "holdout_metrics": metrics,
         "score_quantiles": quantiles,
     }
-    import json
-
-    with open(manifest_path(str(out)), "w", encoding="utf-8") as f:
-        json.dump(manifest, f, indent=2, sort_keys=False)
-        f.write("\n")
+    atomic_write_json(manifest_path(str(out)), manifest, indent=2, end="\n")
     log.info("wrote %s (%d bytes), held-out %s", out, manifest["model_bytes"], metrics)
     return manifest

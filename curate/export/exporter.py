@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import shutil
 import time
 from dataclasses import asdict, dataclass, fields
@@ -34,7 +33,15 @@ from curate.context import PhaseError, RunContext
 from curate.export import hf_disk, megatron, memmap, parquet
 from curate.export.columns import choose_columns
 from curate.export.plan import SPLITS, TokenStore, shard_by_size, split_order
-from curate.export.tokenize import TokenizerSpec, plan_tasks, resolve_tokenizer, sha256_file, tokenize_task
+from curate.export.tokenize import TokenizerSpec, plan_tasks, resolve_tokenizer, tokenize_task
+from curate.io.files import (
+    PathEscapeError,
+    atomic_write_json,
+    atomic_write_text,
+    confined,
+    escapes,
+    sha256_file,
+)
 from curate.io.storage import is_remote, local_copy
 
 log = logging.getLogger(__name__)
@@ -177,10 +184,14 @@ def _clear(out: Path) -> None:
 
 
 def _complete(out: Path, manifest: dict[str, Any]) -> bool:
-    return all(
-        (out / f["path"]).is_file() and (out / f["path"]).stat().st_size == f["bytes"]
-        for f in manifest.get("files", [])
-    )
+    """Every file the manifest lists is there with its size (a path leaving ``out``: not complete)."""
+    for f in manifest.get("files", []):
+        if escapes(f["path"]):
+            return False
+        p = out / f["path"]
+        if not p.is_file() or p.stat().st_size != f["bytes"]:
+            return False
+    return True
 
 
 def summarize(manifest: dict[str, Any], *, resumed: bool) -> dict[str, Any]:
@@ -240,14 +251,15 @@ def _write_parquet(
             entries.append({"path": sh.path, "format": "parquet", "split": sh.split, "docs": sh.rows})
     arrow_schema = next(iter(parts.values())).schema
     split_stats = {s: {"rows": p.num_rows, "bytes": int(p.nbytes)} for s, p in parts.items()}
-    (out / "README.md").write_text(
+    atomic_write_text(
+        out / "README.md",
         parquet.dataset_card(
             arrow_schema=arrow_schema,
             splits=split_stats,
             pretty_name=name,
             license=opts.license,
             summary=card_facts,
-        )
+        ),
     )
     entries.append({"path": "README.md", "format": "card"})
     return entries
@@ -347,9 +359,7 @@ def export_run(ctx: RunContext, opts: ExportOptions) -> dict[str, Any]:
         "seconds": round(seconds, 3),
         "tokens_per_second": round(total_tokens / t_tok, 1) if spec and t_tok > 0 else None,
     }
-    tmp = out / (MANIFEST + ".tmp")
-    tmp.write_text(json.dumps(manifest, indent=2, default=str) + "\n")
-    os.replace(tmp, mpath)
+    atomic_write_json(mpath, manifest, indent=2, default=str, end="\n")
     log.info(
         "export: %d docs, %d tokens, %d files in %.1fs -> %s",
         n_docs,
@@ -367,7 +377,11 @@ def verify_export(export_dir: Path) -> list[str]:
     manifest = json.loads((export_dir / MANIFEST).read_text())
     problems = []
     for f in manifest["files"]:
-        p = export_dir / f["path"]
+        try:
+            p = confined(export_dir, f["path"])
+        except PathEscapeError as e:
+            problems.append(str(e))
+            continue
         if not p.is_file():
             problems.append(f"{f['path']}: missing")
         elif p.stat().st_size != f["bytes"]:

@@ -27,6 +27,8 @@ from typing import Any
 __all__ = [
     "PathEscapeError",
     "atomic_path",
+    "atomic_save_npy",
+    "atomic_save_npz",
     "atomic_write_bytes",
     "atomic_write_json",
     "atomic_write_text",
@@ -110,6 +112,24 @@ def atomic_write_json(
     """
     text = json.dumps(obj, indent=indent, sort_keys=sort_keys, default=default, allow_nan=allow_nan)
     return atomic_write_text(path, text + end)
+
+
+def atomic_save_npy(path: str | os.PathLike[str], array: Any) -> Path:
+    """``np.save(path, array)`` atomically (to the exact name: no ``.npy`` is appended); returns ``path``."""
+    import numpy as np
+
+    with atomic_path(path) as tmp, open(tmp, "wb") as f:
+        np.save(f, array)
+    return Path(path)
+
+
+def atomic_save_npz(path: str | os.PathLike[str], **arrays: Any) -> Path:
+    """``np.savez(path, **arrays)`` atomically (to the exact name: no ``.npz`` is appended); returns ``path``."""
+    import numpy as np
+
+    with atomic_path(path) as tmp, open(tmp, "wb") as f:
+        np.savez(f, **arrays)
+    return Path(path)
 
 
 def sha256_file(path: str | os.PathLike[str], *, chunk: int = CHUNK) -> str:

@@ -23,7 +23,6 @@ from __future__ import annotations
 import dataclasses
 import json
 import logging
-import os
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,8 +31,8 @@ from typing import Any
 import numpy as np
 
 from curate import schema
-from curate.classify.model import sha256_file
 from curate.context import PhaseError, RunContext
+from curate.io.files import atomic_save_npy, atomic_write_json, sha256_file
 from curate.proxy import evalsets
 from curate.proxy.config import ProxyConfig, Recipe, parse
 from curate.proxy.shards import (
@@ -219,9 +218,7 @@ def run_one(item: RunItem) -> dict[str, Any]:
 
 
 def _write_json(obj: Any, path: Path) -> None:
-    tmp = path.with_suffix(".json.tmp")
-    tmp.write_text(json.dumps(obj, indent=1, allow_nan=False))
-    os.replace(tmp, path)
+    atomic_write_json(path, obj, indent=1, allow_nan=False)
 
 
 def _check_spec(pdir: Path, cfg: ProxyConfig) -> None:
@@ -312,7 +309,7 @@ def run_phase(
             e.file or e.spec.source or "held-out split",
         )
     exclude = np.unique(np.concatenate([text_hashes(e.decontam_texts()) for e in evals]))
-    np.save(pdir / "eval_hashes.npy", exclude)
+    atomic_save_npy(pdir / "eval_hashes.npy", exclude)
     grams_per_set = evalsets.build_gram_index(evals, pdir / "eval_grams.npz")
     from curate.target.disjoint import recheck
 

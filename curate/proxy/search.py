@@ -40,6 +40,7 @@ from pathlib import Path
 from typing import Any
 
 from curate.context import PhaseError, RunContext
+from curate.io.files import atomic_write_json, atomic_write_text
 
 BOUNDS = ("min", "max", "min_quantile", "max_quantile")
 KEYS = ["columns", "product", "sample", "seed", "objective", "eta", "rungs", "confirm_seeds"]
@@ -272,7 +273,7 @@ def run_search(ctx: RunContext, spec: SearchSpec) -> dict[str, Any]:
         rep = _phase(ctx, section, "confirm", empty)
         out["confirmation"] = {"seeds": list(spec.confirm_seeds), **_numbers(rep["recipes"][winner])}
         out["winner_pipeline"] = _write_winner(ctx, winner, spec.candidates[winner])
-    ctx.path("search.json").write_text(json.dumps(out, indent=1, allow_nan=False))
+    atomic_write_json(ctx.path("search.json"), out, indent=1, allow_nan=False)
     return out
 
 
@@ -286,7 +287,7 @@ def _write_winner(ctx: RunContext, name: str, rules: list[dict[str, Any]]) -> st
     config = json.loads(json.dumps(ctx.config))
     config["stages"] = list(config.get("stages") or []) + [{"select": resolved, "label": "search_winner"}]
     path = Path(ctx.path("search", "winner.yaml"))
-    path.write_text(f"# curate search winner: {name}\n" + yaml.safe_dump(config, sort_keys=False))
+    atomic_write_text(path, f"# curate search winner: {name}\n" + yaml.safe_dump(config, sort_keys=False))
     return str(path.relative_to(ctx.run_dir))
 
 
