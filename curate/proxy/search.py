@@ -73,19 +73,16 @@ def _name(rules: list[dict[str, Any]]) -> str:
     return "search:" + "+".join(parts)
 
 
-def parse_search(raw: Any, budget: int, seeds: list[int]) -> SearchSpec:
-    """Validate ``proxy.search``; errors are :class:`ProxyConfigError` located under ``proxy.search``."""
+def _search_error(keys: tuple[str | int, ...], msg: str) -> Exception:
+    """A :class:`ProxyConfigError` located under ``proxy.search``."""
     from curate.proxy.config import ProxyConfigError
 
-    def bad(keys: tuple[str | int, ...], msg: str) -> ProxyConfigError:
-        return ProxyConfigError(("search", *keys), msg)
+    return ProxyConfigError(("search", *keys), msg)
 
-    if not isinstance(raw, dict):
-        raise bad((), "expected a mapping with columns (and optionally rungs, eta, objective, ...)")
-    unknown = sorted(set(raw) - set(KEYS))
-    if unknown:
-        raise bad((unknown[0],), f"unknown key; valid keys: {', '.join(KEYS)}")
-    cols = raw.get("columns")
+
+def _column_options(cols: Any) -> list[list[dict[str, Any]]]:
+    """Per column of ``proxy.search.columns``, its candidate rules (one per bound and value)."""
+    bad = _search_error
     if not isinstance(cols, dict) or not cols:
         raise bad(("columns",), "expected a mapping {column: {min|max|min_quantile|max_quantile: [values]}}")
     options: list[list[dict[str, Any]]] = []
@@ -103,6 +100,33 @@ def parse_search(raw: Any, budget: int, seeds: list[int]) -> SearchSpec:
                     raise bad(("columns", col, bound), f"a quantile is in [0, 1], got {v!r}")
                 opts.append({"column": str(col), bound: float(v)})
         options.append(opts)
+    return options
+
+
+def _rungs(raw: dict[str, Any], budget: int, seeds: list[int]) -> list[Rung]:
+    """``proxy.search.rungs``; by default a quarter-budget rung on one seed, then the full budget."""
+    if "rungs" not in raw:
+        return [Rung(budget // 4, (seeds[0],)), Rung(budget, tuple(seeds))]
+    if not isinstance(raw["rungs"], list) or not raw["rungs"]:
+        raise _search_error(("rungs",), "expected a non-empty list of {budget, seeds}")
+    rungs = []
+    for i, r in enumerate(raw["rungs"]):
+        if not isinstance(r, dict) or set(r) - {"budget", "seeds"} or "budget" not in r:
+            raise _search_error(("rungs", i), "expected {budget, seeds}")
+        s = r.get("seeds", 1)
+        rungs.append(Rung(int(r["budget"]), tuple(range(s)) if isinstance(s, int) else tuple(s)))
+    return rungs
+
+
+def parse_search(raw: Any, budget: int, seeds: list[int]) -> SearchSpec:
+    """Validate ``proxy.search``; errors are :class:`ProxyConfigError` located under ``proxy.search``."""
+    bad = _search_error
+    if not isinstance(raw, dict):
+        raise bad((), "expected a mapping with columns (and optionally rungs, eta, objective, ...)")
+    unknown = sorted(set(raw) - set(KEYS))
+    if unknown:
+        raise bad((unknown[0],), f"unknown key; valid keys: {', '.join(KEYS)}")
+    options = _column_options(raw.get("columns"))
     combos = (
         [list(c) for c in itertools.product(*options)]
         if raw.get("product")
@@ -122,17 +146,7 @@ def parse_search(raw: Any, budget: int, seeds: list[int]) -> SearchSpec:
     eta = raw.get("eta", 3)
     if not isinstance(eta, int) or isinstance(eta, bool) or eta < 2:
         raise bad(("eta",), f"expected an integer >= 2, got {eta!r}")
-    if "rungs" in raw:
-        if not isinstance(raw["rungs"], list) or not raw["rungs"]:
-            raise bad(("rungs",), "expected a non-empty list of {budget, seeds}")
-        rungs = []
-        for i, r in enumerate(raw["rungs"]):
-            if not isinstance(r, dict) or set(r) - {"budget", "seeds"} or "budget" not in r:
-                raise bad(("rungs", i), "expected {budget, seeds}")
-            s = r.get("seeds", 1)
-            rungs.append(Rung(int(r["budget"]), tuple(range(s)) if isinstance(s, int) else tuple(s)))
-    else:
-        rungs = [Rung(budget // 4, (seeds[0],)), Rung(budget, tuple(seeds))]
+    rungs = _rungs(raw, budget, seeds)
     c = raw.get("confirm_seeds", len(seeds))
     used = max(s for r in rungs for s in r.seeds)
     confirm = tuple(range(used + 1, used + 1 + c)) if isinstance(c, int) else tuple(int(x) for x in c)
