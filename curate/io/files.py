@@ -5,7 +5,7 @@ local layer under it. Every file ``curate`` writes on a local disk goes through 
 one of the ``atomic_write_*`` helpers built on it): the bytes go to a temporary file beside the target,
 which is renamed over the target only once it is complete. A crashed or retried worker therefore leaves
 either the old file or the new one, never half of one, and at most a temporary file whose name holds
-``.tmp`` (readers skip those: :class:`curate.io.stage.ReadStage`).
+``.tmp`` (:class:`curate.io.stage.Mirror` never uploads those).
 
 Paths that come from data (a manifest's file list, a key built from a document) are joined with
 :func:`confined`, which refuses absolute paths and ``..`` parts, so they cannot name a file outside the
