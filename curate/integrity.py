@@ -22,7 +22,8 @@ import json
 import sys
 from pathlib import Path
 
-from curate.classify.model import ModelIntegrityError, sha256_file
+from curate.classify.model import ModelIntegrityError
+from curate.io.files import PathEscapeError, atomic_write_json, confined, sha256_file
 
 MANIFEST_NAME = "curate-manifest.json"
 # Files a loader may deserialize as weights; an unlisted one is refused (pickle formats run code).
@@ -43,11 +44,7 @@ def write_folder_manifest(folder: str | Path) -> Path:
     if not folder.is_dir():
         raise NotADirectoryError(f"{folder}: not a folder")
     manifest = {"files": {rel: sha256_file(str(folder / rel)) for rel in _files(folder)}}
-    path = folder / MANIFEST_NAME
-    tmp = path.with_name(MANIFEST_NAME + ".tmp")
-    tmp.write_text(json.dumps(manifest, indent=1, sort_keys=True), encoding="utf-8")
-    tmp.replace(path)
-    return path
+    return atomic_write_json(folder / MANIFEST_NAME, manifest, indent=1, sort_keys=True)
 
 
 def verify_folder(folder: str | Path) -> dict[str, str]:
@@ -72,11 +69,13 @@ def verify_folder(folder: str | Path) -> dict[str, str]:
             raise TypeError("files is not a mapping")
     except (ValueError, KeyError, TypeError) as e:
         raise ModelIntegrityError(f"{path}: unreadable manifest ({e}); refusing to load") from None
-    root = folder.resolve()
     for rel, expected in sorted(listed.items()):
-        target = (folder / rel).resolve()
-        if root not in target.parents:
-            raise ModelIntegrityError(f"{path}: entry {rel!r} points outside the folder; refusing to load")
+        try:
+            target = confined(folder, rel, resolve=True)
+        except PathEscapeError:  # absolute, '..', or a link out of the folder
+            raise ModelIntegrityError(
+                f"{path}: entry {rel!r} points outside the folder; refusing to load"
+            ) from None
         if not target.is_file():
             raise ModelIntegrityError(
                 f"{folder}: {rel} is listed in {MANIFEST_NAME} but missing; refusing to load"

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import glob
-import hashlib
 import json
 import logging
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from curate.io.files import sha256_file
 
 log = logging.getLogger(__name__)
 
@@ -24,14 +25,6 @@ class ModelIntegrityError(RuntimeError):
 def manifest_path(model_path: str) -> str:
     """The manifest next to a model: ``models/quality_fasttext.ftz`` -> ``models/quality_fasttext.manifest.json``."""
     return str(Path(model_path).with_suffix(".manifest.json"))
-
-
-def sha256_file(path: str) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
 
 
 def read_manifest(model_path: str) -> dict[str, Any]:

@@ -30,7 +30,8 @@ from typing import Any
 import numpy as np
 
 from curate.classify.data import Example, LabelledSource, read_labelled
-from curate.classify.model import manifest_path, positive_probability, sha256_file
+from curate.classify.model import manifest_path, positive_probability
+from curate.io.files import atomic_path, atomic_write_json, sha256_file
 
 log = logging.getLogger(__name__)
 
@@ -152,12 +153,9 @@ def _order_key(seed: int, ex: Example, i: int) -> bytes:
     return hashlib.blake2b(f"order:{seed}:{i}:{ex.group}".encode(), digest_size=8).digest()
 
 
-def train_classifier(recipe: ClassifierRecipe, *, output: str | None = None) -> dict[str, Any]:
-    """Train, evaluate on the held-out split, write the model and its manifest; return the manifest."""
-    import fasttext
-
-    out = Path(output or recipe.output)
-    out.parent.mkdir(parents=True, exist_ok=True)
+def _examples(recipe: ClassifierRecipe) -> tuple[list[Example], list[dict[str, Any]], list[str]]:
+    """Every source's labelled examples, a record per source for the manifest, and the sorted labels;
+    refuses a recipe without its positive label and at least one other."""
     examples: list[Example] = []
     source_records = []
     for src in recipe.sources:
@@ -171,30 +169,56 @@ def train_classifier(recipe: ClassifierRecipe, *, output: str | None = None) -> 
             f"recipe {recipe.name!r}: need examples of {recipe.positive_label!r} and at least one "
             f"other label; got labels {labels}"
         )
-    hold = [_in_holdout(recipe.seed, e.group, recipe.holdout) for e in examples]
-    train = [e for e, h in zip(examples, hold, strict=True) if not h]
-    test = [e for e, h in zip(examples, hold, strict=True) if h]
+    return examples, source_records, labels
+
+
+def _fit(recipe: ClassifierRecipe, train: list[Example], params: dict[str, Any]) -> tuple[Any, str]:
+    """Train fastText on ``train`` in the recipe's seeded order (quantized when asked); returns the model
+    and the sha256 of the training file, which is what the recipe controls: the examples and their order."""
+    import fasttext
+
     order = sorted(range(len(train)), key=lambda i: _order_key(recipe.seed, train[i], i))
-    params = recipe.fasttext_params()
     with tempfile.TemporaryDirectory(prefix="curate-ft-") as tmp:
         train_file = os.path.join(tmp, "train.txt")
         with open(train_file, "w", encoding="utf-8") as f:
             for i in order:
                 f.write(f"__label__{train[i].label} {train[i].text}\n")
-        train_sha256 = sha256_file(train_file)  # what the recipe controls: the examples and their order
+        train_sha256 = sha256_file(train_file)
         model = fasttext.train_supervised(input=train_file, seed=recipe.seed, verbose=0, **params)
         if recipe.quantize:
             model.quantize(input=train_file, qnorm=True, retrain=False, cutoff=recipe.quantize_cutoff)
-    model.save_model(str(out))
-    metrics: dict[str, Any] = {}
-    quantiles: dict[str, list[float]] = {}
-    if test:
-        prob = positive_probability(model, [e.text for e in test], recipe.positive_label)
-        is_pos = np.array([e.label == recipe.positive_label for e in test])
-        metrics = binary_metrics(prob, is_pos)
-        qs = np.linspace(0, 1, 101)
-        quantiles["holdout_negative"] = [round(float(x), 6) for x in np.quantile(prob[~is_pos], qs)]
-        quantiles["holdout_all"] = [round(float(x), 6) for x in np.quantile(prob, qs)]
+    return model, train_sha256
+
+
+def _holdout(model: Any, test: list[Example], positive: str) -> tuple[dict[str, Any], dict[str, list[float]]]:
+    """Held-out metrics and score percentiles (0..100) of the negatives and of all (empty without a test split)."""
+    if not test:
+        return {}, {}
+    prob = positive_probability(model, [e.text for e in test], positive)
+    is_pos = np.array([e.label == positive for e in test])
+    qs = np.linspace(0, 1, 101)
+    quantiles = {
+        "holdout_negative": [round(float(x), 6) for x in np.quantile(prob[~is_pos], qs)],
+        "holdout_all": [round(float(x), 6) for x in np.quantile(prob, qs)],
+    }
+    return binary_metrics(prob, is_pos), quantiles
+
+
+def train_classifier(recipe: ClassifierRecipe, *, output: str | None = None) -> dict[str, Any]:
+    """Train, evaluate on the held-out split, write the model and its manifest; return the manifest."""
+    import fasttext
+
+    out = Path(output or recipe.output)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    examples, source_records, labels = _examples(recipe)
+    hold = [_in_holdout(recipe.seed, e.group, recipe.holdout) for e in examples]
+    train = [e for e, h in zip(examples, hold, strict=True) if not h]
+    test = [e for e, h in zip(examples, hold, strict=True) if h]
+    params = recipe.fasttext_params()
+    model, train_sha256 = _fit(recipe, train, params)
+    with atomic_path(out) as tmp:
+        model.save_model(str(tmp))
+    metrics, quantiles = _holdout(model, test, recipe.positive_label)
     count = lambda rows: {lab: sum(e.label == lab for e in rows) for lab in labels}  # noqa: E731
     manifest = {
         "name": recipe.name,
@@ -216,10 +240,6 @@ def train_classifier(recipe: ClassifierRecipe, *, output: str | None = None) -> 
         "holdout_metrics": metrics,
         "score_quantiles": quantiles,
     }
-    import json
-
-    with open(manifest_path(str(out)), "w", encoding="utf-8") as f:
-        json.dump(manifest, f, indent=2, sort_keys=False)
-        f.write("\n")
+    atomic_write_json(manifest_path(str(out)), manifest, indent=2, end="\n")
     log.info("wrote %s (%d bytes), held-out %s", out, manifest["model_bytes"], metrics)
     return manifest

@@ -21,6 +21,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from curate import schema
+from curate.io.files import atomic_path
 
 if TYPE_CHECKING:
     from curate.engine import Engine
@@ -192,9 +193,8 @@ def _explode_task(item: tuple[int, str, str, str, tuple[str, ...]]) -> str:
         for name in extra:
             cols[name] = table.column(name)
     out = derived_path(path, suffix)
-    tmp = out + ".tmp"
-    pq.write_table(pa.table(cols), tmp)
-    os.replace(tmp, out)
+    with atomic_path(out) as tmp:
+        pq.write_table(pa.table(cols), tmp)
     return out
 
 

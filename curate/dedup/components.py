@@ -37,6 +37,7 @@ import pyarrow.parquet as pq
 
 from curate import schema
 from curate.dedup import _common as c
+from curate.io.files import atomic_path
 
 if TYPE_CHECKING:
     from curate.engine import Engine
@@ -61,9 +62,8 @@ class Components:
 
 def write_table(table: pa.Table, path: str | Path) -> str:
     """Write atomically (temporary name, then rename), so a retried task never leaves half a file."""
-    tmp = f"{path}.tmp{os.getpid()}"
-    pq.write_table(table, tmp)
-    os.replace(tmp, path)
+    with atomic_path(path) as tmp:
+        pq.write_table(table, tmp)
     return str(path)
 
 

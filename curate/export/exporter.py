@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import shutil
 import time
 from dataclasses import asdict, dataclass, fields
@@ -34,7 +33,15 @@ from curate.context import PhaseError, RunContext
 from curate.export import hf_disk, megatron, memmap, parquet
 from curate.export.columns import choose_columns
 from curate.export.plan import SPLITS, TokenStore, shard_by_size, split_order
-from curate.export.tokenize import TokenizerSpec, plan_tasks, resolve_tokenizer, sha256_file, tokenize_task
+from curate.export.tokenize import TokenizerSpec, plan_tasks, resolve_tokenizer, tokenize_task
+from curate.io.files import (
+    PathEscapeError,
+    atomic_write_json,
+    atomic_write_text,
+    confined,
+    escapes,
+    sha256_file,
+)
 from curate.io.storage import is_remote, local_copy
 
 log = logging.getLogger(__name__)
@@ -177,10 +184,14 @@ def _clear(out: Path) -> None:
 
 
 def _complete(out: Path, manifest: dict[str, Any]) -> bool:
-    return all(
-        (out / f["path"]).is_file() and (out / f["path"]).stat().st_size == f["bytes"]
-        for f in manifest.get("files", [])
-    )
+    """Every file the manifest lists is there with its size (a path leaving ``out``: not complete)."""
+    for f in manifest.get("files", []):
+        if escapes(f["path"]):
+            return False
+        p = out / f["path"]
+        if not p.is_file() or p.stat().st_size != f["bytes"]:
+            return False
+    return True
 
 
 def summarize(manifest: dict[str, Any], *, resumed: bool) -> dict[str, Any]:
@@ -240,14 +251,15 @@ def _write_parquet(
             entries.append({"path": sh.path, "format": "parquet", "split": sh.split, "docs": sh.rows})
     arrow_schema = next(iter(parts.values())).schema
     split_stats = {s: {"rows": p.num_rows, "bytes": int(p.nbytes)} for s, p in parts.items()}
-    (out / "README.md").write_text(
+    atomic_write_text(
+        out / "README.md",
         parquet.dataset_card(
             arrow_schema=arrow_schema,
             splits=split_stats,
             pretty_name=name,
             license=opts.license,
             summary=card_facts,
-        )
+        ),
     )
     entries.append({"path": "README.md", "format": "card"})
     return entries
@@ -266,6 +278,62 @@ def _write_hf_disk(parts: dict[str, pa.Table], out: Path) -> list[dict[str, Any]
     return entries
 
 
+def _previous(out: Path, request: dict[str, Any]) -> dict[str, Any] | None:
+    """The export manifest already in ``out`` when it answers ``request`` and its files are all there."""
+    mpath = out / MANIFEST
+    if not mpath.is_file():
+        return None
+    old: dict[str, Any] = json.loads(mpath.read_text())
+    if old.get("request") == request and _complete(out, old):
+        return old
+    log.info("export: %s differs from this request; rewriting it", out)
+    return None
+
+
+def _tokenized(
+    ctx: RunContext,
+    files: list[Path],
+    spec: TokenizerSpec,
+    orders: dict[str, np.ndarray],
+    opts: ExportOptions,
+    n_docs: int,
+) -> tuple[list[dict[str, Any]], dict[str, int]]:
+    """Tokenize the kept files on the engine (into ``export/.work``), then write the token formats;
+    returns their file entries and the tokens per split."""
+    out = ctx.path("export")
+    work = ctx.path("export", ".work")
+    work.mkdir()
+    tasks = plan_tasks(files, work, spec, max_rows=opts.tokenize_rows)
+    parts = ctx.engine.map(tokenize_task, tasks, desc="export: tokenize")
+    store = TokenStore([(p.tokens_path, p.lengths_path) for p in parts])
+    if len(store) != n_docs:
+        raise PhaseError(f"export: tokenized {len(store)} documents but the kept files hold {n_docs}")
+    entries = _write_tokens(store, orders, spec, out, opts)
+    tokens_per_split = {s: int(store.lengths[o].sum()) for s, o in orders.items()}
+    shutil.rmtree(work)
+    return entries, tokens_per_split
+
+
+def _text_formats(
+    ctx: RunContext,
+    files: list[Path],
+    orders: dict[str, np.ndarray],
+    opts: ExportOptions,
+    card_facts: dict[str, Any],
+) -> list[dict[str, Any]]:
+    """Parquet shards with their dataset card, and the hf_disk folder, as ``opts.formats`` asks."""
+    out = ctx.path("export")
+    table = _read_kept(files, opts)
+    splits = {split: table.take(pa.array(order)) for split, order in orders.items()}
+    entries: list[dict[str, Any]] = []
+    if "parquet" in opts.formats:
+        name = opts.pretty_name or str(ctx.config.get("name") or ctx.run_dir.resolve().name)
+        entries += _write_parquet(splits, out, opts, card_facts, name)
+    if "hf_disk" in opts.formats:
+        entries += _write_hf_disk(splits, out)
+    return entries
+
+
 def export_run(ctx: RunContext, opts: ExportOptions) -> dict[str, Any]:
     """Export the run's kept documents in ``opts.formats``; skip when an equal complete export exists."""
     t0 = time.perf_counter()
@@ -281,13 +349,10 @@ def export_run(ctx: RunContext, opts: ExportOptions) -> dict[str, Any]:
         "tokenizer_sha256": spec.sha256 if spec else None,
         "inputs": inputs,
     }
-    mpath = out / MANIFEST
-    if mpath.is_file():
-        old = json.loads(mpath.read_text())
-        if old.get("request") == request and _complete(out, old):
-            log.info("export: %s is complete for these inputs and options; skipping", out)
-            return summarize(old, resumed=True)
-        log.info("export: %s differs from this request; rewriting it", out)
+    old = _previous(out, request)
+    if old is not None:
+        log.info("export: %s is complete for these inputs and options; skipping", out)
+        return summarize(old, resumed=True)
     out.mkdir(parents=True, exist_ok=True)
     _clear(out)
     n_docs = sum(i["rows"] for i in inputs)
@@ -295,38 +360,22 @@ def export_run(ctx: RunContext, opts: ExportOptions) -> dict[str, Any]:
     entries: list[dict[str, Any]] = []
     tokens_per_split = {s: 0 for s in SPLITS}
     if spec is not None:
-        work = ctx.path("export", ".work")
-        work.mkdir()
-        tasks = plan_tasks(files, work, spec, max_rows=opts.tokenize_rows)
-        parts = ctx.engine.map(tokenize_task, tasks, desc="export: tokenize")
-        store = TokenStore([(p.tokens_path, p.lengths_path) for p in parts])
-        if len(store) != n_docs:
-            raise PhaseError(f"export: tokenized {len(store)} documents but the kept files hold {n_docs}")
-        entries += _write_tokens(store, orders, spec, out, opts)
-        tokens_per_split = {s: int(store.lengths[o].sum()) for s, o in orders.items()}
-        shutil.rmtree(work)
+        entries, tokens_per_split = _tokenized(ctx, files, spec, orders, opts, n_docs)
     t_tok = time.perf_counter() - t0
     if any(f in TEXT_FORMATS for f in opts.formats):
-        table = _read_kept(files, opts)
-        splits = {split: table.take(pa.array(order)) for split, order in orders.items()}
-        if "parquet" in opts.formats:
-            card_facts = {
-                "seed": opts.seed,
-                "val_fraction": opts.val_fraction,
-                "tokens": tokens_per_split,
-                "tokenizer": spec.to_json() if spec else None,
-                "token_formats": [f for f in opts.formats if f in TOKEN_FORMATS],
-                "hf_disk": "hf_disk" in opts.formats,
-            }
-            name = opts.pretty_name or str(ctx.config.get("name") or ctx.run_dir.resolve().name)
-            entries += _write_parquet(splits, out, opts, card_facts, name)
-        if "hf_disk" in opts.formats:
-            entries += _write_hf_disk(splits, out)
+        card_facts = {
+            "seed": opts.seed,
+            "val_fraction": opts.val_fraction,
+            "tokens": tokens_per_split,
+            "tokenizer": spec.to_json() if spec else None,
+            "token_formats": [f for f in opts.formats if f in TOKEN_FORMATS],
+            "hf_disk": "hf_disk" in opts.formats,
+        }
+        entries += _text_formats(ctx, files, orders, opts, card_facts)
     for e in entries:
         p = out / e["path"]
         e["bytes"] = p.stat().st_size
         e["sha256"] = sha256_file(p)
-    run_manifest = ctx.run_dir / "manifest.json"
     seconds = time.perf_counter() - t0
     total_tokens = sum(tokens_per_split.values())
     manifest = {
@@ -338,18 +387,11 @@ def export_run(ctx: RunContext, opts: ExportOptions) -> dict[str, Any]:
         "val_fraction": opts.val_fraction,
         "splits": {s: {"docs": int(o.size), "tokens": tokens_per_split[s]} for s, o in orders.items()},
         "files": entries,
-        "pipeline": {
-            "run_manifest": "../manifest.json" if run_manifest.is_file() else None,
-            "run_manifest_sha256": sha256_file(run_manifest) if run_manifest.is_file() else None,
-            "pipeline_path": ctx.pipeline_path,
-            "config": ctx.manifest.get("config", ctx.config),
-        },
+        "pipeline": _pipeline_record(ctx),
         "seconds": round(seconds, 3),
         "tokens_per_second": round(total_tokens / t_tok, 1) if spec and t_tok > 0 else None,
     }
-    tmp = out / (MANIFEST + ".tmp")
-    tmp.write_text(json.dumps(manifest, indent=2, default=str) + "\n")
-    os.replace(tmp, mpath)
+    atomic_write_json(out / MANIFEST, manifest, indent=2, default=str, end="\n")
     log.info(
         "export: %d docs, %d tokens, %d files in %.1fs -> %s",
         n_docs,
@@ -361,13 +403,28 @@ def export_run(ctx: RunContext, opts: ExportOptions) -> dict[str, Any]:
     return summarize(manifest, resumed=False)
 
 
+def _pipeline_record(ctx: RunContext) -> dict[str, Any]:
+    """What made the exported run: its manifest (path and sha256), pipeline file and config."""
+    run_manifest = ctx.run_dir / "manifest.json"
+    return {
+        "run_manifest": "../manifest.json" if run_manifest.is_file() else None,
+        "run_manifest_sha256": sha256_file(run_manifest) if run_manifest.is_file() else None,
+        "pipeline_path": ctx.pipeline_path,
+        "config": ctx.manifest.get("config", ctx.config),
+    }
+
+
 def verify_export(export_dir: Path) -> list[str]:
     """Problems found re-checking every file of an export against its manifest (empty list: all good)."""
     export_dir = Path(export_dir)
     manifest = json.loads((export_dir / MANIFEST).read_text())
     problems = []
     for f in manifest["files"]:
-        p = export_dir / f["path"]
+        try:
+            p = confined(export_dir, f["path"])
+        except PathEscapeError as e:
+            problems.append(str(e))
+            continue
         if not p.is_file():
             problems.append(f"{f['path']}: missing")
         elif p.stat().st_size != f["bytes"]:

@@ -20,6 +20,8 @@ from pathlib import Path
 
 import pyarrow as pa
 
+from curate.io.files import atomic_path
+
 DIR = "hf_disk"
 
 
@@ -50,7 +52,8 @@ def write_hf_disk(splits: dict[str, pa.Table], out_dir: Path) -> list[HfDiskFile
     dd = datasets.DatasetDict({split: datasets.Dataset(table) for split, table in splits.items()})
     # datasets writes no shard for an empty split unless told to, and then cannot load the folder back
     empty = {split: 1 for split, table in splits.items() if table.num_rows == 0}
-    dd.save_to_disk(str(target), num_shards=empty or None)
+    with atomic_path(target) as tmp:  # a folder: complete under its name, or absent
+        dd.save_to_disk(str(tmp), num_shards=empty or None)
     written = []
     for p in sorted(q for q in target.rglob("*") if q.is_file()):
         rel = p.relative_to(target)

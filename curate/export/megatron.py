@@ -23,6 +23,8 @@ from pathlib import Path
 
 import numpy as np
 
+from curate.io.files import atomic_path, atomic_write_bytes
+
 INDEX_HEADER = b"MMIDIDX\x00\x00"
 VERSION = 1
 DTYPE_CODES = {np.dtype(np.uint16): 8, np.dtype(np.int32): 4}
@@ -52,11 +54,10 @@ def write_megatron(
     if int(lengths.sum()) != tokens.size:
         raise ValueError(f"{prefix}: lengths sum to {int(lengths.sum())} but there are {tokens.size} tokens")
     bin_path, idx_path = prefix.with_name(prefix.name + ".bin"), prefix.with_name(prefix.name + ".idx")
-    with open(bin_path, "wb") as f:
-        f.write(np.ascontiguousarray(tokens, dtype=dtype).tobytes(order="C"))
+    atomic_write_bytes(bin_path, np.ascontiguousarray(tokens, dtype=dtype).tobytes(order="C"))
     pointers = (np.cumsum(lengths) - lengths) * dtype.itemsize
     n = lengths.size
-    with open(idx_path, "wb") as f:
+    with atomic_path(idx_path) as tmp, open(tmp, "wb") as f:
         f.write(INDEX_HEADER)
         f.write(struct.pack("<Q", VERSION))
         f.write(struct.pack("<B", DTYPE_CODES[dtype]))

@@ -13,6 +13,8 @@ from pathlib import Path
 
 import numpy as np
 
+from curate.io.files import atomic_save_npy, atomic_write_bytes
+
 
 def write_memmap(
     prefix: Path, tokens: np.ndarray, lengths: np.ndarray, *, dtype: np.dtype
@@ -23,9 +25,10 @@ def write_memmap(
         raise ValueError(f"{prefix}: lengths sum to {int(lengths.sum())} but there are {tokens.size} tokens")
     bin_path = prefix.with_name(prefix.name + ".bin")
     idx_path = prefix.with_name(prefix.name + ".doc_idx.npy")
-    with open(bin_path, "wb") as f:
-        f.write(np.ascontiguousarray(tokens, dtype=np.dtype(dtype).newbyteorder("<")).tobytes(order="C"))
-    np.save(idx_path, np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64))
+    atomic_write_bytes(
+        bin_path, np.ascontiguousarray(tokens, dtype=np.dtype(dtype).newbyteorder("<")).tobytes(order="C")
+    )
+    atomic_save_npy(idx_path, np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64))
     return bin_path, idx_path
 
 

@@ -25,6 +25,7 @@ import yaml
 
 from curate import schema
 from curate.export.plan import shard_by_size
+from curate.io.files import atomic_path
 
 ROW_OVERHEAD_BYTES = 64  # rough per-row cost of id, source and scores when bounding shard bytes
 
@@ -55,7 +56,8 @@ def write_parquet_split(
     for i, rows in enumerate(shards):
         rel = f"parquet/{split}-{i:05d}-of-{len(shards):05d}.parquet"
         part = table.slice(int(rows[0]), rows.size)
-        pq.write_table(part, out_dir / rel, compression="zstd", row_group_size=10_000)
+        with atomic_path(out_dir / rel) as tmp:
+            pq.write_table(part, tmp, compression="zstd", row_group_size=10_000)
         written.append(ParquetShard(rel, split, part.num_rows))
     return written
 

@@ -12,7 +12,6 @@ their names, so only small results travel between processes.
 
 from __future__ import annotations
 
-import hashlib
 import itertools
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,19 +21,11 @@ import pyarrow.parquet as pq
 
 from curate import schema
 from curate.context import PhaseError
+from curate.io.files import atomic_save_npy, sha256_file
 
 # Tried in order when no EOS token is given: the usual end-of-document markers of BPE tokenizers.
 EOS_CANDIDATES = ("<|endoftext|>", "</s>", "<|end_of_text|>", "<eos>", "[EOS]", "<|eos|>")
 UINT16_VOCAB = 65536  # ids 0..65535 fit uint16
-
-
-def sha256_file(path: Path, chunk: int = 1 << 20) -> str:
-    """Hex sha256 of a file's bytes."""
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        while block := f.read(chunk):
-            h.update(block)
-    return h.hexdigest()
 
 
 @dataclass(frozen=True)
@@ -175,6 +166,6 @@ def tokenize_task(task: TokenizeTask) -> TokenizedPart:
         chunks.append(np.fromiter(itertools.chain.from_iterable(ids), dtype=dtype, count=int(n.sum())))
     tokens = np.concatenate(chunks) if chunks else np.empty(0, dtype=dtype)
     tokens_path, lengths_path = f"{task.out_prefix}.tokens.npy", f"{task.out_prefix}.lengths.npy"
-    np.save(tokens_path, tokens)
-    np.save(lengths_path, lengths)
+    atomic_save_npy(tokens_path, tokens)
+    atomic_save_npy(lengths_path, lengths)
     return TokenizedPart(tokens_path, lengths_path, docs=len(texts), tokens=int(tokens.size))

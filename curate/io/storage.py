@@ -32,6 +32,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
+from curate.io.files import atomic_path, atomic_write_bytes, escapes
+
 LOCAL_PROTOCOLS = ("file", "local")
 _URL = re.compile(r"^([a-zA-Z][a-zA-Z0-9+.-]*)://")
 
@@ -153,10 +155,9 @@ def local_copy(path: str, *, also: tuple[str, ...] = (), cache: str | os.PathLik
             if not sib_dst.exists() and sib_fs.exists(sib):
                 Location(url).download(sib_dst)
         if not dst.exists():
-            tmp = dst.with_name(dst.name + f".tmp{os.getpid()}")
-            tmp.parent.mkdir(parents=True, exist_ok=True)
-            fs.get(p, str(tmp), recursive=info.get("type") == "directory")
-            os.replace(tmp, dst)
+            dst.parent.mkdir(parents=True, exist_ok=True)
+            with atomic_path(dst) as tmp:
+                fs.get(p, str(tmp), recursive=info.get("type") == "directory")
     return str(dst)
 
 
@@ -224,9 +225,8 @@ class Location:
     def child(self, *parts: str) -> Location:
         """``self/parts...``, refusing parts that are absolute or climb out (``..``)."""
         for part in parts:
-            for seg in str(part).replace("\\", "/").split("/"):
-                if seg == ".." or str(part).startswith("/") or _URL.match(str(part)):
-                    raise StorageError(f"{part}: outside {self} (absolute or '..' parts are refused)")
+            if (part and escapes(part)) or _URL.match(str(part)):  # an empty part adds nothing
+                raise StorageError(f"{part}: outside {self} (absolute or '..' parts are refused)")
         if self.remote:
             return Location("/".join([self.url, *(str(p).strip("/") for p in parts)]), self._fs)
         return Location(str(Path(self.url, *parts)))
@@ -302,10 +302,7 @@ class Location:
     def write_bytes(self, data: bytes) -> None:
         """Write the whole file atomically: a local rename, or one PUT (all-or-nothing) to a store."""
         if not self.remote:
-            path = Path(self.url)
-            tmp = path.with_name(path.name + f".tmp{os.getpid()}")
-            tmp.write_bytes(data)
-            os.replace(tmp, path)
+            atomic_write_bytes(self.url, data)
             return
         with errors_named(self.url):
             self.fs.pipe_file(self.key, data)
@@ -316,9 +313,8 @@ class Location:
     def copy_to(self, dst: Location) -> None:
         """Copy this file to ``dst`` atomically (server-side within one store)."""
         if not self.remote and not dst.remote:
-            tmp = dst.local.with_name(dst.local.name + f".tmp{os.getpid()}")
-            shutil.copyfile(self.url, tmp)
-            os.replace(tmp, dst.local)
+            with atomic_path(dst.local) as tmp:
+                shutil.copyfile(self.url, tmp)
         elif self.remote and dst.remote and protocol(self.url) == protocol(dst.url):
             with errors_named(dst.url):
                 self.fs.copy(self.key, dst.key)
@@ -340,10 +336,8 @@ class Location:
         if not self.remote:
             Location(self.url).copy_to(Location(str(dst)))
             return
-        tmp = dst.with_name(dst.name + f".tmp{os.getpid()}")
-        with errors_named(self.url):
+        with errors_named(self.url), atomic_path(dst) as tmp:
             self.fs.get_file(self.key, str(tmp))
-        os.replace(tmp, dst)
 
     def remove(self) -> None:
         if not self.remote:
@@ -362,9 +356,8 @@ def write_parquet(table: Any, loc: Location) -> int:
 
     if not loc.remote:
         path = loc.local
-        tmp = path.with_name(path.name + f".tmp{os.getpid()}")
-        pq.write_table(table, tmp, compression="zstd")
-        os.replace(tmp, path)
+        with atomic_path(path) as tmp:
+            pq.write_table(table, tmp, compression="zstd")
         return path.stat().st_size
     sink = pa.BufferOutputStream()
     pq.write_table(table, sink, compression="zstd")

@@ -32,6 +32,7 @@ import pyarrow.parquet as pq
 
 from curate import schema
 from curate.context import PhaseError, RunContext
+from curate.io.files import atomic_write_json
 from curate.proxy import analysis, stats
 from curate.proxy.assemble import read_curves
 from curate.proxy.config import ProxyConfig, Recipe, parse
@@ -180,9 +181,7 @@ def run_ablation(ctx: RunContext) -> dict[str, Any]:
         "statistics": stats.METHOD + ", level 0.95; effects are with minus without the stage",
         "caveat": "rows a stage rejected never reached the later stages: without_<stage> skips those for them too",
     }
-    tmp = ctx.path("ablation.json.tmp")
-    tmp.write_text(json.dumps(out, indent=1, allow_nan=False))
-    tmp.replace(ctx.path("ablation.json"))
+    atomic_write_json(ctx.path("ablation.json"), out, indent=1, allow_nan=False)
     return out
 
 

@@ -36,6 +36,7 @@ from typing import Any
 import numpy as np
 
 from curate.context import PhaseError
+from curate.io.files import atomic_save_npz
 
 
 @dataclass
@@ -127,7 +128,7 @@ class ChoiceRows:
     truncated: int = 0
 
     def save(self, path: str | Path) -> None:
-        np.savez(
+        atomic_save_npz(
             path,
             windows=self.windows,
             mask=self.mask,

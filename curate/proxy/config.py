@@ -283,18 +283,9 @@ def _ladder(raw: Any, seeds: list[int]) -> list[LadderPoint]:
     return out
 
 
-def parse(section: dict[str, Any] | None) -> ProxyConfig:
-    """Validate the ``proxy:`` mapping into a :class:`ProxyConfig` (CPU-sized defaults)."""
-    raw = _check_keys(section or {}, KEYS, "proxy")
+def _plain_keys(raw: dict[str, Any]) -> dict[str, Any]:
+    """The scalar keys (model, numbers, ablate, seeds) and the tokenizer's, validated."""
     kw: dict[str, Any] = {}
-    rec = raw.get("recipes") or {"raw": {"from": "raw"}, "curated": {"from": "kept"}}
-    kw["recipes"] = _recipes(_check_keys(rec, list(rec), "proxy.recipes"))
-    names = [r.name for r in kw["recipes"]]
-    if len(set(names)) != len(names):
-        raise PhaseError(f"proxy.recipes: duplicate names in {names}")
-    kw["baseline"] = raw.get("baseline", "raw")
-    if kw["baseline"] not in names:
-        raise PhaseError(f"proxy.baseline: {kw['baseline']!r} is not a recipe; recipes: {', '.join(names)}")
     if "model" in raw:
         if raw["model"] not in LADDER:
             raise PhaseError(f"proxy.model: {raw['model']!r}; valid sizes: {', '.join(LADDER)}")
@@ -323,20 +314,28 @@ def parse(section: dict[str, Any] | None) -> ProxyConfig:
         kw["vocab_size"] = int(tok.get("vocab_size", 2048))
         kw["sample_chars"] = int(tok.get("sample_chars", 2_000_000))
         kw["tokenizer_seed"] = int(tok.get("seed", 0))
-    kw["eval"] = _eval_specs(raw)
-    set_names = [e.name for e in kw["eval"]]
-    if "headline" in raw:
-        head = raw["headline"]
-        if not isinstance(head, list) or not head:
-            raise ProxyConfigError(("headline",), "expected a non-empty list of eval set names")
-        for i, h in enumerate(head):
-            if h not in set_names:
-                raise ProxyConfigError(
-                    ("headline", i), f"{h!r} names no eval set; eval sets: {', '.join(set_names)}"
-                )
-        kw["headline"] = [str(h) for h in head]
-    else:
-        kw["headline"] = [e.name for e in kw["eval"] if e.kind != "heldout"] or set_names
+    return kw
+
+
+def _headline_sets(raw: dict[str, Any], evals: list[EvalSpec]) -> list[str]:
+    """``proxy.headline`` checked against the eval sets; by default every set but the held-out splits."""
+    set_names = [e.name for e in evals]
+    if "headline" not in raw:
+        return [e.name for e in evals if e.kind != "heldout"] or set_names
+    head = raw["headline"]
+    if not isinstance(head, list) or not head:
+        raise ProxyConfigError(("headline",), "expected a non-empty list of eval set names")
+    for i, h in enumerate(head):
+        if h not in set_names:
+            raise ProxyConfigError(
+                ("headline", i), f"{h!r} names no eval set; eval sets: {', '.join(set_names)}"
+            )
+    return [str(h) for h in head]
+
+
+def _control_keys(raw: dict[str, Any], names: list[str], baseline: str) -> dict[str, Any]:
+    """``proxy.controls`` (names, not clashing with recipes) and ``proxy.controls_for`` (a non-baseline recipe)."""
+    kw: dict[str, Any] = {}
     if "controls" in raw:
         ctl = raw["controls"] or []
         # YAML reads a bare `null` as None: `controls: [null]` means the null control.
@@ -354,19 +353,18 @@ def parse(section: dict[str, Any] | None) -> ProxyConfig:
             )
         kw["controls"], kw["controls_explicit"] = list(ctl), True
     if "controls_for" in raw:
-        if raw["controls_for"] not in names or raw["controls_for"] == kw["baseline"]:
+        if raw["controls_for"] not in names or raw["controls_for"] == baseline:
             raise ProxyConfigError(
                 ("controls_for",),
                 f"{raw['controls_for']!r} is not a non-baseline recipe; recipes: {', '.join(names)}",
             )
         kw["controls_for"] = raw["controls_for"]
-    if "train" in raw:
-        valid = [f.name for f in dataclasses.fields(TrainConfig) if f.name not in ("model", "tokens", "seed")]
-        kw["train"] = {**CPU_TRAIN, **_check_keys(raw["train"], valid, "proxy.train")}
-    if "ladder" in raw:
-        kw["ladder"] = _ladder(raw["ladder"], kw.get("seeds", [0, 1, 2]))
-    cfg = ProxyConfig(**kw)
-    cfg.train_config(0).steps  # noqa: B018  (fails early when the budget is under 4 steps)
+    return kw
+
+
+def _check_budgets(cfg: ProxyConfig, raw: dict[str, Any]) -> None:
+    """Fail at parse time when the main point, a search rung or a ladder point has under 4 steps."""
+    cfg.train_config(0).steps  # noqa: B018
     if "search" in raw:
         from curate.proxy.search import parse_search
 
@@ -381,4 +379,29 @@ def parse(section: dict[str, Any] | None) -> ProxyConfig:
             cfg.train_config(0, p).steps  # noqa: B018
         except ValueError as e:
             raise ProxyConfigError(("ladder", i, "budget"), str(e)) from None
+
+
+def parse(section: dict[str, Any] | None) -> ProxyConfig:
+    """Validate the ``proxy:`` mapping into a :class:`ProxyConfig` (CPU-sized defaults)."""
+    raw = _check_keys(section or {}, KEYS, "proxy")
+    kw: dict[str, Any] = {}
+    rec = raw.get("recipes") or {"raw": {"from": "raw"}, "curated": {"from": "kept"}}
+    kw["recipes"] = _recipes(_check_keys(rec, list(rec), "proxy.recipes"))
+    names = [r.name for r in kw["recipes"]]
+    if len(set(names)) != len(names):
+        raise PhaseError(f"proxy.recipes: duplicate names in {names}")
+    kw["baseline"] = raw.get("baseline", "raw")
+    if kw["baseline"] not in names:
+        raise PhaseError(f"proxy.baseline: {kw['baseline']!r} is not a recipe; recipes: {', '.join(names)}")
+    kw.update(_plain_keys(raw))
+    kw["eval"] = _eval_specs(raw)
+    kw["headline"] = _headline_sets(raw, kw["eval"])
+    kw.update(_control_keys(raw, names, kw["baseline"]))
+    if "train" in raw:
+        valid = [f.name for f in dataclasses.fields(TrainConfig) if f.name not in ("model", "tokens", "seed")]
+        kw["train"] = {**CPU_TRAIN, **_check_keys(raw["train"], valid, "proxy.train")}
+    if "ladder" in raw:
+        kw["ladder"] = _ladder(raw["ladder"], kw.get("seeds", [0, 1, 2]))
+    cfg = ProxyConfig(**kw)
+    _check_budgets(cfg, raw)
     return cfg

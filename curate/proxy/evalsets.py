@@ -24,6 +24,7 @@ import pyarrow.parquet as pq
 
 from curate import schema
 from curate.context import PhaseError
+from curate.io.files import atomic_save_npz
 from curate.proxy.choice import ChoiceItem, item_text, read_items
 from curate.proxy.config import EvalSpec
 from curate.proxy.suites import resolve
@@ -203,7 +204,9 @@ def build_gram_index(sets: list[EvalData], out: Path) -> dict[str, int]:
     g, o, lengths = c.gram_index(
         tokens, off, np.asarray(owner, dtype=np.int64), ngram=NGRAM, min_words=MIN_WORDS
     )
-    np.savez(out, grams=g, owner=o, lengths=np.array(sorted(lengths)), names=np.array([s.name for s in sets]))
+    atomic_save_npz(
+        out, grams=g, owner=o, lengths=np.array(sorted(lengths)), names=np.array([s.name for s in sets])
+    )
     return {s.name: int((o == k).sum()) for k, s in enumerate(sets)}
 
 

@@ -267,6 +267,85 @@ class _BaselineLaws:
         return tokens_to_reach(t, curve, target, self.cache[key])
 
 
+@dataclass(frozen=True)
+class _Frame:
+    """What every recipe is measured against: the eval points ``t`` (the last is the budget), the
+    baseline's mean headline curve, its tail law and bootstrap draws, and the raw input's tokens."""
+
+    t: np.ndarray
+    budget: int
+    base_mean: np.ndarray
+    law: PowerLaw
+    base_laws: _BaselineLaws
+    base_draws: np.ndarray
+    tokens_in: int
+    level: float
+
+
+def _eval_curves(rc: RecipeCurves, draws: np.ndarray, f: _Frame) -> dict[str, Any]:
+    """Per eval set: mean bpb with bootstrap bands, per-seed curves, and the slope ``-d bpb / d ln t``."""
+    curves = {}
+    for name, arr in sorted(rc.bpb.items()):
+        arr = np.asarray(arr, dtype=np.float64)
+        cis = [percentile_ci(arr[draws, j].mean(axis=1), f.level) for j in range(len(f.t))]
+        mids, slope = slope_curve(f.t, arr.mean(axis=0))
+        curves[name] = {
+            "tokens": [int(x) for x in f.t],
+            "bpb_mean": arr.mean(axis=0).tolist(),
+            "bpb_ci_low": [c[0] for c in cis],
+            "bpb_ci_high": [c[1] for c in cis],
+            "per_seed": arr.tolist(),
+            "slope_tokens": mids,
+            "neg_dbpb_dlnt": slope,
+        }
+    return curves
+
+
+def _recipe_metrics(rc: RecipeCurves, h: np.ndarray, draws: np.ndarray, f: _Frame) -> dict[str, Any]:
+    """One recipe's entry of the report, from its headline curves ``h`` (seeds x points) and its
+    bootstrap draws of seeds (paired with the baseline's draws, index by index)."""
+    mean_curve = h.mean(axis=0)
+    final = float(mean_curve[-1])
+    m, extrapolated = multiplier(f.t, f.base_mean, final, f.budget, f.law)
+    m_boot, finals = [], []
+    for k in range(len(draws)):
+        rf = float(h[draws[k]].mean(axis=0)[-1])
+        tb, _ = f.base_laws.t_base(f.base_draws[k], rf)
+        m_boot.append(tb / f.budget)
+        finals.append(rf)
+    m_lo, m_hi = percentile_ci(m_boot, f.level)
+    y = rc.tokens_kept / f.tokens_in if f.tokens_in else math.nan
+    final_ci = percentile_ci(finals, f.level)
+    tokens_per_dev_h = rc.tokens_trained / (rc.device_s / 3600) if rc.device_s > 0 else math.nan
+    mids, slope = slope_curve(f.t, mean_curve)
+    return {
+        "multiplier": {
+            "value": finite_or_none(m),
+            "ci_low": finite_or_none(m_lo),
+            "ci_high": finite_or_none(m_hi),
+            "extrapolated": bool(extrapolated),
+        },
+        "learning_signal_per_token": learning_signal(float(f.base_mean[-1]), final, f.budget),
+        "learning_signal_curve": {"tokens": mids, "neg_dbpb_dlnt": slope},
+        "bpb_at_T": {"value": final, "ci_low": final_ci[0], "ci_high": final_ci[1]},
+        "bpb_at_T_over_4": value_at(f.t, mean_curve, f.budget / 4),
+        "yield": y,
+        "goodput": {
+            "value": finite_or_none(y * m),
+            "ci": [finite_or_none(y * m_lo), finite_or_none(y * m_hi)],
+        },
+        "effective_tokens": finite_or_none(f.tokens_in * y * m),
+        "tokens_in": int(f.tokens_in),
+        "tokens_kept": int(rc.tokens_kept),
+        "costs": {
+            "proxy_device_s": rc.device_s,
+            "proxy_tokens_trained": int(rc.tokens_trained),
+            "effective_tokens_per_device_hour": finite_or_none(m * tokens_per_dev_h),
+        },
+        "curves": _eval_curves(rc, draws, f),
+    }
+
+
 def goodput_report(
     recipes: dict[str, RecipeCurves],
     *,
@@ -288,71 +367,25 @@ def goodput_report(
     t = np.asarray(tokens, dtype=np.float64)
     if t[-1] != budget:
         raise ValueError(f"the last eval point ({t[-1]:g} tokens) must be the budget T={budget}")
-    quarter = budget / 4
-    tokens_in = recipes[baseline].tokens_kept
     heads = {r: _headline(rc, headline) for r, rc in recipes.items()}
-    base_laws = _BaselineLaws(t, heads[baseline])
-    law = fit_tail(t, heads[baseline].mean(axis=0))
+    base_mean = heads[baseline].mean(axis=0)
+    law = fit_tail(t, base_mean)
     rng = np.random.default_rng(seed)
     draws = {r: bootstrap_indices(h.shape[0], n_boot, rng) for r, h in sorted(heads.items())}
-    out: dict[str, Any] = {}
-    final_mean, final_ci, at_quarter = {}, {}, {}
-    for r, rc in sorted(recipes.items()):
-        h = heads[r]
-        mean_curve = h.mean(axis=0)
-        final = float(mean_curve[-1])
-        m, extrapolated = multiplier(t, heads[baseline].mean(axis=0), final, budget, law)
-        m_boot, finals = [], []
-        for k in range(n_boot):
-            rf = float(h[draws[r][k]].mean(axis=0)[-1])
-            tb, _ = base_laws.t_base(draws[baseline][k], rf)
-            m_boot.append(tb / budget)
-            finals.append(rf)
-        m_lo, m_hi = percentile_ci(m_boot, level)
-        y = rc.tokens_kept / tokens_in if tokens_in else math.nan
-        g_lo, g_hi = y * m_lo, y * m_hi
-        final_mean[r], final_ci[r] = final, percentile_ci(finals, level)
-        at_quarter[r] = value_at(t, mean_curve, quarter)
-        base_final = float(heads[baseline].mean(axis=0)[-1])
-        tokens_per_dev_h = rc.tokens_trained / (rc.device_s / 3600) if rc.device_s > 0 else math.nan
-        curves = {}
-        for name, arr in sorted(rc.bpb.items()):
-            arr = np.asarray(arr, dtype=np.float64)
-            cis = [percentile_ci(arr[draws[r], j].mean(axis=1), level) for j in range(len(t))]
-            mids, slope = slope_curve(t, arr.mean(axis=0))
-            curves[name] = {
-                "tokens": [int(x) for x in t],
-                "bpb_mean": arr.mean(axis=0).tolist(),
-                "bpb_ci_low": [c[0] for c in cis],
-                "bpb_ci_high": [c[1] for c in cis],
-                "per_seed": arr.tolist(),
-                "slope_tokens": mids,
-                "neg_dbpb_dlnt": slope,
-            }
-        mids, slope = slope_curve(t, mean_curve)
-        out[r] = {
-            "multiplier": {
-                "value": finite_or_none(m),
-                "ci_low": finite_or_none(m_lo),
-                "ci_high": finite_or_none(m_hi),
-                "extrapolated": bool(extrapolated),
-            },
-            "learning_signal_per_token": learning_signal(base_final, final, budget),
-            "learning_signal_curve": {"tokens": mids, "neg_dbpb_dlnt": slope},
-            "bpb_at_T": {"value": final, "ci_low": final_ci[r][0], "ci_high": final_ci[r][1]},
-            "bpb_at_T_over_4": at_quarter[r],
-            "yield": y,
-            "goodput": {"value": finite_or_none(y * m), "ci": [finite_or_none(g_lo), finite_or_none(g_hi)]},
-            "effective_tokens": finite_or_none(tokens_in * y * m),
-            "tokens_in": int(tokens_in),
-            "tokens_kept": int(rc.tokens_kept),
-            "costs": {
-                "proxy_device_s": rc.device_s,
-                "proxy_tokens_trained": int(rc.tokens_trained),
-                "effective_tokens_per_device_hour": finite_or_none(m * tokens_per_dev_h),
-            },
-            "curves": curves,
-        }
+    frame = _Frame(
+        t=t,
+        budget=budget,
+        base_mean=base_mean,
+        law=law,
+        base_laws=_BaselineLaws(t, heads[baseline]),
+        base_draws=draws[baseline],
+        tokens_in=recipes[baseline].tokens_kept,
+        level=level,
+    )
+    out = {r: _recipe_metrics(rc, heads[r], draws[r], frame) for r, rc in sorted(recipes.items())}
+    final_mean = {r: e["bpb_at_T"]["value"] for r, e in out.items()}
+    final_ci = {r: (e["bpb_at_T"]["ci_low"], e["bpb_at_T"]["ci_high"]) for r, e in out.items()}
+    at_quarter = {r: e["bpb_at_T_over_4"] for r, e in out.items()}
     return {
         "recipes": out,
         "baseline": baseline,

@@ -23,17 +23,16 @@ from __future__ import annotations
 import dataclasses
 import json
 import logging
-import os
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from curate import schema
-from curate.classify.model import sha256_file
 from curate.context import PhaseError, RunContext
+from curate.io.files import atomic_save_npy, atomic_write_json, sha256_file
 from curate.proxy import evalsets
 from curate.proxy.config import ProxyConfig, Recipe, parse
 from curate.proxy.shards import (
@@ -46,6 +45,9 @@ from curate.proxy.shards import (
     write_shard,
 )
 from curate.stage import Resources
+
+if TYPE_CHECKING:
+    from curate.proxy.tokenizer import ProxyTokenizer
 
 log = logging.getLogger(__name__)
 NULL_SEED = 0
@@ -219,9 +221,7 @@ def run_one(item: RunItem) -> dict[str, Any]:
 
 
 def _write_json(obj: Any, path: Path) -> None:
-    tmp = path.with_suffix(".json.tmp")
-    tmp.write_text(json.dumps(obj, indent=1, allow_nan=False))
-    os.replace(tmp, path)
+    atomic_write_json(path, obj, indent=1, allow_nan=False)
 
 
 def _check_spec(pdir: Path, cfg: ProxyConfig) -> None:
@@ -283,25 +283,13 @@ def _null_prefix(pdir: Path, seed: int) -> Path:
     return pdir / "data" / "null" / f"seed{seed}" / "train"
 
 
-def run_phase(
-    ctx: RunContext, *, report_name: str = "goodput.json", runs_dir: str | None = None
-) -> dict[str, Any]:
-    """Run the ``proxy:`` section of a finished pipeline run; returns a summary for the manifest.
-    ``report_name``: where the report goes (``curate ablate`` writes ``ablation/goodput.json``);
-    ``runs_dir``: a folder under ``proxy/`` for the main point's runs instead of ``proxy/`` itself (the
-    search's rungs train other budgets and seeds than the run's own)."""
-    from curate.proxy.assemble import assemble
-    from curate.proxy.choice import build_rows
+def _eval_sets(
+    ctx: RunContext, cfg: ProxyConfig, pdir: Path
+) -> tuple[list[evalsets.EvalData], np.ndarray, dict[str, int], list[dict[str, Any]]]:
+    """Step 1: the eval sets, their exact-text hashes and 13-gram index (the decontamination keys), and
+    the scorer overlaps; a recipe selecting with a model trained on a headline eval set is refused."""
+    from curate.target.disjoint import recheck
 
-    cuda = ctx.engine.cluster_gpus() > 0  # the cluster's GPUs, not this driver's: workers pick their device
-    cfg = parse(ctx.section)
-    pdir = ctx.path("proxy")
-    pdir.mkdir(parents=True, exist_ok=True)
-    if not ctx.kept_files() and not ctx.rejected_files():
-        raise PhaseError(f"proxy: {ctx.run_dir} has no kept/ or rejected/ parquet files")
-    evalsets.check_files(cfg.eval, ctx.pipeline_path)
-    _check_spec(pdir, cfg)
-    # 1. eval sets, their exact-text hashes and 13-gram index (decontamination keys)
     evals = evalsets.load(ctx, cfg.eval, cfg.eval_chars)
     for e in evals:
         log.info(
@@ -312,12 +300,9 @@ def run_phase(
             e.file or e.spec.source or "held-out split",
         )
     exclude = np.unique(np.concatenate([text_hashes(e.decontam_texts()) for e in evals]))
-    np.save(pdir / "eval_hashes.npy", exclude)
+    atomic_save_npy(pdir / "eval_hashes.npy", exclude)
     grams_per_set = evalsets.build_gram_index(evals, pdir / "eval_grams.npz")
-    from curate.target.disjoint import recheck
-
     recheck(ctx.run_dir, evals, str(pdir / "eval_grams.npz"))  # a target sample must stay disjoint
-    sources = sorted({e.spec.source for e in evals if e.spec.source})
     overlaps = evalsets.scorer_overlaps(ctx.config, cfg.recipes, evals, ctx.pipeline_path)
     bad = [o for o in overlaps if o["eval_set"] in cfg.headline]
     if bad:
@@ -327,9 +312,16 @@ def run_phase(
             f"{o['file']}, the file of headline eval set {o['eval_set']!r}: eval sets and selection must stay "
             "disjoint; drop the set from proxy.headline or the recipe"
         )
-    tok, tok_info = _tokenizer(ctx, cfg, set(exclude.tolist()), sources, pdir)
-    tok_path = str(pdir / "tokenizer.json")
-    seq_len = cfg.train_config(0).seq_len
+    return evals, exclude, grams_per_set, overlaps
+
+
+def _eval_shards(
+    evals: list[Any], tok: Any, pdir: Path, seq_len: int
+) -> tuple[dict[str, str], dict[str, str]]:
+    """The eval sets tokenized once for every run: token shards of text sets, scoring rows of choice
+    sets; returns ``(eval_prefixes, choice_paths)`` by set name."""
+    from curate.proxy.choice import build_rows
+
     eval_prefixes, choice_paths = {}, {}
     for e in evals:
         prefix = pdir / "eval" / e.name
@@ -343,19 +335,37 @@ def run_phase(
             if not prefix.with_name(e.name + ".json").exists():
                 write_shard(e.texts, prefix, tok)
             eval_prefixes[e.name] = str(prefix)
-    # 2. token shards per recipe, in parallel over files (percentile bands resolved over kept/ first)
+    return eval_prefixes, choice_paths
+
+
+@dataclass
+class _Data:
+    """What step 2 built: each recipe's training shard meta, the recipes to train (controls included),
+    the recipe the controls control, and why any control was skipped."""
+
+    meta: dict[str, dict[str, Any]]
+    recipes: list[Recipe]
+    controlled: str | None
+    skipped: dict[str, str]
+
+
+def _training_data(
+    ctx: RunContext, cfg: ProxyConfig, pdir: Path, sources: list[str], min_tokens: int
+) -> _Data:
+    """Step 2: token shards per recipe, in parallel over files (percentile bands resolved over kept/
+    first), concatenated per recipe; then the controls (rejected rows, null draws of raw)."""
     controls, controlled, skipped = _controls(cfg)
     for r in cfg.recipes:
         r.rules = [resolve_quantiles(ctx, rule) for rule in r.rules]
     built = [r for r in cfg.recipes + controls if r.source != "null"]
     excl, grams = str(pdir / "eval_hashes.npy"), str(pdir / "eval_grams.npz")
+    tok_path = str(pdir / "tokenizer.json")
     jobs = {r.name: _recipe_jobs(ctx, r, pdir, tok_path, excl, grams, sources) for r in built}
     flat = [j for r in built for j in jobs[r.name]]
     ctx.engine.map(shard_job, flat, resources=Resources(num_cpus=1), desc="proxy shards")
     data = {
         r.name: concat_shards([j.out for j in jobs[r.name]], pdir / "data" / r.name / "train") for r in built
     }
-    min_tokens = seq_len + 1
     if any(c.name == "rejected" for c in controls) and data["rejected"]["tokens"] <= min_tokens:
         if cfg.controls_explicit:
             raise PhaseError(
@@ -365,26 +375,39 @@ def run_phase(
         controls = [c for c in controls if c.name != "rejected"]
     if any(c.name == "null" for c in controls):
         assert controlled is not None
-        base_prefix = pdir / "data" / cfg.baseline / "train"
-        # One draw per training seed, so the null's paired interval includes which documents were drawn
-        # (with one fixed draw, the web ladder's proxy_5m null separated from raw: RESULTS-proxy.md).
-        draws = {
-            s: subsample_shard(
-                base_prefix, _null_prefix(pdir, s), tokens=data[controlled]["tokens"], seed=NULL_SEED + s
-            )
-            for s in sorted({s for p in cfg.points() for s in p.seeds})
-        }
-        first = draws[min(draws)]
-        data["null"] = {
-            **first,
-            "draws": {str(s): {k: d[k] for k in ("docs", "tokens")} for s, d in draws.items()},
-        }
+        data["null"] = _null_draws(cfg, pdir, tokens=data[controlled]["tokens"])
     recipes = cfg.recipes + controls
-    # 3. runs at every ladder point
-    items = []
     for r in recipes:
         if data[r.name]["tokens"] <= min_tokens:
             raise PhaseError(f"proxy.recipes.{r.name}: only {data[r.name]['tokens']} tokens of data")
+    return _Data(data, recipes, controlled, skipped)
+
+
+def _null_draws(cfg: ProxyConfig, pdir: Path, *, tokens: int) -> dict[str, Any]:
+    """The null control: raw's shard subsampled to ``tokens``. One draw per training seed, so the null's
+    paired interval includes which documents were drawn (with one fixed draw, the web ladder's proxy_5m
+    null separated from raw: RESULTS-proxy.md). Returns the first draw's meta with every draw's counts."""
+    base_prefix = pdir / "data" / cfg.baseline / "train"
+    draws = {
+        s: subsample_shard(base_prefix, _null_prefix(pdir, s), tokens=tokens, seed=NULL_SEED + s)
+        for s in sorted({s for p in cfg.points() for s in p.seeds})
+    }
+    first = draws[min(draws)]
+    return {**first, "draws": {str(s): {k: d[k] for k in ("docs", "tokens")} for s, d in draws.items()}}
+
+
+def _run_items(
+    cfg: ProxyConfig,
+    pdir: Path,
+    recipes: list[Recipe],
+    tok: ProxyTokenizer,
+    evals: tuple[dict[str, str], dict[str, str]],
+    runs_dir: str | None,
+) -> list[RunItem]:
+    """Step 3: one run per (ladder point, recipe, seed); the main point's runs go to ``proxy/`` (or
+    ``proxy/<runs_dir>``), the others to ``proxy/ladder/<point>/``."""
+    eval_prefixes, choice_paths = evals
+    items = []
     for k, point in enumerate(cfg.points()):
         main_dir = pdir / runs_dir if runs_dir else pdir
         base_dir = main_dir if k == 0 else pdir / "ladder" / point.name
@@ -409,26 +432,12 @@ def run_phase(
                         point=point.name,
                     )
                 )
-    res = Resources(num_cpus=cfg.cpus_per_run, num_gpus=cfg.gpu_fraction if cuda else 0.0)
-    results = ctx.engine.map(run_one, items, resources=res, desc="proxy runs")
-    # 4. goodput
-    report = assemble(
-        ctx,
-        cfg,
-        items=items,
-        results=results,
-        data=data,
-        evals=evals,
-        recipes=recipes,
-        controlled=controlled,
-        controls_skipped=skipped,
-        grams_per_set=grams_per_set,
-    )
-    report["tokenizer"] = tok_info
-    report["scorer_overlaps"] = overlaps  # non-headline sets only (headline overlaps are refused above)
-    ctx.path(report_name).parent.mkdir(parents=True, exist_ok=True)
-    _write_json(report, ctx.path(report_name))
-    extra: dict[str, Any] = {}  # what the ablation and the search add to the summary
+    return items
+
+
+def _follow_ups(ctx: RunContext, cfg: ProxyConfig) -> dict[str, Any]:
+    """The leave-one-stage-out ablation and the recipe search, when asked for: what they add to the summary."""
+    extra: dict[str, Any] = {}
     if cfg.ablate:
         from curate.proxy.ablate import run_ablation
 
@@ -439,7 +448,53 @@ def run_phase(
 
         found = run_search(ctx, parse_search(ctx.section["search"], cfg.budget, cfg.seeds))
         extra["search"] = {"winner": found["winner"], "search": "search.json"}
-    return extra | {
+    return extra
+
+
+def run_phase(
+    ctx: RunContext, *, report_name: str = "goodput.json", runs_dir: str | None = None
+) -> dict[str, Any]:
+    """Run the ``proxy:`` section of a finished pipeline run; returns a summary for the manifest.
+    ``report_name``: where the report goes (``curate ablate`` writes ``ablation/goodput.json``);
+    ``runs_dir``: a folder under ``proxy/`` for the main point's runs instead of ``proxy/`` itself (the
+    search's rungs train other budgets and seeds than the run's own)."""
+    from curate.proxy.assemble import assemble
+
+    cuda = ctx.engine.cluster_gpus() > 0  # the cluster's GPUs, not this driver's: workers pick their device
+    cfg = parse(ctx.section)
+    pdir = ctx.path("proxy")
+    pdir.mkdir(parents=True, exist_ok=True)
+    if not ctx.kept_files() and not ctx.rejected_files():
+        raise PhaseError(f"proxy: {ctx.run_dir} has no kept/ or rejected/ parquet files")
+    evalsets.check_files(cfg.eval, ctx.pipeline_path)
+    _check_spec(pdir, cfg)
+    evals, exclude, grams_per_set, overlaps = _eval_sets(ctx, cfg, pdir)
+    sources = sorted({e.spec.source for e in evals if e.spec.source})
+    tok, tok_info = _tokenizer(ctx, cfg, set(exclude.tolist()), sources, pdir)
+    seq_len = cfg.train_config(0).seq_len
+    eval_paths = _eval_shards(evals, tok, pdir, seq_len)
+    data = _training_data(ctx, cfg, pdir, sources, min_tokens=seq_len + 1)
+    items = _run_items(cfg, pdir, data.recipes, tok, eval_paths, runs_dir)
+    res = Resources(num_cpus=cfg.cpus_per_run, num_gpus=cfg.gpu_fraction if cuda else 0.0)
+    results = ctx.engine.map(run_one, items, resources=res, desc="proxy runs")
+    # 4. goodput
+    report = assemble(
+        ctx,
+        cfg,
+        items=items,
+        results=results,
+        data=data.meta,
+        evals=evals,
+        recipes=data.recipes,
+        controlled=data.controlled,
+        controls_skipped=data.skipped,
+        grams_per_set=grams_per_set,
+    )
+    report["tokenizer"] = tok_info
+    report["scorer_overlaps"] = overlaps  # non-headline sets only (headline overlaps are refused above)
+    ctx.path(report_name).parent.mkdir(parents=True, exist_ok=True)
+    _write_json(report, ctx.path(report_name))
+    return _follow_ups(ctx, cfg) | {
         "goodput": report_name,
         "recipes": {
             r: {"multiplier": v["multiplier"]["value"], "goodput": v["goodput"]["value"]}

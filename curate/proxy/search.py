@@ -40,6 +40,7 @@ from pathlib import Path
 from typing import Any
 
 from curate.context import PhaseError, RunContext
+from curate.io.files import atomic_write_json, atomic_write_text
 
 BOUNDS = ("min", "max", "min_quantile", "max_quantile")
 KEYS = ["columns", "product", "sample", "seed", "objective", "eta", "rungs", "confirm_seeds"]
@@ -72,19 +73,16 @@ def _name(rules: list[dict[str, Any]]) -> str:
     return "search:" + "+".join(parts)
 
 
-def parse_search(raw: Any, budget: int, seeds: list[int]) -> SearchSpec:
-    """Validate ``proxy.search``; errors are :class:`ProxyConfigError` located under ``proxy.search``."""
+def _search_error(keys: tuple[str | int, ...], msg: str) -> Exception:
+    """A :class:`ProxyConfigError` located under ``proxy.search``."""
     from curate.proxy.config import ProxyConfigError
 
-    def bad(keys: tuple[str | int, ...], msg: str) -> ProxyConfigError:
-        return ProxyConfigError(("search", *keys), msg)
+    return ProxyConfigError(("search", *keys), msg)
 
-    if not isinstance(raw, dict):
-        raise bad((), "expected a mapping with columns (and optionally rungs, eta, objective, ...)")
-    unknown = sorted(set(raw) - set(KEYS))
-    if unknown:
-        raise bad((unknown[0],), f"unknown key; valid keys: {', '.join(KEYS)}")
-    cols = raw.get("columns")
+
+def _column_options(cols: Any) -> list[list[dict[str, Any]]]:
+    """Per column of ``proxy.search.columns``, its candidate rules (one per bound and value)."""
+    bad = _search_error
     if not isinstance(cols, dict) or not cols:
         raise bad(("columns",), "expected a mapping {column: {min|max|min_quantile|max_quantile: [values]}}")
     options: list[list[dict[str, Any]]] = []
@@ -102,6 +100,33 @@ def parse_search(raw: Any, budget: int, seeds: list[int]) -> SearchSpec:
                     raise bad(("columns", col, bound), f"a quantile is in [0, 1], got {v!r}")
                 opts.append({"column": str(col), bound: float(v)})
         options.append(opts)
+    return options
+
+
+def _rungs(raw: dict[str, Any], budget: int, seeds: list[int]) -> list[Rung]:
+    """``proxy.search.rungs``; by default a quarter-budget rung on one seed, then the full budget."""
+    if "rungs" not in raw:
+        return [Rung(budget // 4, (seeds[0],)), Rung(budget, tuple(seeds))]
+    if not isinstance(raw["rungs"], list) or not raw["rungs"]:
+        raise _search_error(("rungs",), "expected a non-empty list of {budget, seeds}")
+    rungs = []
+    for i, r in enumerate(raw["rungs"]):
+        if not isinstance(r, dict) or set(r) - {"budget", "seeds"} or "budget" not in r:
+            raise _search_error(("rungs", i), "expected {budget, seeds}")
+        s = r.get("seeds", 1)
+        rungs.append(Rung(int(r["budget"]), tuple(range(s)) if isinstance(s, int) else tuple(s)))
+    return rungs
+
+
+def parse_search(raw: Any, budget: int, seeds: list[int]) -> SearchSpec:
+    """Validate ``proxy.search``; errors are :class:`ProxyConfigError` located under ``proxy.search``."""
+    bad = _search_error
+    if not isinstance(raw, dict):
+        raise bad((), "expected a mapping with columns (and optionally rungs, eta, objective, ...)")
+    unknown = sorted(set(raw) - set(KEYS))
+    if unknown:
+        raise bad((unknown[0],), f"unknown key; valid keys: {', '.join(KEYS)}")
+    options = _column_options(raw.get("columns"))
     combos = (
         [list(c) for c in itertools.product(*options)]
         if raw.get("product")
@@ -121,17 +146,7 @@ def parse_search(raw: Any, budget: int, seeds: list[int]) -> SearchSpec:
     eta = raw.get("eta", 3)
     if not isinstance(eta, int) or isinstance(eta, bool) or eta < 2:
         raise bad(("eta",), f"expected an integer >= 2, got {eta!r}")
-    if "rungs" in raw:
-        if not isinstance(raw["rungs"], list) or not raw["rungs"]:
-            raise bad(("rungs",), "expected a non-empty list of {budget, seeds}")
-        rungs = []
-        for i, r in enumerate(raw["rungs"]):
-            if not isinstance(r, dict) or set(r) - {"budget", "seeds"} or "budget" not in r:
-                raise bad(("rungs", i), "expected {budget, seeds}")
-            s = r.get("seeds", 1)
-            rungs.append(Rung(int(r["budget"]), tuple(range(s)) if isinstance(s, int) else tuple(s)))
-    else:
-        rungs = [Rung(budget // 4, (seeds[0],)), Rung(budget, tuple(seeds))]
+    rungs = _rungs(raw, budget, seeds)
     c = raw.get("confirm_seeds", len(seeds))
     used = max(s for r in rungs for s in r.seeds)
     confirm = tuple(range(used + 1, used + 1 + c)) if isinstance(c, int) else tuple(int(x) for x in c)
@@ -272,7 +287,7 @@ def run_search(ctx: RunContext, spec: SearchSpec) -> dict[str, Any]:
         rep = _phase(ctx, section, "confirm", empty)
         out["confirmation"] = {"seeds": list(spec.confirm_seeds), **_numbers(rep["recipes"][winner])}
         out["winner_pipeline"] = _write_winner(ctx, winner, spec.candidates[winner])
-    ctx.path("search.json").write_text(json.dumps(out, indent=1, allow_nan=False))
+    atomic_write_json(ctx.path("search.json"), out, indent=1, allow_nan=False)
     return out
 
 
@@ -286,7 +301,7 @@ def _write_winner(ctx: RunContext, name: str, rules: list[dict[str, Any]]) -> st
     config = json.loads(json.dumps(ctx.config))
     config["stages"] = list(config.get("stages") or []) + [{"select": resolved, "label": "search_winner"}]
     path = Path(ctx.path("search", "winner.yaml"))
-    path.write_text(f"# curate search winner: {name}\n" + yaml.safe_dump(config, sort_keys=False))
+    atomic_write_text(path, f"# curate search winner: {name}\n" + yaml.safe_dump(config, sort_keys=False))
     return str(path.relative_to(ctx.run_dir))
 
 

@@ -14,7 +14,6 @@ and tokenizes what is left.
 from __future__ import annotations
 
 import json
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -26,6 +25,7 @@ import pyarrow.parquet as pq
 import xxhash
 
 from curate import schema
+from curate.io.files import atomic_path, atomic_write_json
 
 
 def text_hashes(texts: list[str]) -> np.ndarray:
@@ -123,14 +123,17 @@ def write_shard(texts: list[str], out: str | Path, tokenizer: Any) -> dict[str, 
         "bytes": int(sum(len(t.encode("utf-8")) for t in texts)),
         "dtype": np.dtype(tokenizer.dtype).name,
     }
-    for suffix, arr in ((".bin", tokens), (".idx", idx)):
-        tmp = out.with_name(out.name + suffix + ".tmp")
-        arr.tofile(tmp)
-        os.replace(tmp, out.with_name(out.name + suffix))
-    tmp = out.with_name(out.name + ".json.tmp")
-    tmp.write_text(json.dumps(meta))
-    os.replace(tmp, out.with_name(out.name + ".json"))  # written last: its presence marks the shard done
+    _commit(out, tokens, idx, meta)
     return meta
+
+
+def _commit(out: Path, tokens: np.ndarray, idx: np.ndarray, meta: dict[str, Any]) -> None:
+    """Write shard ``out``: ``.bin`` (token ids), ``.idx`` (int64 document offsets), then ``.json``, last,
+    since its presence marks the shard done; each file atomically."""
+    for suffix, arr in ((".bin", tokens), (".idx", idx)):
+        with atomic_path(out.with_name(out.name + suffix)) as tmp:
+            arr.tofile(tmp)
+    atomic_write_json(out.with_name(out.name + ".json"), meta)
 
 
 def shard_job(job: ShardJob) -> dict[str, Any]:
@@ -145,7 +148,7 @@ def shard_job(job: ShardJob) -> dict[str, Any]:
     meta = write_shard(table.column(schema.TEXT).to_pylist(), job.out, ProxyTokenizer.load(job.tokenizer))
     meta["decontaminated"] = dropped
     meta["decontaminated_by_set"] = by_set
-    done.write_text(json.dumps(meta))
+    atomic_write_json(done, meta)
     return meta
 
 
@@ -197,14 +200,8 @@ def subsample_shard(src: str | Path, out: str | Path, *, tokens: int, seed: int)
         "subsample_of": str(Path(src).parent.name),
         "subsample_seed": seed,
     }
-    for suffix, arr in ((".bin", new_tokens.astype(meta["dtype"])), (".idx", new_idx)):
-        tmp = out.with_name(out.name + suffix + ".tmp")
-        out.parent.mkdir(parents=True, exist_ok=True)
-        arr.tofile(tmp)
-        os.replace(tmp, out.with_name(out.name + suffix))
-    tmp = done.with_name(done.name + ".tmp")
-    tmp.write_text(json.dumps(new_meta))
-    os.replace(tmp, done)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    _commit(out, new_tokens.astype(meta["dtype"]), new_idx, new_meta)
     return new_meta
 
 
@@ -230,11 +227,5 @@ def concat_shards(prefixes: list[str | Path], out: str | Path) -> dict[str, Any]
         "decontaminated": int(sum(p[2].get("decontaminated", 0) for p in parts)),
         "decontaminated_by_set": _sum_counts([p[2].get("decontaminated_by_set") or {} for p in parts]),
     }
-    for suffix, arr in ((".bin", tokens), (".idx", idx)):
-        tmp = out.with_name(out.name + suffix + ".tmp")
-        arr.astype(dtype if suffix == ".bin" else np.int64).tofile(tmp)
-        os.replace(tmp, out.with_name(out.name + suffix))
-    tmp = done.with_name(done.name + ".tmp")
-    tmp.write_text(json.dumps(meta))
-    os.replace(tmp, done)
+    _commit(out, tokens.astype(dtype), idx.astype(np.int64), meta)
     return meta

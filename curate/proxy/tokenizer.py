@@ -14,6 +14,8 @@ from pathlib import Path
 
 import numpy as np
 
+from curate.io.files import atomic_path
+
 log = logging.getLogger(__name__)
 
 EOS = "<|endoftext|>"
@@ -76,9 +78,8 @@ class ProxyTokenizer:
         if path.suffix != ".json":
             path.mkdir(parents=True, exist_ok=True)
             path = path / "tokenizer.json"
-        tmp = path.with_suffix(".json.tmp")
-        self.tok.save(str(tmp))
-        tmp.replace(path)
+        with atomic_path(path) as tmp:
+            self.tok.save(str(tmp))
         return path
 
     def encode_batch(self, texts: Sequence[str]) -> list[np.ndarray]:

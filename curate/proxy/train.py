@@ -39,6 +39,7 @@ import numpy as np
 import torch
 
 from curate.integrity import write_folder_manifest
+from curate.io.files import atomic_path, atomic_write_json, atomic_write_text
 from curate.proxy.choice import ChoiceRows, accuracy, gold_bpb
 from curate.proxy.evaluate import BatchOrder, EvalSet, bpb, row_nll
 from curate.proxy.fused_ce import linear_cross_entropy
@@ -231,9 +232,8 @@ class Run:
         }
 
     def _save(self) -> None:
-        tmp = self.out / "ckpt.pt.tmp"
-        torch.save(self._state(), tmp)
-        os.replace(tmp, self.out / "ckpt.pt")
+        with atomic_path(self.out / "ckpt.pt") as tmp:
+            torch.save(self._state(), tmp)
 
     def _load(self, *, keep_position: bool = False) -> None:
         state = torch.load(self.out / "ckpt.pt", map_location=self.device, weights_only=True)
@@ -254,9 +254,7 @@ class Run:
         path = self.out / "metrics.jsonl"
         if path.exists():
             keep = [ln for ln in path.read_text().splitlines() if json.loads(ln)["step"] <= step]
-            tmp = path.with_suffix(".tmp")
-            tmp.write_text("".join(ln + "\n" for ln in keep))
-            os.replace(tmp, path)
+            atomic_write_text(path, "".join(ln + "\n" for ln in keep))
 
     # -- the loop ----------------------------------------------------------------------------------
     def evaluate(self, *, with_accuracy: bool = False) -> tuple[dict[str, float], dict[str, float | None]]:
@@ -278,7 +276,7 @@ class Run:
         if (self.out / "result.json").exists():
             return json.loads((self.out / "result.json").read_text())
         self.out.mkdir(parents=True, exist_ok=True)
-        (self.out / "config.json").write_text(json.dumps(asdict(cfg), indent=1, default=str))
+        atomic_write_json(self.out / "config.json", asdict(cfg), indent=1, default=str)
         self._fresh()
         if (self.out / "ckpt.pt").exists():
             self._load()
@@ -416,8 +414,6 @@ class Run:
             "model": self.mcfg.describe(),
             "epochs": self.order.epochs_at(cfg.steps * cfg.batch_size * cfg.grad_accum),
         }
-        tmp = self.out / "result.json.tmp"
-        tmp.write_text(json.dumps(result, indent=1))
-        os.replace(tmp, self.out / "result.json")
+        atomic_write_json(self.out / "result.json", result, indent=1)
         (self.out / "ckpt.pt").unlink(missing_ok=True)  # the final weights live in model/
         return result

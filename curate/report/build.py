@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import logging
-import os
 from pathlib import Path
 
+from curate.io.files import atomic_write_text
 from curate.report.data import load_run
 from curate.report.html import render_html
 from curate.report.markdown import render_markdown
@@ -15,12 +15,6 @@ log = logging.getLogger(__name__)
 
 HTML = "report.html"
 MD = "report.md"
-
-
-def _write(path: Path, text: str) -> None:
-    tmp = path.with_name(path.name + f".tmp{os.getpid()}")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
 
 
 def build_report(run_dir: str | Path, *, examples_per_reason: int = 3, bins: int = 40) -> tuple[Path, Path]:
@@ -41,7 +35,7 @@ def build_report_with_headline(
     data = load_run(run_dir, per_reason=examples_per_reason, bins=bins)
     headline = verdict(data.manifest, data.goodput)
     html_path, md_path = run_dir / HTML, run_dir / MD
-    _write(html_path, render_html(data, headline))
-    _write(md_path, render_markdown(data, headline))
+    atomic_write_text(html_path, render_html(data, headline))
+    atomic_write_text(md_path, render_markdown(data, headline))
     log.info("report: %s", html_path)
     return (html_path, md_path), headline

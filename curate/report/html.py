@@ -7,6 +7,7 @@ Every string from the run (document texts, ids, reasons, recipe and column names
 from __future__ import annotations
 
 from html import escape
+from typing import Any
 
 from curate.report import charts, trust
 from curate.report.data import Example, RunData
@@ -53,19 +54,8 @@ def _metric(c: Cell) -> str:
     return f'<span data-metric="{escape(c.key)}" data-value="{escape(value)}">{escape(c.text)}</span>'
 
 
-def _goodput_section(d: RunData) -> str:
-    g = d.goodput
-    if g is None:
-        why = (
-            escape(d.goodput_error)
-            if d.goodput_error
-            else (
-                "This run has no <code>goodput.json</code>: it had no <code>proxy:</code> section, so no proxy "
-                "models were trained and the value of the curation for training is not measured here."
-            )
-        )
-        return f'<h2 id="goodput">Data goodput</h2><p class="note">{why}</p>'
-    out = ['<h2 id="goodput">Data goodput</h2>']
+def _goodput_facts(g: dict[str, Any]) -> str:
+    """The line above the goodput table: budget, seeds, model, how the intervals were made, baseline."""
     facts = []
     if g.get("budget") is not None:
         facts.append(f"budget T = {count(g['budget'])} tokens per run")
@@ -91,7 +81,11 @@ def _goodput_section(d: RunData) -> str:
             f"({escape(str(bs.get('n_boot', '?')))} resamples)"
         )
     facts.append(f"baseline: <b>{escape(str(g.get('baseline')))}</b>")
-    out.append(f'<p class="meta">{"; ".join(facts)}</p>')
+    return f'<p class="meta">{"; ".join(facts)}</p>'
+
+
+def _goodput_table(g: dict[str, Any]) -> str:
+    """One row per recipe: each metric with its interval, an extrapolated multiplier flagged."""
     head = "".join(f"<th>{escape(h)}</th>" for h, _ in GOODPUT_COLUMNS)
     rows = []
     for r, cols in goodput_rows(g):
@@ -106,12 +100,12 @@ def _goodput_section(d: RunData) -> str:
                 main += '<span class="flag">extrapolated</span>'
             tds.append(f"<td>{main}</td>")
         rows.append(f'<tr><td class="l"><b>{escape(r)}</b></td>{"".join(tds)}</tr>')
-    out.append(f'<table id="goodput-table"><tr><th class="l">recipe</th>{head}</tr>{"".join(rows)}</table>')
-    out.append(
-        '<p class="meta">multiplier m = t<sub>base</sub>(b<sub>r</sub>(T)) / T (tokens the baseline needs '
-        "to reach this recipe's loss, per token trained); yield = tokens kept / tokens in; data goodput "
-        "= yield × m (effective training tokens per raw token); effective tokens = tokens in × goodput.</p>"
-    )
+    return f'<table id="goodput-table"><tr><th class="l">recipe</th>{head}</tr>{"".join(rows)}</table>'
+
+
+def _goodput_calls(g: dict[str, Any]) -> list[str]:
+    """The ranking tiers and the decision agreement between T/4 and T, when the report has them."""
+    out = []
     rk = g.get("ranking") or {}
     if rk.get("tiers"):
         tiers = " &gt; ".join(" = ".join(escape(str(x)) for x in t) for t in rk["tiers"])
@@ -124,6 +118,28 @@ def _goodput_section(d: RunData) -> str:
             f"<p>Decision agreement between T/4 and T: <b>{_metric(Cell('decision_agreement', g['decision_agreement'], pct(g['decision_agreement'])))}</b> of recipe pairs "
             "ordered the same.</p>"
         )
+    return out
+
+
+def _goodput_section(d: RunData) -> str:
+    g = d.goodput
+    if g is None:
+        why = (
+            escape(d.goodput_error)
+            if d.goodput_error
+            else (
+                "This run has no <code>goodput.json</code>: it had no <code>proxy:</code> section, so no proxy "
+                "models were trained and the value of the curation for training is not measured here."
+            )
+        )
+        return f'<h2 id="goodput">Data goodput</h2><p class="note">{why}</p>'
+    out = ['<h2 id="goodput">Data goodput</h2>', _goodput_facts(g), _goodput_table(g)]
+    out.append(
+        '<p class="meta">multiplier m = t<sub>base</sub>(b<sub>r</sub>(T)) / T (tokens the baseline needs '
+        "to reach this recipe's loss, per token trained); yield = tokens kept / tokens in; data goodput "
+        "= yield × m (effective training tokens per raw token); effective tokens = tokens in × goodput.</p>"
+    )
+    out += _goodput_calls(g)
     out.append(trust.html(g))
     svg = charts.loss_curves_svg(g)
     if svg:

@@ -25,7 +25,6 @@ Selection needs the whole corpus, so the scorer stores what both of DSIR's selec
 
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -35,6 +34,7 @@ import numpy as np
 import pyarrow as pa
 
 from curate import schema
+from curate.io.files import atomic_save_npz, atomic_write_json
 from curate.registry import STAGES, bounds
 from curate.select import Rule
 from curate.stage import Resources, Scorer
@@ -144,20 +144,16 @@ class Dsir(TargetFitted, Scorer):
         b = self.params.buckets
         tc, rc = bucket_counts(sample.target_texts, b), bucket_counts(sample.raw_texts, b)
         path = out_dir / "dsir.npz"
-        np.savez(path, log_ratio=log_probs(tc) - log_probs(rc), target_counts=tc, raw_counts=rc)
-        (out_dir / "dsir.json").write_text(
-            json.dumps(
-                {
-                    "buckets": b,
-                    "target_docs": len(sample.target_texts),
-                    "raw_docs": len(sample.raw_texts),
-                    "target_features": int(tc.sum()),
-                    "raw_features": int(rc.sum()),
-                    "smoothing": "add-one (Laplace)",
-                },
-                indent=1,
-            )
-        )
+        atomic_save_npz(path, log_ratio=log_probs(tc) - log_probs(rc), target_counts=tc, raw_counts=rc)
+        facts = {
+            "buckets": b,
+            "target_docs": len(sample.target_texts),
+            "raw_docs": len(sample.raw_texts),
+            "target_features": int(tc.sum()),
+            "raw_features": int(rc.sum()),
+            "smoothing": "add-one (Laplace)",
+        }
+        atomic_write_json(out_dir / "dsir.json", facts, indent=1)
         return str(path)
 
     def setup(self) -> None:

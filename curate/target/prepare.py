@@ -27,6 +27,7 @@ import dataclasses
 import gzip
 import hashlib
 import heapq
+import io
 import json
 import logging
 import shutil
@@ -38,6 +39,7 @@ import numpy as np
 import pyarrow as pa
 
 from curate import schema
+from curate.io.files import atomic_path, atomic_write_json
 from curate.target.config import TargetSpec
 from curate.target.disjoint import TargetError, check_disjoint, read_jsonl
 from curate.target.fitted import TargetFitted, TargetSample
@@ -147,11 +149,16 @@ def _scan(args: dict[str, Any]) -> dict[str, Any]:
 
 
 def write_jsonl(texts: list[str], path: Path) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    with gzip.open(tmp, "wt", encoding="utf-8") as f:
+    """``{"id", "text"}`` lines, gzipped, written atomically (the gzip header names ``path``, not the
+    temporary file)."""
+    with (
+        atomic_path(path) as tmp,
+        open(tmp, "wb") as raw,
+        gzip.GzipFile(filename=path.name, mode="wb", fileobj=raw) as gz,
+        io.TextIOWrapper(gz, encoding="utf-8") as f,
+    ):
         for i, x in enumerate(texts):
             f.write(json.dumps({"id": str(i), "text": x}) + "\n")
-    tmp.replace(path)
 
 
 def _echo(line: str, echo: bool) -> None:
@@ -204,7 +211,7 @@ def prepare(
     if cached is None:
         sample, roles = _draw(spec, specs, file_sets, source, engine, work)
         roles["key"] = key
-        (work / "roles.json").write_text(json.dumps(roles, indent=1))
+        atomic_write_json(work / "roles.json", roles, indent=1)
     else:
         sample, roles = cached
         files = [", ".join(sample.target_files)] * len(sample.target_texts)
@@ -362,7 +369,7 @@ def fit_stages(stages: list[Any], sample: TargetSample, work: Path, *, echo: boo
                 path = s.fit(sample, folder)
             except ValueError as e:
                 raise TargetError(f"target: {s.label} cannot be fitted to the target sample: {e}") from None
-            done.write_text(json.dumps({"artifact": path, "key": key}, indent=1))
+            atomic_write_json(done, {"artifact": path, "key": key}, indent=1)
         s.use_model(path)
         out[s.label] = path
     return out

@@ -7,7 +7,7 @@ import pytest
 import yaml
 
 from curate.classify import ClassifierRecipe, LabelledSource, train_classifier
-from curate.classify.model import sha256_file as sha256_file_for_tests
+from curate.io.files import sha256_file
 from curate.io.readers import read_table
 from curate.registry import STAGES, build_params
 from tests.helpers import ROOT, corpora_path, make_table
@@ -21,7 +21,7 @@ def test_committed_model_matches_manifest(model):
 
     m = json.loads((MODELS / f"{model}.manifest.json").read_text())
     path = MODELS / m["model_file"]
-    assert sha256_file_for_tests(str(path)) == m["model_sha256"]
+    assert sha256_file(path) == m["model_sha256"]
     assert path.stat().st_size < 5_000_000
     assert m["fasttext_params"]["thread"] >= 12 and m["holdout_metrics"]["auc"] > 0.9
     # no eval set ever trains a scorer
