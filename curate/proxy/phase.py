@@ -146,14 +146,50 @@ def _recipe_jobs(
     return jobs
 
 
-def resolve_quantiles(ctx: RunContext, rule: dict[str, Any]) -> dict[str, Any]:
-    """``min_quantile`` / ``max_quantile`` (fractions) -> absolute ``min`` / ``max`` over kept/'s scores."""
+def recipe_scores(ctx: RunContext, r: Recipe | None, column: str) -> np.ndarray:
+    """The non-NaN values of score ``column`` over the rows recipe ``r`` draws from *before* its own
+    rules: kept/, plus the rows its ``without_stages`` rejected (or, for ``from: rejected``, every
+    non-quarantined rejected row). ``r=None``: kept/ only. Rows rejected before ``column`` was computed
+    carry no score and do not count."""
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    parts = []
+    if r is None or r.source != "rejected":
+        parts += [
+            pq.read_table(f, columns=[column]).column(column).to_numpy(zero_copy_only=False)
+            for f in ctx.kept_files()
+        ]
+    if r is not None and (r.source == "rejected" or r.without_stages):
+        for f in ctx.rejected_files():
+            names = pq.read_schema(f).names
+            if column not in names:
+                continue
+            t = pq.read_table(f, columns=[c for c in (column, schema.STAGE, schema.REASON) if c in names])
+            mask = np.ones(t.num_rows, dtype=bool)
+            if schema.REASON in names:
+                q = pc.fill_null(pc.starts_with(t.column(schema.REASON), schema.QUARANTINE_PREFIX), False)
+                mask &= ~np.asarray(q.to_numpy(zero_copy_only=False), dtype=bool)
+            if r.source == "kept":
+                stages = t.column(schema.STAGE).to_pylist() if schema.STAGE in names else [None] * t.num_rows
+                mask &= np.array([s in r.without_stages for s in stages], dtype=bool)
+            parts.append(t.column(column).to_numpy(zero_copy_only=False)[mask])
+    values = np.concatenate(parts).astype(np.float64) if parts else np.zeros(0)
+    return values[~np.isnan(values)]
+
+
+def resolve_quantiles(ctx: RunContext, rule: dict[str, Any], r: Recipe | None = None) -> dict[str, Any]:
+    """``min_quantile`` / ``max_quantile`` (fractions) -> absolute ``min`` / ``max`` over the scores of
+    the rows recipe ``r`` draws from (:func:`recipe_scores`), so ``min_quantile: 0.5`` keeps half of
+    them also when ``without_stages`` adds rejected rows to kept/ (over kept/ alone it kept 72% of the
+    issue-13 DSIR recipe). ``r=None``: over kept/."""
     if "min_quantile" not in rule and "max_quantile" not in rule:
         return rule
-    from curate.scorers.perplexity import percentile_band
-
     lo_q, hi_q = float(rule.get("min_quantile", 0.0)), float(rule.get("max_quantile", 1.0))
-    lo, hi = percentile_band(list(ctx.kept_files()), rule["column"], lo_q, hi_q)
+    values = recipe_scores(ctx, r, rule["column"])
+    if not len(values):
+        raise PhaseError(f"{rule['column']}: no scores to resolve a quantile over (is the stage in stages:?)")
+    lo, hi = (float(x) for x in np.quantile(values, [lo_q, hi_q]))
     out = {k: v for k, v in rule.items() if k not in ("min_quantile", "max_quantile")}
     if "min_quantile" in rule:
         out["min"] = lo
@@ -343,10 +379,10 @@ def run_phase(
             if not prefix.with_name(e.name + ".json").exists():
                 write_shard(e.texts, prefix, tok)
             eval_prefixes[e.name] = str(prefix)
-    # 2. token shards per recipe, in parallel over files (percentile bands resolved over kept/ first)
+    # 2. token shards per recipe, in parallel over files (percentile bands resolved first, per recipe)
     controls, controlled, skipped = _controls(cfg)
     for r in cfg.recipes:
-        r.rules = [resolve_quantiles(ctx, rule) for rule in r.rules]
+        r.rules = [resolve_quantiles(ctx, rule, r) for rule in r.rules]
     built = [r for r in cfg.recipes + controls if r.source != "null"]
     excl, grams = str(pdir / "eval_hashes.npy"), str(pdir / "eval_grams.npz")
     jobs = {r.name: _recipe_jobs(ctx, r, pdir, tok_path, excl, grams, sources) for r in built}

@@ -310,3 +310,41 @@ def test_controls_yaml_null_is_the_null_control():
     assert parse(yaml.safe_load("controls: [null]")).controls == ["null"]
     with pytest.raises(PhaseError, match=r"proxy.controls: unknown control\(s\) \['nul'\]"):
         parse({"controls": ["nul"]})
+
+
+def test_quantiles_resolve_over_the_rows_a_recipe_draws_from(tmp_path):
+    """A ``without_stages`` recipe's quantile band is taken over kept/ plus the rows those stages
+    rejected (quarantine and other stages' rejections excluded); a plain kept recipe's over kept/."""
+    import pyarrow as pa
+
+    from curate.proxy.config import Recipe
+    from curate.proxy.phase import recipe_scores, resolve_quantiles
+
+    (tmp_path / "kept").mkdir()
+    pq.write_table(
+        pa.table({"id": ["k0", "k1", "k2", "k3"], "s": [1.0, 2.0, 3.0, 4.0]}),
+        tmp_path / "kept" / "part-00000.parquet",
+    )
+    (tmp_path / "rejected").mkdir()
+    pq.write_table(
+        pa.table(
+            {
+                "id": [f"r{i}" for i in range(7)],
+                "s": [5.0, 6.0, 7.0, 8.0, 100.0, 200.0, float("nan")],
+                "stage": ["x_v1"] * 4 + ["y_v1", "quarantine", "x_v1"],
+                "reason": ["x_v1:low"] * 4 + ["y_v1:low", "quarantine:bad_utf8", "x_v1:low"],
+            }
+        ),
+        tmp_path / "rejected" / "part-00000.parquet",
+    )
+    ctx = _ctx(tmp_path, None, {})
+    rule = {"column": "s", "min_quantile": 0.5}
+    ablated = Recipe(name="no_x", source="kept", without_stages=["x_v1"])
+    assert sorted(recipe_scores(ctx, ablated, "s").tolist()) == [1, 2, 3, 4, 5, 6, 7, 8]
+    assert resolve_quantiles(ctx, rule, ablated) == {"column": "s", "min": 4.5}
+    assert resolve_quantiles(ctx, rule, Recipe(name="k", source="kept")) == {"column": "s", "min": 2.5}
+    assert resolve_quantiles(ctx, rule) == {"column": "s", "min": 2.5}
+    rejected = Recipe(name="rej", source="rejected")
+    assert sorted(recipe_scores(ctx, rejected, "s").tolist()) == [5, 6, 7, 8, 100]
+    with pytest.raises(PhaseError, match="nope: no scores"):
+        resolve_quantiles(ctx, {"column": "nope", "max_quantile": 0.5}, rejected)
