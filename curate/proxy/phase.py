@@ -385,7 +385,10 @@ def run_phase(
         r.rules = [resolve_quantiles(ctx, rule, r) for rule in r.rules]
     built = [r for r in cfg.recipes + controls if r.source != "null"]
     excl, grams = str(pdir / "eval_hashes.npy"), str(pdir / "eval_grams.npz")
-    jobs = {r.name: _recipe_jobs(ctx, r, pdir, tok_path, excl, grams, sources) for r in built}
+    # a target sample drawn from an input source never trains a recipe (targets and training disjoint)
+    target_source = (ctx.config.get("target") or {}).get("source")
+    train_excl = sorted({*sources, target_source} - {None})
+    jobs = {r.name: _recipe_jobs(ctx, r, pdir, tok_path, excl, grams, train_excl) for r in built}
     flat = [j for r in built for j in jobs[r.name]]
     ctx.engine.map(shard_job, flat, resources=Resources(num_cpus=1), desc="proxy shards")
     data = {
@@ -462,6 +465,7 @@ def run_phase(
     )
     report["tokenizer"] = tok_info
     report["scorer_overlaps"] = overlaps  # non-headline sets only (headline overlaps are refused above)
+    report["held_out_sources"] = train_excl  # eval sources and a target: source, in no recipe
     ctx.path(report_name).parent.mkdir(parents=True, exist_ok=True)
     _write_json(report, ctx.path(report_name))
     extra: dict[str, Any] = {}  # what the ablation and the search add to the summary
