@@ -140,6 +140,7 @@ def _recipe_jobs(
                     out=str(pdir / "data" / r.name / f"rejected-{i:05d}"),
                     rejected=True,
                     only_stages=only,
+                    rules=r.rules,  # a recipe's select applies to the rows without_stages adds, too
                     **common,
                 )
             )

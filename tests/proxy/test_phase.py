@@ -348,3 +348,35 @@ def test_quantiles_resolve_over_the_rows_a_recipe_draws_from(tmp_path):
     assert sorted(recipe_scores(ctx, rejected, "s").tolist()) == [5, 6, 7, 8, 100]
     with pytest.raises(PhaseError, match="nope: no scores"):
         resolve_quantiles(ctx, {"column": "nope", "max_quantile": 0.5}, rejected)
+
+
+def test_a_recipes_select_applies_to_the_rows_without_stages_adds(tmp_path):
+    """Regression: the rows a ``without_stages`` recipe takes from rejected/ went in unselected (the
+    issue-13 classifier recipe at ``min_quantile: 0.5`` trained on 93% of the input)."""
+    import pyarrow as pa
+
+    from curate.proxy.config import Recipe
+    from curate.proxy.phase import _recipe_jobs
+    from curate.proxy.shards import select_rows
+
+    (tmp_path / "kept").mkdir()
+    (tmp_path / "rejected").mkdir()
+    pq.write_table(
+        pa.table({"id": ["k"], "text": ["a"], "s": [1.0]}), tmp_path / "kept" / "part-00000.parquet"
+    )
+    rejected = pa.table(
+        {
+            "id": ["r0", "r1", "r2"],
+            "text": ["b", "c", "d"],
+            "s": [0.0, 5.0, 5.0],
+            "stage": ["x_v1", "x_v1", "y_v1"],
+            "reason": ["x_v1:low", "x_v1:low", "y_v1:low"],
+        }
+    )
+    pq.write_table(rejected, tmp_path / "rejected" / "part-00000.parquet")
+    rule = {"column": "s", "min": 0.5}
+    r = Recipe(name="no_x", source="kept", without_stages=["x_v1"], rules=[rule])
+    jobs = _recipe_jobs(_ctx(tmp_path, None, {}), r, tmp_path / "proxy", "tok.json", "", "", [])
+    assert [(j.rejected, j.rules) for j in jobs] == [(False, [rule]), (True, [rule])]
+    rows, _, _ = select_rows(rejected, jobs[1])
+    assert rows.column("id").to_pylist() == ["r1"]
