@@ -380,3 +380,5 @@ def test_a_recipes_select_applies_to_the_rows_without_stages_adds(tmp_path):
     assert [(j.rejected, j.rules) for j in jobs] == [(False, [rule]), (True, [rule])]
     rows, _, _ = select_rows(rejected, jobs[1])
     assert rows.column("id").to_pylist() == ["r1"]
+    unscored = rejected.drop_columns(["s"])  # rows rejected before the scorer ran: they cannot pass
+    assert select_rows(unscored, jobs[1])[0].num_rows == 0
