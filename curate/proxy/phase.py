@@ -142,20 +142,57 @@ def _recipe_jobs(
                     out=str(pdir / "data" / r.name / f"rejected-{i:05d}"),
                     rejected=True,
                     only_stages=only,
+                    rules=r.rules,  # a recipe's select applies to the rows without_stages adds, too
                     **common,
                 )
             )
     return jobs
 
 
-def resolve_quantiles(ctx: RunContext, rule: dict[str, Any]) -> dict[str, Any]:
-    """``min_quantile`` / ``max_quantile`` (fractions) -> absolute ``min`` / ``max`` over kept/'s scores."""
+def recipe_scores(ctx: RunContext, r: Recipe | None, column: str) -> np.ndarray:
+    """The non-NaN values of score ``column`` over the rows recipe ``r`` draws from *before* its own
+    rules: kept/, plus the rows its ``without_stages`` rejected (or, for ``from: rejected``, every
+    non-quarantined rejected row). ``r=None``: kept/ only. Rows rejected before ``column`` was computed
+    carry no score and do not count."""
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    parts = []
+    if r is None or r.source != "rejected":
+        parts += [
+            pq.read_table(f, columns=[column]).column(column).to_numpy(zero_copy_only=False)
+            for f in ctx.kept_files()
+        ]
+    if r is not None and (r.source == "rejected" or r.without_stages):
+        for f in ctx.rejected_files():
+            names = pq.read_schema(f).names
+            if column not in names:
+                continue
+            t = pq.read_table(f, columns=[c for c in (column, schema.STAGE, schema.REASON) if c in names])
+            mask = np.ones(t.num_rows, dtype=bool)
+            if schema.REASON in names:
+                q = pc.fill_null(pc.starts_with(t.column(schema.REASON), schema.QUARANTINE_PREFIX), False)
+                mask &= ~np.asarray(q.to_numpy(zero_copy_only=False), dtype=bool)
+            if r.source == "kept":
+                stages = t.column(schema.STAGE).to_pylist() if schema.STAGE in names else [None] * t.num_rows
+                mask &= np.array([s in r.without_stages for s in stages], dtype=bool)
+            parts.append(t.column(column).to_numpy(zero_copy_only=False)[mask])
+    values = np.concatenate(parts).astype(np.float64) if parts else np.zeros(0)
+    return values[~np.isnan(values)]
+
+
+def resolve_quantiles(ctx: RunContext, rule: dict[str, Any], r: Recipe | None = None) -> dict[str, Any]:
+    """``min_quantile`` / ``max_quantile`` (fractions) -> absolute ``min`` / ``max`` over the scores of
+    the rows recipe ``r`` draws from (:func:`recipe_scores`), so ``min_quantile: 0.5`` keeps half of
+    them also when ``without_stages`` adds rejected rows to kept/ (over kept/ alone it kept 72% of the
+    issue-13 DSIR recipe). ``r=None``: over kept/."""
     if "min_quantile" not in rule and "max_quantile" not in rule:
         return rule
-    from curate.scorers.perplexity import percentile_band
-
     lo_q, hi_q = float(rule.get("min_quantile", 0.0)), float(rule.get("max_quantile", 1.0))
-    lo, hi = percentile_band(list(ctx.kept_files()), rule["column"], lo_q, hi_q)
+    values = recipe_scores(ctx, r, rule["column"])
+    if not len(values):
+        raise PhaseError(f"{rule['column']}: no scores to resolve a quantile over (is the stage in stages:?)")
+    lo, hi = (float(x) for x in np.quantile(values, [lo_q, hi_q]))
     out = {k: v for k, v in rule.items() if k not in ("min_quantile", "max_quantile")}
     if "min_quantile" in rule:
         out["min"] = lo
@@ -352,11 +389,11 @@ class _Data:
 def _training_data(
     ctx: RunContext, cfg: ProxyConfig, pdir: Path, sources: list[str], min_tokens: int
 ) -> _Data:
-    """Step 2: token shards per recipe, in parallel over files (percentile bands resolved over kept/
+    """Step 2: token shards per recipe, in parallel over files (percentile bands resolved per recipe
     first), concatenated per recipe; then the controls (rejected rows, null draws of raw)."""
     controls, controlled, skipped = _controls(cfg)
     for r in cfg.recipes:
-        r.rules = [resolve_quantiles(ctx, rule) for rule in r.rules]
+        r.rules = [resolve_quantiles(ctx, rule, r) for rule in r.rules]
     built = [r for r in cfg.recipes + controls if r.source != "null"]
     excl, grams = str(pdir / "eval_hashes.npy"), str(pdir / "eval_grams.npz")
     tok_path = str(pdir / "tokenizer.json")
@@ -473,7 +510,10 @@ def run_phase(
     tok, tok_info = _tokenizer(ctx, cfg, set(exclude.tolist()), sources, pdir)
     seq_len = cfg.train_config(0).seq_len
     eval_paths = _eval_shards(evals, tok, pdir, seq_len)
-    data = _training_data(ctx, cfg, pdir, sources, min_tokens=seq_len + 1)
+    # a target sample drawn from an input source never trains a recipe (targets and training disjoint)
+    target_source = (ctx.config.get("target") or {}).get("source")
+    train_excl = sorted({*sources, *([str(target_source)] if target_source else [])})
+    data = _training_data(ctx, cfg, pdir, train_excl, min_tokens=seq_len + 1)
     items = _run_items(cfg, pdir, data.recipes, tok, eval_paths, runs_dir)
     res = Resources(num_cpus=cfg.cpus_per_run, num_gpus=cfg.gpu_fraction if cuda else 0.0)
     results = ctx.engine.map(run_one, items, resources=res, desc="proxy runs")
@@ -492,6 +532,7 @@ def run_phase(
     )
     report["tokenizer"] = tok_info
     report["scorer_overlaps"] = overlaps  # non-headline sets only (headline overlaps are refused above)
+    report["held_out_sources"] = train_excl  # eval sources and a target: source, in no recipe
     ctx.path(report_name).parent.mkdir(parents=True, exist_ok=True)
     _write_json(report, ctx.path(report_name))
     return _follow_ups(ctx, cfg) | {

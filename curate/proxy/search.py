@@ -7,6 +7,7 @@ proxy:
       dsir_v1.resample_key: {min_quantile: [0.5, 0.8, 0.9]}
       gopher_quality_v1.word_count: {min: [50, 100]}
     product: false                            # ... or true: every combination of one option per column
+    without_stages: []                        # candidates draw from kept/ plus the rows these stages rejected
     sample: null                              # N: a seeded random subset of N candidates (random search)
     seed: 0
     objective: multiplier                     # or goodput (yield x multiplier)
@@ -43,7 +44,17 @@ from curate.context import PhaseError, RunContext
 from curate.io.files import atomic_write_json, atomic_write_text
 
 BOUNDS = ("min", "max", "min_quantile", "max_quantile")
-KEYS = ["columns", "product", "sample", "seed", "objective", "eta", "rungs", "confirm_seeds"]
+KEYS = [
+    "columns",
+    "without_stages",
+    "product",
+    "sample",
+    "seed",
+    "objective",
+    "eta",
+    "rungs",
+    "confirm_seeds",
+]
 
 
 @dataclass(frozen=True)
@@ -62,6 +73,7 @@ class SearchSpec:
     objective: str = "multiplier"
     confirm_seeds: tuple[int, ...] = ()
     seed: int = 0
+    without_stages: list[str] = field(default_factory=list)
     raw: dict[str, Any] = field(default_factory=dict)
 
 
@@ -132,6 +144,9 @@ def parse_search(raw: Any, budget: int, seeds: list[int]) -> SearchSpec:
         if raw.get("product")
         else [[o] for opts in options for o in opts]
     )
+    ws = raw.get("without_stages", [])
+    if not isinstance(ws, list) or not all(isinstance(x, str) and x for x in ws):
+        raise bad(("without_stages",), f"expected a list of stage names, got {ws!r}")
     seed = int(raw.get("seed", 0))
     n = raw.get("sample")
     if n is not None:
@@ -160,6 +175,7 @@ def parse_search(raw: Any, budget: int, seeds: list[int]) -> SearchSpec:
         confirm_seeds=confirm,
         seed=seed,
         raw=raw,
+        without_stages=list(ws),
     )
 
 
@@ -236,11 +252,13 @@ def run_search(ctx: RunContext, spec: SearchSpec) -> dict[str, Any]:
     empty: dict[str, str] = {}
     per_rung: list[dict[str, Any]] = []
 
+    def candidate(n: str) -> dict[str, Any]:
+        ws = {"without_stages": spec.without_stages} if spec.without_stages else {}
+        return {"from": "kept", **ws, "select": spec.candidates[n]}
+
     def evaluate(names: list[str], k: int) -> dict[str, float | None]:
         rung = spec.rungs[k]
-        recipes = {cfg.baseline: base_raw} | {
-            n: {"from": "kept", "select": spec.candidates[n]} for n in names
-        }
+        recipes = {cfg.baseline: base_raw} | {n: candidate(n) for n in names}
         section = common | {
             "recipes": recipes,
             "budget": rung.budget,
@@ -279,28 +297,46 @@ def run_search(ctx: RunContext, spec: SearchSpec) -> dict[str, Any]:
     if winner is not None:
         full = spec.rungs[-1]
         section = common | {
-            "recipes": {cfg.baseline: base_raw, winner: {"from": "kept", "select": spec.candidates[winner]}},
+            "recipes": {cfg.baseline: base_raw, winner: candidate(winner)},
             "budget": full.budget,
             "seeds": list(spec.confirm_seeds),
             "controls": [],
         }
         rep = _phase(ctx, section, "confirm", empty)
         out["confirmation"] = {"seeds": list(spec.confirm_seeds), **_numbers(rep["recipes"][winner])}
-        out["winner_pipeline"] = _write_winner(ctx, winner, spec.candidates[winner])
+        out["winner_pipeline"] = _write_winner(ctx, winner, spec.candidates[winner], spec.without_stages)
     atomic_write_json(ctx.path("search.json"), out, indent=1, allow_nan=False)
     return out
 
 
-def _write_winner(ctx: RunContext, name: str, rules: list[dict[str, Any]]) -> str:
-    """The run's pipeline with the winner's rules as a final ``select:`` (absolute thresholds)."""
+def _stage_name(entry: Any) -> str | None:
+    """The name ``without_stages`` uses for a pipeline ``stages:`` entry: its label, else its stage."""
+    if not isinstance(entry, dict):
+        return None
+    if entry.get("label"):
+        return str(entry["label"])
+    from curate.config import STAGE_KEYS
+
+    return next((str(entry[k]) for k in STAGE_KEYS if isinstance(entry.get(k), str)), None)
+
+
+def _write_winner(
+    ctx: RunContext, name: str, rules: list[dict[str, Any]], without: list[str] | None = None
+) -> str:
+    """The run's pipeline with the winner's rules as a final ``select:`` (absolute thresholds over the
+    rows the candidates drew from) and without the ``without_stages`` stages."""
     import yaml
 
+    from curate.proxy.config import Recipe
     from curate.proxy.phase import resolve_quantiles
 
-    resolved = [resolve_quantiles(ctx, r) for r in rules]
+    src = Recipe(name=name, source="kept", without_stages=list(without or []))
+    resolved = [resolve_quantiles(ctx, r, src) for r in rules]
     config = json.loads(json.dumps(ctx.config))
-    config["stages"] = list(config.get("stages") or []) + [{"select": resolved, "label": "search_winner"}]
+    stages = [e for e in config.get("stages") or [] if _stage_name(e) not in set(without or [])]
+    config["stages"] = stages + [{"select": resolved, "label": "search_winner"}]
     path = Path(ctx.path("search", "winner.yaml"))
+    path.parent.mkdir(parents=True, exist_ok=True)
     atomic_write_text(path, f"# curate search winner: {name}\n" + yaml.safe_dump(config, sort_keys=False))
     return str(path.relative_to(ctx.run_dir))
 

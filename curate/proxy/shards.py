@@ -78,6 +78,9 @@ def select_rows(table: pa.Table, job: ShardJob) -> tuple[pa.Table, int, dict[str
             stages = table.column(schema.STAGE).to_pylist()
             mask &= np.array([s in job.only_stages for s in stages], dtype=bool)
     for raw in job.rules:
+        if job.rejected and raw["column"] not in table.column_names:
+            mask[:] = False  # rejected before the column was scored: no score, so no pass
+            continue
         mask &= Rule(**raw).passes(table)
     if job.exclude_sources and table.num_rows and schema.SOURCE in table.column_names:
         src = table.column(schema.SOURCE).to_pylist()

@@ -92,6 +92,7 @@ class RunData:
     export: dict[str, Any] | None
     histograms: list[Histogram]
     examples: dict[str, list[Example]]
+    search: dict[str, Any] | None = None  # search.json (curate search), when the run has one
 
 
 def _read_json(path: Path) -> tuple[dict[str, Any] | None, str | None]:
@@ -395,4 +396,5 @@ def load_run(run_dir: str | Path, *, per_reason: int = 3, bins: int = 40) -> Run
         export=export,
         histograms=hists,
         examples=examples,
+        search=_read_json(run_dir / "search.json")[0],
     )

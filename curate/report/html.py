@@ -11,6 +11,7 @@ from typing import Any
 
 from curate.report import charts, trust
 from curate.report.data import Example, RunData
+from curate.report.search import html_section as search_html
 from curate.report.tables import (
     GOODPUT_COLUMNS,
     Cell,
@@ -347,6 +348,7 @@ def render_html(d: RunData, headline: str) -> str:
         f'<a href="#{a}">{t}</a>'
         for a, t in (
             ("goodput", "goodput"),
+            *((("search", "search"),) if d.search else ()),
             ("funnel", "funnel"),
             ("scores", "scores"),
             ("examples", "examples"),
@@ -356,6 +358,7 @@ def render_html(d: RunData, headline: str) -> str:
     body = "".join(
         (
             _goodput_section(d),
+            search_html(d.search),
             _funnel_section(d),
             _scores_section(d),
             _examples_section(d),

@@ -6,6 +6,7 @@ from typing import Any
 
 from curate.report import trust
 from curate.report.data import RunData
+from curate.report.search import markdown_section as search_markdown
 from curate.report.tables import (
     GOODPUT_COLUMNS,
     attempts_note,
@@ -165,7 +166,8 @@ def render_markdown(d: RunData, headline: str) -> str:
         f"created {m.get('created', '?')} · pipeline `{m.get('pipeline', '?')}` · fingerprint {m.get('fingerprint', '?')}",
         "",
     ]
-    lines += _goodput(d.goodput, d.goodput_error) + _funnel(m) + _scores(d) + _export(d)
+    lines += _goodput(d.goodput, d.goodput_error) + search_markdown(d.search)
+    lines += _funnel(m) + _scores(d) + _export(d)
     by_reason = m.get("removed_by_reason") or {}
     if by_reason:
         lines += ["## Removals by reason", ""]

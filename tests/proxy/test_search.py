@@ -171,3 +171,37 @@ def test_cli_search_resumes_without_retraining(search_run, capsys):
     assert f"search: {d / 'search.json'}" in printed
     assert json.loads((d / "search.json").read_text()) == out  # the same result, from the finished runs
     assert {p: p.stat().st_mtime_ns for p in (d / "proxy" / "search").glob("*/*/seed*/result.json")} == stamps
+
+
+def test_search_without_stages_draws_from_the_ablated_rows_and_the_winner_drops_them(tmp_path):
+    """``without_stages``: candidates are kept/ plus the rows those stages rejected; the winner pipeline
+    leaves the stages out and resolves its quantile over the same rows."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from curate.proxy.search import _write_winner
+
+    spec = parse_search(
+        {"columns": {"s": {"min_quantile": [0.5]}}, "without_stages": ["f_v1"]}, budget=4096, seeds=[0]
+    )
+    assert spec.without_stages == ["f_v1"]
+    with pytest.raises(ProxyConfigError, match=r"proxy.search.without_stages: expected a list of stage"):
+        parse_search({"columns": {"s": {"min": [1]}}, "without_stages": "f_v1"}, 4096, [0])
+    (tmp_path / "kept").mkdir()
+    (tmp_path / "rejected").mkdir()
+    pq.write_table(pa.table({"id": ["a", "b"], "s": [1.0, 2.0]}), tmp_path / "kept" / "part-00000.parquet")
+    pq.write_table(
+        pa.table({"id": ["c", "d"], "s": [3.0, 4.0], "stage": ["f_v1"] * 2, "reason": ["f_v1:low"] * 2}),
+        tmp_path / "rejected" / "part-00000.parquet",
+    )
+    config = {"name": "toy", "stages": [{"score": "s_v1"}, {"filter": "f_v1"}, {"dedup": "d_v1"}]}
+    ctx = RunContext(run_dir=tmp_path, config=config, engine=None, manifest={}, section={})
+    rel = _write_winner(
+        ctx, "search:s@min_quantile=0.5", spec.candidates["search:s@min_quantile=0.5"], ["f_v1"]
+    )
+    win = yaml.safe_load((tmp_path / rel).read_text())
+    assert win["stages"] == [
+        {"score": "s_v1"},
+        {"dedup": "d_v1"},
+        {"select": [{"column": "s", "min": 2.5}], "label": "search_winner"},
+    ]
