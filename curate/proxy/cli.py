@@ -30,8 +30,31 @@ def _set(section: dict[str, Any], dotted: str) -> None:
     node[parts[-1]] = yaml.safe_load(value)
 
 
-def _handler(args: argparse.Namespace) -> int:
+def format_recipes(g: dict[str, Any]) -> str:
+    """goodput.json's recipes as a terminal table: multiplier [CI] (``[no CI]`` with one seed), yield,
+    goodput, then the ranking."""
+    lines = [f"{'recipe':<20} {'multiplier [CI]':<26} {'yield':>7} {'goodput':>8}"]
+    for name, r in g["recipes"].items():
+        m = r["multiplier"]
+        if m["value"] is None:
+            ci = "n/a"
+        elif m.get("ci_low") is None or m.get("ci_high") is None:  # one seed: no interval
+            ci = f"{m['value']:.3f} [no CI]"
+        else:
+            ci = f"{m['value']:.3f} [{m['ci_low']:.3f}, {m['ci_high']:.3f}]"
+        flag = "*" if m.get("extrapolated") else ""
+        gp = r["goodput"]["value"]
+        lines.append(
+            f"{name:<20} {ci + flag:<26} {r['yield']:>7.3f} {gp if gp is None else round(gp, 3)!s:>8}"
+        )
+    lines.append(
+        f"ranking (called only where CIs separate): {g['ranking']['tiers']}; "
+        f"decision agreement T/4 vs T: {g['decision_agreement']}"
+    )
+    return "\n".join(lines)
 
+
+def _handler(args: argparse.Namespace) -> int:
     from curate.context import RunContext, load_manifest
     from curate.engine import make_engine
     from curate.proxy.phase import run_phase
@@ -48,18 +71,7 @@ def _handler(args: argparse.Namespace) -> int:
     finally:
         engine.shutdown()
     print(json.dumps(result, indent=1))
-    g = json.loads((run_dir / "goodput.json").read_text())
-    print(f"{'recipe':<20} {'multiplier [CI]':<26} {'yield':>7} {'goodput':>8}")
-    for name, r in g["recipes"].items():
-        m = r["multiplier"]
-        ci = f"{m['value']:.3f} [{m['ci_low']:.3f}, {m['ci_high']:.3f}]" if m["value"] is not None else "n/a"
-        flag = "*" if m["extrapolated"] else ""
-        gp = r["goodput"]["value"]
-        print(f"{name:<20} {ci + flag:<26} {r['yield']:>7.3f} {gp if gp is None else round(gp, 3)!s:>8}")
-    print(
-        f"ranking (called only where CIs separate): {g['ranking']['tiers']}; "
-        f"decision agreement T/4 vs T: {g['decision_agreement']}"
-    )
+    print(format_recipes(json.loads((run_dir / "goodput.json").read_text())))
     return 0
 
 
