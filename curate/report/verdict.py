@@ -144,6 +144,53 @@ def ranking_sentence(goodput: dict[str, Any], recipe: str) -> str | None:
     return None
 
 
+def decision_sentence(goodput: dict[str, Any]) -> str | None:
+    """With two or more recipes besides the baseline and the controls: which measures best, and whether
+    it is called against each other recipe (the paired interval of the bpb difference at T excludes 0)
+    or not, with the run's minimum detectable difference; ``None`` with fewer than two."""
+    base = goodput.get("baseline")
+    controls = set(goodput.get("controls") or {}) - {"for", "skipped"}
+    recs = goodput.get("recipes") or {}
+    names = [r for r in recs if r != base and r not in controls]
+    value = {r: (recs[r].get("multiplier") or {}).get("value") for r in names}
+    names = [r for r in names if value[r] is not None]
+    if len(names) < 2:
+        return None
+    names.sort(key=lambda r: (-value[r], r))
+    best = names[0]
+
+    def m(r: str) -> str:
+        mm = recs[r]["multiplier"]
+        return f"{r} {ratio(mm['value'])}x ({ci_text(mm.get('ci_low'), mm.get('ci_high'))})"
+
+    pairs = {
+        frozenset((p.get("a"), p.get("b"))): p for p in (goodput.get("ranking") or {}).get("pairs") or []
+    }
+    calls = []
+    for other in names[1:]:
+        p = pairs.get(frozenset((best, other)))
+        if p is None:
+            continue
+        d = p.get("diff_bpb") or {}
+        v, lo, hi = d.get("value", 0.0), d.get("ci_low", 0.0), d.get("ci_high", 0.0)
+        if p.get("a") != best:  # the pair stores a - b: turn it into best - other
+            v, lo, hi = -v, -hi, -lo
+        if p.get("separated") and p.get("better") == best:
+            calls.append(f"{best} beats {other} (called)")
+        else:
+            calls.append(
+                f"{best} vs {other} not called (paired bpb difference {best} − {other} {v:+.4f} "
+                f"[{lo:+.4f}, {hi:+.4f}])"
+            )
+    text = "Recipes by multiplier: " + ", ".join(m(r) for r in names)
+    if calls:
+        text += "; " + "; ".join(calls)
+    mde = (goodput.get("power") or {}).get("mde_bpb")
+    if mde is not None and not all(c.endswith("(called)") for c in calls):
+        text += f"; this run separates two recipes only when their bpb differs by more than {mde:.4f}"
+    return text
+
+
 def paired_verdict(goodput: dict[str, Any], v: dict[str, Any], curation: str) -> str:
     """Schema 2: the verdict sentence goodput.json carries (the paired statistic that also calls the
     ranking), the subject's yield and goodput (the same interval scaled by the yield), and the controls."""
@@ -165,6 +212,9 @@ def paired_verdict(goodput: dict[str, Any], v: dict[str, Any], curation: str) ->
         )
     if "rejected" in ctl:
         sentences.append("Kept vs rejected: " + str(ctl["rejected"].get("message")))
+    decision = decision_sentence(goodput)
+    if decision:
+        sentences.append(decision)
     sentences += [f"Warning: {w}" for w in goodput.get("warnings") or [] if w not in str(v["sentence"])]
     return ". ".join(s.rstrip(".") for s in sentences) + f". Curation {curation}."
 
