@@ -179,7 +179,7 @@ def decision_sentence(goodput: dict[str, Any]) -> str | None:
             calls.append(f"{best} beats {other} (called)")
         else:
             calls.append(
-                f"{best} vs {other} not called (paired bpb difference {best} − {other} {v:+.4f} "
+                f"{best} vs {other} not called (paired bpb difference {best} - {other} {v:+.4f} "
                 f"[{lo:+.4f}, {hi:+.4f}])"
             )
     text = "Recipes by multiplier: " + ", ".join(m(r) for r in names)

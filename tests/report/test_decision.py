@@ -38,7 +38,7 @@ def _goodput(separated: bool):
 def test_not_called_names_the_interval_and_the_detectable_difference():
     assert decision_sentence(_goodput(False)) == (
         "Recipes by multiplier: toward 2.00x (CI 1.20–3.00), curated 1.50x (CI 0.90–2.50); "
-        "toward vs curated not called (paired bpb difference toward − curated -0.0200 [-0.0500, +0.0100]); "
+        "toward vs curated not called (paired bpb difference toward - curated -0.0200 [-0.0500, +0.0100]); "
         "this run separates two recipes only when their bpb differs by more than 0.0712"
     )
 
