@@ -160,14 +160,18 @@ def decision_sentence(goodput: dict[str, Any]) -> str | None:
     best = names[0]
 
     def m(r: str) -> str:
-        mm = recs[r]["multiplier"]
-        return f"{r} {ratio(mm['value'])}x ({ci_text(mm.get('ci_low'), mm.get('ci_high'))})"
+        mm, g = recs[r]["multiplier"], recs[r].get("goodput") or {}
+        text = f"{r} {ratio(mm['value'])}x ({ci_text(mm.get('ci_low'), mm.get('ci_high'))})"
+        if recs[r].get("yield") is not None and g.get("value") is not None:
+            glo, ghi = goodput_ci(recs[r])
+            text += f" at yield {pct(recs[r]['yield'])}, goodput {ratio(g['value'])} ({ci_text(glo, ghi)})"
+        return text
 
     pairs = {
         frozenset((p.get("a"), p.get("b"))): p for p in (goodput.get("ranking") or {}).get("pairs") or []
     }
     calls = []
-    for other in names[1:]:
+    for other in [*names[1:], base]:
         p = pairs.get(frozenset((best, other)))
         if p is None:
             continue

@@ -45,6 +45,15 @@ def test_not_called_names_the_interval_and_the_detectable_difference():
 
 def test_called_and_a_single_recipe():
     assert decision_sentence(_goodput(True)).endswith("; toward beats curated (called)")
+    g = _goodput(True)
+    g["recipes"]["toward"] |= {"yield": 0.25, "goodput": {"value": 0.5, "ci": [0.3, 0.75]}}
+    g["ranking"]["pairs"].append(
+        {"a": "raw", "b": "toward", "separated": True, "better": "toward", "diff_bpb": {"value": 0.05}}
+    )
+    assert decision_sentence(g) == (
+        "Recipes by multiplier: toward 2.00x (CI 1.20–3.00) at yield 25.0%, goodput 0.50 (CI 0.30–0.75), "
+        "curated 1.50x (CI 0.90–2.50); toward beats curated (called); toward beats raw (called)"
+    )
     one = _goodput(False)
     del one["recipes"]["toward"]
     assert decision_sentence(one) is None
