@@ -323,6 +323,7 @@ def _check_proxy(section: dict[str, Any], path: str, err: Any) -> None:
 
 
 def _parse_stage(i: int, entry: Any, err: Any) -> StageSpec:
+    """Entry ``i`` of ``stages:``: one kind key naming a registered stage of that kind, valid params."""
     where = ("stages", i)
     if not isinstance(entry, dict):
         raise err(where, f"expected a mapping with one of {', '.join(STAGE_KEYS)}")
@@ -336,21 +337,7 @@ def _parse_stage(i: int, entry: Any, err: Any) -> StageSpec:
     if extra:
         raise err((*where, extra[0]), "unknown key; valid keys: " + f"{kind}, params, label")
     if kind == "select":
-        rules = entry["select"]
-        if not isinstance(rules, list) or not rules:
-            raise err((*where, "select"), "expected a non-empty list of rules {column, min, max, equals}")
-        for j, r in enumerate(rules):
-            try:
-                if not isinstance(r, dict):
-                    raise TypeError("a rule is a mapping")
-                Rule(**r)
-            except (TypeError, ValueError) as e:
-                raise err(
-                    (*where, "select", j), f"bad rule: {e}; keys: column, min, max, equals, reason"
-                ) from None
-        return StageSpec(
-            kind="select", name="select", rules=list(rules), label=entry.get("label"), where=_dotted(where)
-        )
+        return _parse_select(where, entry, err)
     name = entry[kind]
     params = entry.get("params") or {}
     if not isinstance(params, dict):
@@ -378,6 +365,25 @@ def _parse_stage(i: int, entry: Any, err: Any) -> StageSpec:
         raise err((*where, kind), f"{name!r} has no reference thresholds; use 'score:' and a 'select:'")
     return StageSpec(
         kind=kind, name=str(name), params=dict(params), label=entry.get("label"), where=_dotted(where)
+    )
+
+
+def _parse_select(where: tuple[Any, ...], entry: dict[str, Any], err: Any) -> StageSpec:
+    """A ``select:`` entry: a non-empty list of rule mappings, each a valid :class:`Rule`."""
+    rules = entry["select"]
+    if not isinstance(rules, list) or not rules:
+        raise err((*where, "select"), "expected a non-empty list of rules {column, min, max, equals}")
+    for j, r in enumerate(rules):
+        try:
+            if not isinstance(r, dict):
+                raise TypeError("a rule is a mapping")
+            Rule(**r)
+        except (TypeError, ValueError) as e:
+            raise err(
+                (*where, "select", j), f"bad rule: {e}; keys: column, min, max, equals, reason"
+            ) from None
+    return StageSpec(
+        kind="select", name="select", rules=list(rules), label=entry.get("label"), where=_dotted(where)
     )
 
 
