@@ -13,6 +13,7 @@ from __future__ import annotations
 import copy
 import hashlib
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -20,6 +21,10 @@ from typing import Any
 import yaml
 
 from curate.registry import SOURCES, STAGES, RegistryError, build_params
+from curate.rules import Rule
+from curate.select import Select
+from curate.stage import Stage, scoring_stages
+from curate.validate import check_select_columns
 
 STAGE_KEYS = ("score", "filter", "transform", "dedup", "select")
 TOP_KEYS = {
@@ -150,6 +155,38 @@ def load_pipeline(path: str | Path, overrides: list[str] | None = None) -> Pipel
 def parse_pipeline(
     text: str, *, path: str = "<string>", overrides: list[str] | None = None
 ) -> PipelineConfig:
+    """Parse and validate a pipeline's YAML ``text`` (``path`` names it in errors); nothing is run."""
+    raw, lines = _read_yaml(text, path, overrides or [])
+    err = _located(path, lines)
+    unknown = sorted(set(raw) - TOP_KEYS)
+    if unknown:
+        raise err((unknown[0],), f"unknown key; valid keys: {', '.join(sorted(TOP_KEYS))}")
+    input_fields = _check_input(raw.get("input"), err)
+    specs = _parse_stages(raw.get("stages") or [], err)
+    stages = [build_stage(spec) for spec in specs]
+    check_select_columns(stages, list(range(len(stages))), input_fields, err)
+    allow_empty = raw.get("allow_empty", False)
+    if not isinstance(allow_empty, bool):
+        raise err(("allow_empty",), f"expected true or false, got {allow_empty!r}")
+    sections = _check_sections(raw, path, err)
+    target = _check_target(raw.get("target"), stages, specs, path, lines, err)
+    return PipelineConfig(
+        name=str(raw.get("name") or Path(path).stem),
+        input=dict(raw["input"]),
+        stages=specs,
+        engine=_check_engine(raw.get("engine"), err),
+        raw=raw,
+        path=path,
+        allow_empty=allow_empty,
+        target=target,
+        **sections,
+    )
+
+
+def _read_yaml(
+    text: str, path: str, overrides: list[str]
+) -> tuple[dict[str, Any], dict[tuple[Any, ...], int]]:
+    """The YAML mapping with ``overrides`` applied, and the line of every key path in ``text``."""
     try:
         raw = yaml.safe_load(text)
     except yaml.YAMLError as e:
@@ -158,21 +195,25 @@ def parse_pipeline(
         raise ConfigError(f"{path}{line}: not valid YAML: {getattr(e, 'problem', e)}") from None
     if not isinstance(raw, dict):
         raise ConfigError(f"{path}: a pipeline is a mapping with keys name, input, stages")
-    lines = _line_index(text)
-    raw = apply_overrides(raw, overrides or [])
+    return apply_overrides(raw, overrides), _line_index(text)
+
+
+def _located(path: str, lines: dict[tuple[Any, ...], int]) -> Callable[[tuple[Any, ...], str], ConfigError]:
+    """``err(keys, msg)``: a ConfigError reading ``path:line: key.path: msg``, at the deepest key path of
+    ``keys`` that has a known line."""
 
     def err(keys: tuple[Any, ...], msg: str) -> ConfigError:
-        # Use the deepest key path that has a known line.
         for n in range(len(keys), -1, -1):
             if keys[:n] in lines:
                 return ConfigError(f"{path}:{lines[keys[:n]]}: {_dotted(keys)}: {msg}")
         return ConfigError(f"{path}: {_dotted(keys)}: {msg}")
 
-    unknown = sorted(set(raw) - TOP_KEYS)
-    if unknown:
-        raise err((unknown[0],), f"unknown key; valid keys: {', '.join(sorted(TOP_KEYS))}")
-    name = raw.get("name") or Path(path).stem
-    inp = raw.get("input")
+    return err
+
+
+def _check_input(inp: Any, err: Any) -> list[str]:
+    """The ``input:`` section names a known source with valid parameters; returns the input fields a
+    ``select:`` may test besides id, text and source (the source's ``keep_fields``)."""
     if not isinstance(inp, dict) or "format" not in inp:
         raise err(
             ("input",),
@@ -180,14 +221,17 @@ def parse_pipeline(
         )
     try:
         src_cls = SOURCES.get(str(inp["format"]))
-        build_params(src_cls.Params, {k: v for k, v in inp.items() if k != "format"}, where="input")
+        params = build_params(src_cls.Params, {k: v for k, v in inp.items() if k != "format"}, where="input")
     except RegistryError as e:
         raise err(("input", "format"), str(e).removeprefix("input: ")) from None
+    return list(getattr(params, "keep_fields", []))
 
-    stages_raw = raw.get("stages") or []
-    if not isinstance(stages_raw, list):
+
+def _parse_stages(entries: Any, err: Any) -> list[StageSpec]:
+    """Each ``stages:`` entry, checked; two stages may not share a label (it names columns and reasons)."""
+    if not isinstance(entries, list):
         raise err(("stages",), "expected a list of stages")
-    specs = [_parse_stage(i, entry, err) for i, entry in enumerate(stages_raw)]
+    specs = [_parse_stage(i, entry, err) for i, entry in enumerate(entries)]
     seen: dict[str, int] = {}
     for i, spec in enumerate(specs):
         label = spec.label or spec.name
@@ -198,17 +242,12 @@ def parse_pipeline(
                 f"'label:' (it names the columns and the reasons)",
             )
         seen[label] = i
+    return specs
 
-    stages, spec_index = _build(specs)
-    from curate.validate import check_select_columns
 
-    src_params = build_params(src_cls.Params, {k: v for k, v in inp.items() if k != "format"}, where="input")
-    check_select_columns(stages, spec_index, list(getattr(src_params, "keep_fields", [])), err)
-    allow_empty = raw.get("allow_empty", False)
-    if not isinstance(allow_empty, bool):
-        raise err(("allow_empty",), f"expected true or false, got {allow_empty!r}")
-
-    engine = dict(raw.get("engine") or {})
+def _check_engine(section: Any, err: Any) -> dict[str, Any]:
+    """The ``engine:`` section: known keys, an engine kind, a retry count."""
+    engine = dict(section or {})
     bad = sorted(set(engine) - ENGINE_KEYS)
     if bad:
         raise err(("engine", bad[0]), f"unknown key; valid keys: {', '.join(sorted(ENGINE_KEYS))}")
@@ -217,6 +256,11 @@ def parse_pipeline(
         raise err(("engine", "max_retries"), f"expected an integer >= 0, got {retries!r}")
     if engine.get("kind", "ray") not in ("ray", "inline"):
         raise err(("engine", "kind"), f"expected ray or inline, got {engine['kind']!r}")
+    return engine
+
+
+def _check_sections(raw: dict[str, Any], path: str, err: Any) -> dict[str, Any]:
+    """The phase sections (``proxy``, ``report``, ``export``): mappings; ``proxy`` checked in full."""
     sections = {}
     for key in ("proxy", "report", "export"):
         value = raw.get(key)
@@ -225,24 +269,12 @@ def parse_pipeline(
         sections[key] = value
     if sections["proxy"] is not None:
         _check_proxy(sections["proxy"], path, err)
-    target = _check_target(raw.get("target"), stages, spec_index, specs, path, lines, err)
-    return PipelineConfig(
-        name=str(name),
-        input=dict(inp),
-        stages=specs,
-        engine=engine,
-        raw=raw,
-        path=path,
-        allow_empty=allow_empty,
-        target=target,
-        **sections,
-    )
+    return sections
 
 
 def _check_target(
     section: Any,
-    stages: list[Any],
-    spec_index: list[int],
+    stages: list[Stage],
     specs: list[StageSpec],
     path: str,
     lines: dict[tuple[Any, ...], int],
@@ -254,7 +286,7 @@ def _check_target(
     from curate.target.fitted import TargetFitted
 
     if section is None:
-        for stage, i in zip(stages, spec_index, strict=True):
+        for i, stage in enumerate(scoring_stages(stages)):
             if isinstance(stage, TargetFitted) and stage.needs_fit():
                 raise err(
                     ("stages", i, specs[i].kind),
@@ -291,6 +323,7 @@ def _check_proxy(section: dict[str, Any], path: str, err: Any) -> None:
 
 
 def _parse_stage(i: int, entry: Any, err: Any) -> StageSpec:
+    """Entry ``i`` of ``stages:``: one kind key naming a registered stage of that kind, valid params."""
     where = ("stages", i)
     if not isinstance(entry, dict):
         raise err(where, f"expected a mapping with one of {', '.join(STAGE_KEYS)}")
@@ -304,23 +337,7 @@ def _parse_stage(i: int, entry: Any, err: Any) -> StageSpec:
     if extra:
         raise err((*where, extra[0]), "unknown key; valid keys: " + f"{kind}, params, label")
     if kind == "select":
-        rules = entry["select"]
-        if not isinstance(rules, list) or not rules:
-            raise err((*where, "select"), "expected a non-empty list of rules {column, min, max, equals}")
-        from curate.select import Rule
-
-        for j, r in enumerate(rules):
-            try:
-                if not isinstance(r, dict):
-                    raise TypeError("a rule is a mapping")
-                Rule(**r)
-            except (TypeError, ValueError) as e:
-                raise err(
-                    (*where, "select", j), f"bad rule: {e}; keys: column, min, max, equals, reason"
-                ) from None
-        return StageSpec(
-            kind="select", name="select", rules=list(rules), label=entry.get("label"), where=_dotted(where)
-        )
+        return _parse_select(where, entry, err)
     name = entry[kind]
     params = entry.get("params") or {}
     if not isinstance(params, dict):
@@ -351,6 +368,25 @@ def _parse_stage(i: int, entry: Any, err: Any) -> StageSpec:
     )
 
 
+def _parse_select(where: tuple[Any, ...], entry: dict[str, Any], err: Any) -> StageSpec:
+    """A ``select:`` entry: a non-empty list of rule mappings, each a valid :class:`Rule`."""
+    rules = entry["select"]
+    if not isinstance(rules, list) or not rules:
+        raise err((*where, "select"), "expected a non-empty list of rules {column, min, max, equals}")
+    for j, r in enumerate(rules):
+        try:
+            if not isinstance(r, dict):
+                raise TypeError("a rule is a mapping")
+            Rule(**r)
+        except (TypeError, ValueError) as e:
+            raise err(
+                (*where, "select", j), f"bad rule: {e}; keys: column, min, max, equals, reason"
+            ) from None
+    return StageSpec(
+        kind="select", name="select", rules=list(rules), label=entry.get("label"), where=_dotted(where)
+    )
+
+
 def _dotted(keys: tuple[Any, ...]) -> str:
     out = ""
     for k in keys:
@@ -359,40 +395,21 @@ def _dotted(keys: tuple[Any, ...]) -> str:
 
 
 def build_stages(cfg: PipelineConfig) -> list[Any]:
-    """Instantiate the stages (no setup: models load on the workers). ``filter:`` becomes scorer + select."""
-    return _build(cfg.stages)[0]
+    """Instantiate the stages, one per ``stages:`` entry (no setup: models load on the workers)."""
+    return [build_stage(spec) for spec in cfg.stages]
 
 
-def _build(specs: list[StageSpec]) -> tuple[list[Any], list[int]]:
-    """The stages of ``specs`` and, for each, the index of the ``stages:`` entry it came from."""
-    from curate.select import Select
-
-    stages: list[Any] = []
-    index: list[int] = []
-    for i, spec in enumerate(specs):
-        if spec.kind == "select":
-            stages.append(
-                Select(
-                    Select.Params(rules=spec.rules),
-                    label=spec.label or "select",
-                    prefix=spec.label or "select",
-                )
-            )
-            index.append(i)
-            continue
-        cls = STAGES.get(spec.name)
-        stage = cls(build_params(cls.Params, spec.params, where=spec.name), label=spec.label)
-        stages.append(stage)
-        index.append(i)
-        if spec.kind == "filter":
-            select = Select(label=stage.label, rules=stage.reference_rules(), prefix=stage.label)
-            stage.part_of_filter = "head"  # type: ignore[attr-defined]
-            select.part_of_filter = "tail"  # type: ignore[attr-defined]
-            stages.append(select)
-            index.append(i)
-    return stages, index
+def build_stage(spec: StageSpec) -> Stage:
+    """The stage of one ``stages:`` entry; ``filter: NAME`` is the scorer as one filter stage."""
+    if spec.kind == "select":
+        label = spec.label or "select"
+        return Select(Select.Params(rules=spec.rules), label=label, prefix=label)
+    cls = STAGES.get(spec.name)
+    stage = cls(build_params(cls.Params, spec.params, where=spec.name), label=spec.label)
+    return stage.as_filter() if spec.kind == "filter" else stage
 
 
 def build_source(cfg: PipelineConfig) -> Any:
+    """The input source of ``cfg`` (``input.format`` and its parameters)."""
     cls = SOURCES.get(str(cfg.input["format"]))
     return cls(build_params(cls.Params, {k: v for k, v in cfg.input.items() if k != "format"}, where="input"))

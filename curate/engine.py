@@ -27,9 +27,10 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from tqdm.auto import tqdm
 
-from curate.stage import Resources
+from curate.resources import Resources
 
 log = logging.getLogger(__name__)
+ONE_CPU = Resources()  # the default: a worker needs one CPU and no GPU
 T = TypeVar("T")
 R = TypeVar("R")
 
@@ -48,7 +49,7 @@ class Engine:
     progress = True
 
     def map(
-        self, fn: Callable[[T], R], items: Sequence[T], *, resources: Resources = Resources(), desc: str = ""
+        self, fn: Callable[[T], R], items: Sequence[T], *, resources: Resources = ONE_CPU, desc: str = ""
     ) -> list[R]:
         """Apply a stateless function to every item; results in item order."""
         raise NotImplementedError
@@ -58,7 +59,7 @@ class Engine:
         factory: Callable[[], Worker],
         items: Sequence[Any],
         *,
-        resources: Resources = Resources(),
+        resources: Resources = ONE_CPU,
         desc: str = "",
     ) -> list[Any]:
         """Run ``factory()`` once per worker (actor), then call it on every item; results in order."""
@@ -177,7 +178,7 @@ class InlineEngine(Engine):
     def __init__(self, *, progress: bool = False) -> None:
         self.progress = progress
 
-    def map(self, fn, items, *, resources=Resources(), desc=""):
+    def map(self, fn, items, *, resources=ONE_CPU, desc=""):
         out = []
         with self._bar(len(items), desc) as bar:
             for item in items:
@@ -185,7 +186,7 @@ class InlineEngine(Engine):
                 bar.update(1)
         return out
 
-    def map_worker(self, factory, items, *, resources=Resources(), desc=""):
+    def map_worker(self, factory, items, *, resources=ONE_CPU, desc=""):
         worker = factory()
         return self.map(worker, items, resources=resources, desc=desc)
 
@@ -304,7 +305,7 @@ class RayEngine(Engine):
                     continue
                 bar.update(1)
 
-    def map(self, fn, items, *, resources=Resources(), desc=""):
+    def map(self, fn, items, *, resources=ONE_CPU, desc=""):
         import ray
 
         remote = ray.remote(
@@ -324,7 +325,7 @@ class RayEngine(Engine):
             )
         return results
 
-    def map_worker(self, factory, items, *, resources=Resources(), desc=""):
+    def map_worker(self, factory, items, *, resources=ONE_CPU, desc=""):
         import ray
 
         if not items:

@@ -2,14 +2,24 @@
 
 A registered name never changes meaning: a changed algorithm is registered as ``_v2`` beside ``_v1``.
 Unknown names and unknown or mistyped parameters fail at load time with the list of valid choices.
+
+Built-ins are found without importing them: the modules of :data:`BUILTIN_PACKAGES` (and
+:data:`BUILTIN_MODULES`) are listed, and each one's source is read for ``STAGES.add("name")`` /
+``SOURCES.add("name")`` calls. A lookup imports only the module that registers the name, so a pipeline
+of heuristic filters never imports torch. A new family is a new module in one of those packages: there
+is no list to edit.
 """
 
 from __future__ import annotations
 
+import ast
 import dataclasses
+import importlib
 import types
 import typing
 from collections.abc import Callable
+from functools import cache
+from pathlib import Path
 from typing import Any, TypeVar
 
 T = TypeVar("T")
@@ -20,10 +30,15 @@ class RegistryError(ValueError):
 
 
 class Registry:
-    """Maps short versioned names to classes of one kind (``stage`` or ``source``)."""
+    """Maps short versioned names to classes of one kind (``stage`` or ``source``).
 
-    def __init__(self, kind: str) -> None:
+    ``var`` is the module-level name the registry is bound to (``STAGES``), which is how a built-in
+    module's ``@STAGES.add("name")`` is found in its source.
+    """
+
+    def __init__(self, kind: str, var: str) -> None:
         self.kind = kind
+        self.var = var
         self._items: dict[str, type] = {}
 
     def add(self, name: str) -> Callable[[type[T]], type[T]]:
@@ -39,43 +54,63 @@ class Registry:
         return deco
 
     def names(self) -> list[str]:
-        _load_builtin_modules()
-        return sorted(self._items)
+        """Every registered name: the built-ins (not imported) and any class registered so far."""
+        return sorted(set(self._items) | set(builtin_index().get(self.var, {})))
 
     def get(self, name: str) -> type[Any]:
-        _load_builtin_modules()
+        """The class registered as ``name``, importing the built-in module that registers it."""
+        if name not in self._items:
+            module = builtin_index().get(self.var, {}).get(name)
+            if module is not None:
+                importlib.import_module(module)
         try:
             return self._items[name]
         except KeyError:
             raise RegistryError(
-                f"unknown {self.kind} {name!r}; valid {self.kind}s: {', '.join(sorted(self._items))}"
+                f"unknown {self.kind} {name!r}; valid {self.kind}s: {', '.join(self.names())}"
             ) from None
 
 
-STAGES = Registry("stage")
-SOURCES = Registry("source")
+STAGES = Registry("stage", "STAGES")
+SOURCES = Registry("source", "SOURCES")
 
-# Packages whose modules register the built-in stages and sources when imported. A new family is a new
-# module in one of them: no list to edit.
+# Where the built-in stages and sources live: every public module (no leading underscore) of these
+# packages, and these modules.
 BUILTIN_PACKAGES = ["curate.io", "curate.filters", "curate.dedup", "curate.scorers"]
-_loaded = False
+BUILTIN_MODULES = ["curate.select"]
 
 
-def _load_builtin_modules() -> None:
-    global _loaded
-    if _loaded:
-        return
-    _loaded = True
-    import importlib
-    import pkgutil
+@cache
+def builtin_index() -> dict[str, dict[str, str]]:
+    """``{"STAGES": {name: module}, "SOURCES": {...}}`` for the built-ins, read from the modules'
+    source (``@STAGES.add("name")`` with a literal name), without importing them."""
+    root = Path(__file__).resolve().parent.parent  # the directory that holds the curate package
+    modules = list(BUILTIN_MODULES)
+    for pkg in BUILTIN_PACKAGES:
+        folder = root.joinpath(*pkg.split("."))
+        modules += [f"{pkg}.{f.stem}" for f in sorted(folder.glob("*.py")) if not f.stem.startswith("_")]
+    index: dict[str, dict[str, str]] = {}
+    for module in modules:
+        for var, name in registrations(root.joinpath(*module.split(".")).with_suffix(".py").read_text()):
+            index.setdefault(var, {}).setdefault(name, module)
+    return index
 
-    import curate.select  # noqa: F401  (registers "select")
 
-    for pkg_name in BUILTIN_PACKAGES:
-        pkg = importlib.import_module(pkg_name)
-        for info in sorted(pkgutil.iter_modules(pkg.__path__), key=lambda i: i.name):
-            if not info.name.startswith("_"):
-                importlib.import_module(f"{pkg_name}.{info.name}")
+def registrations(source: str) -> list[tuple[str, str]]:
+    """The ``(registry variable, name)`` of every ``X.add("name")`` call in a module's source."""
+    if ".add(" not in source:
+        return []
+    return [
+        (node.func.value.id, node.args[0].value)
+        for node in ast.walk(ast.parse(source))
+        if isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == "add"
+        and isinstance(node.func.value, ast.Name)
+        and node.args
+        and isinstance(node.args[0], ast.Constant)
+        and isinstance(node.args[0].value, str)
+    ]
 
 
 def bounds(lo: float | None = None, hi: float | None = None, *, lo_open: bool = False) -> dict[str, Any]:

@@ -3,8 +3,8 @@
 Three shapes of stage, all constructed from a typed ``Params`` dataclass:
 
 * :class:`Scorer` (``score:``) computes fields and adds them as columns ``<stage>.<field>``; it never
-  drops a row. It may declare reference thresholds (:meth:`Scorer.reference_rules`), which the
-  ``filter:`` shorthand turns into a ``select`` right after it.
+  drops a row. It may declare reference thresholds (:meth:`Scorer.reference_rules`); then
+  :meth:`Scorer.as_filter` (``filter:``) is one stage that scores and rejects by those thresholds.
 * :class:`Transform` (``transform:``) rewrites the text column and may reject rows (e.g. a document left
   empty) by filling the ``REJECT`` column with a reason.
 * :class:`GlobalStage` (``dedup:``) needs the whole corpus: it ``collect``\\ s a small key table per part
@@ -24,19 +24,23 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import pyarrow as pa
 
 from curate import schema
+from curate.resources import Resources
+from curate.rules import Rule, first_failing
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the engine module imports no stage: this is a one-way edge
     from curate.engine import Engine
-    from curate.select import Rule
 
-
-@dataclass(frozen=True)
-class Resources:
-    """What one worker of a stage needs. ``num_gpus`` may be fractional (several workers share a GPU)."""
-
-    num_cpus: float = 1.0
-    num_gpus: float = 0.0
-    batch_size: int = 4096
+__all__ = [
+    "FilterStage",
+    "GlobalStage",
+    "NoParams",
+    "Resources",  # lives in curate.resources; importable from here as before
+    "RowStage",
+    "Scorer",
+    "Stage",
+    "Transform",
+    "with_rejections",
+]
 
 
 @dataclass
@@ -47,10 +51,11 @@ class NoParams:
 class Stage:
     """Base of every stage. ``name`` is the registry name, set by ``STAGES.add``."""
 
-    name: ClassVar[str] = "stage"
+    name: str = "stage"  # set on the class by STAGES.add; a FilterStage takes its scorer's
     kind: ClassVar[str] = "stage"
     Params: ClassVar[type] = NoParams
-    resources: ClassVar[Resources] = Resources()
+    # A class default; a stage whose needs depend on its parameters sets its own in __init__.
+    resources: Resources = Resources()
 
     def __init__(self, params: Any = None, *, label: str | None = None) -> None:
         self.params = params if params is not None else self.Params()
@@ -100,8 +105,13 @@ class Scorer(RowStage):
         raise NotImplementedError
 
     def reference_rules(self) -> list[Rule]:
-        """Reference thresholds used by the ``filter:`` shorthand, in the order they are checked."""
+        """Reference thresholds that :meth:`as_filter` (``filter:``) applies, in the order they are
+        checked; a rule's ``reason`` is the check's name (the rejected row reads ``<label>:<reason>``)."""
         return []
+
+    def as_filter(self) -> FilterStage:
+        """This scorer and its reference rules as one stage (``filter:`` in a pipeline)."""
+        return FilterStage(self)
 
     def output_fields(self) -> list[str] | None:
         """The fields :meth:`score` adds (columns ``<label>.<field>``), known without running it, so a
@@ -116,6 +126,49 @@ class Scorer(RowStage):
                 raise ValueError(f"{self.label}.{field}: {len(arr)} values for {table.num_rows} rows")
             table = table.append_column(schema.column_name(self.label, field), arr)
         return table
+
+
+class FilterStage(RowStage):
+    """A scorer and its reference rules as one stage: it adds the scorer's columns, then rejects every
+    row that fails a rule, with the reason ``<label>:<rule reason>`` of the first failing rule.
+
+    Its name, label and resources are the scorer's; the pipeline's funnel shows it as one row. The
+    manifest records it as the scorer and a ``select`` (:meth:`parts`), so a finished run can be
+    re-thresholded (``curate reselect``) without scoring again.
+    """
+
+    kind = "filter"
+
+    def __init__(self, scorer: Scorer, rules: list[Rule] | None = None) -> None:
+        super().__init__(scorer.params, label=scorer.label)
+        self.name = scorer.name
+        self.resources = scorer.resources
+        self.scorer = scorer
+        self.rules = list(rules if rules is not None else scorer.reference_rules())
+        if not self.rules:
+            raise ValueError(f"{scorer.name} has no reference thresholds; use 'score:' and a 'select:'")
+
+    def setup(self) -> None:
+        self.scorer.ensure_setup()
+
+    def process(self, table: pa.Table) -> pa.Table:
+        scored = self.scorer.process(table)
+        return with_rejections(scored, first_failing(scored, self.rules, prefix=self.label))
+
+    def parts(self) -> list[dict[str, Any]]:
+        """The manifest's record: the scorer's :meth:`~Stage.describe`, then its rules as a ``select``
+        labelled like the scorer (the form ``curate reselect`` and the report read)."""
+        select = {"rules": [r.__dict__ for r in self.rules]}
+        return [
+            self.scorer.describe(),
+            {"name": "select", "label": self.label, "kind": "select", "params": select},
+        ]
+
+
+def scoring_stages(stages: list[Stage]) -> list[Stage]:
+    """``stages`` with every filter replaced by its scorer (the same object): for code that looks for
+    a kind of scorer (e.g. the ones fitted to a target sample) whatever shorthand wrapped it."""
+    return [s.scorer if isinstance(s, FilterStage) else s for s in stages]
 
 
 class Transform(RowStage):

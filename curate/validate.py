@@ -39,7 +39,7 @@ def check_select_columns(stages: list[Any], spec_index: list[int], input_fields:
     (:meth:`~curate.stage.Scorer.output_fields`); stages that cannot say ahead are not checked.
     """
     from curate.select import Select
-    from curate.stage import Scorer
+    from curate.stage import FilterStage, Scorer
 
     available = {schema.ID, schema.TEXT, schema.SOURCE, *input_fields}
     unknown_labels: set[str] = set()  # stages whose fields are not known ahead
@@ -47,13 +47,15 @@ def check_select_columns(stages: list[Any], spec_index: list[int], input_fields:
     for st, i in zip(stages, spec_index, strict=True):
         later.setdefault(st.label, i)
     for st, i in zip(stages, spec_index, strict=True):
+        if isinstance(st, FilterStage):
+            st = st.scorer  # a filter adds its scorer's columns; its own rules test them
         if isinstance(st, Scorer):
             fields = st.output_fields()
             if fields is None:
                 unknown_labels.add(st.label)
             else:
                 available.update(schema.column_name(st.label, f) for f in fields)
-        elif isinstance(st, Select) and getattr(st, "part_of_filter", None) is None:
+        elif isinstance(st, Select):
             for j, rule in enumerate(st.rules):
                 col = rule.column
                 prefix = col.split(".", 1)[0]

@@ -137,6 +137,27 @@ def test_duplicate_stage_labels_are_refused() -> None:
     assert [s.label for s in build_stages(cfg)] == ["normalize_v1", "select", "norm2"]
 
 
+def test_a_filter_is_one_stage_named_and_labelled_like_its_scorer() -> None:
+    from curate.stage import FilterStage
+
+    text = GOOD + "  - filter: gopher_quality_v1\n    label: gq\n    params: {min_doc_words: 3}\n"
+    stages = build_stages(parse_pipeline(text, path="p.yaml"))
+    assert [type(s).__name__ for s in stages] == ["Normalize", "Select", "FilterStage"]
+    f = stages[2]
+    assert isinstance(f, FilterStage) and (f.name, f.label, f.scorer.label) == (
+        "gopher_quality_v1",
+        "gq",
+        "gq",
+    )
+    assert f.rules[0].column == "gq.word_count" and f.rules[0].min == 3
+    assert [p["kind"] for p in f.parts()] == ["score", "select"]
+    # A scorer without reference thresholds cannot be a filter: the error says what to write instead.
+    with pytest.raises(
+        ConfigError, match=r"^p.yaml:8: stages\[2\].filter: 'machine_text_v1' has no reference"
+    ):
+        parse_pipeline(GOOD + "  - filter: machine_text_v1\n", path="p.yaml")
+
+
 PROXY = (
     GOOD
     + """proxy:

@@ -171,6 +171,9 @@ stages:
     assert (s["docs_in"], s["docs_out"]) == (41, 0)
     assert s["removed"] == {"gopher_quality_v1:short_doc": 41}
     assert m["accounting"] == {"input": 42, "kept": 0, "rejected": 41, "quarantined": 1, "balanced": True}
+    # The manifest records the filter as its scorer and a select of its rules (what reselect reads).
+    resolved = [(r["kind"], r["label"]) for r in m["stages_resolved"]]
+    assert resolved == [("score", "gopher_quality_v1"), ("select", "gopher_quality_v1")]
 
 
 def test_a_run_that_keeps_nothing_is_an_error_unless_allowed(tmp_path: Path) -> None:

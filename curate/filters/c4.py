@@ -22,7 +22,7 @@ from curate import schema
 from curate.filters._text import PY_SPACE, PY_SPACE_CHARS, SPLITLINES_SEP, char_class, doc_frame
 from curate.filters.words import chunk_tokens, spacy_english
 from curate.registry import STAGES
-from curate.select import Rule
+from curate.rules import Rule
 from curate.stage import Scorer, Transform, with_rejections
 
 CITATION = r"\[\d*]|\[edit]|\[citation needed]"

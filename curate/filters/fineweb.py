@@ -17,7 +17,7 @@ import pyarrow as pa
 from curate.filters._text import PY_SPACE, TERMINAL_PUNCT_END, doc_frame, duplicate_stats
 from curate.filters.words import Splitter, spacy_english, split_words
 from curate.registry import STAGES, bounds
-from curate.select import Rule
+from curate.rules import Rule
 from curate.stage import Scorer
 
 

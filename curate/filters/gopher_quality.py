@@ -17,7 +17,7 @@ import pyarrow as pa
 from curate.filters._text import NON_PUNCT_CHAR, PY_SPACE, SPLITLINES_SEP, doc_frame, splitlines_count
 from curate.filters.words import Splitter, spacy_english, split_words
 from curate.registry import STAGES, bounds
-from curate.select import Rule
+from curate.rules import Rule
 from curate.stage import Scorer
 
 STOP_WORDS = ["the", "be", "to", "of", "and", "that", "have", "with"]

@@ -23,7 +23,7 @@ import pyarrow as pa
 from curate.filters._text import PY_SPACE_CHARS, doc_frame, duplicate_stats
 from curate.filters.words import Splitter, spacy_english, split_words
 from curate.registry import STAGES, bounds
-from curate.select import Rule
+from curate.rules import Rule
 from curate.stage import Scorer
 
 _MIX = np.uint64(0x9E3779B97F4A7C15)

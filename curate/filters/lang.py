@@ -20,7 +20,7 @@ import pyarrow as pa
 
 from curate.filters._text import text_series
 from curate.registry import STAGES, bounds
-from curate.select import Rule
+from curate.rules import Rule
 from curate.stage import Scorer
 from curate.validate import closest
 

@@ -23,7 +23,7 @@ import polars as pl
 import pyarrow as pa
 
 from curate.registry import STAGES
-from curate.select import Rule
+from curate.rules import Rule
 from curate.stage import Scorer
 
 _FIELDS = ["domain", "subdomain", "url", "hard_blacklisted", "soft_words", "blacklisted_subword"]

@@ -176,8 +176,6 @@ def pipeline_stage_names(cfg: Any) -> tuple[list[str], bool]:
     names: list[str] = ["read"]
     driver = False
     for st in build_stages(cfg):
-        if getattr(st, "part_of_filter", None) == "tail":
-            continue
         names.append(st.name)
         if st.name == "minhash_dedup_v1" and getattr(st.params, "components", "engine") == "driver":
             driver = True

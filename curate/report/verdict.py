@@ -176,7 +176,7 @@ def decision_sentence(goodput: dict[str, Any]) -> str | None:
         if p is None:
             continue
         d = p.get("diff_bpb") or {}
-        v, lo, hi = d.get("value", 0.0), d.get("ci_low", 0.0), d.get("ci_high", 0.0)
+        v, lo, hi = (float(d.get(k) or 0.0) for k in ("value", "ci_low", "ci_high"))
         if p.get("a") != best:  # the pair stores a - b: turn it into best - other
             v, lo, hi = -v, -hi, -lo
         if p.get("separated") and p.get("better") == best:

@@ -36,7 +36,7 @@ import pyarrow as pa
 from curate import schema
 from curate.io.files import atomic_save_npz, atomic_write_json
 from curate.registry import STAGES, bounds
-from curate.select import Rule
+from curate.rules import Rule
 from curate.stage import Resources, Scorer
 from curate.target.fitted import TargetFitted, TargetSample
 
@@ -131,7 +131,7 @@ class Dsir(TargetFitted, Scorer):
     resampling key (``resample_key``); see the module docstring."""
 
     Params = DsirParams
-    resources = Resources(num_cpus=1.0, batch_size=4096)
+    resources = Resources(num_cpus=1.0)
     _unpicklable = ("_log_ratio",)
 
     def output_fields(self) -> list[str]:

@@ -16,7 +16,7 @@ import pyarrow as pa
 
 from curate import schema
 from curate.registry import STAGES, bounds
-from curate.select import Rule
+from curate.rules import Rule
 from curate.stage import Resources, Scorer
 
 
@@ -61,7 +61,7 @@ class FastTextScorer(Scorer):
     check: ClassVar[str] = "low_prob"
     # Reference sample used for keep_top_percent (see the manifest's score_quantiles).
     quantile_set: ClassVar[str] = "holdout_negative"
-    resources = Resources(num_cpus=1.0, batch_size=4096)
+    resources = Resources(num_cpus=1.0)
     _unpicklable = ("_model",)
 
     def __init__(self, params: Any = None, *, label: str | None = None) -> None:

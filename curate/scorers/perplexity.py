@@ -25,7 +25,7 @@ import pyarrow as pa
 
 from curate import schema
 from curate.registry import STAGES
-from curate.select import Rule
+from curate.rules import Rule
 from curate.stage import Resources, Scorer
 
 
@@ -64,7 +64,7 @@ class Perplexity(Scorer):
     """Scores ``bpb``: the document's bits per byte under the proxy model (lower = more predictable)."""
 
     Params = PerplexityParams
-    resources = Resources(num_cpus=1, batch_size=256)
+    resources = Resources(num_cpus=1)
     _unpicklable = ("_model", "_tok")
 
     def setup(self) -> None:

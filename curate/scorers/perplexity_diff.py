@@ -29,8 +29,8 @@ import pyarrow.compute as pc
 
 from curate import schema
 from curate.registry import STAGES, bounds
+from curate.rules import Rule
 from curate.scorers.perplexity import Perplexity, PerplexityParams
-from curate.select import Rule
 from curate.stage import Resources, Scorer
 from curate.target.fitted import TargetFitted, TargetSample
 
@@ -61,7 +61,7 @@ class PerplexityDiff(TargetFitted, Scorer):
     """``diff = bpb_target - bpb_raw`` (Moore-Lewis); see the module docstring."""
 
     Params = PerplexityDiffParams
-    resources = Resources(num_cpus=1, batch_size=256)
+    resources = Resources(num_cpus=1)
     _unpicklable = ("_models",)
 
     def validate(self) -> None:

@@ -79,11 +79,7 @@ class Synthesize(Transform):
         if p.mode == "rephrase" and "{text}" not in p.prompt:
             raise ValueError(f"{self.label}: prompt must contain {{text}}")
         # Per instance: the GPU share is a parameter of this stage (the class default asks for none).
-        self.resources = Resources(  # type: ignore[misc]
-            num_cpus=1.0,
-            num_gpus=p.num_gpus,
-            batch_size=max(p.batch_size * 8, 64),
-        )
+        self.resources = Resources(num_cpus=1.0, num_gpus=p.num_gpus)
         self._model: Any = None
         self._tokenizer: Any = None
 

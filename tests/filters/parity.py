@@ -11,16 +11,15 @@ from typing import Any
 import pyarrow as pa
 
 from curate import schema
-from curate.select import Select
-from curate.stage import Scorer, Transform
+from curate.stage import RowStage, Scorer, Transform
 
 
 def run_filter(stage: Scorer | Transform, table: pa.Table) -> list[str | None]:
-    """Reasons (None = kept) that ``filter: <stage>`` gives each row of ``table``."""
-    stage.ensure_setup()
-    out = stage.process(table)
-    if isinstance(stage, Scorer):
-        out = Select(rules=stage.reference_rules(), prefix=stage.label).process(out)
+    """Reasons (None = kept) that ``filter: <stage>`` (a scorer) or ``transform: <stage>`` gives each
+    row of ``table``."""
+    step: RowStage = stage.as_filter() if isinstance(stage, Scorer) else stage
+    step.ensure_setup()
+    out = step.process(table)
     if schema.REJECT not in out.column_names:
         return [None] * table.num_rows
     return out.column(schema.REJECT).to_pylist()

@@ -11,7 +11,6 @@ from curate.filters.gopher_quality import GopherQuality
 from curate.filters.gopher_repetition import GopherRepetition
 from curate.filters.words import words_lists
 from curate.registry import STAGES
-from curate.select import Select
 from tests.helpers import make_table
 
 GOOD = (
@@ -23,11 +22,11 @@ GOOD = (
 )
 
 
-def reasons(stage, texts: list[str]) -> list[str | None]:
+def reasons(scorer, texts: list[str]) -> list[str | None]:
+    """What ``filter: <scorer>`` decides for each text: None (kept) or ``<label>:<check>``."""
+    stage = scorer.as_filter()
     stage.ensure_setup()
-    out = stage.process(make_table(texts))
-    out = Select(rules=stage.reference_rules(), prefix=stage.label).process(out)
-    return out.column(schema.REJECT).to_pylist()
+    return stage.process(make_table(texts)).column(schema.REJECT).to_pylist()
 
 
 def reason(stage, text: str) -> str | None:
