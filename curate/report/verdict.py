@@ -152,8 +152,12 @@ def decision_sentence(goodput: dict[str, Any]) -> str | None:
     controls = set(goodput.get("controls") or {}) - {"for", "skipped"}
     recs = goodput.get("recipes") or {}
     names = [r for r in recs if r != base and r not in controls]
-    value = {r: (recs[r].get("multiplier") or {}).get("value") for r in names}
-    names = [r for r in names if value[r] is not None]
+    value: dict[str, float] = {}
+    for r in names:
+        v = (recs[r].get("multiplier") or {}).get("value")
+        if v is not None:
+            value[r] = float(v)
+    names = [r for r in names if r in value]
     if len(names) < 2:
         return None
     names.sort(key=lambda r: (-value[r], r))
