@@ -88,9 +88,10 @@ class PeakMemory:
 def machine() -> str:
     cpu = "unknown cpu"
     try:
-        for line in open("/proc/cpuinfo"):
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    cpu = line.split(":", 1)[1].strip()
                 break
     except OSError:
         pass

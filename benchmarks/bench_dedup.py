@@ -73,7 +73,7 @@ BOILER_FOOT = "Share this article\nCookie policy | Privacy | Terms of use\n© 20
 def perturb(text: str, kind: str, rate: float, rng: np.random.Generator, vocab: list[str]) -> str:
     if kind == "reorder":
         paras = [p for p in text.split("\n") if p.strip()]
-        k = max(1, int(round(rate * len(paras))))
+        k = max(1, round(rate * len(paras)))
         idx = rng.choice(len(paras), size=min(k * 2, len(paras)), replace=False)
         for a, b in zip(idx[::2], idx[1::2], strict=False):
             paras[a], paras[b] = paras[b], paras[a]

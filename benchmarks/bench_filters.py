@@ -20,14 +20,14 @@ os.environ.setdefault("POLARS_MAX_THREADS", "1")
 os.environ.setdefault("RAYON_NUM_THREADS", "1")
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
-import argparse  # noqa: E402
-import glob  # noqa: E402
-import platform  # noqa: E402
-import sys  # noqa: E402
-import time  # noqa: E402
-from pathlib import Path  # noqa: E402
+import argparse
+import glob
+import platform
+import sys
+import time
+from pathlib import Path
 
-import pyarrow as pa  # noqa: E402
+import pyarrow as pa
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))

@@ -135,7 +135,7 @@ def run_once(data: Path, run_dir: Path, num_cpus: int | None) -> dict:
         wall = time.perf_counter() - t0
         try:
             spill = spill_stats()
-        except Exception as e:  # noqa: BLE001 - a stats-only call; report why it failed
+        except Exception as e:
             spill = {"error": repr(e)}
         engine.shutdown()
     load = os.getloadavg()[1]  # the 5-minute load average at the end: other work sharing the cores

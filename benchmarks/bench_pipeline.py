@@ -18,10 +18,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmarks._common import CORPORA, PeakMemory, machine  # noqa: E402
-from curate.config import parse_pipeline  # noqa: E402
-from curate.engine import make_engine  # noqa: E402
-from curate.runner import run_pipeline  # noqa: E402
+from benchmarks._common import CORPORA, PeakMemory, machine
+from curate.config import parse_pipeline
+from curate.engine import make_engine
+from curate.runner import run_pipeline
 
 PIPELINE = """
 name: bench_foundation

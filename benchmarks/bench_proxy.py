@@ -391,7 +391,8 @@ def _hf_trainer_tok_s(mc, data: np.ndarray, seq: int, tokens: int, out: Path, *,
     clock = Clock()
     trainer = Trainer(model=model, args=targs, train_dataset=DS(), callbacks=[clock])
     trainer.train()
-    assert clock.start is not None and clock.end is not None
+    assert clock.start is not None
+    assert clock.end is not None
     return n * seq / (clock.end - clock.start)
 
 

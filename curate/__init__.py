@@ -9,6 +9,6 @@ The Python API (see the README's "Python" section)::
 
 __version__ = "0.1.0"
 
-from curate.api import filter, run  # noqa: E402  (after __version__, which the runner imports)
+from curate.api import filter, run
 
 __all__ = ["__version__", "filter", "run"]

@@ -25,8 +25,8 @@ def run(
     pipeline: str | Path,
     *,
     output: str | Path | None = None,
-    set: dict[str, Any] | None = None,  # noqa: A002 (the CLI's --set)
-    input: str | None = None,  # noqa: A002 (the CLI's --input)
+    set: dict[str, Any] | None = None,
+    input: str | None = None,
     engine: str | None = None,
     progress: bool = False,
     phases: bool = True,
@@ -57,7 +57,7 @@ def run(
     return run_pipeline(cfg, out, progress=progress, phases=phases)
 
 
-def filter(  # noqa: A001 (curate.filter reads as what it does)
+def filter(
     docs: Sequence[str] | pa.Table,
     *stages: str,
     params: dict[str, dict[str, Any]] | None = None,

@@ -16,11 +16,12 @@ finish in, so every run's output is deterministic.
 from __future__ import annotations
 
 import contextlib
+import functools
 import logging
 import os
 import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from typing import Any, Protocol, TypeVar
+from typing import Any, Protocol, TypeVar, cast
 
 import numpy as np
 import pyarrow as pa
@@ -178,7 +179,9 @@ class InlineEngine(Engine):
     def __init__(self, *, progress: bool = False) -> None:
         self.progress = progress
 
-    def map(self, fn, items, *, resources=ONE_CPU, desc=""):
+    def map(
+        self, fn: Callable[[T], R], items: Sequence[T], *, resources: Resources = ONE_CPU, desc: str = ""
+    ) -> list[R]:
         out = []
         with self._bar(len(items), desc) as bar:
             for item in items:
@@ -186,11 +189,27 @@ class InlineEngine(Engine):
                 bar.update(1)
         return out
 
-    def map_worker(self, factory, items, *, resources=ONE_CPU, desc=""):
+    def map_worker(
+        self,
+        factory: Callable[[], Worker],
+        items: Sequence[Any],
+        *,
+        resources: Resources = ONE_CPU,
+        desc: str = "",
+    ) -> list[Any]:
         worker = factory()
         return self.map(worker, items, resources=resources, desc=desc)
 
-    def shuffle(self, paths, *, key, reduce, num_partitions=None, columns=None, desc=""):
+    def shuffle(
+        self,
+        paths: Sequence[str],
+        *,
+        key: str,
+        reduce: Callable[[pa.Table], Any],
+        num_partitions: int | None = None,
+        columns: list[str] | None = None,
+        desc: str = "",
+    ) -> list[Any]:
         p = num_partitions or 1
         parts = [_partition(path, key, p, columns) for path in paths]
         return [reduce(_concat(parts[m][i] for m in range(len(paths)))) for i in range(p)]
@@ -305,7 +324,9 @@ class RayEngine(Engine):
                     continue
                 bar.update(1)
 
-    def map(self, fn, items, *, resources=ONE_CPU, desc=""):
+    def map(
+        self, fn: Callable[[T], R], items: Sequence[T], *, resources: Resources = ONE_CPU, desc: str = ""
+    ) -> list[R]:
         import ray
 
         remote = ray.remote(
@@ -320,12 +341,19 @@ class RayEngine(Engine):
                 {},
                 results,
                 bar,
-                ((i, lambda it=it: remote.remote(it)) for i, it in enumerate(items)),
+                ((i, functools.partial(remote.remote, it)) for i, it in enumerate(items)),
                 max_in_flight=max(2 * self.num_workers, 1),
             )
         return results
 
-    def map_worker(self, factory, items, *, resources=ONE_CPU, desc=""):
+    def map_worker(
+        self,
+        factory: Callable[[], Worker],
+        items: Sequence[Any],
+        *,
+        resources: Resources = ONE_CPU,
+        desc: str = "",
+    ) -> list[Any]:
         import ray
 
         if not items:
@@ -349,7 +377,9 @@ class RayEngine(Engine):
         # No actor restarts: a restarted actor waits for a CPU, and after a node is lost there may be
         # none (the survivors' CPUs are held by the other actors), so its queued calls would wait
         # forever. A dead actor's calls fail fast instead and go to a live one (``_gather``).
-        actor_cls = _Actor.options(num_cpus=resources.num_cpus, num_gpus=resources.num_gpus, max_restarts=0)
+        actor_cls = cast(Any, _Actor).options(
+            num_cpus=resources.num_cpus, num_gpus=resources.num_gpus, max_restarts=0
+        )
         actors = [actor_cls.remote(factory) for _ in range(n_actors)]
         dead: set[int] = set()
         placed: dict[int, int] = {}  # item -> actor
@@ -374,7 +404,16 @@ class RayEngine(Engine):
                 ray.kill(a)
         return results
 
-    def shuffle(self, paths, *, key, reduce, num_partitions=None, columns=None, desc=""):
+    def shuffle(
+        self,
+        paths: Sequence[str],
+        *,
+        key: str,
+        reduce: Callable[[pa.Table], Any],
+        num_partitions: int | None = None,
+        columns: list[str] | None = None,
+        desc: str = "",
+    ) -> list[Any]:
         import ray
 
         p = num_partitions or max(1, self.num_workers)
@@ -386,7 +425,7 @@ class RayEngine(Engine):
             part_remote = ray.remote(num_returns=p, max_retries=self.max_retries)(_partition)
         else:
             part_remote = ray.remote(max_retries=self.max_retries)(_single_partition)
-        pieces = []
+        pieces: list[Any] = []
         for path in paths:
             refs = part_remote.remote(path, key, p, columns)
             pieces.append(refs if p > 1 else [refs])
@@ -427,7 +466,7 @@ def assigned_gpus() -> list[str]:
         return []
     try:
         return [str(g) for g in ray.get_gpu_ids()]
-    except Exception:  # the driver, or a Ray without a worker context  # noqa: BLE001
+    except Exception:  # the driver, or a Ray without a worker context
         return []
 
 

@@ -27,6 +27,7 @@ Only the standard library is imported here, so that importing this module starts
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import errno
 import fcntl
@@ -120,7 +121,7 @@ def _fork_egress_helper(libc: ctypes.CDLL) -> tuple[int, socket.socket]:
             signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the run's to handle
             if os.getppid() == parent:
                 _serve_egress(theirs)
-        except BaseException:  # noqa: BLE001 - a helper never returns into the caller's code
+        except BaseException:
             code = 1
         finally:
             os._exit(code)
@@ -149,7 +150,7 @@ def _hand_over_listener(pair: socket.socket) -> None:
 def _serve_egress(pair: socket.socket) -> None:
     import threading
 
-    msg, fds, _, _ = socket.recv_fds(pair, 1, 1)
+    _msg, fds, _, _ = socket.recv_fds(pair, 1, 1)
     if not fds:
         return  # the parent could not enter the namespace
     lsock = socket.socket(fileno=fds[0])
@@ -248,19 +249,15 @@ def _relay(client: socket.socket, upstream: socket.socket, *, close_after_respon
         except OSError:
             pass
         finally:
-            try:
+            with contextlib.suppress(OSError):
                 dst.shutdown(socket.SHUT_RDWR if last else socket.SHUT_WR)
-            except OSError:
-                pass
 
     up = threading.Thread(target=pump, args=(client, upstream, False), daemon=True)
     up.start()
     pump(upstream, client, close_after_response)
     if close_after_response:
-        try:
+        with contextlib.suppress(OSError):
             client.shutdown(socket.SHUT_RDWR)
-        except OSError:
-            pass
     up.join()
 
 

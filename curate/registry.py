@@ -169,12 +169,11 @@ def _coerce(value: Any, tp: Any, *, where: str) -> Any:
     if tp is Any:
         return value
     if origin in (typing.Union, types.UnionType):
-        errors = []
         for arg in args:
             try:
                 return _coerce(value, arg, where=where)
-            except RegistryError as e:
-                errors.append(str(e))
+            except RegistryError:
+                continue
         raise RegistryError(f"{where}: expected {_type_name(tp)}, got {type(value).__name__} {value!r}")
     if tp is type(None):
         if value is None:
@@ -184,32 +183,40 @@ def _coerce(value: Any, tp: Any, *, where: str) -> Any:
         if value in args:
             return value
         raise RegistryError(f"{where}: expected one of {', '.join(map(repr, args))}, got {value!r}")
-    if origin in (list, tuple):
-        if not isinstance(value, list | tuple):
-            raise RegistryError(f"{where}: expected a list, got {type(value).__name__} {value!r}")
-        inner = args[0] if args else Any
-        items = [_coerce(v, inner, where=f"{where}[{i}]") for i, v in enumerate(value)]
-        return items if origin is list else tuple(items)
+    if origin in (list, tuple, dict):
+        return _coerce_container(value, origin, args, where=where)
+    return _coerce_scalar(value, tp, where=where)
+
+
+def _coerce_container(value: Any, origin: Any, args: tuple[Any, ...], *, where: str) -> Any:
+    """A list or tuple (items checked against the first type argument) or a mapping (taken as is)."""
     if origin is dict:
         if not isinstance(value, dict):
             raise RegistryError(f"{where}: expected a mapping, got {type(value).__name__} {value!r}")
         return value
+    if not isinstance(value, list | tuple):
+        raise RegistryError(f"{where}: expected a list, got {type(value).__name__} {value!r}")
+    inner = args[0] if args else Any
+    items = [_coerce(v, inner, where=f"{where}[{i}]") for i, v in enumerate(value)]
+    return items if origin is list else tuple(items)
+
+
+def _coerce_scalar(value: Any, tp: Any, *, where: str) -> Any:
+    """float (ints accepted), int and bool (never each other), str, any other class by isinstance;
+    anything else that is not a class is taken as is."""
     if tp is float:
-        if isinstance(value, int | float) and not isinstance(value, bool):
+        ok = isinstance(value, int | float) and not isinstance(value, bool)
+        if ok:
             return float(value)
     elif tp is int:
-        if isinstance(value, int) and not isinstance(value, bool):
-            return value
+        ok = isinstance(value, int) and not isinstance(value, bool)
     elif tp is bool:
-        if isinstance(value, bool):
-            return value
-    elif tp is str:
-        if isinstance(value, str):
-            return value
+        ok = isinstance(value, bool)
     elif isinstance(tp, type):
-        if isinstance(value, tp):
-            return value
+        ok = isinstance(value, tp)
     else:
+        return value
+    if ok:
         return value
     raise RegistryError(f"{where}: expected {_type_name(tp)}, got {type(value).__name__} {value!r}")
 

@@ -170,7 +170,7 @@ class SegmentWorker:
             )
             unit = f"{shard.index:05d}"
         else:
-            part_index, part = item
+            _part_index, part = item
             prev = self.work.child(f"s{self.segment.index - 1}", f"p{part}.parquet")
             batches = iter([(part, read_parquet(prev))])
             unit = part

@@ -18,7 +18,7 @@ def stage_table(manifest: dict[str, Any]) -> str:
     wall and CPU seconds, top removal reasons."""
     tokens = any("tokens_out" in s for s in manifest["stages"])
     head = ["stage", "docs in", "docs out", "removed", "bytes out"] + (["tokens out"] if tokens else [])
-    rows = [tuple(head + ["wall s", "cpu s", "top reasons"])]
+    rows = [tuple([*head, "wall s", "cpu s", "top reasons"])]
     for s in manifest["stages"]:
         removed = sum(s["removed"].values())
         top = sorted(s["removed"].items(), key=lambda kv: (-kv[1], kv[0]))[:3]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import importlib.metadata as md
 import platform
 
@@ -23,8 +24,6 @@ def package_versions() -> dict[str, str]:
     """``{"python": ..., package: version}`` for each of :data:`PACKAGES` that is installed."""
     out = {"python": platform.python_version()}
     for pkg in PACKAGES:
-        try:
+        with contextlib.suppress(md.PackageNotFoundError):
             out[pkg] = md.version(pkg)
-        except md.PackageNotFoundError:
-            pass
     return out

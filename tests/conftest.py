@@ -84,4 +84,4 @@ def s3(s3_endpoint, monkeypatch, request):
     fs = s3fs.S3FileSystem(key=S3_KEY_ID, secret=S3_SECRET, endpoint_url=url, skip_instance_cache=True)
     bucket = re.sub(r"[^a-z0-9-]", "-", request.node.name.lower())[:50].strip("-") + "-b"
     fs.mkdir(bucket)
-    yield types.SimpleNamespace(url=url, env=env, fs=fs, bucket=bucket)
+    return types.SimpleNamespace(url=url, env=env, fs=fs, bucket=bucket)

@@ -41,7 +41,7 @@ def _processes() -> list[tuple[int, str]]:
         if not pid.isdigit():
             continue
         try:
-            out.append((int(pid), open(f"/proc/{pid}/cmdline", "rb").read().decode(errors="replace")))
+            out.append((int(pid), Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace")))
         except OSError:
             continue
     return out
@@ -51,10 +51,8 @@ def _kill_cluster(temp_dir: str) -> None:
     for sig in (signal.SIGTERM, signal.SIGKILL):
         for pid, cmd in _processes():
             if temp_dir in cmd:
-                try:
+                with contextlib.suppress(ProcessLookupError):
                     os.kill(pid, sig)
-                except ProcessLookupError:
-                    pass
         time.sleep(1)
 
 

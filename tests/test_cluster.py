@@ -75,7 +75,8 @@ def test_multi_node_cluster_output_equals_embedded(tmp_path: Path, local_cluster
     )
     assert r.returncode == 0, r.stderr[-3000:]
     m = json.loads((tmp_path / "cl" / "manifest.json").read_text())
-    assert m["engine"]["nodes"] == 2 and m["engine"]["address"] == local_cluster["address"]
+    assert m["engine"]["nodes"] == 2
+    assert m["engine"]["address"] == local_cluster["address"]
     assert _outputs(tmp_path / "cl") == expected
 
 

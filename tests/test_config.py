@@ -34,7 +34,8 @@ def test_unknown_stage_names_line_key_and_choices() -> None:
         parse_pipeline(text, path="p.yaml")
     msg = str(e.value)
     assert msg.startswith("p.yaml:4: stages[0].transform: unknown stage 'normalize_v9'; valid stages: ")
-    assert "normalize_v1" in msg and "select" in msg
+    assert "normalize_v1" in msg
+    assert "select" in msg
 
 
 def test_unknown_parameter() -> None:
@@ -144,12 +145,14 @@ def test_a_filter_is_one_stage_named_and_labelled_like_its_scorer() -> None:
     stages = build_stages(parse_pipeline(text, path="p.yaml"))
     assert [type(s).__name__ for s in stages] == ["Normalize", "Select", "FilterStage"]
     f = stages[2]
-    assert isinstance(f, FilterStage) and (f.name, f.label, f.scorer.label) == (
+    assert isinstance(f, FilterStage)
+    assert (f.name, f.label, f.scorer.label) == (
         "gopher_quality_v1",
         "gq",
         "gq",
     )
-    assert f.rules[0].column == "gq.word_count" and f.rules[0].min == 3
+    assert f.rules[0].column == "gq.word_count"
+    assert f.rules[0].min == 3
     assert [p["kind"] for p in f.parts()] == ["score", "select"]
     # A scorer without reference thresholds cannot be a filter: the error says what to write instead.
     with pytest.raises(

@@ -51,15 +51,14 @@ def test_short_reason_equals_the_full_one_and_shows_the_deciding_score(run: Path
 
 def test_prefixes_quarantine_and_kept(run: Path) -> None:
     stage = inspect_run(run, reason="gopher_quality_v1", n=1)
-    assert (
-        "== gopher_quality_v1:short_doc  (20 documents)" in stage
-        and "quarantine" not in stage.split("\n\n", 1)[1]
-    )
+    assert "== gopher_quality_v1:short_doc  (20 documents)" in stage
+    assert "quarantine" not in stage.split("\n\n", 1)[1]
     q = inspect_run(run, reason="quarantine", n=5)
     assert "== quarantine:malformed_json  (1 documents)" in q
     assert "detail=" in q
     kept = inspect_run(run, reason="kept", n=4)
-    assert "== kept  (20 documents)" in kept and "== gopher_quality_v1" not in kept
+    assert "== kept  (20 documents)" in kept
+    assert "== gopher_quality_v1" not in kept
     assert len(_ids(kept, "kept")) == 4
 
 

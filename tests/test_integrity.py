@@ -86,9 +86,9 @@ def test_stages_verify_unless_told_not_to(tmp_path):
 
     d = build_tiny_lm(tmp_path / "lm", steps=1)
     (d / MANIFEST_NAME).unlink()
-    with pytest.raises(ModelIntegrityError, match="no curate-manifest.json"):
+    with pytest.raises(ModelIntegrityError, match=r"no curate-manifest.json"):
         Synthesize(SynthesizeParams(model=str(d), device="cpu")).setup()
-    with pytest.raises(ModelIntegrityError, match="no curate-manifest.json"):
+    with pytest.raises(ModelIntegrityError, match=r"no curate-manifest.json"):
         Perplexity(PerplexityParams(model=str(d))).setup()
     Synthesize(SynthesizeParams(model=str(d), device="cpu", verify=False)).setup()  # explicit opt-out loads
 

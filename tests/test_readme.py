@@ -110,7 +110,8 @@ def test_readme_python_example_runs(tmp_path: Path, corpora) -> None:
     r = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stderr[-3000:]
     lines = r.stdout.splitlines()
-    assert lines[0].startswith("{'input': ") and "'balanced': True" in lines[0]
+    assert lines[0].startswith("{'input': ")
+    assert "'balanced': True" in lines[0]
     # The printed table is the one the README shows in its comment.
     shown = re.search(r"^# (\[\{.*?\}\])$", code.replace("\n#  ", " "), re.M | re.S)
     assert shown is not None

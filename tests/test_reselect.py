@@ -15,7 +15,25 @@ from curate.engine import InlineEngine
 from curate.reselect import reselect
 from curate.runner import run_pipeline
 
-WORDS = "the quick brown fox jumps over a lazy dog and then it runs far away from home".split()
+WORDS = [
+    "the",
+    "quick",
+    "brown",
+    "fox",
+    "jumps",
+    "over",
+    "a",
+    "lazy",
+    "dog",
+    "and",
+    "then",
+    "it",
+    "runs",
+    "far",
+    "away",
+    "from",
+    "home",
+]
 
 
 def write_corpus(d: Path) -> None:

@@ -32,7 +32,8 @@ def test_accounting_and_layout(tmp_path: Path) -> None:
     assert stages["read"]["removed"] == {"quarantine:malformed_json": 3}
     assert stages["normalize_v1"]["removed"] == {"normalize_v1:empty": 3}
     assert stages["select"]["removed"] == {"select:not_doc1": 108}
-    assert stages["select"]["docs_in"] == 120 and stages["select"]["docs_out"] == 12
+    assert stages["select"]["docs_in"] == 120
+    assert stages["select"]["docs_out"] == 12
     assert m["removed_by_reason"] == {
         "normalize_v1:empty": 3,
         "quarantine:malformed_json": 3,
@@ -47,7 +48,8 @@ def test_accounting_and_layout(tmp_path: Path) -> None:
     assert {"id": "in-0.jsonl:41", "stage": "read", "reason": "quarantine:malformed_json"} in rows
     assert len(rows) == 114
     manifest = json.loads((tmp_path / "run" / "manifest.json").read_text())
-    assert manifest["config"]["name"] == "t" and manifest["versions"]["pyarrow"]
+    assert manifest["config"]["name"] == "t"
+    assert manifest["versions"]["pyarrow"]
     assert all(k in manifest["stages"][1] for k in ("docs_in", "docs_out", "removed", "wall_s", "cpu_s"))
 
 
@@ -139,7 +141,8 @@ def test_resume_after_kill_gives_identical_output(tmp_path: Path) -> None:
     assert _digest(tmp_path / "killed") == _digest(tmp_path / "whole")
     # The wall time sums both attempts; the killed one counts up to its last written file (> 0).
     m = json.loads((tmp_path / "killed" / "manifest.json").read_text())
-    assert len(m["attempts_wall_s"]) == 2 and m["attempts_wall_s"][0] > 0
+    assert len(m["attempts_wall_s"]) == 2
+    assert m["attempts_wall_s"][0] > 0
     assert m["wall_s"] == pytest.approx(sum(m["attempts_wall_s"]), abs=0.01)
     # A third run over a finished directory changes nothing.
     subprocess.run(cmd(tmp_path / "killed"), check=True, env=env, capture_output=True)

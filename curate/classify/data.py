@@ -92,7 +92,7 @@ def _matches(record: dict[str, Any], where: dict[str, Any]) -> bool:
 
 def _iter_records(path: str) -> Iterator[tuple[int, dict[str, Any]]]:
     opener = gzip.open if path.endswith(".gz") else open
-    with opener(path, "rt", encoding="utf-8") as f:  # type: ignore[operator]
+    with opener(path, "rt", encoding="utf-8") as f:
         for lineno, line in enumerate(f):
             if line.strip():
                 yield lineno, json.loads(line)

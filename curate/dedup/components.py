@@ -302,10 +302,7 @@ def _split_by_part(key_paths: Sequence[str], out_dir: str) -> Any:
             return 0
         node = np.asarray(table.column(NODE).to_numpy(), np.uint64)
         parts = np.asarray(table.column(NODE_PART).to_numpy(), np.uint64)
-        if schema.ID in table.column_names:
-            ids = c.id_column(table)
-        else:
-            ids = _take_ids(key_paths, parts, node)
+        ids = c.id_column(table) if schema.ID in table.column_names else _take_ids(key_paths, parts, node)
         rest = [n for n in table.column_names if n not in (NODE, NODE_PART, schema.ID)]
         order = np.argsort(node, kind="stable")
         for part in np.unique(parts):

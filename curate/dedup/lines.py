@@ -124,7 +124,7 @@ class LineDedup(GlobalStage):
                 c.lookup(key_paths, uniq, engine).column(schema.ID).combine_chunks().take(pa.array(inv))
             )
         facts = {
-            "boilerplate_lines": int(len(hashes)),
+            "boilerplate_lines": len(hashes),
             "min_docs": p.min_docs,
             "max_docs_per_line": int(counts.max()) if len(counts) else 0,
         }

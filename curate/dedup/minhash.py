@@ -177,7 +177,7 @@ class MinhashDedup(GlobalStage):
         a = np.concatenate([r[0] for r in parts]) if parts else np.zeros(0, np.uint64)
         b = np.concatenate([r[1] for r in parts]) if parts else np.zeros(0, np.uint64)
         pairs = np.unique(np.stack([a, b], axis=1), axis=0) if len(a) else np.zeros((0, 2), np.uint64)
-        facts: dict[str, Any] = {"bands": self.bands, "rows": self.rows, "candidate_pairs": int(len(pairs))}
+        facts: dict[str, Any] = {"bands": self.bands, "rows": self.rows, "candidate_pairs": len(pairs)}
         if len(pairs) and (p.verify or p.estimate_margin is not None):
             column, cut = (
                 (SHINGLES, p.threshold) if p.verify else (SIG, p.threshold - (p.estimate_margin or 0.0))
@@ -185,7 +185,7 @@ class MinhashDedup(GlobalStage):
             sim = score_pairs(key_paths, pairs, engine, column=column)
             keep = sim >= cut
             facts.update(
-                pairs_checked=int(len(pairs)),
+                pairs_checked=len(pairs),
                 pairs_rejected=int((~keep).sum()),
                 check="exact_jaccard" if p.verify else "signature_estimate",
                 check_cut=round(cut, 4),
@@ -198,9 +198,7 @@ class MinhashDedup(GlobalStage):
         pos = np.searchsorted(nodes, root)
         sizes = np.bincount(pos, minlength=len(nodes))[pos]
         spos = np.searchsorted(nodes, survivor)
-        facts.update(
-            clusters=int(len(np.unique(root))), clustered_docs=int(len(nodes)), duplicates=int(drop.sum())
-        )
+        facts.update(clusters=len(np.unique(root)), clustered_docs=len(nodes), duplicates=int(drop.sum()))
         log.info("%s: %s", self.label, facts)
         return MinhashState(
             drop_ids=ids.filter(pa.array(drop)),

@@ -41,4 +41,4 @@ def read_memmap(prefix: Path, dtype: np.dtype | str) -> tuple[np.ndarray, np.nda
         else np.zeros(0, np.dtype(dtype))
     )
     doc_idx = np.load(prefix.with_name(prefix.name + ".doc_idx.npy"))
-    return tokens, doc_idx  # type: ignore[return-value]
+    return tokens, doc_idx

@@ -18,7 +18,7 @@ def split_order(n_docs: int, *, seed: int, val_fraction: float) -> dict[str, np.
     documents, so a small run still gets a validation split; train keeps at least one document.
     """
     order = np.random.default_rng(seed).permutation(n_docs).astype(np.int64)
-    n_val = int(round(val_fraction * n_docs))
+    n_val = round(val_fraction * n_docs)
     if val_fraction > 0 and n_docs >= 2:
         n_val = min(max(n_val, 1), n_docs - 1)
     return {"train": order[n_val:], "validation": order[:n_val]}

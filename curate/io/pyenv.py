@@ -131,11 +131,9 @@ class PythonEnvSource(Source):
             docs = self._distributions()
         else:
             docs = self._topics()
-        n = 0
-        for doc_id, text, source in docs:
+        for n, (doc_id, text, source) in enumerate(docs):
             if self.params.limit is not None and n >= self.params.limit:
                 break
-            n += 1
             b.add(doc_id=doc_id, text=text, source=source)
             if b.full():
                 yield b.flush()

@@ -41,7 +41,7 @@ def open_binary(path: str) -> IO[bytes]:
 
         return zstandard.ZstdDecompressor().stream_reader(
             open_input(path), read_across_frames=True, closefd=True
-        )  # type: ignore[return-value]
+        )
     return open_input(path)
 
 
@@ -57,7 +57,7 @@ def _read_errors() -> tuple[type[BaseException], ...]:
 
 
 def _iter_lines(f: IO[bytes]) -> Iterator[bytes]:
-    buffered = f if isinstance(f, io.BufferedIOBase) and hasattr(f, "readline") else io.BufferedReader(f)  # type: ignore[arg-type,type-var]
+    buffered = f if isinstance(f, io.BufferedIOBase) and hasattr(f, "readline") else io.BufferedReader(f)  # type: ignore[type-var]
     while True:
         line = buffered.readline()
         if not line:
@@ -242,8 +242,7 @@ class HFSource(Source):
 
         p: HFParams = self.params
         if (
-            os.path.isdir(p.path)
-            and os.path.exists(os.path.join(p.path, "dataset_info.json"))
+            (os.path.isdir(p.path) and os.path.exists(os.path.join(p.path, "dataset_info.json")))
             or os.path.exists(os.path.join(p.path, "state.json"))
             or os.path.exists(os.path.join(p.path, "dataset_dict.json"))
         ):

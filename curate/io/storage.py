@@ -132,7 +132,7 @@ def open_input(path: str, mode: str = "rb") -> IO[Any]:
     if not is_remote(path):
         return open(path, mode)
     fs, p = filesystem(path)
-    return fs.open(p, mode)  # type: ignore[no-any-return]
+    return fs.open(p, mode)
 
 
 def local_copy(path: str, *, also: tuple[str, ...] = (), cache: str | os.PathLike[str] | None = None) -> str:
@@ -265,7 +265,7 @@ class Location:
     def open(self, mode: str = "rb") -> IO[Any]:
         if not self.remote:
             return open(self.url, mode)
-        return self.fs.open(self.key, mode)  # type: ignore[no-any-return]
+        return self.fs.open(self.key, mode)
 
     def glob(self, pattern: str) -> list[Location]:
         """Files directly in this directory matching ``pattern``, sorted by name."""

@@ -160,7 +160,7 @@ class ChoiceRows:
 
     @property
     def n_items(self) -> int:
-        return int(len(np.unique(self.item)))
+        return len(np.unique(self.item))
 
     @property
     def multi_choice_items(self) -> int:
@@ -222,7 +222,7 @@ def accuracy(row_nll: np.ndarray, rows: ChoiceRows) -> float | None:
     hits, n = 0, 0
     order = np.argsort(rows.item, kind="stable")
     items, starts = np.unique(rows.item[order], return_index=True)
-    bounds = list(starts) + [len(order)]
+    bounds = [*list(starts), len(order)]
     for j in range(len(items)):
         sel = order[bounds[j] : bounds[j + 1]]
         if len(sel) < 2:

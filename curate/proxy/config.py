@@ -214,7 +214,7 @@ def _recipes(raw: dict[str, Any]) -> list[Recipe]:
                     Recipe(
                         name=f"{name}@{bound}={v:g}",
                         source=source,
-                        rules=rules + [{"column": sweep["column"], bound: v}],
+                        rules=[*rules, {"column": sweep["column"], bound: v}],
                         without_stages=list(spec.get("without_stages") or []),
                     )
                 )

@@ -42,7 +42,7 @@ def _softmax_nll(
 
 class _LinearCrossEntropy(torch.autograd.Function):
     @staticmethod
-    def forward(  # type: ignore[override]
+    def forward(
         ctx: Any,
         h: torch.Tensor,
         weight: torch.Tensor,
@@ -78,7 +78,7 @@ class _LinearCrossEntropy(torch.autograd.Function):
         return loss * scale
 
     @staticmethod
-    def backward(ctx: Any, grad_out: torch.Tensor) -> tuple[Any, ...]:  # type: ignore[override]
+    def backward(ctx: Any, grad_out: torch.Tensor) -> tuple[Any, ...]:
         grad_h, grad_w = ctx.saved_tensors
         return grad_h * grad_out, grad_w * grad_out, None, None, None
 
@@ -101,7 +101,7 @@ def linear_cross_entropy(
     """Mean cross-entropy of ``h @ weight.T`` against ``target``: ``h`` is ``(tokens, width)``, ``weight``
     ``(vocab, width)``, ``target`` ``(tokens,)`` int64 (no ignore index: proxy batches are packed)."""
     _check_shapes(h, target)
-    return _LinearCrossEntropy.apply(h, weight, target, chunk, mm_dtype)  # type: ignore[no-any-return]
+    return _LinearCrossEntropy.apply(h, weight, target, chunk, mm_dtype)
 
 
 @torch.no_grad()

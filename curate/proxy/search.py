@@ -334,7 +334,7 @@ def _write_winner(
     resolved = [resolve_quantiles(ctx, r, src) for r in rules]
     config = json.loads(json.dumps(ctx.config))
     stages = [e for e in config.get("stages") or [] if _stage_name(e) not in set(without or [])]
-    config["stages"] = stages + [{"select": resolved, "label": "search_winner"}]
+    config["stages"] = [*stages, {"select": resolved, "label": "search_winner"}]
     path = Path(ctx.path("search", "winner.yaml"))
     path.parent.mkdir(parents=True, exist_ok=True)
     atomic_write_text(path, f"# curate search winner: {name}\n" + yaml.safe_dump(config, sort_keys=False))

@@ -194,10 +194,10 @@ def subsample_shard(src: str | Path, out: str | Path, *, tokens: int, seed: int)
     new_idx = np.concatenate([[0], np.cumsum(lengths[take])]).astype(np.int64)
     frac_docs = len(take) / max(1, len(lengths))
     new_meta = {
-        "docs": int(len(take)),
-        "tokens": int(len(new_tokens)),
+        "docs": len(take),
+        "tokens": len(new_tokens),
         "dtype": meta["dtype"],
-        "bytes": int(round(meta["bytes"] * frac_docs)),  # estimate: bytes are not stored per document
+        "bytes": round(meta["bytes"] * frac_docs),  # estimate: bytes are not stored per document
         "decontaminated": 0,
         "decontaminated_by_set": {},
         "subsample_of": str(Path(src).parent.name),
@@ -224,7 +224,7 @@ def concat_shards(prefixes: list[str | Path], out: str | Path) -> dict[str, Any]
     idx = np.concatenate(offsets)
     meta = {
         "docs": int(len(idx) - 1),
-        "tokens": int(len(tokens)),
+        "tokens": len(tokens),
         "dtype": dtype,
         "bytes": int(sum(p[2]["bytes"] for p in parts)),
         "decontaminated": int(sum(p[2].get("decontaminated", 0) for p in parts)),

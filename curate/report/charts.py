@@ -15,12 +15,12 @@ import matplotlib
 
 matplotlib.use("Agg")
 
-import matplotlib.pyplot as plt  # noqa: E402
-import matplotlib.ticker  # noqa: E402
-import numpy as np  # noqa: E402
+import matplotlib.pyplot as plt
+import matplotlib.ticker
+import numpy as np
 
-from curate.report.data import Histogram  # noqa: E402
-from curate.report.verdict import nbytes  # noqa: E402
+from curate.report.data import Histogram
+from curate.report.verdict import nbytes
 
 KEPT, REJECTED, THRESH = "#3b6ea8", "#d9822b", "#c0392b"
 RC: Any = {

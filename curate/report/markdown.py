@@ -38,7 +38,7 @@ def _goodput(g: dict[str, Any] | None, error: str | None) -> list[str]:
             or "No goodput.json: this run had no `proxy:` section, so the value of the curation for "
             "training is not measured here."
         )
-        return out + [""]
+        return [*out, ""]
     facts = [f"baseline **{g.get('baseline')}**"]
     if g.get("budget") is not None:
         facts.append(f"budget T = {count(g['budget'])} tokens")
@@ -82,7 +82,7 @@ def _goodput(g: dict[str, Any] | None, error: str | None) -> list[str]:
         )
     if g.get("decision_agreement") is not None:
         out.append(f"Decision agreement T/4 vs T: {pct(g['decision_agreement'])}.")
-    return out + [""] + trust.markdown(g)
+    return [*out, "", *trust.markdown(g)]
 
 
 def _funnel(m: dict[str, Any]) -> list[str]:
@@ -122,7 +122,7 @@ def _funnel(m: dict[str, Any]) -> list[str]:
 def _scores(d: RunData) -> list[str]:
     out = ["## Score distributions", ""]
     if not d.histograms:
-        return out + ["No numeric score columns in this run.", ""]
+        return [*out, "No numeric score columns in this run.", ""]
     rows = [
         [
             h.column,
@@ -139,19 +139,22 @@ def _scores(d: RunData) -> list[str]:
 def _export(d: RunData) -> list[str]:
     out = ["## Export", ""]
     if d.export is None:
-        return out + ["No export in this run.", ""]
+        return [*out, "No export in this run.", ""]
     s = export_summary(d.export)
     out += _table(
         ["split", "documents", "tokens"],
         [[k, count(v.get("docs")), count(v.get("tokens"))] for k, v in s["splits"].items()],
     )
-    out += [""] + _table(
-        ["format", "files", "bytes", "tokens"],
-        [
-            [k, f"{v['files']:,}", nbytes(v["bytes"]), count(v["tokens"]) if v["tokens"] else "—"]
-            for k, v in sorted(s["formats"].items())
-        ],
-    )
+    out += [
+        "",
+        *_table(
+            ["format", "files", "bytes", "tokens"],
+            [
+                [k, f"{v['files']:,}", nbytes(v["bytes"]), count(v["tokens"]) if v["tokens"] else "—"]
+                for k, v in sorted(s["formats"].items())
+            ],
+        ),
+    ]
     out += ["", f"sha256 recorded for {s['n_checksummed']:,} of {s['n_files']:,} files.", ""]
     return out
 
@@ -172,12 +175,15 @@ def render_markdown(d: RunData, headline: str) -> str:
     if by_reason:
         lines += ["## Removals by reason", ""]
         n_in = (m.get("accounting") or {}).get("input") or 0
-        lines += _table(
-            ["reason", "documents", "of input"],
-            [
-                [k, f"{v:,}", pct(v / n_in) if n_in else "—"]
-                for k, v in sorted(by_reason.items(), key=lambda kv: (-kv[1], kv[0]))
-            ],
-        ) + [""]
+        lines += [
+            *_table(
+                ["reason", "documents", "of input"],
+                [
+                    [k, f"{v:,}", pct(v / n_in) if n_in else "—"]
+                    for k, v in sorted(by_reason.items(), key=lambda kv: (-kv[1], kv[0]))
+                ],
+            ),
+            "",
+        ]
         lines.append("Example documents per reason: see report.html, or `curate inspect RUN_DIR --reason R`.")
     return "\n".join(lines).rstrip() + "\n"

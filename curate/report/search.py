@@ -145,4 +145,4 @@ def markdown_section(search: dict[str, Any] | None) -> list[str]:
     out.append("| " + " | ".join(HEADER) + " |")
     out.append("| :-- | --: | --: | --: | --: | :-- |")
     out += ["| " + " | ".join(c.replace("|", "\\|") for c in r) + " |" for r in rows]
-    return out + ["", "The goodput-vs-yield chart is in report.html.", ""]
+    return [*out, "", "The goodput-vs-yield chart is in report.html.", ""]

@@ -40,7 +40,7 @@ def pct(x: Any) -> str:
 
 
 def count(x: Any) -> str:
-    return "—" if x is None or (isinstance(x, float) and not math.isfinite(x)) else f"{int(round(x)):,}"
+    return "—" if x is None or (isinstance(x, float) and not math.isfinite(x)) else f"{round(x):,}"
 
 
 def nbytes(n: float) -> str:

@@ -15,8 +15,8 @@ import numpy as np
 # Run as a script (``python tests/dedup/multinode_check.py``): the repository root makes ``tests`` importable.
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from tests.dedup.dedup_helpers import column, run_global, split  # noqa: E402
-from tests.helpers import make_table  # noqa: E402
+from tests.dedup.dedup_helpers import column, run_global, split
+from tests.helpers import make_table
 
 
 def main() -> None:

@@ -68,7 +68,8 @@ def _check_against_driver(comp: cc.Components, a: np.ndarray, b: np.ndarray) -> 
     assert np.array_equal(got_root, root)
     _, inv, counts = np.unique(root, return_inverse=True, return_counts=True)
     assert np.array_equal(got_size, counts[inv])
-    assert comp.clusters == len(counts) and comp.clustered_docs == len(nodes)
+    assert comp.clusters == len(counts)
+    assert comp.clustered_docs == len(nodes)
 
 
 def test_chain_giant_and_small_components_inline(inline_engine, tmp_path):
@@ -161,7 +162,8 @@ def _engine_vs_driver(engine, tmp_path: Path, num_partitions: int, verify: bool 
     for col in COLS:
         assert column(got, col) == column(want, col), col
     assert {k: v for k, v in sg.facts.items() if k not in ("components", "component_rounds")} == sw.facts
-    assert sg.facts["components"] == "engine" and sg.drop_dir is not None
+    assert sg.facts["components"] == "engine"
+    assert sg.drop_dir is not None
     assert max(column(got, COLS[3])) >= 8  # chains did cluster
     assert sw.facts["duplicates"] == column(got, COLS[0]).count("minhash_dedup_v1:near_duplicate") > 15
 

@@ -56,7 +56,8 @@ def test_planted_variants_rejected_and_counted(eval_file, inline_engine, tmp_pat
     assert column(parts, "__reject__") == [r, r, r, None]
     facts = stage.summary(state)
     assert facts["hits"] == {"evalset:0": 2, "evalset:1": 1}
-    assert facts["docs_contaminated"] == 3 and facts["items_hit_by_set"] == {"evalset": 2}
+    assert facts["docs_contaminated"] == 3
+    assert facts["items_hit_by_set"] == {"evalset": 2}
 
 
 def test_strip_mode_removes_the_span(eval_file, inline_engine, tmp_path):
@@ -64,11 +65,9 @@ def test_strip_mode_removes_the_span(eval_file, inline_engine, tmp_path):
     stage = Decontaminate(DecontamParams(eval_paths=[eval_file], mode="strip", min_chars=100))
     parts, _ = run_global(stage, [make_table([body + ITEM + " The end.", ITEM])], inline_engine, tmp_path)
     text = column(parts, "text")
-    assert (
-        "ducks lay 16 eggs" not in text[0]
-        and text[0].startswith(body.strip())
-        and text[0].endswith("The end.")
-    )
+    assert "ducks lay 16 eggs" not in text[0]
+    assert text[0].startswith(body.strip())
+    assert text[0].endswith("The end.")
     assert column(parts, "__reject__") == [None, "decontaminate_v1:too_short_after_strip"]
 
 
@@ -83,7 +82,8 @@ def test_real_eval_sets_load_every_layout():
     stage = Decontaminate(DecontamParams(eval_paths=[str(corpora_path("eval")) + "/*.jsonl.gz"]))
     stage.ensure_setup()
     sets = {n.split(":")[0] for n in stage._names}
-    assert len(sets) == 14 and len(stage._grams) > 500_000
+    assert len(sets) == 14
+    assert len(stage._grams) > 500_000
 
 
 def test_gram_index_counts_and_owners():
@@ -99,7 +99,8 @@ def test_gram_index_counts_and_owners():
     tokens, off = c.word_hashes(pa.array(texts, pa.string()))
     g, owner, lengths = c.gram_index(tokens, off, np.array([2, 0, 1, 1]), ngram=13, min_words=8)
     assert lengths == [9, 13]
-    assert len(g) == 4 and bool(np.all(g[1:] > g[:-1]))
+    assert len(g) == 4
+    assert bool(np.all(g[1:] > g[:-1]))
     h13, _ = c.ngram_hashes(tokens[: off[1]], off[:2], 13, short=False)
     assert sorted(owner[np.isin(g, h13)].tolist()) == [1, 1, 1]  # texts 0 (owner 2) and 3 (owner 1)
     assert owner[~np.isin(g, h13)].tolist() == [0]

@@ -40,10 +40,12 @@ def test_keep_first_and_min_docs(inline_engine, tmp_path):
     parts, _ = run_global(stage, [make_table(_texts())], inline_engine, tmp_path / "a")
     text = column(parts, "text")
     assert text[0] == _texts()[0]  # first occurrence kept
-    assert NAV not in text[1] and FOOT not in text[2]
+    assert NAV not in text[1]
+    assert FOOT not in text[2]
     high = LineDedup(LineDedupParams(min_docs=5, min_chars=0))
     parts, state = run_global(high, [make_table(_texts())], inline_engine, tmp_path / "b")
-    assert column(parts, "text") == _texts() and state.facts["boilerplate_lines"] == 0
+    assert column(parts, "text") == _texts()
+    assert state.facts["boilerplate_lines"] == 0
 
 
 def test_paragraph_unit(inline_engine, tmp_path):
@@ -64,7 +66,8 @@ def test_ray_matches_inline(ray_engine, inline_engine, tmp_path):
     b, _ = run_global(
         LineDedup(LineDedupParams(num_partitions=3)), split(table, [40, 60]), ray_engine, tmp_path / "b"
     )
-    assert column(a, "text") == column(b, "text") and column(a, "__reject__") == column(b, "__reject__")
+    assert column(a, "text") == column(b, "text")
+    assert column(a, "__reject__") == column(b, "__reject__")
 
 
 @pytest.mark.corpora
@@ -72,7 +75,7 @@ def test_commoncrawl_navigation_goes_article_stays(inline_engine, tmp_path):
     from curate.io.readers import read_table
 
     table = read_table(str(corpora_path("web", "commoncrawl_2019.jsonl.gz")))
-    parts, state = run_global(LineDedup(), split(table, [335, 335]), inline_engine, tmp_path)
+    parts, _state = run_global(LineDedup(), split(table, [335, 335]), inline_engine, tmp_path)
     old = dict(zip(table.column("id").to_pylist(), table.column("text").to_pylist(), strict=True))
     new = dict(zip(column(parts, "id"), column(parts, "text"), strict=True))
     # Real MediaWiki navigation and archive-page furniture, repeated across sites' pages.

@@ -11,10 +11,40 @@ from curate.dedup.minhash import MinhashDedup, MinhashParams
 from tests.dedup.dedup_helpers import column, run_global, split
 from tests.helpers import make_table
 
-WORDS = (
-    "alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu nu xi omicron pi rho sigma "
-    "tau upsilon phi chi psi omega river mountain valley forest ocean desert island city"
-).split()
+WORDS = [
+    "alpha",
+    "beta",
+    "gamma",
+    "delta",
+    "epsilon",
+    "zeta",
+    "eta",
+    "theta",
+    "iota",
+    "kappa",
+    "lambda",
+    "mu",
+    "nu",
+    "xi",
+    "omicron",
+    "pi",
+    "rho",
+    "sigma",
+    "tau",
+    "upsilon",
+    "phi",
+    "chi",
+    "psi",
+    "omega",
+    "river",
+    "mountain",
+    "valley",
+    "forest",
+    "ocean",
+    "desert",
+    "island",
+    "city",
+]
 
 
 def _doc(rng: np.random.Generator, n: int = 120) -> list[str]:
@@ -41,7 +71,8 @@ def test_ngram_windows_stay_inside_documents():
     h2, _ = c.ngram_hashes(np.array([1, 2, 3], np.uint64), np.array([0, 3]), 3)
     assert h[0] == h2[0]  # same gram, same hash, whatever the neighbours
     short, off_s = c.ngram_hashes(np.array([5, 6], np.uint64), np.array([0, 2]), 5)
-    assert off_s.tolist() == [0, 1] and len(short) == 1
+    assert off_s.tolist() == [0, 1]
+    assert len(short) == 1
 
 
 def test_banding_math():
@@ -60,8 +91,10 @@ def test_near_duplicates_rejected_with_duplicate_of(verify, inline_engine, tmp_p
     sizes = column(parts, "minhash_dedup_v1.cluster_size")
     cluster = column(parts, "minhash_dedup_v1.cluster_id")
     assert sizes[:30] == [2 if i % 3 == 0 else 1 for i in range(30)]
-    assert cluster[:3] == ["d0", "d1", "d2"] and cluster[30] == "d0"
-    assert state.facts["duplicates"] == 10 and state.facts["clusters"] == 10
+    assert cluster[:3] == ["d0", "d1", "d2"]
+    assert cluster[30] == "d0"
+    assert state.facts["duplicates"] == 10
+    assert state.facts["clusters"] == 10
 
 
 def test_verify_drops_pairs_below_threshold(inline_engine, tmp_path):
@@ -77,7 +110,8 @@ def test_verify_drops_pairs_below_threshold(inline_engine, tmp_path):
     strict = MinhashDedup(MinhashParams(verify=True, bands=20, rows=2))
     parts, st = run_global(strict, [make_table(texts)], inline_engine, tmp_path / "b")
     assert column(parts, "__reject__") == [None, None]
-    assert st.facts["pairs_checked"] == 1 and st.facts["pairs_rejected"] == 1
+    assert st.facts["pairs_checked"] == 1
+    assert st.facts["pairs_rejected"] == 1
 
 
 def test_chain_without_verify_is_one_cluster_with_first_survivor(inline_engine, tmp_path):
@@ -89,7 +123,7 @@ def test_chain_without_verify_is_one_cluster_with_first_survivor(inline_engine, 
 
 @pytest.mark.ray
 def test_ray_matches_inline(ray_engine, inline_engine, tmp_path):
-    texts, expect = _corpus(5)
+    texts, _expect = _corpus(5)
     table = make_table(texts * 3)
     sizes = [10, 50, 0, 60]
     a, sa = run_global(

@@ -32,5 +32,8 @@ def test_two_node_cluster_matches_inline():
     assert line, proc.stderr[-4000:]
     out = json.loads(line[0][7:])
     assert out["nodes"] == 2
-    assert out["exact"] and out["minhash"] and out["lines"]
-    assert out["exact_rejected"] == 20 and out["minhash_rejected"] == 40
+    assert out["exact"]
+    assert out["minhash"]
+    assert out["lines"]
+    assert out["exact_rejected"] == 20
+    assert out["minhash_rejected"] == 40

@@ -37,10 +37,12 @@ def test_load_from_disk_matches_the_parquet_splits_row_for_row(run_dir):
 
     section = {"formats": ["parquet", "hf_disk"], "val_fraction": 0.2, "seed": 5, "parquet_shard_rows": 20}
     summary = run_phase(make_ctx(run_dir, section))
-    assert summary["formats"] == ["parquet", "hf_disk"] and summary["tokenizer"] is None
+    assert summary["formats"] == ["parquet", "hf_disk"]
+    assert summary["tokenizer"] is None
     export = run_dir / "export"
     ds = datasets.load_from_disk(str(export / "hf_disk"))
-    assert isinstance(ds, datasets.DatasetDict) and list(ds) == ["train", "validation"]
+    assert isinstance(ds, datasets.DatasetDict)
+    assert list(ds) == ["train", "validation"]
     for split, n in (("train", 48), ("validation", 12)):
         rows = parquet_split(export, split)
         assert len(rows) == n
@@ -64,10 +66,12 @@ def test_manifest_lists_the_hf_disk_files_with_sha256(run_dir):
     for split in ("train", "validation"):
         for name in ("data-00000-of-00001.arrow", "dataset_info.json", "state.json"):
             assert listed[f"hf_disk/{split}/{name}"]["split"] == split
-    assert "hf_disk/dataset_dict.json" in listed and "split" not in listed["hf_disk/dataset_dict.json"]
+    assert "hf_disk/dataset_dict.json" in listed
+    assert "split" not in listed["hf_disk/dataset_dict.json"]
     for f in listed.values():
         data = (export / f["path"]).read_bytes()
-        assert f["bytes"] == len(data) and f["sha256"] == hashlib.sha256(data).hexdigest()
+        assert f["bytes"] == len(data)
+        assert f["sha256"] == hashlib.sha256(data).hexdigest()
     for split in ("train", "validation"):
         shards = [f for f in listed.values() if f["path"].endswith(".arrow") and f["split"] == split]
         assert sum(f["docs"] for f in shards) == manifest["splits"][split]["docs"]
@@ -106,7 +110,8 @@ def test_cli_format_hf_disk_needs_no_tokenizer(run_dir, capsys):
     export = run_dir / "export"
     assert sorted(x.name for x in export.iterdir()) == ["hf_disk", "manifest.json"]
     manifest = json.loads((export / "manifest.json").read_text())
-    assert manifest["request"]["options"]["formats"] == ["hf_disk"] and manifest["tokenizer"] is None
+    assert manifest["request"]["options"]["formats"] == ["hf_disk"]
+    assert manifest["tokenizer"] is None
     ds = datasets.load_from_disk(str(export / "hf_disk"))
     assert (ds["train"].num_rows, ds["validation"].num_rows) == (30, 30)
     assert "  train              30 docs" in capsys.readouterr().out

@@ -26,7 +26,8 @@ def test_manifest_checksums_counts_and_provenance(run_dir, tiny_tokenizer):
     assert listed == on_disk
     for f in manifest["files"]:
         data = (export / f["path"]).read_bytes()
-        assert f["bytes"] == len(data) and f["sha256"] == hashlib.sha256(data).hexdigest()
+        assert f["bytes"] == len(data)
+        assert f["sha256"] == hashlib.sha256(data).hexdigest()
     assert verify_export(export) == []
     tok = manifest["tokenizer"]
     assert tok["sha256"] == hashlib.sha256(tiny_tokenizer.read_bytes()).hexdigest()
@@ -37,7 +38,8 @@ def test_manifest_checksums_counts_and_provenance(run_dir, tiny_tokenizer):
         == hashlib.sha256((run_dir / "manifest.json").read_bytes()).hexdigest()
     )
     assert (manifest["seed"], manifest["val_fraction"]) == (11, 0.1)
-    assert manifest["splits"]["train"]["docs"] == 54 and manifest["splits"]["validation"]["docs"] == 6
+    assert manifest["splits"]["train"]["docs"] == 54
+    assert manifest["splits"]["validation"]["docs"] == 6
     for fmt, ext, itemsize in (("megatron", ".bin", 2), ("memmap", ".bin", 2)):
         bins = [f for f in manifest["files"] if f["format"] == fmt and f["path"].endswith(ext)]
         assert all(f["bytes"] == f["tokens"] * itemsize for f in bins)
@@ -71,8 +73,10 @@ def test_rerun_resumes_and_a_changed_option_rewrites(run_dir, tiny_tokenizer):
     assert again == {**first, "resumed": True}
     assert (run_dir / "export" / "manifest.json").stat().st_mtime_ns == mtime
     changed = run_phase(make_ctx(run_dir, {**section, "seed": 12, "formats": ["memmap"]}))
-    assert changed["resumed"] is False and changed["formats"] == ["memmap"]
-    assert not (run_dir / "export" / "megatron").exists() and not (run_dir / "export" / "README.md").exists()
+    assert changed["resumed"] is False
+    assert changed["formats"] == ["memmap"]
+    assert not (run_dir / "export" / "megatron").exists()
+    assert not (run_dir / "export" / "README.md").exists()
     assert verify_export(run_dir / "export") == []
 
 
@@ -153,7 +157,8 @@ def test_ray_engine_writes_the_same_files(run_dir, tiny_tokenizer, ray_engine, t
     inline = make_run(tmp_path / "inline", TEXTS)
     run_phase(make_ctx(inline, section))
     files = [json.loads((d / "export" / "manifest.json").read_text())["files"] for d in (run_dir, inline)]
-    assert files[0] == files[1] and len(files[0]) > 4
+    assert files[0] == files[1]
+    assert len(files[0]) > 4
     assert np.array_equal(
         np.load(run_dir / "export" / "memmap" / "train_00000.doc_idx.npy"),
         np.load(inline / "export" / "memmap" / "train_00000.doc_idx.npy"),

@@ -66,7 +66,8 @@ def test_datasets_loads_the_export_with_identical_rows(run_dir, tiny_tokenizer, 
 
 def test_parquet_only_needs_no_tokenizer(run_dir):
     summary = run_phase(make_ctx(run_dir, {"formats": ["parquet"]}))
-    assert summary["tokenizer"] is None and summary["tokens"] == {"train": 0, "validation": 0}
+    assert summary["tokenizer"] is None
+    assert summary["tokens"] == {"train": 0, "validation": 0}
     assert sorted(p.name for p in (run_dir / "export").iterdir()) == ["README.md", "manifest.json", "parquet"]
 
 
@@ -78,9 +79,12 @@ def test_dataset_card_header_matches_the_data(run_dir):
         )
     )
     card = (run_dir / "export" / "README.md").read_text()
-    assert card.startswith("---\n") and "Megatron-LM" not in card and "| train | 54 | - |" in card
+    assert card.startswith("---\n")
+    assert "Megatron-LM" not in card
+    assert "| train | 54 | - |" in card
     header = yaml.safe_load(card.split("---\n")[1])
-    assert header["pretty_name"] == "Demo set" and header["license"] == "odc-by"
+    assert header["pretty_name"] == "Demo set"
+    assert header["license"] == "odc-by"
     assert header["configs"] == [
         {
             "config_name": "default",
@@ -110,9 +114,8 @@ def test_parquet_shards_are_bounded_by_bytes(run_dir):
     run_phase(make_ctx(run_dir, {"formats": ["parquet"], "val_fraction": 0.0, "parquet_shard_bytes": 256}))
     files = sorted((run_dir / "export" / "parquet").glob("train-*.parquet"))
     sizes = [pq.read_table(f) for f in files]
-    assert sum(t.num_rows for t in sizes) == 60 and not list(
-        (run_dir / "export" / "parquet").glob("validation-*")
-    )
+    assert sum(t.num_rows for t in sizes) == 60
+    assert not list((run_dir / "export" / "parquet").glob("validation-*"))
     for t in sizes[:-1]:
         text_bytes = sum(len(x.encode()) + 64 for x in t.column("text").to_pylist())
         last = len(t.column("text")[-1].as_py().encode()) + 64

@@ -11,7 +11,8 @@ from curate.export.plan import expand_ranges, shard_by_size, split_order
 
 def test_split_order_is_a_seeded_permutation():
     a = split_order(100, seed=1, val_fraction=0.1)
-    assert a["validation"].size == 10 and a["train"].size == 90
+    assert a["validation"].size == 10
+    assert a["train"].size == 90
     assert sorted(np.concatenate([a["train"], a["validation"]]).tolist()) == list(range(100))
     b = split_order(100, seed=1, val_fraction=0.1)
     assert all(np.array_equal(a[s], b[s]) for s in a)

@@ -25,7 +25,9 @@ from curate.io.files import (
 def test_atomic_path_renames_on_success(tmp_path: Path) -> None:
     target = tmp_path / "out.bin"
     with atomic_path(target) as tmp:
-        assert tmp.parent == tmp_path and ".tmp" in tmp.name and tmp.name.startswith("out.bin")
+        assert tmp.parent == tmp_path
+        assert ".tmp" in tmp.name
+        assert tmp.name.startswith("out.bin")
         tmp.write_bytes(b"new")
         assert not target.exists()  # nothing visible until the block ends
     assert target.read_bytes() == b"new"
@@ -35,18 +37,27 @@ def test_atomic_path_renames_on_success(tmp_path: Path) -> None:
 def test_atomic_path_failure_keeps_old_content_and_leaves_no_temp(tmp_path: Path) -> None:
     target = tmp_path / "out.json"
     target.write_text("old")
-    with pytest.raises(RuntimeError, match="disk on fire"), atomic_path(target) as tmp:
-        tmp.write_text("half of the new")
-        raise RuntimeError("disk on fire")
+
+    def write() -> None:
+        with atomic_path(target) as tmp:
+            tmp.write_text("half of the new")
+            raise RuntimeError("disk on fire")
+
+    with pytest.raises(RuntimeError, match="disk on fire"):
+        write()
     assert target.read_text() == "old"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out.json"]
 
 
 def test_atomic_path_failure_removes_a_temp_folder(tmp_path: Path) -> None:
-    with pytest.raises(OSError), atomic_path(tmp_path / "model") as tmp:
-        (tmp / "sub").mkdir(parents=True)
-        (tmp / "sub" / "w.bin").write_bytes(b"x")
-        raise OSError("download cut")
+    def write() -> None:
+        with atomic_path(tmp_path / "model") as tmp:
+            (tmp / "sub").mkdir(parents=True)
+            (tmp / "sub" / "w.bin").write_bytes(b"x")
+            raise OSError("download cut")
+
+    with pytest.raises(OSError, match="download cut"):
+        write()
     assert list(tmp_path.iterdir()) == []
 
 
@@ -62,7 +73,7 @@ def test_failed_write_helpers_keep_the_old_file(tmp_path: Path) -> None:
     with pytest.raises(TypeError):
         atomic_write_json(target, {"a": object()})  # not serializable: fails before the rename
     assert target.read_text() == '{"a": 1}'
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="Out of range float values"):
         atomic_write_json(target, {"a": float("nan")}, allow_nan=False)
     assert target.read_text() == '{"a": 1}'
     assert sorted(p.name for p in tmp_path.iterdir()) == ["m.json"]

@@ -142,7 +142,11 @@ def test_s3_kill_mid_run_and_resume_gives_identical_output(s3, tmp_path: Path) -
     env = {**s3.env, "PYTHONPATH": str(ROOT), "CURATE_STAGE": str(tmp_path / "stage")}
 
     def cmd(out: str) -> list[str]:
-        return [sys.executable, str(tmp_path / "slow_main.py"), "run", str(tmp_path / "p.yaml")] + [
+        return [
+            sys.executable,
+            str(tmp_path / "slow_main.py"),
+            "run",
+            str(tmp_path / "p.yaml"),
             "--output",
             out,
             "--engine",
@@ -240,7 +244,8 @@ def test_a_truncated_object_is_quarantined_with_its_url(s3, tmp_path: Path, monk
     m = run_pipeline(
         parse_pipeline(pipeline(f"{src}/*")), f"s3://{s3.bucket}/run", engine=InlineEngine(progress=False)
     )
-    assert m["accounting"]["balanced"] and m["removed_by_reason"]["quarantine:truncated_file"] == 1
+    assert m["accounting"]["balanced"]
+    assert m["removed_by_reason"]["quarantine:truncated_file"] == 1
     from curate.io.storage import read_parquet
 
     rej = [
@@ -299,7 +304,8 @@ def test_run_dir_verbs_take_a_bucket_url(s3, tmp_path: Path, monkeypatch) -> Non
     assert main(["inspect", out, "--n", "1"]) == 0
     assert main(["export", out, "--format", "parquet"]) == 0
     exp = s3_json(s3, "run/export/manifest.json")
-    assert exp["files"] and all(s3.fs.exists(f"{s3.bucket}/run/export/{f['path']}") for f in exp["files"])
+    assert exp["files"]
+    assert all(s3.fs.exists(f"{s3.bucket}/run/export/{f['path']}") for f in exp["files"])
 
 
 # -- a cluster that looks like production: head + 2 workers, run directory in the bucket, a node lost ---
@@ -353,7 +359,7 @@ def test_cluster_run_on_s3_survives_a_lost_worker_and_equals_embedded(s3, tmp_pa
         time.sleep(0.2)
     assert proc.poll() is None, "the run ended before a worker could be removed"
     remove_worker(s3_cluster, 1)
-    out, err = proc.communicate(timeout=600)
+    _out, err = proc.communicate(timeout=600)
     assert proc.returncode == 0, err[-3000:]
     m = s3_json(s3, "cluster/manifest.json")
     assert m["engine"]["address"] == s3_cluster["address"]
@@ -371,12 +377,14 @@ def test_model_and_eval_files_are_fetched_from_the_bucket(s3, tmp_path: Path, mo
     s3.fs.pipe_file(f"{s3.bucket}/models/q.manifest.json", b"{}")
     url = f"s3://{s3.bucket}/models/q.ftz"
     first = Path(local_copy(url, also=(f"s3://{s3.bucket}/models/q.manifest.json",)))
-    assert first.read_bytes() == b"weights-1" and (first.parent / "q.manifest.json").exists()
+    assert first.read_bytes() == b"weights-1"
+    assert (first.parent / "q.manifest.json").exists()
     assert local_copy(url) == str(first)  # cached
     s3.fs.pipe_file(f"{s3.bucket}/models/q.ftz", b"weights-2")
     assert Path(local_copy(url)).read_bytes() == b"weights-2"
     s3.fs.pipe_file(f"{s3.bucket}/evals/boolq.jsonl", b'{"question": "is the sky blue", "answer": "yes"}\n')
     names, fields = load_eval_items([f"s3://{s3.bucket}/evals/*.jsonl"])
-    assert names == ["boolq:0"] and "is the sky blue" in fields[0]
+    assert names == ["boolq:0"]
+    assert "is the sky blue" in fields[0]
     with pytest.raises(StorageError, match=f"s3://{s3.bucket}/models/missing.ftz: no such object"):
         local_copy(f"s3://{s3.bucket}/models/missing.ftz")

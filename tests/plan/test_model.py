@@ -16,12 +16,14 @@ def test_projection_is_rates_times_bytes_over_cores_plus_shuffle_transfer() -> N
     plan = project(["read", "minhash_dedup_v1"], docs=1_000_000, nbytes=10**9, nodes=2, cores=4)
     read, mh = plan.stages
     assert read.core_s == pytest.approx(1000 / 32.6)
-    assert read.wall_s == pytest.approx(1000 / 32.6 / 8) and read.shuffle_bytes == 0
+    assert read.wall_s == pytest.approx(1000 / 32.6 / 8)
+    assert read.shuffle_bytes == 0
     # 14 band rows of 16 bytes per doc + 100k edges x 2 directions x 16 bytes x 2 shuffles x 10 rounds
     assert mh.shuffle_bytes == 1_000_000 * 224 + 100_000 * 2 * 16 * 2 * 10
     net = mh.shuffle_bytes * (1 / 2) / (2 * 1.25e9)
     assert mh.wall_s == pytest.approx(1000 / RATES["minhash_dedup_v1"].mb_per_core_s / 8 + net)
-    assert plan.bottleneck is mh and plan.notes == []
+    assert plan.bottleneck is mh
+    assert plan.notes == []
 
 
 def test_unmeasured_stage_and_driver_components_are_flagged() -> None:
@@ -60,7 +62,8 @@ def test_plan_command_on_the_web_recipe(capsys: pytest.CaptureFixture[str]) -> N
     assert rc == 0
     assert out[0] == "plan: 1,000,000,000 docs, 1,000.0 GB on 16 node(s) x 32 cores"
     names = [line.split()[0] for line in out[2:12]]
-    assert names[:3] == ["read", "normalize_v1", "exact_dedup_v1"] and names[-1] == "minhash_dedup_v1"
+    assert names[:3] == ["read", "normalize_v1", "exact_dedup_v1"]
+    assert names[-1] == "minhash_dedup_v1"
     assert "bottleneck: minhash_dedup_v1" in "\n".join(out)
 
 

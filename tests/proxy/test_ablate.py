@@ -53,7 +53,8 @@ def test_ablation_section_is_baseline_curated_and_one_recipe_per_stage():
         "without_exact_dedup_v1": {"from": "kept", "without_stages": ["exact_dedup_v1"]},
         "without_gopher_quality_v1": {"from": "kept", "without_stages": ["gopher_quality_v1"]},
     }
-    assert section["controls"] == [] and "ladder" not in section
+    assert section["controls"] == []
+    assert "ladder" not in section
     assert {k: v for k, v in section.items() if k not in ("recipes", "controls")} == {
         k: v for k, v in SECTION.items() if k not in ("recipes", "ladder")
     } | {"baseline": "raw"}
@@ -78,10 +79,12 @@ def test_ablation_writes_ablation_json_with_each_stage_effect(run_dir, inline_en
     }
     for stage, n in (("exact_dedup_v1", 8), ("gopher_quality_v1", 12)):
         e = ab["stages"][stage]
-        assert e["recipe"] == f"without_{stage}" and e["removed_docs"] == n
+        assert e["recipe"] == f"without_{stage}"
+        assert e["removed_docs"] == n
         assert e["call"] in ("pays", "costs", "not_called")
         d = e["diff_bpb_with_minus_without"]
-        assert d["n"] == 2 and d["value"] == pytest.approx(np.mean(e["per_seed_diff"]))
+        assert d["n"] == 2
+        assert d["value"] == pytest.approx(np.mean(e["per_seed_diff"]))
         # the per-seed differences are those of the two recipes' paired differences to the baseline
         rec = report["recipes"]
         expect = np.array(rec["curated"]["paired"]["per_seed_diff"]) - np.array(
@@ -89,7 +92,8 @@ def test_ablation_writes_ablation_json_with_each_stage_effect(run_dir, inline_en
         )
         assert e["per_seed_diff"] == pytest.approx(expect.tolist(), abs=1e-12)
         y = e["yield"]
-        assert y["with"] == rec["curated"]["yield"] and y["without"] == rec[f"without_{stage}"]["yield"]
+        assert y["with"] == rec["curated"]["yield"]
+        assert y["without"] == rec[f"without_{stage}"]["yield"]
         assert y["without"] > y["with"]  # the stage's rejected rows are back
         assert y["ratio"] == pytest.approx(y["with"] / y["without"])
         m, g = e["multiplier_effect"], e["goodput_effect"]
@@ -119,8 +123,10 @@ def test_ablation_writes_ablation_json_with_each_stage_effect(run_dir, inline_en
         "[CI]",
         "call",
     ]
-    assert lines[2].startswith("exact_dedup_v1") and lines[3].startswith("gopher_quality_v1")
-    assert lines[4].startswith("fasttext_quality_v1") and "skipped: removed no documents" in lines[4]
+    assert lines[2].startswith("exact_dedup_v1")
+    assert lines[3].startswith("gopher_quality_v1")
+    assert lines[4].startswith("fasttext_quality_v1")
+    assert "skipped: removed no documents" in lines[4]
 
 
 def test_cli_ablate_prints_the_table(run_dir, capsys):
@@ -139,7 +145,7 @@ def test_a_run_where_no_stage_rejected_anything_is_refused(tmp_path, inline_engi
     ctx = RunContext(
         run_dir=tmp_path, config={}, engine=inline_engine, manifest={"stages": []}, section=SECTION
     )
-    with pytest.raises(PhaseError, match="ablate: no stage of .* rejected a document"):
+    with pytest.raises(PhaseError, match=r"ablate: no stage of .* rejected a document"):
         run_ablation(ctx)
 
 
@@ -147,7 +153,7 @@ def test_proxy_ablate_true_runs_the_ablation_after_the_phase(run_dir, inline_eng
     from curate.proxy.config import ProxyConfigError, parse
     from curate.proxy.phase import run_phase
 
-    with pytest.raises(ProxyConfigError, match="proxy.ablate: expected true or false, got 'yes'"):
+    with pytest.raises(ProxyConfigError, match=r"proxy.ablate: expected true or false, got 'yes'"):
         parse({**SECTION, "ablate": "yes"})
     section = {**SECTION, "ablate": True, "ladder": []}
     ctx = RunContext(

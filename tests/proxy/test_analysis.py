@@ -24,11 +24,14 @@ def test_paired_call_separates_what_unpaired_intervals_cannot():
     # Unpaired, the seed effects (sd ~0.2) swamp the 0.01 gain; paired they cancel.
     rank = analysis.ranking({"raw": raw, "curated": cur})
     pair = rank["pairs"][0]
-    assert rank["order"] == ["curated", "raw"] and pair["separated"] is True and pair["better"] == "curated"
+    assert rank["order"] == ["curated", "raw"]
+    assert pair["separated"] is True
+    assert pair["better"] == "curated"
     base = analysis.Baseline(TOKENS, raw.mean(axis=0))
     iv = analysis.paired(cur, raw)
     m = analysis.multiplier_block(base, iv)
-    assert analysis.call(iv) == "better" and m["ci_low"] > 1
+    assert analysis.call(iv) == "better"
+    assert m["ci_low"] > 1
     pw = analysis.power(base, [cur[:, -1] - raw[:, -1]], 4)
     sentence = analysis.verdict_sentence("curated", "raw", iv, m, pw, ["wiki"])
     assert sentence.startswith("curated beats raw on the targets (wiki): ")
@@ -38,13 +41,15 @@ def test_paired_call_separates_what_unpaired_intervals_cannot():
 def test_verdict_and_ranking_agree_when_nothing_is_called():
     raw, cur = _heads(0.0, 0.02, 3), _heads(0.002, 0.02, 4)
     rank = analysis.ranking({"raw": raw, "curated": cur})
-    assert rank["pairs"][0]["separated"] is False and rank["tiers"] == [
+    assert rank["pairs"][0]["separated"] is False
+    assert rank["tiers"] == [
         sorted(["raw", "curated"], key=lambda r: (float({"raw": raw, "curated": cur}[r][:, -1].mean()), r))
     ]
     base = analysis.Baseline(TOKENS, raw.mean(axis=0))
     iv = analysis.paired(cur, raw)
     m = analysis.multiplier_block(base, iv)
-    assert analysis.call(iv) == "not_called" and m["ci_low"] <= 1 <= m["ci_high"]
+    assert analysis.call(iv) == "not_called"
+    assert m["ci_low"] <= 1 <= m["ci_high"]
     s = analysis.verdict_sentence(
         "curated", "raw", iv, m, analysis.power(base, [cur[:, -1] - raw[:, -1]], 4), ["wiki"]
     )
@@ -57,10 +62,8 @@ def test_verdict_and_ranking_agree_when_nothing_is_called():
 def test_one_seed_calls_nothing():
     raw, cur = _heads(0.0, 0.0, 5)[:1], _heads(-0.5, 0.0, 6)[:1]
     iv = analysis.paired(cur, raw)
-    assert (
-        analysis.call(iv) == "not_called"
-        and analysis.ranking({"raw": raw, "c": cur})["pairs"][0]["separated"] is False
-    )
+    assert analysis.call(iv) == "not_called"
+    assert analysis.ranking({"raw": raw, "c": cur})["pairs"][0]["separated"] is False
     base = analysis.Baseline(TOKENS, raw.mean(axis=0))
     s = analysis.verdict_sentence(
         "c", "raw", iv, analysis.multiplier_block(base, iv), analysis.power(base, [], 1), ["w"]
@@ -95,7 +98,8 @@ def test_kept_vs_rejected_separation():
         base, {"raw": raw, "curated": kept, "rejected": rej}, "raw", "curated", {}, {}
     )
     r = block["rejected"]
-    assert r["call"] == "better" and r["m_kept_over_m_rejected"]["ci_low"] > 1
+    assert r["call"] == "better"
+    assert r["m_kept_over_m_rejected"]["ci_low"] > 1
     assert r["m_kept_over_m_rejected"]["value"] == pytest.approx(
         math.exp(0.6), rel=0.05
     )  # 0.06 bpb, 0.1 per e-fold

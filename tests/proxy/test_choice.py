@@ -46,8 +46,10 @@ def tok():
 def test_rows_mask_exactly_the_continuation_tokens_and_bytes(tok):
     items = [parse_item({"query": "the cat", "choices": ["sat on the mat.", "ran."], "gold": 0}, "f:1")]
     rows = build_rows("t", items, tok, seq_len=16)
-    assert rows.windows.shape == (2, 17) and rows.mask.shape == (2, 16)
-    assert rows.is_gold.tolist() == [True, False] and rows.item.tolist() == [0, 0]
+    assert rows.windows.shape == (2, 17)
+    assert rows.mask.shape == (2, 16)
+    assert rows.is_gold.tolist() == [True, False]
+    assert rows.item.tolist() == [0, 0]
     for r, cont in enumerate([" sat on the mat.", " ran."]):
         ids = tok.encode_batch([cont])[0]
         ctx = tok.encode_batch(["the cat"])[0]
@@ -62,7 +64,8 @@ def test_long_contexts_are_cut_from_the_left(tok):
     items = [parse_item({"context": "the cat sat on the mat. " * 10, "continuation": "blue sky"}, "f:1")]
     rows = build_rows("t", items, tok, seq_len=8)
     cont = tok.encode_batch(["blue sky"])[0]  # the context ends in a space: no delimiter is added
-    assert rows.mask[0].sum() == len(cont) and rows.windows[0, 0] == tok.eos_id
+    assert rows.mask[0].sum() == len(cont)
+    assert rows.windows[0, 0] == tok.eos_id
     assert rows.windows[0, -len(cont) :].tolist() == cont.tolist()  # the continuation ends the row
 
 
@@ -83,4 +86,5 @@ def test_gold_bpb_and_length_normalised_accuracy():
     # item 0: 0.5 vs 1.0 per byte -> gold wins; item 1: 0.25 vs 0.75 -> gold loses; item 2 has one choice.
     assert accuracy(nll, rows) == 0.5
     gold = rows.gold()  # gold rows only: every item has one row, so no accuracy
-    assert gold.item.tolist() == [0, 1, 2] and accuracy(nll[rows.is_gold], gold) is None
+    assert gold.item.tolist() == [0, 1, 2]
+    assert accuracy(nll[rows.is_gold], gold) is None

@@ -31,7 +31,8 @@ def test_interpolation_on_a_node_and_between_nodes_is_exact():
     assert tokens_to_reach(T, B, 2.25) == (1600.0, False)
     assert tokens_to_reach(T, B, 3.0) == (100.0, False)
     t, ext = tokens_to_reach(T, B, 2.375)  # halfway between 2.5 and 2.25: geometric midpoint of 400, 1600
-    assert not ext and t == pytest.approx(800.0, rel=1e-12)
+    assert not ext
+    assert t == pytest.approx(800.0, rel=1e-12)
     assert multiplier(np.array(T), np.array(B), 2.25, 6400) == (0.25, False)
     assert multiplier(np.array(T), np.array(B), 2.125, 6400) == (1.0, False)
 
@@ -50,10 +51,12 @@ def test_power_law_fit_recovers_the_generating_law_and_extrapolates_flagged():
     assert law.alpha == pytest.approx(0.5, rel=1e-6)
     # 2.0625 = 2 + 10 t^-0.5  <=>  t = 160^2 = 25600 tokens: m = 4, extrapolated.
     m, ext = multiplier(np.array(T), np.array(B), 2.0625, 6400)
-    assert ext and m == pytest.approx(4.0, rel=1e-5)
+    assert ext
+    assert m == pytest.approx(4.0, rel=1e-5)
     # Worse than the first point: extrapolated backwards; 4.0 = 2 + 10 t^-0.5 <=> t = 25.
     t, ext = tokens_to_reach(T, B, 4.0)
-    assert ext and t == pytest.approx(25.0, rel=1e-5)
+    assert ext
+    assert t == pytest.approx(25.0, rel=1e-5)
     # At or below the asymptote: unreachable.
     assert tokens_to_reach(T, B, 1.9, law) == (math.inf, True)
 
@@ -62,7 +65,9 @@ def test_extrapolation_is_anchored_at_the_curve_end_so_better_never_means_m_belo
     # Flat start, then a drop: no power law fits all of it. Just below the last point must give m >= 1.
     t, b = [1000, 2000, 5000, 10000, 20000, 50000], [3.81, 3.79, 3.63, 3.45, 3.28, 3.25]
     m, ext = multiplier(np.array(t), np.array(b), 3.25 - 1e-9, 50000)
-    assert ext and m == pytest.approx(1.0, abs=1e-6) and m >= 1.0
+    assert ext
+    assert m == pytest.approx(1.0, abs=1e-6)
+    assert m >= 1.0
     m2, _ = multiplier(np.array(t), np.array(b), 3.20, 50000)
     assert m2 > m
     # Tail fit: only points at >= 1/16 of the last token count enter the fit.
@@ -107,14 +112,19 @@ def test_goodput_report_end_to_end_on_exact_curves():
     rep = goodput_report(recipes, baseline="raw", tokens=T, budget=6400, n_boot=500)
     raw, c = rep["recipes"]["raw"], rep["recipes"]["curated"]
     assert raw["multiplier"] == {"value": 1.0, "ci_low": 1.0, "ci_high": 1.0, "extrapolated": False}
-    assert raw["yield"] == 1.0 and raw["goodput"]["value"] == 1.0 and raw["effective_tokens"] == 1000
+    assert raw["yield"] == 1.0
+    assert raw["goodput"]["value"] == 1.0
+    assert raw["effective_tokens"] == 1000
     # Curated ends at 2.25 = baseline at 1600 tokens: m = 0.25; yield 0.6; goodput 0.15.
-    assert c["multiplier"]["value"] == 0.25 and not c["multiplier"]["extrapolated"]
+    assert c["multiplier"]["value"] == 0.25
+    assert not c["multiplier"]["extrapolated"]
     assert c["multiplier"]["ci_low"] < 0.25 < c["multiplier"]["ci_high"]
-    assert c["yield"] == 0.6 and c["goodput"]["value"] == pytest.approx(0.15, rel=1e-12)
+    assert c["yield"] == 0.6
+    assert c["goodput"]["value"] == pytest.approx(0.15, rel=1e-12)
     assert c["effective_tokens"] == pytest.approx(150.0, rel=1e-12)
     assert c["learning_signal_per_token"] == (2.125 - 2.25) / 6400
-    assert c["tokens_in"] == 1000 and c["tokens_kept"] == 600
+    assert c["tokens_in"] == 1000
+    assert c["tokens_kept"] == 600
     # 19200 tokens in 0.5 device-hours = 38400 tokens/h, times m = 0.25.
     assert c["costs"]["effective_tokens_per_device_hour"] == pytest.approx(9600.0, rel=1e-12)
     assert c["curves"]["x"]["bpb_mean"] == pytest.approx([3.0, 2.5, 2.3, 2.25], rel=1e-12)
@@ -131,6 +141,8 @@ def test_a_recipe_that_beats_the_baseline_final_bpb_gets_m_above_one():
     tokens = [100, 400, 1600, 6400]
     bpb = [3.0, 2.6, 2.5, 2.2]
     t, ext = tokens_to_reach(tokens, bpb, 2.19)
-    assert ext and t > 6400
+    assert ext
+    assert t > 6400
     m, ext = multiplier(np.array(tokens), np.array(bpb), 2.19, 6400)
-    assert ext and m > 1
+    assert ext
+    assert m > 1

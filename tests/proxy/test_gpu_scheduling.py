@@ -18,7 +18,8 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def test_no_gpus_anywhere_means_no_gpu_request() -> None:
     assert InlineEngine().cluster_gpus() == 0.0
-    assert assigned_gpus() == [] and gpu_assigned_without_cuda() is False
+    assert assigned_gpus() == []
+    assert gpu_assigned_without_cuda() is False
 
 
 @pytest.mark.ray
@@ -56,6 +57,7 @@ def test_gpu_work_lands_on_the_gpu_worker_of_a_cpu_head(tmp_path_factory: pytest
         )
     assert r.returncode == 0, r.stderr[-2000:]
     out = json.loads(r.stdout.strip().splitlines()[-1])
-    assert out["cluster_gpus"] == 1.0 and len(out["gpu_nodes"]) == 1
+    assert out["cluster_gpus"] == 1.0
+    assert len(out["gpu_nodes"]) == 1
     assert [run[0] for run in out["runs"]] == out["gpu_nodes"] * 4  # never on the CPU-only head
     assert all(run[1] == ["0"] and run[2] is True for run in out["runs"])  # CPU torch: says so

@@ -77,30 +77,32 @@ def phase_run(tmp_path_factory):
 
 
 def test_phase_writes_goodput_json_and_resumes_without_retraining(phase_run, inline_engine):
-    run_dir, kept, out = phase_run
+    run_dir, _kept, out = phase_run
     g = json.loads((run_dir / "goodput.json").read_text())
-    assert (
-        set(g["recipes"]) == {"raw", "curated", "hi", "nodedup", "null", "rejected"}
-        and g["baseline"] == "raw"
-    )
-    assert (
-        g["budget"] == 32 * 4 * 8 and g["seeds"] == [0, 1] and g["eval_sets"] == ["bench", "docs", "heldout"]
-    )
-    assert g["schema_version"] == 2 and g["headline"] == ["docs", "bench"]
+    assert set(g["recipes"]) == {"raw", "curated", "hi", "nodedup", "null", "rejected"}
+    assert g["baseline"] == "raw"
+    assert g["budget"] == 32 * 4 * 8
+    assert g["seeds"] == [0, 1]
+    assert g["eval_sets"] == ["bench", "docs", "heldout"]
+    assert g["schema_version"] == 2
+    assert g["headline"] == ["docs", "bench"]
     raw, cur, hi, nd = (g["recipes"][k] for k in ("raw", "curated", "hi", "nodedup"))
     # raw = kept + the 20 non-quarantined rejected rows, minus the 10 "docs"-source rows (held out as an
     # eval set by source) and the held-out documents (decontaminated).
     held = raw["decontaminated"]
-    assert held > 0 and raw["docs"] == 70 - held
+    assert held > 0
+    assert raw["docs"] == 70 - held
     assert cur["docs"] == 50 - cur["decontaminated"]
     assert nd["docs"] + nd["decontaminated"] == 50 + 10  # + the rows exact_dedup_v1 rejected
     assert hi["docs"] < cur["docs"]
     assert hi["rules"] == [{"column": "toy.score", "min": pytest.approx(0.5)}]  # the median of kept/ scores
-    assert raw["yield"] == 1.0 and raw["multiplier"]["value"] == 1.0
+    assert raw["yield"] == 1.0
+    assert raw["multiplier"]["value"] == 1.0
     assert raw["multiplier"]["ci_low"] == raw["multiplier"]["ci_high"] == 1.0  # paired with itself: d = 0
     assert cur["yield"] == cur["tokens_kept"] / raw["tokens_kept"] < 1
     assert cur["goodput"]["value"] == pytest.approx(cur["yield"] * cur["multiplier"]["value"])
-    assert cur["costs"]["curation_cpu_s"] == 3.5 and raw["costs"]["curation_cpu_s"] == 0
+    assert cur["costs"]["curation_cpu_s"] == 3.5
+    assert raw["costs"]["curation_cpu_s"] == 0
     assert [g["recipes"][r]["role"] for r in ("raw", "curated", "null", "rejected")] == [
         "baseline",
         "recipe",
@@ -109,54 +111,59 @@ def test_phase_writes_goodput_json_and_resumes_without_retraining(phase_run, inl
     ]
     # Controls: null is raw at curated's token count; rejected is every non-quarantined rejected row.
     null, rej = g["recipes"]["null"], g["recipes"]["rejected"]
-    assert (
-        cur["tokens_kept"] <= null["tokens_kept"] < cur["tokens_kept"] + 200 and null["subsample_of"] == "raw"
-    )
+    assert cur["tokens_kept"] <= null["tokens_kept"] < cur["tokens_kept"] + 200
+    assert null["subsample_of"] == "raw"
     assert rej["docs"] + rej["decontaminated"] == 20
     # The null is drawn afresh for every training seed (main point: 3 seeds; the ladder's 2 are among them).
     assert sorted(null["draws"]) == ["0", "1"]
     bins = [(run_dir / "proxy" / "data" / "null" / f"seed{s}" / "train.bin").read_bytes() for s in range(2)]
     assert bins[0] != bins[1]
     used = json.loads((run_dir / "proxy" / "null" / "seed1" / "data.json").read_text())
-    assert used["subsample_seed"] == 1 and used["docs"] == null["draws"]["1"]["docs"]
-    assert g["controls"]["for"] == "curated" and isinstance(g["controls"]["null"]["contains_1"], bool)
+    assert used["subsample_seed"] == 1
+    assert used["docs"] == null["draws"]["1"]["docs"]
+    assert g["controls"]["for"] == "curated"
+    assert isinstance(g["controls"]["null"]["contains_1"], bool)
     assert g["controls"]["rejected"]["call"] in ("better", "worse", "not_called")
     # The paired statistic is the one verdict: the verdict's call is the ranking pair's.
     pair = next(p for p in g["ranking"]["pairs"] if {p["a"], p["b"]} == {"curated", "raw"})
-    assert g["verdict"]["recipe"] == "curated" and (g["verdict"]["call"] != "not_called") == pair["separated"]
-    assert cur["paired"]["diff_bpb"] == g["verdict"]["diff_bpb"] and g["verdict"]["sentence"]
+    assert g["verdict"]["recipe"] == "curated"
+    assert (g["verdict"]["call"] != "not_called") == pair["separated"]
+    assert cur["paired"]["diff_bpb"] == g["verdict"]["diff_bpb"]
+    assert g["verdict"]["sentence"]
     # Eval sets: kinds, headline, fit label, decontamination per set; choice accuracy beside gold bpb.
     info = g["eval_set_info"]
     assert [info[k]["kind"] for k in ("heldout", "docs", "bench")] == ["heldout", "text", "choice"]
-    assert info["heldout"]["headline"] is False and "fit to the raw distribution" in info["heldout"]["note"]
-    assert (
-        info["bench"]["items"] == 7
-        and info["bench"]["multi_choice_items"] == 6
-        and info["docs"]["docs"] == 10
-    )
+    assert info["heldout"]["headline"] is False
+    assert "fit to the raw distribution" in info["heldout"]["note"]
+    assert info["bench"]["items"] == 7
+    assert info["bench"]["multi_choice_items"] == 6
+    assert info["docs"]["docs"] == 10
     assert (
         raw["decontaminated_by_set"].get("heldout", 0) + raw["decontaminated_by_set"].get("exact", 0) == held
     )
     acc = cur["accuracy"]["bench"]
-    assert len(acc["per_seed"]) == 2 and all(a in {k / 6 for k in range(7)} for a in acc["per_seed"])
+    assert len(acc["per_seed"]) == 2
+    assert all(a in {k / 6 for k in range(7)} for a in acc["per_seed"])
     # Power and the ladder.
-    assert g["power"]["n_seeds"] == 2 and g["power"]["mde_bpb"] > 0 and len(g["power"]["seeds_needed"]) == 5
+    assert g["power"]["n_seeds"] == 2
+    assert g["power"]["mde_bpb"] > 0
+    assert len(g["power"]["seeds_needed"]) == 5
     pts = g["ladder"]["points"]
-    assert [p["name"] for p in pts] == ["proxy_tiny@1024", "proxy_tiny@512"] and g["ladder"][
-        "reference"
-    ] == "proxy_tiny@1024"
-    assert (
-        pts[0]["decision_accuracy_vs_reference"] == 1.0 and 0 <= pts[1]["decision_accuracy_vs_reference"] <= 1
-    )
+    assert [p["name"] for p in pts] == ["proxy_tiny@1024", "proxy_tiny@512"]
+    assert g["ladder"]["reference"] == "proxy_tiny@1024"
+    assert pts[0]["decision_accuracy_vs_reference"] == 1.0
+    assert 0 <= pts[1]["decision_accuracy_vs_reference"] <= 1
     assert (run_dir / "proxy" / "ladder" / "proxy_tiny@512" / "null" / "seed1" / "result.json").exists()
-    assert g["tokenizer"]["source"] == "trained" and len(g["tokenizer"]["sha256"]) == 64
-    assert g["regime"]["tokens"] == 1024 and g["regime"]["tokens_per_param"] == pytest.approx(
-        1024 / g["regime"]["params"]
-    )
+    assert g["tokenizer"]["source"] == "trained"
+    assert len(g["tokenizer"]["sha256"]) == 64
+    assert g["regime"]["tokens"] == 1024
+    assert g["regime"]["tokens_per_param"] == pytest.approx(1024 / g["regime"]["params"])
     curve = cur["curves"]["heldout"]
-    assert curve["tokens"][-1] == g["budget"] and len(curve["per_seed"]) == 2
+    assert curve["tokens"][-1] == g["budget"]
+    assert len(curve["per_seed"]) == 2
     assert curve["bpb_ci_low"][-1] <= curve["bpb_mean"][-1] <= curve["bpb_ci_high"][-1]
-    assert set(g["ranking"]["order"]) == set(g["recipes"]) and 0 <= g["decision_agreement"] <= 1
+    assert set(g["ranking"]["order"]) == set(g["recipes"])
+    assert 0 <= g["decision_agreement"] <= 1
     for r in g["recipes"]:
         for s in (0, 1):
             assert (run_dir / "proxy" / r / f"seed{s}" / "metrics.jsonl").exists()
@@ -204,7 +211,8 @@ def test_tokenizer_sample_ignores_file_layout(tmp_path):
         (d / "proxy").mkdir()
         _, info = _tokenizer(_ctx(d, InlineEngine(progress=False), {}), cfg, set(), [], d / "proxy")
         infos.append(info)
-    assert infos[0]["sha256"] == infos[1]["sha256"] and infos[0]["sample_chars"] >= 3000
+    assert infos[0]["sha256"] == infos[1]["sha256"]
+    assert infos[0]["sample_chars"] >= 3000
 
 
 def test_config_errors_name_the_key_and_the_valid_ones():
@@ -212,9 +220,9 @@ def test_config_errors_name_the_key_and_the_valid_ones():
         parse({"bugdet": 10})
     with pytest.raises(PhaseError, match=r"proxy.recipes.x: unknown key\(s\) frm; valid keys: from, select"):
         parse({"recipes": {"x": {"frm": "kept"}}, "baseline": "x"})
-    with pytest.raises(PhaseError, match="proxy.baseline: 'raw' is not a recipe"):
+    with pytest.raises(PhaseError, match=r"proxy.baseline: 'raw' is not a recipe"):
         parse({"recipes": {"x": {"from": "kept"}}})
-    with pytest.raises(PhaseError, match="proxy.train: unknown key"):
+    with pytest.raises(PhaseError, match=r"proxy.train: unknown key"):
         parse({"train": {"lr_max": 1}})
     with pytest.raises(
         PhaseError, match=r"proxy.eval\[0\].kind: unknown eval kind 'mcq'; valid kinds: text, choice, heldout"

@@ -45,7 +45,8 @@ def test_successive_halving_on_synthetic_curves_picks_the_known_best():
     assert winner == "best"
     # rung 0: all six on the short budget, the best ceil(6/3) = 2 advance; rung 1: those two at full budget
     assert calls == [(0, ["best", "c", "d", "e", "fast", "g"]), (1, ["best", "fast"])]
-    assert history[0]["advanced"] == ["fast", "best"] and history[1]["advanced"] == ["best"]
+    assert history[0]["advanced"] == ["fast", "best"]
+    assert history[1]["advanced"] == ["best"]
     assert history[1]["scores"] == {"best": -_bpb("best", 10_000), "fast": -_bpb("fast", 10_000)}
 
 
@@ -53,9 +54,12 @@ def test_successive_halving_drops_empty_candidates_and_may_find_none():
     winner, history = successive_halving(
         ["a", "b", "c"], 2, 2, lambda names, k: {"a": None, "b": 1.0, "c": 2.0}
     )
-    assert winner == "c" and history[0]["advanced"] == ["c"]  # ceil(2 non-empty / 2)
+    assert winner == "c"
+    assert history[0]["advanced"] == ["c"]
     winner, history = successive_halving(["a"], 3, 2, lambda names, k: {"a": None})
-    assert winner is None and len(history) == 1 and history[0]["advanced"] == []
+    assert winner is None
+    assert len(history) == 1
+    assert history[0]["advanced"] == []
 
 
 def test_pareto_front_in_yield_and_goodput():
@@ -73,7 +77,9 @@ def test_parse_search_candidates_rungs_and_errors():
         "search:y.t@max_quantile=0.5": [{"column": "y.t", "max_quantile": 0.5}],
     }
     assert spec.rungs == [Rung(1024, (0,)), Rung(4096, (0, 1, 2))]
-    assert spec.confirm_seeds == (3, 4, 5) and spec.eta == 3 and spec.objective == "multiplier"
+    assert spec.confirm_seeds == (3, 4, 5)
+    assert spec.eta == 3
+    assert spec.objective == "multiplier"
     prod = parse_search(
         {"columns": {"x.s": {"min": [1, 2]}, "y.t": {"max": [5]}}, "product": True}, budget=4096, seeds=[0]
     )
@@ -139,11 +145,13 @@ def test_search_end_to_end(search_run):
     assert out["candidates"]["search:toy.score@min=5"]["empty"].startswith("selects only 0 tokens")
     h0, h1 = out["history"]
     assert h0["scores"]["search:toy.score@min=5"] is None
-    assert len(h0["advanced"]) == 1 and h1["advanced"] == [out["winner"]]  # ceil(2 / 2) = 1 advances
+    assert len(h0["advanced"]) == 1
+    assert h1["advanced"] == [out["winner"]]
     assert set(h1["scores"]) == {out["winner"]}
     assert out["rungs"] == [{"budget": 512, "seeds": [0]}, {"budget": 1024, "seeds": [0, 1]}]
     c = out["confirmation"]
-    assert c["seeds"] == [2, 3] and c["multiplier"]["ci_low"] is not None
+    assert c["seeds"] == [2, 3]
+    assert c["multiplier"]["ci_low"] is not None
     assert (d / "proxy" / "search" / "confirm" / out["winner"] / "seed3" / "result.json").exists()
     assert (d / "proxy" / "search" / "rung0" / "raw" / "seed0" / "result.json").exists()
     assert set(json.loads((d / "goodput.json").read_text())["recipes"]) >= {"raw", "curated"}
@@ -153,9 +161,8 @@ def test_search_end_to_end(search_run):
     q = float(out["winner"].rsplit("=", 1)[1])
     assert win["stages"][-1]["select"] == [{"column": "toy.score", "min": pytest.approx(q)}]
     table = format_table(out)
-    assert (
-        "empty: selects only 0 tokens" in table and f"winner {out['winner']} on fresh seeds [2, 3]" in table
-    )
+    assert "empty: selects only 0 tokens" in table
+    assert f"winner {out['winner']} on fresh seeds [2, 3]" in table
 
 
 def test_cli_search_resumes_without_retraining(search_run, capsys):

@@ -19,7 +19,9 @@ TEXTS = [
 
 def test_tokenizer_and_shards_round_trip(tmp_path):
     tok = train_bpe(TEXTS * 20, vocab_size=300)
-    assert tok.vocab_size == 300 and tok.eos_id == 0 and tok.dtype == np.uint16
+    assert tok.vocab_size == 300
+    assert tok.eos_id == 0
+    assert tok.dtype == np.uint16
     tok.save(tmp_path / "tok")
     tok = ProxyTokenizer.load(tmp_path / "tok")
     meta = write_shard(TEXTS, tmp_path / "a", tok)
@@ -30,15 +32,19 @@ def test_tokenizer_and_shards_round_trip(tmp_path):
         "dtype": "uint16",
     }
     tokens, idx, _ = read_shard(tmp_path / "a")
-    assert len(idx) == 5 and idx[0] == 0 and idx[-1] == len(tokens) == meta["tokens"]
+    assert len(idx) == 5
+    assert idx[0] == 0
+    assert idx[-1] == len(tokens) == meta["tokens"]
     for i, text in enumerate(TEXTS):
         doc = tokens[idx[i] : idx[i + 1]]
-        assert doc[-1] == tok.eos_id and tok.decode(doc[:-1]) == text
+        assert doc[-1] == tok.eos_id
+        assert tok.decode(doc[:-1]) == text
         assert int(tok.token_bytes[doc].sum()) == len(text.encode("utf-8"))  # EOS has no bytes
     write_shard(TEXTS[:2], tmp_path / "b", tok)
     m = concat_shards([tmp_path / "a", tmp_path / "b"], tmp_path / "ab")
     t2, idx2, _ = read_shard(tmp_path / "ab")
-    assert m["docs"] == 6 and idx2.tolist() == idx.tolist() + (idx[1:3] + idx[-1]).tolist()
+    assert m["docs"] == 6
+    assert idx2.tolist() == idx.tolist() + (idx[1:3] + idx[-1]).tolist()
     assert np.array_equal(t2[: len(tokens)], tokens)
 
 

@@ -31,11 +31,15 @@ def test_t_quantile_matches_the_published_table(p, df, table):
 def test_paired_interval_is_the_t_interval_of_the_differences():
     iv = stats.paired_interval([0.1, 0.2, 0.3])
     half = stats.t_quantile(0.975, 2) * 0.1 / math.sqrt(3)
-    assert iv.value == pytest.approx(0.2) and iv.sd == pytest.approx(0.1) and iv.n == 3
+    assert iv.value == pytest.approx(0.2)
+    assert iv.sd == pytest.approx(0.1)
+    assert iv.n == 3
     assert (iv.ci_low, iv.ci_high) == (pytest.approx(0.2 - half), pytest.approx(0.2 + half))
-    assert round(iv.ci_low, 4) == -0.0484 and iv.excludes(0.0) is False
+    assert round(iv.ci_low, 4) == -0.0484
+    assert iv.excludes(0.0) is False
     one = stats.paired_interval([0.5])
-    assert one.ci_low is None and one.excludes(0.0) is False
+    assert one.ci_low is None
+    assert one.excludes(0.0) is False
 
 
 def test_mde_formula_and_seeds_needed():
@@ -44,14 +48,16 @@ def test_mde_formula_and_seeds_needed():
     assert round(stats.mde(0.1, 3), 4) == 0.3097
     assert stats.mde(0.1, 1) == math.inf
     n = stats.seeds_needed(0.05, 0.1)
-    assert stats.mde(0.1, n) <= 0.05 < stats.mde(0.1, n - 1) and n == 34
+    assert stats.mde(0.1, n) <= 0.05 < stats.mde(0.1, n - 1)
+    assert n == 34
     assert stats.seeds_needed(0.0, 0.1) is None
 
 
 def test_pooled_sd_centres_each_set_on_its_own_mean():
     sd, dof = stats.pooled_sd([np.array([1.0, 3.0]), np.array([10.0, 12.0, 14.0]), np.array([7.0])])
     # sums of squares 2 + 8 = 10 over 1 + 2 degrees of freedom
-    assert dof == 3 and sd == pytest.approx(math.sqrt(10 / 3))
+    assert dof == 3
+    assert sd == pytest.approx(math.sqrt(10 / 3))
 
 
 def test_decision_accuracy_counts_pairs_ordered_alike():
@@ -70,11 +76,13 @@ CURVE = 5 - 0.1 * np.log(TOKENS)
 def test_multiplier_is_the_difference_mapped_through_the_baseline_curve():
     base = analysis.Baseline(TOKENS, CURVE)
     m, ex = base.multiplier(0.02)  # worse by 0.02 bpb: the baseline got there at T * exp(-0.2)
-    assert m == pytest.approx(math.exp(-0.2)) and ex is False
+    assert m == pytest.approx(math.exp(-0.2))
+    assert ex is False
     assert base.multiplier(0.0) == (1.0, False)
     assert base.diff_for(math.exp(-0.2)) == pytest.approx(0.02)
     better, ex = base.multiplier(-0.02)
-    assert better > 1 and ex is True  # beyond the baseline's last point: extrapolated, flagged
+    assert better > 1
+    assert ex is True
 
 
 def test_mde_on_a_synthetic_curve_has_the_known_multiplier():
@@ -82,7 +90,8 @@ def test_mde_on_a_synthetic_curve_has_the_known_multiplier():
     diffs = [np.array([0.01, 0.02, 0.03]), np.array([0.0, -0.01, 0.01])]  # pooled sd 0.01, dof 4
     pw = analysis.power(base, diffs, 3)
     delta = stats.mde(0.01, 3)
-    assert pw["sd_diff_bpb"] == pytest.approx(0.01) and pw["mde_bpb"] == pytest.approx(delta)
+    assert pw["sd_diff_bpb"] == pytest.approx(0.01)
+    assert pw["mde_bpb"] == pytest.approx(delta)
     assert pw["mde_multiplier"]["worse"] == pytest.approx(math.exp(-delta / 0.1))
     assert pw["mde_multiplier"]["better"] > 1
     row = next(r for r in pw["seeds_needed"] if r["multiplier"] == 0.8)

@@ -10,10 +10,39 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-WORDS = (
-    "the cat sat on a mat and the dog ran to the park while birds sang over green hills "
-    "under a wide blue sky with soft white clouds drifting slowly east"
-).split()
+WORDS = [
+    "the",
+    "cat",
+    "sat",
+    "on",
+    "a",
+    "mat",
+    "and",
+    "the",
+    "dog",
+    "ran",
+    "to",
+    "the",
+    "park",
+    "while",
+    "birds",
+    "sang",
+    "over",
+    "green",
+    "hills",
+    "under",
+    "a",
+    "wide",
+    "blue",
+    "sky",
+    "with",
+    "soft",
+    "white",
+    "clouds",
+    "drifting",
+    "slowly",
+    "east",
+]
 
 TINY_TRAIN = {"seq_len": 32, "batch_size": 4, "n_evals": 3, "ckpt_every": 4, "threads": 1}
 

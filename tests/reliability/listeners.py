@@ -10,6 +10,7 @@ from __future__ import annotations
 import ipaddress
 import os
 import re
+from pathlib import Path
 
 import psutil
 
@@ -40,9 +41,9 @@ def listening_sockets(root: int) -> list[dict]:
                 m = re.fullmatch(r"socket:\[(\d+)\]", os.readlink(f"/proc/{pid}/fd/{fd}"))
                 if m:
                     inodes.add(m.group(1))
-            name = open(f"/proc/{pid}/comm").read().strip()
+            name = Path(f"/proc/{pid}/comm").read_text().strip()
             for table in ("tcp", "tcp6"):
-                for line in open(f"/proc/{pid}/net/{table}").readlines()[1:]:
+                for line in Path(f"/proc/{pid}/net/{table}").read_text().splitlines()[1:]:
                     f = line.split()
                     if f[3] == "0A" and f[9] in inodes:  # 0A = LISTEN
                         out.append({"pid": pid, "name": name, "addr": _addr(f[1])})

@@ -136,7 +136,8 @@ def test_jsonl_reader_edge_files(tmp_path: Path, data: bytes) -> None:
     if data.startswith(b"\x00"):
         assert rows[0][schema.REJECT] == "quarantine:invalid_utf8"
     if data.startswith(b'{"text"'):
-        assert rows[0][schema.REJECT] is None and len(rows[0]["text"]) == 2_000_000
+        assert rows[0][schema.REJECT] is None
+        assert len(rows[0]["text"]) == 2_000_000
 
 
 def test_jsonl_reader_truncated_gzip(tmp_path: Path) -> None:
@@ -151,7 +152,8 @@ def test_jsonl_reader_truncated_gzip(tmp_path: Path) -> None:
     src = src_cls(build_params(src_cls.Params, {"path": str(path)}, where="input"))
     rows = [r for t in src.read(Shard(index=0, path=str(path), key="f.jsonl.gz")) for r in t.to_pylist()]
     assert rows[-1][schema.REJECT] == "quarantine:truncated_file"
-    assert all(r[schema.REJECT] is None for r in rows[:-1]) and 0 < len(rows) - 1 < 500
+    assert all(r[schema.REJECT] is None for r in rows[:-1])
+    assert 0 < len(rows) - 1 < 500
 
 
 # -- normalize_v1 ------------------------------------------------------------------------------------------
@@ -164,7 +166,8 @@ def test_normalize_accounts_for_every_row(texts: list[str]) -> None:
     reasons = out.column(schema.REJECT).to_pylist()
     for text, r in zip(out.column("text").to_pylist(), reasons, strict=True):
         assert (r == "normalize_v1:empty") == (text == "")
-        assert "\x00" not in text and "\r" not in text
+        assert "\x00" not in text
+        assert "\r" not in text
     kept = [t for t, r in zip(out.column("text").to_pylist(), reasons, strict=True) if r is None]
     again = stage.process(_table(kept)).column("text").to_pylist()
     assert again == kept  # normalizing is idempotent
@@ -199,7 +202,7 @@ def _buildable() -> list:
             try:
                 stage = cls(build_params(cls.Params, params, where=name))
                 stage.ensure_setup()
-            except Exception as e:  # noqa: BLE001 - the reason is reported in the skip
+            except Exception as e:
                 reason = f"{name}: not buildable from default params ({type(e).__name__}: {e})"[:300]
                 out.append(pytest.param(name, params, id=pid, marks=pytest.mark.skip(reason=reason)))
                 continue

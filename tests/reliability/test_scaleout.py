@@ -92,7 +92,8 @@ def test_three_node_job_submit_equals_embedded_run(tmp_path: Path, three_node_cl
     r = submit_job(three_node_cluster, entry, wait_s=100)
     assert r.returncode == 0, (r.stdout + r.stderr)[-3000:]
     m = json.loads((tmp_path / "job" / "manifest.json").read_text())
-    assert m["engine"]["nodes"] == 3 and m["engine"]["num_workers"] == 3
+    assert m["engine"]["nodes"] == 3
+    assert m["engine"]["num_workers"] == 3
     assert _outputs(tmp_path / "job") == embedded
 
 

@@ -231,7 +231,8 @@ def test_hostile_ids_and_sources_write_nothing_outside_the_run_dir(tmp_path: Pat
     m = run_pipeline(cfg, tmp_path / "run", engine=InlineEngine())
     assert m["accounting"] == {"input": 3, "kept": 2, "rejected": 1, "quarantined": 0, "balanced": True}
     new = {p for p in tmp_path.rglob("*")} - before
-    assert new and all(p == tmp_path / "run" or (tmp_path / "run") in p.parents for p in new)
+    assert new
+    assert all(p == tmp_path / "run" or (tmp_path / "run") in p.parents for p in new)
 
 
 # -- model files and checkpoints -------------------------------------------------------------------------------

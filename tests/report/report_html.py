@@ -98,7 +98,8 @@ def check_metrics(found: dict[str, tuple[str, str]], goodput: dict[str, Any]) ->
             raw, text = found[key]
             want = get(rec, path)
             if want is None:
-                assert raw == "null" and text == "—", (key, raw, text)
+                assert raw == "null", (key, raw, text)
+                assert text == "—", (key, raw, text)
                 continue
             assert float(raw) == want, (key, raw, want)
             shown, tol = shown_number(text)

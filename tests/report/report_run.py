@@ -36,7 +36,19 @@ class ShapeScorer(Scorer):
 
 def write_inputs(d: Path) -> None:
     rng = np.random.default_rng(0)
-    vocab = "data curation pipeline token model training corpus filter quality budget signal".split()
+    vocab = [
+        "data",
+        "curation",
+        "pipeline",
+        "token",
+        "model",
+        "training",
+        "corpus",
+        "filter",
+        "quality",
+        "budget",
+        "signal",
+    ]
     normal = [f"Document {i}: " + " ".join(rng.choice(vocab, size=5 + i % 17)) + "." for i in range(N_NORMAL)]
     short = [XSS, "tiny", "two words", "a b c", "x", "four words right here"]
     shout = [f"THIS IS A VERY LOUD DOCUMENT NUMBER {i}" for i in range(N_SHOUT)]

@@ -51,7 +51,8 @@ def test_funnel_numbers_equal_the_manifest(built_run: Path) -> None:
         assert cells[(s["name"], "docs_in")] == f"{s['docs_in']:,}"
         assert cells[(s["name"], "docs_out")] == f"{s['docs_out']:,}"
         assert cells[(s["name"], "removed")] == f"{sum(s['removed'].values()):,}"
-    assert cells[("select", "docs_in")] == "45" and cells[("select", "docs_out")] == "35"
+    assert cells[("select", "docs_in")] == "45"
+    assert cells[("select", "docs_out")] == "35"
     assert cells[("exact_dedup_v1", "removed")] == "5"
     html = html_path.read_text()
     assert "input <b>46</b> = kept <b>30</b> + rejected <b>15</b> + quarantined <b>1</b> (balanced)" in html
@@ -71,7 +72,9 @@ def test_document_text_is_escaped(built_run: Path) -> None:
     assert "<script" not in html.lower()  # the page has no script at all
     # The example sits under its reason, with its id.
     block = re.search(r'<details[^>]*data-reason="select:too_short">(.*?)</details>', html, re.S)
-    assert block and "id <code>s0</code>" in block.group(1) and "(3 shown)" in block.group(1)
+    assert block
+    assert "id <code>s0</code>" in block.group(1)
+    assert "(3 shown)" in block.group(1)
 
 
 def test_duplicate_examples_name_the_kept_copy(built_run: Path) -> None:
@@ -134,12 +137,15 @@ def test_score_histograms_mark_the_select_thresholds(built_run: Path) -> None:
     words = hs["report_test_shape_v1.words"]
     # 30 kept; the 10 select rejections and the 5 duplicates carry the score too.
     assert (words.n_kept, words.n_rejected, words.n_missing) == (30, 15, 0)
-    assert int(words.kept.sum()) == 30 and int(words.rejected.sum()) == 15
+    assert int(words.kept.sum()) == 30
+    assert int(words.rejected.sum()) == 15
     assert [(t.kind, t.value, t.stage) for t in words.thresholds] == [("min", 5.0, "select")]
     assert [(t.kind, t.value) for t in hs["report_test_shape_v1.upper_frac"].thresholds] == [("max", 0.5)]
     html = (built_run / "report.html").read_text()
     fig = re.search(r'<figure data-column="report_test_shape_v1.words">(.*?)</figure>', html, re.S)
-    assert fig and "<svg" in fig.group(1) and "min 5" in fig.group(1)
+    assert fig
+    assert "<svg" in fig.group(1)
+    assert "min 5" in fig.group(1)
 
 
 def test_report_without_goodput_or_export_says_so(run_dir: Path) -> None:
@@ -232,7 +238,9 @@ def test_histograms_use_stats_or_values_and_count_missing(tmp_path: Path) -> Non
     }
     x, n = hs["s.x"], hs["s.n"]
     assert (x.edges[0], x.edges[-1], x.n_kept, x.n_rejected, x.n_missing) == (1.0, 9.0, 2, 1, 3)
-    assert x.kept.tolist() == [2, 0, 0, 0] and x.rejected.tolist() == [0, 0, 0, 1] and x.mean_kept == 1.5
+    assert x.kept.tolist() == [2, 0, 0, 0]
+    assert x.rejected.tolist() == [0, 0, 0, 1]
+    assert x.mean_kept == 1.5
     # The threshold (50) widens the range beyond the data (10..40).
     assert (n.edges[0], n.edges[-1], n.kept.tolist(), n.n_missing) == (10.0, 50.0, [1, 1, 1, 1], 2)
 
@@ -255,6 +263,8 @@ def test_examples_stream_a_large_row_group_only_up_to_the_last_needed_row(
 
     monkeypatch.setattr(pq.ParquetFile, "iter_batches", spy)
     ex = report_data.sample_examples([f], ["a", "b"], per_reason=2, max_chars=10)
-    assert [e.id for e in ex["a"]] == ["r0", "r1"] and [e.id for e in ex["b"]] == ["r1500"]
-    assert ex["b"][0].text == "y" * 10 and ex["b"][0].truncated
+    assert [e.id for e in ex["a"]] == ["r0", "r1"]
+    assert [e.id for e in ex["b"]] == ["r1500"]
+    assert ex["b"][0].text == "y" * 10
+    assert ex["b"][0].truncated
     assert rows_read == [1024, 1024]  # rows 0..2047 of 5000

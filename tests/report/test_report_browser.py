@@ -63,7 +63,9 @@ def test_console_messages_are_detected(tmp_path: Path) -> None:
     page = tmp_path / "bad.html"
     page.write_text("<html><body><script>console.error('boom'); missingFn();</script></body></html>")
     _, console = run_chromium(page, tmp_path / "profile", "--dump-dom")
-    assert len(console) == 2 and "boom" in console[0] and "missingFn" in console[1]
+    assert len(console) == 2
+    assert "boom" in console[0]
+    assert "missingFn" in console[1]
 
 
 def test_report_renders_in_chromium(built_run: Path, goodput: dict[str, Any], tmp_path: Path) -> None:

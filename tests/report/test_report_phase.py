@@ -30,7 +30,8 @@ def ctx(run_dir: Path, section: dict | None) -> RunContext:
 def test_phase_returns_paths_and_headline(run_dir: Path) -> None:
     (run_dir / "report.html").unlink(missing_ok=True)
     out = run_phase(ctx(run_dir, {"examples_per_reason": 1}))
-    assert out["html"] == "report.html" and out["md"] == "report.md"
+    assert out["html"] == "report.html"
+    assert out["md"] == "report.md"
     assert out["headline"].startswith("curated beats raw: 1.38x tokens-to-target (CI 1.34–1.42)")
     html = (run_dir / "report.html").read_text()
     assert f'<p class="verdict" id="verdict">{escape(out["headline"])}</p>' in html
@@ -93,7 +94,8 @@ def test_cli_errors_and_help(tmp_path: Path, capsys: pytest.CaptureFixture[str])
     with pytest.raises(SystemExit):
         build_parser().parse_args(["report", "--help"])
     help_text = capsys.readouterr().out
-    assert "example:" in help_text and "curate report runs/demo" in help_text
+    assert "example:" in help_text
+    assert "curate report runs/demo" in help_text
 
 
 def test_cli_on_a_bare_manifest(tmp_path: Path) -> None:
@@ -103,5 +105,6 @@ def test_cli_on_a_bare_manifest(tmp_path: Path) -> None:
     (run / "manifest.json").write_text(json.dumps({"name": "bare", "stages": [], "accounting": {}}))
     assert main(["report", str(run)]) == 0
     html = (run / "report.html").read_text()
-    assert "No numeric score columns" in html and "No documents were removed" in html
+    assert "No numeric score columns" in html
+    assert "No documents were removed" in html
     shutil.rmtree(run)

@@ -75,6 +75,8 @@ def test_markdown_and_html_sections():
     assert md[0] == "## Recipe search"
     assert "| s@min=2 | 1 | 50.0% | 1.40x [1.10, 1.80] | 0.70x [0.55, 0.90] | winner; Pareto front |" in md
     html = html_section(SEARCH)
-    assert html.startswith('<h2 id="search">Recipe search</h2>') and html.count("<svg") == 1
+    assert html.startswith('<h2 id="search">Recipe search</h2>')
+    assert html.count("<svg") == 1
     assert html.count("<tr>") == 4
-    assert markdown_section(None) == [] and html_section(None) == ""
+    assert markdown_section(None) == []
+    assert html_section(None) == ""

@@ -101,7 +101,8 @@ def test_trust_sections_rows():
     secs = {sid: (title, header, rows, notes) for sid, title, header, rows, notes in trust.sections(G)}
     assert list(secs) == ["targets", "controls", "power", "ladder"]
     assert secs["targets"][2][0] == ["wiki", "text", "yes", "3 docs", "w.jsonl", "raw 2", "—"]
-    assert secs["targets"][2][1][-1] == "25.0%" and secs["targets"][2][2][2:4] == ["no", "9 docs"]
+    assert secs["targets"][2][1][-1] == "25.0%"
+    assert secs["targets"][2][2][2:4] == ["no", "9 docs"]
     assert secs["controls"][2] == [
         ["null (random raw subsample)", "+0.0010 [-0.0020, +0.0040]", "0.98x (0.90–1.05)", "yes"]
     ]
@@ -109,7 +110,8 @@ def test_trust_sections_rows():
     assert secs["power"][2] == [["1.20x", "-0.0200", "9"], ["1.10x", "-0.0100", "> 1000"]]
     assert "multipliers below 0.85x or above 1.18x" in secs["power"][3][0]
     lad = secs["ladder"][2]
-    assert lad[0][0] == "proxy_1m@1000 (main)" and lad[1][0] == "proxy_5m@2000 (reference)"
+    assert lad[0][0] == "proxy_1m@1000 (main)"
+    assert lad[1][0] == "proxy_5m@2000 (reference)"
     assert lad[0][5:] == ["0.90x (0.80–1.10)", "1.00x", "raw > curated > null", "—", "66.7%"]
     assert secs["ladder"][3][-1] == "Warning: the main point disagrees"
     assert all(len(row) == len(header) for _, _, header, rows, _ in trust.sections(G) for row in rows)
@@ -117,7 +119,8 @@ def test_trust_sections_rows():
     md = "\n".join(trust.markdown(G))
     html = trust.html(G)
     assert "| wiki | text | yes | 3 docs | w.jsonl | raw 2 | — |" in md
-    assert '<h3 id="ladder">Scale ladder</h3>' in html and '<figure id="ladder-chart"><svg' in html
+    assert '<h3 id="ladder">Scale ladder</h3>' in html
+    assert '<figure id="ladder-chart"><svg' in html
 
 
 def test_schema_one_goodput_has_no_trust_sections():

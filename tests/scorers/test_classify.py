@@ -28,8 +28,20 @@ from curate.scorers.fasttext_quality import FastTextParams, FastTextQuality
 from curate.select import Rule, Select
 from tests.helpers import make_table
 
-GOOD = "theorem proof lemma analysis equation integral physics history science river mountain".split()
-BAD = "click buy free deal win casino cheap sale offer discount subscribe".split()
+GOOD = [
+    "theorem",
+    "proof",
+    "lemma",
+    "analysis",
+    "equation",
+    "integral",
+    "physics",
+    "history",
+    "science",
+    "river",
+    "mountain",
+]
+BAD = ["click", "buy", "free", "deal", "win", "casino", "cheap", "sale", "offer", "discount", "subscribe"]
 
 
 def _write(path: Path, rows: list[dict]) -> None:
@@ -91,21 +103,25 @@ def test_manifest(trained, data):
     path, m = trained
     assert m["counts"]["train"]["hq"] + m["counts"]["holdout"]["hq"] == 250
     assert m["counts"]["train"]["lq"] + m["counts"]["holdout"]["lq"] == 300
-    assert m["fasttext_params"]["thread"] >= 12 and m["fasttext_params"]["wordNgrams"] == 2
+    assert m["fasttext_params"]["thread"] >= 12
+    assert m["fasttext_params"]["wordNgrams"] == 2
     assert m["fasttext_params"]["bucket"] == 200_000
     files = m["sources"][0]["files"]
-    assert files[0]["path"].endswith("mixed.jsonl.gz") and len(files[0]["sha256"]) == 64
+    assert files[0]["path"].endswith("mixed.jsonl.gz")
+    assert len(files[0]["sha256"]) == 64
     assert files[0]["size"] == (data / "mixed.jsonl.gz").stat().st_size
     assert m["holdout_metrics"]["auc"] > 0.95
     assert len(m["score_quantiles"]["holdout_negative"]) == 101
-    assert path.with_suffix(".manifest.json").exists() and m["model_bytes"] == path.stat().st_size
+    assert path.with_suffix(".manifest.json").exists()
+    assert m["model_bytes"] == path.stat().st_size
 
 
 def test_training_is_deterministic_given_seed(trained, data):
     """Sampling, split and order are exact; fastText's lock-free threads add float noise only."""
-    path, m1 = trained
+    _path, m1 = trained
     m2 = train_classifier(_recipe(data, "b.ftz"))
-    assert m1["counts"] == m2["counts"] and m1["sources"] == m2["sources"]
+    assert m1["counts"] == m2["counts"]
+    assert m1["sources"] == m2["sources"]
     texts = [_doc(random.Random(i), GOOD if i % 2 else BAD) for i in range(200)]
     p = [
         FastTextQuality(FastTextParams(model=str(data / f))).score(make_table(texts))["hq_prob"].to_numpy()
@@ -203,7 +219,8 @@ def test_cli_with_recipe_yaml(data, tmp_path):
     args = ap.parse_args(["train-classifier", str(recipe), "--seed", "5"])
     assert args.func(args) == 0
     m = json.loads((tmp_path / "m.manifest.json").read_text())
-    assert m["seed"] == 5 and m["fasttext_params"]["thread"] == 12  # raised to the safe minimum
+    assert m["seed"] == 5
+    assert m["fasttext_params"]["thread"] == 12
     with pytest.raises(ValueError, match="unknown key"):
         load_recipe(str(recipe), bogus=1)
 
@@ -216,7 +233,8 @@ def test_stage_pickles_without_its_model(trained):
     stage = FastTextQuality(FastTextParams(model=str(path)))
     first = stage.process(make_table(["theorem proof lemma"])).column("fasttext_quality_v1.hq_prob")
     clone = pickle.loads(pickle.dumps(stage))
-    assert clone._model is None and clone._ready is False
+    assert clone._model is None
+    assert clone._ready is False
     assert clone.process(make_table(["theorem proof lemma"])).column("fasttext_quality_v1.hq_prob") == first
 
 
@@ -225,7 +243,8 @@ def test_model_path_resolves_from_any_directory(trained, monkeypatch, tmp_path):
 
     monkeypatch.chdir(tmp_path)
     default = resolve_model_path("models/quality_fasttext.ftz")
-    assert Path(default).is_absolute() and Path(default).exists()
+    assert Path(default).is_absolute()
+    assert Path(default).exists()
 
 
 @pytest.mark.ray

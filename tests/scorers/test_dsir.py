@@ -36,7 +36,8 @@ def test_features_are_unigrams_then_bigrams_without_collisions_on_the_toy_vocabu
     ids, off = features(["apple banana cherry", "", "apple"], B)
     assert off.tolist() == [0, 5, 5, 6]  # 3 unigrams + 2 bigrams; none; 1 unigram
     uni, _ = features(["apple", "banana", "cherry"], B)
-    assert ids[:3].tolist() == uni.tolist() and ids[5] == uni[0]
+    assert ids[:3].tolist() == uni.tolist()
+    assert ids[5] == uni[0]
     # every toy feature has its own bucket, so the counts below are exact
     every, _ = features(
         ["apple banana", "apple apple", "banana cherry", "cherry cherry", "apple banana cherry"], B
@@ -47,7 +48,8 @@ def test_features_are_unigrams_then_bigrams_without_collisions_on_the_toy_vocabu
 def test_counts_per_bucket():
     t = bucket_counts(TARGET, B)
     r = bucket_counts(RAW, B)
-    assert t.sum() == 6 and r.sum() == 7  # target: 4 unigrams + 2 bigrams; raw: 5 + 2
+    assert t.sum() == 6
+    assert r.sum() == 7
     apple, banana, cherry = features(["apple", "banana", "cherry"], B)[0].tolist()
     assert (t[apple], t[banana], t[cherry]) == (3, 1, 0)
     assert (r[apple], r[banana], r[cherry]) == (0, 1, 4)
@@ -95,7 +97,7 @@ def test_top_k_and_importance_resampling():
 def test_a_model_with_other_buckets_is_refused(tmp_path):
     stage = _fitted(tmp_path)
     wrong = Dsir(DsirParams(model=stage.params.model, buckets=1024))
-    with pytest.raises(ValueError, match="65536 buckets, params.buckets is 1024"):
+    with pytest.raises(ValueError, match=r"65536 buckets, params.buckets is 1024"):
         wrong.setup()
 
 

@@ -33,7 +33,8 @@ def test_continue_end_to_end(tiny_lm):
     assert out.column("synthesize_v1.source_id").to_pylist() == ["x", "y", "z"]
     assert out.column("synthesize_v1.source_text").to_pylist() == table.column("text").to_pylist()
     gen = out.column("text").to_pylist()
-    assert all(gen) and gen != table.column("text").to_pylist()
+    assert all(gen)
+    assert gen != table.column("text").to_pylist()
     # The model learned its three sentences: continuations are made of their words.
     vocab = set(" ".join(["the cat sat on the mat.", "the dog sat on the log.", "a cat and a dog"]).split())
     words = [w for g in gen for w in g.replace(".", " .").split() if w != "."]
@@ -47,7 +48,8 @@ def test_continue_end_to_end(tiny_lm):
     assert again.column("text").to_pylist() == gen
     # The synthetic filters run on the output.
     scored = Degeneration().process(out)
-    assert scored.num_rows == 3 and "degeneration_v1.zlib_ratio" in scored.column_names
+    assert scored.num_rows == 3
+    assert "degeneration_v1.zlib_ratio" in scored.column_names
 
 
 def test_rephrase_prompt_and_empty_generation(tiny_lm, monkeypatch):
@@ -62,13 +64,13 @@ def test_rephrase_prompt_and_empty_generation(tiny_lm, monkeypatch):
     )
     assert stage.prompts(["hi"]) == ["Say: hi ->"]
     real = stage.generate(stage.prompts(["the cat", "a dog"]))
-    assert len(real) == 2 and all(isinstance(g, str) for g in real)
+    assert len(real) == 2
+    assert all(isinstance(g, str) for g in real)
     monkeypatch.setattr(stage, "generate", lambda prompts: ["", "the mat."])
     out = stage.process(make_table(["the cat", "a dog"]))
     assert out.column("__reject__").to_pylist() == ["synthesize_v1:empty_generation", None]
-    assert (
-        out.column("id").to_pylist() == ["d0", "d1"] and "synthesize_v1.source_text" not in out.column_names
-    )
+    assert out.column("id").to_pylist() == ["d0", "d1"]
+    assert "synthesize_v1.source_text" not in out.column_names
 
 
 def test_params_are_checked():
@@ -85,5 +87,7 @@ def test_pickles_without_model(tiny_lm):
     stage = Synthesize(SynthesizeParams(model=str(tiny_lm), mode="continue", max_new_tokens=3))
     stage.ensure_setup()
     clone = pickle.loads(pickle.dumps(stage))
-    assert clone._model is None and clone._tokenizer is None and not clone._ready
+    assert clone._model is None
+    assert clone._tokenizer is None
+    assert not clone._ready
     assert clone.process(make_table(["the cat"])).num_rows == 1

@@ -14,8 +14,25 @@ from curate.scorers.target_classifier import TargetClassifier
 from curate.target.fitted import TargetSample
 from curate.target.prepare import fit_stages, write_jsonl
 
-TARGET = "the cat sat on a mat and the dog ran to the park while birds sang".split()
-RAW = "buy cheap deals now click here best price free shipping offer today".split()
+TARGET = [
+    "the",
+    "cat",
+    "sat",
+    "on",
+    "a",
+    "mat",
+    "and",
+    "the",
+    "dog",
+    "ran",
+    "to",
+    "the",
+    "park",
+    "while",
+    "birds",
+    "sang",
+]
+RAW = ["buy", "cheap", "deals", "now", "click", "here", "best", "price", "free", "shipping", "offer", "today"]
 
 
 def _sample(tmp_path) -> TargetSample:
@@ -46,7 +63,8 @@ def test_target_classifier_trains_target_vs_raw_through_train_classifier(tmp_pat
         ("raw", sample.raw_jsonl),
     ]
     ft = manifest["fasttext_params"]
-    assert ft["thread"] >= 12 and ft["bucket"] == 200_000
+    assert ft["thread"] >= 12
+    assert ft["bucket"] == 200_000
     assert manifest["counts"] == {"train": {"raw": 48, "target": 48}, "holdout": {"raw": 12, "target": 12}}
     stage.use_model(model)
     out = stage.process(pa.table({"id": ["t", "r"], "text": [" ".join(TARGET), " ".join(RAW)]}))
@@ -61,7 +79,8 @@ def test_perplexity_diff_is_target_minus_raw_bpb_and_is_cached(tmp_path):
     stage.validate()
     fitted = fit_stages([stage], sample, tmp_path / "work")
     folder = tmp_path / "work" / next(p.name for p in (tmp_path / "work").iterdir())
-    assert fitted == {"perplexity_diff_v1": str(folder)} and stage.params.model == str(folder)
+    assert fitted == {"perplexity_diff_v1": str(folder)}
+    assert stage.params.model == str(folder)
     assert sorted(p.name for p in folder.iterdir()) == [
         "data",
         "fitted.json",

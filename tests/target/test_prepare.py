@@ -15,8 +15,43 @@ import curate
 from curate.config import ConfigError, parse_pipeline
 from tests.helpers import corpora_path
 
-TARGET_WORDS = "the cat sat on a mat and the dog ran to the park while birds sang over green hills".split()
-WEB_WORDS = "buy cheap deals now click here best price free shipping offer today limited stock".split()
+TARGET_WORDS = [
+    "the",
+    "cat",
+    "sat",
+    "on",
+    "a",
+    "mat",
+    "and",
+    "the",
+    "dog",
+    "ran",
+    "to",
+    "the",
+    "park",
+    "while",
+    "birds",
+    "sang",
+    "over",
+    "green",
+    "hills",
+]
+WEB_WORDS = [
+    "buy",
+    "cheap",
+    "deals",
+    "now",
+    "click",
+    "here",
+    "best",
+    "price",
+    "free",
+    "shipping",
+    "offer",
+    "today",
+    "limited",
+    "stock",
+]
 EVAL = "a completely different sentence about rivers mountains and the slow history of old valleys " * 3
 
 
@@ -80,7 +115,8 @@ def test_target_roles_scores_and_no_refit_on_rerun(tmp_path, capsys):
         "heldout": {"kind": "heldout", "from": "held-out split 0.1"},
     }
     # 60 input rows minus the held-out split; the raw sample is capped at raw_docs
-    assert t["raw_sample"]["input_rows"] == 60 and 0 < t["raw_sample"]["docs"] <= 40
+    assert t["raw_sample"]["input_rows"] == 60
+    assert 0 < t["raw_sample"]["docs"] <= 40
     assert sorted(t["fitted"]) == ["dsir_v1", "perplexity_diff_v1", "target_classifier_v1"]
     kept = pq.read_table(sorted((out / "kept").glob("*.parquet"))[0])
     for col in (
@@ -118,7 +154,7 @@ def test_target_roles_scores_and_no_refit_on_rerun(tmp_path, capsys):
 
 
 def test_a_target_overlapping_an_eval_set_is_refused_naming_both_files(tmp_path):
-    p = _setup(tmp_path, target_texts=_docs(TARGET_WORDS, 5, 2) + [EVAL + " and more"])
+    p = _setup(tmp_path, target_texts=[*_docs(TARGET_WORDS, 5, 2), EVAL + " and more"])
     with pytest.raises(ConfigError) as e:
         curate.run(p, output=tmp_path / "run", phases=False)
     msg = str(e.value)
@@ -159,7 +195,8 @@ def test_target_section_errors_point_at_the_line():
     with pytest.raises(ConfigError, match=r"^p.yaml:7: target.max_docs: expected an integer >= 1, got 0"):
         parse_pipeline(base + "target:\n  source: wiki\n  max_docs: 0\n", path="p.yaml")
     cfg = parse_pipeline(base + "target: {source: wiki}\n", path="p.yaml")
-    assert cfg.target.source == "wiki" and cfg.target.where == "p.yaml:5"
+    assert cfg.target.source == "wiki"
+    assert cfg.target.where == "p.yaml:5"
 
 
 def test_a_target_source_that_is_an_eval_source_is_refused(tmp_path):
@@ -174,7 +211,7 @@ proxy:
   eval: [{{name: webdocs, kind: text, source: web}}]
 """
     (tmp_path / "p.yaml").write_text(text)
-    with pytest.raises(ConfigError, match="target.source 'web' is the source of eval set 'webdocs'"):
+    with pytest.raises(ConfigError, match=r"target.source 'web' is the source of eval set 'webdocs'"):
         curate.run(tmp_path / "p.yaml", output=tmp_path / "run", phases=False)
 
 
@@ -199,7 +236,7 @@ def test_the_proxy_phase_rechecks_a_stored_target_against_its_eval_sets(tmp_path
     ok = [EvalData(EvalSpec(name="rivers", path="e"), texts=[EVAL], file="e.jsonl")]
     build_gram_index(ok, tmp_path / "ok.npz")
     recheck(out, ok, str(tmp_path / "ok.npz"))  # disjoint: no error
-    bad = ok + [EvalData(EvalSpec(name="leak", path="l"), texts=[leaked], file="leak.jsonl")]
+    bad = [*ok, EvalData(EvalSpec(name="leak", path="l"), texts=[leaked], file="leak.jsonl")]
     build_gram_index(bad, tmp_path / "bad.npz")
     with pytest.raises(ConfigError) as e:
         recheck(out, bad, str(tmp_path / "bad.npz"))
@@ -224,11 +261,13 @@ proxy: {{eval_suite: web_targets}}
     (tmp_path / "p.yaml").write_text(text)
     with pytest.raises(ConfigError) as e:
         curate.run(tmp_path / "p.yaml", output=tmp_path / "a", phases=False)
-    assert "eval set 'wikipedia' (" in str(e.value) and f"target document(s) of {wiki}" in str(e.value)
+    assert "eval set 'wikipedia' (" in str(e.value)
+    assert f"target document(s) of {wiki}" in str(e.value)
     # web_targets' wikipedia set reads the first documents only: skipping 40 makes the target disjoint
     (tmp_path / "p.yaml").write_text(text.replace("max_docs: 200}", "max_docs: 200, skip_docs: 40}"))
     m = curate.run(tmp_path / "p.yaml", output=tmp_path / "b", phases=False)
-    assert m["target"]["target"]["docs"] == 200 and set(m["target"]["eval"]) == {
+    assert m["target"]["target"]["docs"] == 200
+    assert set(m["target"]["eval"]) == {
         "wikitext2",
         "wikipedia",
         "gutenberg",
