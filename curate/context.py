@@ -1,4 +1,4 @@
-"""What a post-pipeline phase (proxy runs, report, export) receives from the runner."""
+"""What a post-pipeline phase (proxy runs, export, report) receives from the runner."""
 
 from __future__ import annotations
 
@@ -16,7 +16,8 @@ class PhaseError(RuntimeError):
 
 @dataclass
 class RunContext:
-    """A finished (or resumed) pipeline run, handed to the phases in order: proxy, report, export.
+    """A finished (or resumed) pipeline run, handed to the phases in order (:data:`curate.phases.PHASES`):
+    proxy, export, report.
 
     ``section`` is the phase's own raw mapping from the pipeline YAML (``proxy:``, ``report:``,
     ``export:``), which the phase validates itself (unknown keys are errors naming the valid ones).

@@ -23,7 +23,7 @@ class AccountingError(RuntimeError):
 
 def resolved(stages: list[Stage]) -> list[dict[str, Any]]:
     """Every stage's resolved configuration; a filter as its scorer and a ``select`` of its rules, the
-    form that ``curate reselect``, ``inspect`` and the report read thresholds from."""
+    form that ``curate select`` (:mod:`curate.reselect`), ``inspect`` and the report read thresholds from."""
     return [d for s in stages for d in (s.parts() if isinstance(s, FilterStage) else [s.describe()])]
 
 

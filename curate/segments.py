@@ -6,7 +6,7 @@ every part the segment before wrote. After a segment, its :attr:`Segment.collect
 key table from every part (:func:`collect_keys`), which the runner reduces once.
 
 Every unit of work writes its parts atomically and then a ``done-<unit>.json`` marker listing the
-files' sizes, so a rerun can tell finished units from killed ones (:meth:`curate.runner.Runner`).
+files' sizes, so a rerun can tell finished units from killed ones (:meth:`curate.runner.Runner._committed`).
 """
 
 from __future__ import annotations

@@ -8,8 +8,8 @@ Three shapes of stage, all constructed from a typed ``Params`` dataclass:
 * :class:`Transform` (``transform:``) rewrites the text column and may reject rows (e.g. a document left
   empty) by filling the ``REJECT`` column with a reason.
 * :class:`GlobalStage` (``dedup:``) needs the whole corpus: it ``collect``\\ s a small key table per part
-  (never texts), ``reduce``\\ s all key tables into a state (through the engine, e.g. a Ray Data
-  shuffle), then ``apply``\\ s that state to every part.
+  (never texts), ``reduce``\\ s all key tables into a state (on the engine: the task-based hash
+  shuffle :meth:`curate.engine.Engine.shuffle`), then ``apply``\\ s that state to every part.
 
 Heavy resources (models) load in :meth:`Stage.setup`, once per worker, never in ``__init__``, so stages
 pickle cheaply. Unit tests call ``process`` directly on small tables, no Ray involved.
@@ -134,7 +134,7 @@ class FilterStage(RowStage):
 
     Its name, label and resources are the scorer's; the pipeline's funnel shows it as one row. The
     manifest records it as the scorer and a ``select`` (:meth:`parts`), so a finished run can be
-    re-thresholded (``curate reselect``) without scoring again.
+    re-thresholded (``curate select``, :mod:`curate.reselect`) without scoring again.
     """
 
     kind = "filter"
@@ -157,7 +157,7 @@ class FilterStage(RowStage):
 
     def parts(self) -> list[dict[str, Any]]:
         """The manifest's record: the scorer's :meth:`~Stage.describe`, then its rules as a ``select``
-        labelled like the scorer (the form ``curate reselect`` and the report read)."""
+        labelled like the scorer (the form ``curate select`` and the report read)."""
         select = {"rules": [r.__dict__ for r in self.rules]}
         return [
             self.scorer.describe(),

@@ -1,4 +1,5 @@
-"""The ``export`` phase the runner calls after the pipeline (and the proxy runs and report)."""
+"""The ``export`` phase, run after the pipeline and the proxy runs and before the report, which shows
+what the export wrote (:data:`curate.phases.PHASES`)."""
 
 from __future__ import annotations
 
