@@ -16,7 +16,6 @@ computed need ``curate run``.
 from __future__ import annotations
 
 import argparse
-import json
 import time
 from collections.abc import Iterator
 from datetime import UTC, datetime
@@ -31,6 +30,7 @@ import yaml
 
 from curate import __version__, schema
 from curate.context import PhaseError, load_manifest
+from curate.io.files import atomic_path, atomic_write_json
 from curate.select import Rule
 
 EXAMPLE = """example:
@@ -204,7 +204,8 @@ def _write(
     carry: pa.Table | None,
 ) -> None:
     if keep.any():
-        pq.write_table(table.filter(pa.array(keep)), out / "kept" / name, compression="zstd")
+        with atomic_path(out / "kept" / name) as tmp:
+            pq.write_table(table.filter(pa.array(keep)), tmp, compression="zstd")
     rejected = []
     if (~keep).any():
         r = table.filter(pa.array(~keep))
@@ -215,7 +216,8 @@ def _write(
     if rejected:
         table = pa.concat_tables(rejected, promote_options="permissive")
         stem = name.removesuffix(".parquet").removeprefix("part-")
-        pq.write_table(table, out / "rejected" / f"part-{stem}.parquet", compression="zstd")
+        with atomic_path(out / "rejected" / f"part-{stem}.parquet") as tmp:
+            pq.write_table(table, tmp, compression="zstd")
 
 
 def _write_manifest(
@@ -277,7 +279,7 @@ def _write_manifest(
     )
     for key in ("phases", "outputs"):
         manifest.pop(key, None)
-    (out / "manifest.json").write_text(json.dumps(manifest, indent=1, sort_keys=True, default=str))
+    atomic_write_json(out / "manifest.json", manifest, indent=1, sort_keys=True, default=str)
 
 
 def _text_bytes(path: Path) -> int:

@@ -20,7 +20,6 @@ from __future__ import annotations
 import functools
 import json
 import logging
-import os
 import pickle
 import shutil
 import time
@@ -29,6 +28,7 @@ from typing import Any
 
 from curate.config import PipelineConfig, build_source, build_stages
 from curate.engine import Engine, make_engine
+from curate.io.files import atomic_write_bytes
 from curate.io.stage import stage_dir
 from curate.io.storage import Location
 from curate.manifest import AccountingError, build_manifest
@@ -240,10 +240,7 @@ class Runner:
         tasks = [(g, src_dir, i, p, str(key_dir / f"k{p}.parquet")) for i, p in enumerate(parts)]
         key_paths = self.engine.map(collect_keys, tasks, resources=g.resources, desc=f"{g.label}: collect")
         state = g.reduce(key_paths, self.engine)
-        tmp = state_path.with_name(state_path.name + ".tmp")
-        with open(tmp, "wb") as f:
-            pickle.dump(state, f, protocol=pickle.HIGHEST_PROTOCOL)
-        os.replace(tmp, state_path)
+        atomic_write_bytes(state_path, pickle.dumps(state, protocol=pickle.HIGHEST_PROTOCOL))
         summary = g.summary(state)
         gstats = {"wall_s": time.perf_counter() - w0, "cpu_s": time.process_time() - c0}
         Location.of(summary_path).write_json({"summary": summary, "stats": gstats})
