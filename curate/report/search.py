@@ -16,6 +16,8 @@ def _ci(x: dict[str, Any] | None) -> str:
     if not x or x.get("value") is None:
         return "—"
     lo, hi = x.get("ci_low"), x.get("ci_high")
+    if lo is None and isinstance(x.get("ci"), list) and len(x["ci"]) == 2:  # goodput: {"value", "ci"}
+        lo, hi = x["ci"]
     band = f" [{lo:.2f}, {hi:.2f}]" if lo is not None and hi is not None else ""
     return f"{x['value']:.2f}x{band}"
 

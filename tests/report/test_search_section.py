@@ -49,7 +49,11 @@ SEARCH = {
     ],
     "pareto_last_rung": [{"recipe": "search:s@min=2", "yield": 0.5, "goodput": 0.7}],
     "winner": "search:s@min=2",
-    "confirmation": {"seeds": [2, 3], "multiplier": _m(1.3, 0.9, 1.9), "goodput": _m(0.65, 0.45, 0.95)},
+    "confirmation": {
+        "seeds": [2, 3],
+        "multiplier": _m(1.3, 0.9, 1.9),
+        "goodput": {"value": 0.65, "ci": [0.45, 0.95]},
+    },
 }
 
 
@@ -66,7 +70,10 @@ def test_summary_names_the_confirmation_on_fresh_seeds():
     assert s.startswith(
         "3 candidates by multiplier vs raw, eta 2; rungs: 1,000 tokens x 1 seeds, 4,000 tokens x 2 seeds."
     )
-    assert "Winner s@min=2, confirmed on fresh seeds [2, 3]: multiplier 1.30x [0.90, 1.90]" in s
+    assert (
+        "Winner s@min=2, confirmed on fresh seeds [2, 3]: multiplier 1.30x [0.90, 1.90], goodput 0.65x [0.45, 0.95]"
+        in s
+    )
     assert summary({**SEARCH, "winner": None}).endswith("No candidate could be ranked: there is no winner.")
 
 
