@@ -13,25 +13,9 @@ from curate.scorers.perplexity_diff import PerplexityDiff, PerplexityDiffParams
 from curate.scorers.target_classifier import TargetClassifier
 from curate.target.fitted import TargetSample
 from curate.target.prepare import fit_stages, write_jsonl
+from tests.proxy.toy import WORDS
 
-TARGET = [
-    "the",
-    "cat",
-    "sat",
-    "on",
-    "a",
-    "mat",
-    "and",
-    "the",
-    "dog",
-    "ran",
-    "to",
-    "the",
-    "park",
-    "while",
-    "birds",
-    "sang",
-]
+TARGET = WORDS[:16]  # the toy target vocabulary (tests/proxy/toy.py)
 RAW = ["buy", "cheap", "deals", "now", "click", "here", "best", "price", "free", "shipping", "offer", "today"]
 
 

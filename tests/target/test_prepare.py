@@ -14,28 +14,9 @@ import pytest
 import curate
 from curate.config import ConfigError, parse_pipeline
 from tests.helpers import corpora_path
+from tests.proxy.toy import WORDS
 
-TARGET_WORDS = [
-    "the",
-    "cat",
-    "sat",
-    "on",
-    "a",
-    "mat",
-    "and",
-    "the",
-    "dog",
-    "ran",
-    "to",
-    "the",
-    "park",
-    "while",
-    "birds",
-    "sang",
-    "over",
-    "green",
-    "hills",
-]
+TARGET_WORDS = WORDS[:19]  # the toy target vocabulary (tests/proxy/toy.py)
 WEB_WORDS = [
     "buy",
     "cheap",
