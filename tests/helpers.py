@@ -58,3 +58,23 @@ stages:
   - select:
       - {{column: text, equals: "Doc 1 from file 0.\\n\\nEnd.", reason: not_doc1}}
 {extra}"""
+
+
+def slow_main(seconds: float) -> str:
+    """A ``python slow_main.py ARGS`` script: the curate CLI with a test-only transform
+    ``sleepy_test_v1`` that sleeps ``seconds`` per part, so that a run can be killed mid-way."""
+    return f"""
+import sys, time
+from curate.registry import STAGES
+from curate.stage import Transform
+
+@STAGES.add("sleepy_test_v1")
+class Sleepy(Transform):
+    '''Test-only: a slow transform so that the run can be killed mid-way.'''
+    def process(self, table):
+        time.sleep({seconds})
+        return table
+
+from curate.cli import main
+sys.exit(main(sys.argv[1:]))
+"""

@@ -17,7 +17,7 @@ from curate.config import parse_pipeline
 from curate.engine import InlineEngine
 from curate.runner import AccountingError, RunDirError, Runner, run_pipeline
 from curate.validate import EmptyRunError
-from tests.helpers import ROOT, pipeline, write_inputs
+from tests.helpers import ROOT, pipeline, slow_main, write_inputs
 
 
 def test_accounting_and_layout(tmp_path: Path) -> None:
@@ -79,21 +79,7 @@ def test_other_pipeline_in_same_dir_is_refused(tmp_path: Path) -> None:
         run_pipeline(other, tmp_path / "run", engine=InlineEngine())
 
 
-SLOW_MAIN = """
-import sys, time
-from curate.registry import STAGES
-from curate.stage import Transform
-
-@STAGES.add("sleepy_test_v1")
-class Sleepy(Transform):
-    '''Test-only: a slow transform so that the run can be killed mid-way.'''
-    def process(self, table):
-        time.sleep(0.15)
-        return table
-
-from curate.cli import main
-sys.exit(main(sys.argv[1:]))
-"""
+SLOW_MAIN = slow_main(0.15)
 
 
 def _digest(run: Path) -> dict[str, str]:

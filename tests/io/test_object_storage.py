@@ -20,7 +20,7 @@ from curate.config import parse_pipeline
 from curate.engine import InlineEngine
 from curate.io.storage import Location, StorageError, redact
 from curate.runner import run_pipeline
-from tests.helpers import S3_KEY_ID, S3_SECRET
+from tests.helpers import S3_KEY_ID, S3_SECRET, slow_main
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -174,21 +174,7 @@ def test_s3_kill_mid_run_and_resume_gives_identical_output(s3, tmp_path: Path) -
     assert outputs(s3_json(s3, "killed/manifest.json")) == outputs(s3_json(s3, "whole/manifest.json"))
 
 
-SLOW_MAIN = """
-import sys, time
-from curate.registry import STAGES
-from curate.stage import Transform
-
-@STAGES.add("sleepy_test_v1")
-class Sleepy(Transform):
-    '''Test-only: a slow transform so that the run can be killed mid-way.'''
-    def process(self, table):
-        time.sleep(0.3)
-        return table
-
-from curate.cli import main
-sys.exit(main(sys.argv[1:]))
-"""
+SLOW_MAIN = slow_main(0.3)
 
 
 # -- bad input: one line naming the URL ---------------------------------------------------------------------
