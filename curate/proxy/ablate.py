@@ -34,7 +34,7 @@ from curate import schema
 from curate.context import PhaseError, RunContext
 from curate.io.files import atomic_write_json
 from curate.proxy import analysis, stats
-from curate.proxy.assemble import read_curves
+from curate.proxy.assemble import baseline_curve, read_curves
 from curate.proxy.config import ProxyConfig, Recipe, parse
 from curate.proxy.goodput import finite_or_none
 
@@ -108,7 +108,8 @@ def effects(
     """Each stage's paired effect (see the module docstring), from the runs' curves and the report."""
     pdir = Path(run_dir) / "proxy"
     tokens, h_base = _heads(pdir, baseline, cfg)
-    base = analysis.Baseline(tokens, h_base.mean(axis=0))
+    res_base = [json.loads((pdir / baseline / f"seed{s}" / "result.json").read_text()) for s in cfg.seeds]
+    base = baseline_curve(res_base, h_base, int(tokens[-1]), cfg.headline)
     _, h_with = _heads(pdir, subject, cfg)
     y_with = report["recipes"][subject]["yield"]
     out = {}

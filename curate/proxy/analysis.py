@@ -5,28 +5,29 @@ order), ``d_s = H_r,s(T) - H_base,s(T)``, where ``H`` is the mean bpb over the *
 budget ``T``. Its mean and t-interval (:func:`curate.proxy.stats.paired_interval`) decide everything
 that is called: the ranking of every pair, the verdict sentence, the controls' checks.
 
-The multiplier is a monotone transform of the same difference, so it can never disagree with it:
-``m(d) = t_base(B + d) / t_base(B)`` with ``B`` the baseline's mean headline bpb at ``T`` and
-``t_base`` the tokens the baseline's mean curve needs to reach a bpb (:func:`curate.proxy.goodput.
-tokens_to_reach`: interpolated in log-tokens, or extrapolated with the tail power law, flagged).
-``m(0) = 1``; the CI of ``m`` is ``[m(d_hi), m(d_lo)]``; ``m``'s CI excludes 1 exactly when ``d``'s
-excludes 0 (up to flat stretches of the baseline's envelope, where ``m`` touches 1).
+The multiplier is a monotone transform of the same difference, so it never disagrees with it:
+``m(d) = t_raw(B + d) / T`` with ``B`` the baseline's mean headline bpb at ``T`` and ``t_raw`` read from the
+baseline's *finished* runs at several budgets (:class:`Baseline`: measured, interpolated in log-tokens,
+never extrapolated; beyond the measured range a bound). ``m(0) = 1``; the CI's ends map ``d``'s through the
+mean curve and every seed's own curve, the widest, so the curve's uncertainty is in it and it still
+excludes 1 exactly when ``d``'s excludes 0 (up to flat stretches of the envelope, where ``m`` touches 1).
 
-Power: with ``sd`` the pooled spread of the per-seed differences (every non-baseline recipe at this
-point), the minimum detectable difference at ``n`` seeds is ``δ = (t_{.975,n-1} + t_{.8,n-1}) sd/√n``;
-the minimum detectable multipliers are ``m(+δ)`` (worse) and ``m(-δ)`` (better).
+Statistics (:class:`Pool`): recipes x seeds with the residual variance pooled over the baseline and the
+non-control recipes; controls keep their own per-seed spread. Power: the minimum detectable difference at
+``n`` seeds is ``δ = (t_{.975,df} + t_{.8,df}) sd/√n``; the minimum detectable multipliers are ``m(+δ)``
+(worse) and ``m(-δ)`` (better).
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from curate.proxy import stats
-from curate.proxy.goodput import PowerLaw, finite_or_none, fit_tail, tokens_to_reach, value_at
+from curate.proxy.goodput import finite_or_none, tokens_to_reach, value_at
 
 LEVEL = 0.95
 POWER = 0.8
@@ -38,41 +39,104 @@ def headline(bpb: dict[str, np.ndarray], sets: list[str]) -> np.ndarray:
     return np.mean(np.stack([np.asarray(bpb[s], dtype=np.float64) for s in sets]), axis=0)
 
 
+def _t_on(budgets: np.ndarray, curve: np.ndarray, b: float) -> tuple[float, str | None]:
+    """Tokens the finished curve ``(budgets, curve)`` needs to reach bpb ``b``: interpolated linearly in
+    log-tokens on its running-minimum envelope; outside the measured range, the range's end and which
+    side (``"below"``: worse than the smallest budget reached, ``"above"``: better than the largest)."""
+    env = np.minimum.accumulate(np.asarray(curve, dtype=np.float64))
+    if b > env[0]:
+        return float(budgets[0]), "below"
+    if b < env[-1]:
+        return float(budgets[-1]), "above"
+    t, _ = tokens_to_reach(budgets, env, b)
+    return t, None
+
+
 @dataclass
 class Baseline:
-    """The baseline's mean headline curve and the maps between bpb differences and multipliers."""
+    """The baseline's *measured* tokens-to-bpb curve: its headline bpb when trained to a finished model
+    (cooled down to zero) at each budget of ``budgets``, per seed (``curves``: seeds x budgets), and the
+    maps between bpb differences at ``T`` and multipliers. Nothing is extrapolated: a multiplier beyond the
+    measured range ``[budgets[0], budgets[-1]] / T`` is that range's end, flagged as a bound."""
 
-    tokens: np.ndarray
-    curve: np.ndarray
-    law: PowerLaw = field(init=False)
+    budgets: np.ndarray
+    curves: np.ndarray
+    budget: float
 
     def __post_init__(self) -> None:
-        self.tokens = np.asarray(self.tokens, dtype=np.float64)
-        self.curve = np.asarray(self.curve, dtype=np.float64)
-        self.law = fit_tail(self.tokens, self.curve)
+        self.budgets = np.asarray(self.budgets, dtype=np.float64)
+        self.curves = np.atleast_2d(np.asarray(self.curves, dtype=np.float64))
+        if self.budget not in self.budgets:
+            raise ValueError(
+                f"the main budget {self.budget} is not among the measured budgets {self.budgets}"
+            )
+        self.curve = self.curves.mean(axis=0)
+        self._at_t = int(np.flatnonzero(self.budgets == self.budget)[0])
 
     @property
     def final(self) -> float:
-        return float(self.curve[-1])
+        return float(self.curve[self._at_t])
 
-    def t_base(self, b: float) -> tuple[float, bool]:
-        return tokens_to_reach(self.tokens, self.curve, b, self.law)
+    @property
+    def range(self) -> tuple[float, float]:
+        return float(self.budgets[0] / self.budget), float(self.budgets[-1] / self.budget)
 
-    def multiplier(self, d: float) -> tuple[float, bool]:
-        """``m(d)`` and whether ``t_base`` was extrapolated beyond the curve."""
-        t0, _ = self.t_base(self.final)
-        t1, ex = self.t_base(self.final + d)
-        return (t1 / t0 if t0 > 0 else math.nan), ex
+    def t_base(self, b: float) -> tuple[float, str | None]:
+        return _t_on(self.budgets, self.curve, b)
 
-    def diff_for(self, m: float) -> float:
-        """The bpb difference at ``T`` that corresponds to multiplier ``m``: ``b_base(m·T) - b_base(T)``
-        (on the curve inside its range, on the tail law anchored at the curve's end beyond it)."""
-        big_t = float(self.tokens[-1])
-        t = m * big_t
+    def multiplier(self, d: float, curve: np.ndarray | None = None) -> tuple[float, str | None]:
+        """``m(d) = t_base(B + d) / T`` on the mean curve (or on one seed's ``curve``, at its own ``B``),
+        and the bound's side when it leaves the measured range."""
+        c = self.curve if curve is None else np.asarray(curve, dtype=np.float64)
+        t, side = _t_on(self.budgets, c, float(c[self._at_t]) + d)
+        return t / self.budget, side
+
+    def diff_for(self, m: float) -> float | None:
+        """The bpb difference at ``T`` that multiplier ``m`` means on the mean measured curve:
+        ``b_base(m·T) - b_base(T)``; ``None`` outside the measured range."""
+        lo, hi = self.range
+        if not lo <= m <= hi:
+            return None
         env = np.minimum.accumulate(self.curve)
-        if t <= big_t:
-            return value_at(self.tokens, env, t) - float(env[-1])
-        return float(self.law(t) - self.law(big_t))  # beyond T: the tail law (its offset cancels)
+        return value_at(self.budgets, env, m * self.budget) - float(env[self._at_t])
+
+
+def _map_bound(base: Baseline, d: float, pick: Any) -> tuple[float, str | None]:
+    """An interval bound ``d`` as a multiplier through the mean curve and through every seed's own curve,
+    the most extreme (``pick``: min or max): the curve's own uncertainty widens the interval, and since
+    each curve maps 0 to exactly 1, the interval still excludes 1 exactly when ``d``'s excludes 0."""
+    maps = [base.multiplier(d)] + [base.multiplier(d, c) for c in base.curves]
+    return pick(maps, key=lambda x: x[0])
+
+
+class Pool:
+    """The recipe x seed analysis of one ladder point: the residual variance of ``H[r, s] = mu_r + beta_s
+    + e`` pooled over the baseline and the non-control recipes (``members``), df = (R - 1)(n - 1) with R
+    the members and n the seeds. A pair of members is called by ``d_bar +- t_df * sqrt(2 var / n)``; a pair
+    involving a control by its own per-seed differences (df = n - 1), so no control borrows the recipes'
+    spread. With one recipe besides the baseline this is exactly the paired t-interval."""
+
+    def __init__(self, heads: dict[str, np.ndarray], members: list[str]) -> None:
+        self.heads, self.members = heads, [m for m in members if m in heads]
+        y = (
+            np.stack([np.asarray(heads[m], dtype=np.float64)[:, -1] for m in self.members])
+            if self.members
+            else None
+        )
+        self.sd: float | None = None
+        self.dof = 0
+        if y is not None and y.shape[0] >= 2 and y.shape[1] >= 2:
+            resid = y - y.mean(axis=1, keepdims=True) - y.mean(axis=0, keepdims=True) + y.mean()
+            self.dof = (y.shape[0] - 1) * (y.shape[1] - 1)
+            self.sd = math.sqrt(2 * float((resid**2).sum()) / self.dof)  # sd of a paired difference
+
+    def interval(self, a: str, b: str) -> stats.Interval:
+        diffs = self.heads[a][:, -1] - self.heads[b][:, -1]
+        if a == b:  # a recipe against itself: d = 0 exactly, at every seed
+            return stats.paired_interval(diffs, LEVEL)
+        if self.sd is not None and a in self.members and b in self.members:
+            return stats.pooled_interval(diffs, self.sd, self.dof, LEVEL)
+        return stats.paired_interval(diffs, LEVEL)
 
 
 def paired(h_r: np.ndarray, h_base: np.ndarray) -> stats.Interval:
@@ -81,38 +145,60 @@ def paired(h_r: np.ndarray, h_base: np.ndarray) -> stats.Interval:
 
 
 def multiplier_block(base: Baseline, iv: stats.Interval) -> dict[str, Any]:
-    m, ex = base.multiplier(iv.value)
+    """The paired difference ``iv`` as a multiplier on the baseline's measured curve. A value or bound
+    beyond the measured range is that range's end with its side in ``bounds`` (``>`` / ``<``): a bound,
+    never a number."""
+    m, side = base.multiplier(iv.value)
     lo = hi = None
-    ex_lo = ex_hi = False
+    side_lo = side_hi = None
     if iv.ci_low is not None and iv.ci_high is not None:
-        lo, ex_lo = base.multiplier(iv.ci_high)
-        hi, ex_hi = base.multiplier(iv.ci_low)
+        lo, side_lo = _map_bound(base, iv.ci_high, min)
+        hi, side_hi = _map_bound(base, iv.ci_low, max)
+    mark = {None: None, "above": ">", "below": "<"}
     return {
         "value": finite_or_none(m),
         "ci_low": finite_or_none(lo) if lo is not None else None,
         "ci_high": finite_or_none(hi) if hi is not None else None,
-        "extrapolated": bool(ex or ex_lo or ex_hi),
-        "method": f"m(d) = t_base(B + d) / t_base(B) over the {stats.METHOD} of d",
+        "bounds": {"value": mark[side], "ci_low": mark[side_lo], "ci_high": mark[side_hi]},
+        "range": list(base.range),
+        "extrapolated": False,
+        "method": f"m(d) = t_raw(B + d) / T on raw's finished (cooled-down) runs at {_budgets(base)} tokens, "
+        f"interpolated in log-tokens, over the {stats.METHOD} of d; the interval's ends mapped through the mean "
+        "curve and every seed's own curve, the widest; beyond the measured range a bound",
     }
+
+
+def _budgets(base: Baseline) -> str:
+    return ", ".join(f"{int(b):,}" for b in base.budgets)
+
+
+def fmt_multiplier(block: dict[str, Any], key: str = "value", digits: int = 2) -> str:
+    """A multiplier from :func:`multiplier_block` for text: ``1.31``, or ``>2.00`` / ``<0.25`` for a bound."""
+    x = block.get(key)
+    if x is None:
+        return "—"
+    return f"{(block.get('bounds') or {}).get(key) or ''}{x:.{digits}f}"
 
 
 def relative_multiplier(base: Baseline, level: float, iv: stats.Interval) -> dict[str, Any]:
     """A paired difference ``d = H_a - H_b`` as a ratio of multipliers, ``m_a / m_b``: mapped through the
-    baseline curve at ``b``'s level ``R`` (its mean headline bpb at T), ``t_base(R + d) / t_base(R)``
-    (1 at d = 0, monotone in d), with the interval's bounds mapped the same way."""
-    t_r, _ = base.t_base(level)
+    baseline's measured curve at ``b``'s level ``R`` (its mean headline bpb at T), ``t_base(R + d) /
+    t_base(R)`` (1 at d = 0, monotone in d), with the interval's bounds mapped the same way; ``None``
+    where ``R`` or ``R + d`` leaves the measured range (no extrapolation)."""
+    t_r, side_r = base.t_base(level)
 
     def ratio_of(d: float | None) -> float | None:
-        if d is None or not (t_r > 0 and math.isfinite(t_r)):
+        if d is None or side_r is not None:
             return None
-        t_k, _ = base.t_base(level + d)
-        return finite_or_none(t_k / t_r)
+        t_k, side = base.t_base(level + d)
+        return None if side is not None else finite_or_none(t_k / t_r)
 
     return {
         "value": ratio_of(iv.value),
         "ci_low": ratio_of(iv.ci_high),
         "ci_high": ratio_of(iv.ci_low),
-        "method": "t_base(R + d) / t_base(R) over the paired interval of d (R: the other side's bpb at T)",
+        "method": "t_raw(R + d) / t_raw(R) on raw's measured curve over the paired interval of d (R: the other "
+        "side's bpb at T); null where it leaves the measured range",
     }
 
 
@@ -123,15 +209,20 @@ def call(iv: stats.Interval) -> str:
     return "better" if iv.value < 0 else "worse"
 
 
-def ranking(heads: dict[str, np.ndarray]) -> dict[str, Any]:
-    """Order recipes by mean headline bpb at ``T``; a pair is called where its paired interval
-    excludes 0; tiers start where a recipe is called better than every member of the current tier."""
+def ranking(heads: dict[str, np.ndarray], pool: Pool | None = None) -> dict[str, Any]:
+    """Order recipes by mean headline bpb at ``T``; a pair is called where its interval (``pool``'s, else
+    the pair's own paired one) excludes 0; tiers start where a recipe is called better than every member
+    of the current tier."""
     final = {r: float(h[:, -1].mean()) for r, h in heads.items()}
     order = sorted(final, key=lambda r: (final[r], r))
     pairs, called = [], {}
     for i, a in enumerate(order):
         for b in order[i + 1 :]:
-            iv = stats.paired_interval(heads[a][:, -1] - heads[b][:, -1], LEVEL)
+            iv = (
+                pool.interval(a, b)
+                if pool
+                else stats.paired_interval(heads[a][:, -1] - heads[b][:, -1], LEVEL)
+            )
             c = call(iv)
             called[(a, b)] = c != "not_called"
             pairs.append(
@@ -150,34 +241,40 @@ def ranking(heads: dict[str, np.ndarray]) -> dict[str, Any]:
         else:
             tiers.append([r])
     return {
-        "metric": "mean headline eval bpb at T (lower is better); pairs called by "
-        + stats.METHOD
-        + " excluding 0",
+        "metric": "mean headline eval bpb at T (lower is better); pairs called where the interval of the "
+        "paired difference excludes 0 (recipes and the baseline: residual variance pooled over recipes x seeds; "
+        "a control: its own per-seed differences)",
         "order": order,
         "tiers": tiers,
         "pairs": pairs,
     }
 
 
-def power(base: Baseline, diffs: list[np.ndarray], n_seeds: int) -> dict[str, Any]:
-    """The minimum detectable effect at this point and the seeds a given multiplier would need."""
-    sd, dof = stats.pooled_sd(diffs)
+def power(base: Baseline, pool: Pool, n_seeds: int) -> dict[str, Any]:
+    """The minimum detectable effect at this point (from the pooled residual spread of the recipes x seeds
+    analysis) and the seeds a given multiplier would need."""
+    sd, dof = pool.sd, pool.dof
     out: dict[str, Any] = {
         "level": LEVEL,
         "power": POWER,
         "n_seeds": n_seeds,
         "sd_diff_bpb": sd,
         "sd_dof": dof,
-        "method": "two-sided paired t-test: MDE = (t_{.975,n-1} + t_{.8,n-1}) * sd / sqrt(n), sd pooled "
-        "over every non-baseline recipe's per-seed differences at this point",
+        "pooled_over": pool.members,
+        "method": "two-sided test of a paired difference: MDE = (t_{.975,df} + t_{.8,df}) * sd / sqrt(n), sd of a "
+        "paired difference from the residual variance pooled over the baseline and the non-control recipes "
+        "x seeds, df = (recipes - 1)(seeds - 1)",
     }
     if sd is None:
         out.update({"mde_bpb": None, "mde_multiplier": {"worse": None, "better": None}, "seeds_needed": []})
-        out["note"] = "one seed: the seed-to-seed spread is unknown, so nothing can be called or powered"
+        out["note"] = (
+            "one seed (or no recipe besides the baseline): the spread is unknown, so nothing is powered"
+        )
         return out
-    delta = stats.mde(sd, n_seeds, level=LEVEL, power=POWER)
-    worse, _ = base.multiplier(delta)
-    better, ex = base.multiplier(-delta)
+    members = max(2, len(pool.members))
+    delta = stats.mde(sd, n_seeds, level=LEVEL, power=POWER, dof=dof)
+    worse, side_w = base.multiplier(delta)
+    better, side_b = base.multiplier(-delta)
     rows = []
     for m in TABLE_MULTIPLIERS:
         d = base.diff_for(m)
@@ -185,16 +282,20 @@ def power(base: Baseline, diffs: list[np.ndarray], n_seeds: int) -> dict[str, An
             {
                 "multiplier": m,
                 "diff_bpb": d,
-                "seeds": stats.seeds_needed(d, sd, level=LEVEL, power=POWER),
+                "seeds": stats.seeds_needed(d, sd, level=LEVEL, power=POWER, members=members)
+                if d is not None
+                else None,
             }
         )
+    mark = {None: None, "above": ">", "below": "<"}
     out.update(
         {
             "mde_bpb": delta,
             "mde_multiplier": {
                 "worse": finite_or_none(worse),
                 "better": finite_or_none(better),
-                "extrapolated": bool(ex),
+                "bounds": {"worse": mark[side_w], "better": mark[side_b]},
+                "extrapolated": False,
             },
             "seeds_needed": rows,
         }
@@ -210,25 +311,29 @@ def verdict_sentence(
     def r2(x: Any) -> str:
         return "—" if x is None else f"{x:.2f}"
 
+    def mx(key: str) -> str:
+        return fmt_multiplier(mult, key)
+
     c = call(iv)
     target = ", ".join(sets)
     if iv.n < 2:
         return (
-            f"{recipe} vs {baseline} on the targets ({target}): {r2(mult['value'])}x per training token from one "
+            f"{recipe} vs {baseline} on the targets ({target}): {mx('value')}x per training token from one "
             "seed; with one seed no difference can be called (run at least 2, see the power table)"
         )
-    m_ci = f"{r2(mult['ci_low'])}–{r2(mult['ci_high'])}x"
+    m_ci = f"{mx('ci_low')}–{mx('ci_high')}x"
     d = f"{iv.value:+.4f} bpb [{iv.ci_low:+.4f}, {iv.ci_high:+.4f}]"
     if c == "better":
-        head = f"{recipe} beats {baseline} on the targets ({target}): {r2(mult['value'])}x tokens-to-target (CI {m_ci}; paired difference {d}, {iv.n} seeds)"
+        head = f"{recipe} beats {baseline} on the targets ({target}): {mx('value')}x tokens-to-target (CI {m_ci}; paired difference {d}, {iv.n} seeds)"
     elif c == "worse":
-        head = f"{recipe} is worse than {baseline} on the targets ({target}): {r2(mult['value'])}x tokens-to-target (CI {m_ci}; paired difference {d}, {iv.n} seeds)"
+        head = f"{recipe} is worse than {baseline} on the targets ({target}): {mx('value')}x tokens-to-target (CI {m_ci}; paired difference {d}, {iv.n} seeds)"
     else:
-        head = f"no effect of {recipe} vs {baseline} is detected on the targets ({target}): the multiplier is within {m_ci} (point {r2(mult['value'])}x; paired difference {d}, {iv.n} seeds)"
+        head = f"no effect of {recipe} vs {baseline} is detected on the targets ({target}): the multiplier is within {m_ci} (point {mx('value')}x; paired difference {d}, {iv.n} seeds)"
     mm = pw.get("mde_multiplier") or {}
     if mm.get("worse") is not None and mm.get("better") is not None:
+        mb = mm.get("bounds") or {}
         head += (
-            f"; at this budget the run detects (80% power) only effects beyond {r2(mm['worse'])}x or "
-            f"{r2(mm['better'])}x"
+            f"; at this budget the run detects (80% power) only effects beyond {mb.get('worse') or ''}"
+            f"{r2(mm['worse'])}x or {mb.get('better') or ''}{r2(mm['better'])}x"
         )
     return head

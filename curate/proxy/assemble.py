@@ -107,8 +107,26 @@ def _mean(xs: list[Any]) -> float | None:
     return float(np.mean(v)) if v else None
 
 
-def _paired_block(base: analysis.Baseline, h_r: np.ndarray, h_b: np.ndarray) -> dict[str, Any]:
-    iv = analysis.paired(h_r, h_b)
+def baseline_curve(
+    res_base: list[dict[str, Any]], h_base: np.ndarray, budget: int, headline: list[str]
+) -> analysis.Baseline:
+    """The baseline's measured curve: per seed, the headline bpb of its finished runs at every budget of
+    ``proxy.curve`` (the trunk's ``branches``); without branches, the main budget alone."""
+    per_seed = [r.get("branches") or {} for r in res_base]
+    budgets = sorted({int(b) for b in per_seed[0]}) if per_seed and per_seed[0] else []
+    if not budgets or any(sorted(int(b) for b in p) != budgets for p in per_seed) or budget not in budgets:
+        return analysis.Baseline(np.array([budget]), h_base[:, -1:], budget)
+    curves = np.array([[np.mean([p[str(b)][k] for k in headline]) for b in budgets] for p in per_seed])
+    return analysis.Baseline(np.asarray(budgets, dtype=np.float64), curves, budget)
+
+
+def _pool(heads: dict[str, np.ndarray], roles: dict[str, str]) -> analysis.Pool:
+    return analysis.Pool(heads, [r for r in heads if roles.get(r, "recipe") != "control"])
+
+
+def _paired_block(base: analysis.Baseline, pool: analysis.Pool, r: str, baseline: str) -> dict[str, Any]:
+    iv = pool.interval(r, baseline)
+    h_r, h_b = pool.heads[r], pool.heads[baseline]
     return {
         "diff_bpb": iv.as_dict(),
         "per_seed_diff": (h_r[:, -1] - h_b[:, -1]).tolist(),
@@ -124,13 +142,16 @@ def _point_summary(
     heads: dict[str, np.ndarray],
     baseline: str,
     res: dict[str, list[dict[str, Any]]],
+    roles: dict[str, str],
+    headline: list[str],
 ) -> dict[str, Any]:
-    base = analysis.Baseline(tokens, heads[baseline].mean(axis=0))
+    base = baseline_curve(res[baseline], heads[baseline], int(tokens[-1]), headline)
+    pool = _pool(heads, roles)
     model = res[baseline][0]["model"]
     fpt = float(model.get("flops_per_token") or 0.0)
     per = {}
     for r, h in heads.items():
-        pb = _paired_block(base, h, heads[baseline])
+        pb = _paired_block(base, pool, r, baseline)
         per[r] = {
             "bpb_at_T": float(h[:, -1].mean()),
             "bpb_at_T_over_4": value_at(tokens, h.mean(axis=0), float(tokens[-1]) / 4),
@@ -138,11 +159,11 @@ def _point_summary(
             "call": pb["call"],
             "multiplier": pb["multiplier"],
         }
-    diffs = [h[:, -1] - heads[baseline][:, -1] for r, h in heads.items() if r != baseline]
-    pw = analysis.power(base, diffs, len(point.seeds))
+    pw = analysis.power(base, pool, len(point.seeds))
     quarter = {r: v["bpb_at_T_over_4"] for r, v in per.items()}
     full = {r: v["bpb_at_T"] for r, v in per.items()}
     params = float(model.get("params") or 0.0)
+    rk = analysis.ranking(heads, pool)
     return {
         "name": point.name,
         "model": point.model,
@@ -156,11 +177,19 @@ def _point_summary(
         "device_s": float(sum(x["device_s"] for rs in res.values() for x in rs)),
         "tokens_per_s": _mean([x.get("tokens_per_s") for rs in res.values() for x in rs]),
         "recipes": per,
-        "ranking": analysis.ranking(heads)["order"],
-        "called_pairs": [p for p in analysis.ranking(heads)["pairs"] if p["separated"]],
-        "agreement_T_over_4_vs_T": stats.decision_accuracy(quarter, full),
+        "ranking": rk["order"],
+        "called_pairs": [p for p in rk["pairs"] if p["separated"]],
+        "agreement_T_over_4_vs_T": stats.decision_accuracy(
+            {r: v for r, v in quarter.items() if roles.get(r) != "control"},
+            {r: v for r, v in full.items() if roles.get(r) != "control"},
+        ),
         "sd_diff_bpb": pw["sd_diff_bpb"],
+        "sd_dof": pw["sd_dof"],
         "mde_multiplier": pw["mde_multiplier"],
+        "baseline_curve": {"budgets": [int(b) for b in base.budgets], "bpb": base.curve.tolist()},
+        "anomalies": int(sum(x.get("anomalies", 0) for rs in res.values() for x in rs)),
+        "rollbacks": int(sum(x.get("rollbacks", 0) for rs in res.values() for x in rs)),
+        "branch_anomalies": int(sum(x.get("branch_anomalies", 0) for rs in res.values() for x in rs)),
     }
 
 
@@ -171,6 +200,7 @@ def _controls_block(
     controlled: str | None,
     skipped: dict[str, str],
     epochs: dict[str, float],
+    planted: float = 0.0,
 ) -> dict[str, Any]:
     out: dict[str, Any] = {"for": controlled, "skipped": skipped}
     if "null" in heads:
@@ -183,7 +213,8 @@ def _controls_block(
         )
         if not ok:
             msg = (
-                f"the null control differs from raw ({mult['value']:.2f}x, CI {mult['ci_low']:.2f}–{mult['ci_high']:.2f}x) "
+                f"the null control differs from raw ({analysis.fmt_multiplier(mult)}x, CI "
+                f"{analysis.fmt_multiplier(mult, 'ci_low')}–{analysis.fmt_multiplier(mult, 'ci_high')}x) "
                 "though it is the same distribution: the instrument is biased at this budget. Likely causes: "
                 f"repetition (null is seen {epochs.get('null', math.nan):.2f} epochs within T, raw "
                 f"{epochs.get(baseline, math.nan):.2f}), the tokenizer (trained on raw), or a small eval set. "
@@ -195,6 +226,27 @@ def _controls_block(
             "contains_1": ok,
             "epochs_at_T": epochs.get("null"),
             "message": msg,
+        }
+    if "planted" in heads:
+        iv = analysis.paired(heads["planted"], heads[baseline])
+        mult = analysis.multiplier_block(base, iv)
+        seen = analysis.call(iv) == "worse"
+        out["planted"] = {
+            "fraction": planted,
+            "diff_bpb": iv.as_dict(),
+            "multiplier": mult,
+            "called_worse": seen,
+            "message": (
+                f"the planted control ({planted:.0%} of raw's documents word-shuffled, worse by construction) is "
+                f"called worse than raw ({analysis.fmt_multiplier(mult)}x): the instrument sees a known effect of "
+                "this size"
+                if seen
+                else f"the planted control ({planted:.0%} of raw's documents word-shuffled, worse by construction) "
+                f"is NOT called worse than raw ({analysis.fmt_multiplier(mult)}x, CI "
+                f"{analysis.fmt_multiplier(mult, 'ci_low')}–{analysis.fmt_multiplier(mult, 'ci_high')}x): this run "
+                "could not see a known effect, so a recipe it does not call may still matter; raise the budget or "
+                "the seeds"
+            ),
         }
     if "rejected" in heads and controlled in heads:
         iv = analysis.paired(heads[controlled], heads["rejected"])
@@ -227,7 +279,9 @@ def ladder_null_warning(points: list[dict[str, Any]]) -> tuple[list[str], str] |
         return None
     return [q["name"] for q in biased], (
         "the null control (a random subsample of raw) separates from raw at "
-        + ", ".join(f"{q['name']} ({q['recipes']['null']['multiplier']['value']:.2f}x)" for q in biased)
+        + ", ".join(
+            f"{q['name']} ({analysis.fmt_multiplier(q['recipes']['null']['multiplier'])}x)" for q in biased
+        )
         + ": the seed-to-seed interval there misses variance a random subsample shows (which documents were "
         "drawn, the tokenizer), so rankings at that point, and decision accuracy against it, are doubtful"
     )
@@ -294,7 +348,7 @@ def assemble(
         headline=cfg.headline,
     )
     heads = {r: analysis.headline(bpb[r], cfg.headline) for r in names}
-    base = analysis.Baseline(tokens, heads[cfg.baseline].mean(axis=0))
+    base = baseline_curve(res[cfg.baseline], heads[cfg.baseline], int(tokens[-1]), cfg.headline)
     stages = ctx.manifest.get("stages") or []
     by_stage = {
         str(s.get("name") or s.get("label") or i): float(s.get("cpu_s", 0.0)) for i, s in enumerate(stages)
@@ -304,9 +358,10 @@ def assemble(
         r.name: "control" for r in recipes if r.name not in {x.name for x in cfg.recipes}
     }
     roles[cfg.baseline] = "baseline"
+    pool = _pool(heads, roles)
     for r in names:
         v = rep["recipes"][r]
-        pb = _paired_block(base, heads[r], heads[cfg.baseline])
+        pb = _paired_block(base, pool, r, cfg.baseline)
         m = pb["multiplier"]
         y = v["yield"]
         v["multiplier"] = m
@@ -316,6 +371,7 @@ def assemble(
                 finite_or_none(y * m["ci_low"]) if m["ci_low"] is not None else None,
                 finite_or_none(y * m["ci_high"]) if m["ci_high"] is not None else None,
             ],
+            "bounds": {"value": m["bounds"]["value"], "ci": [m["bounds"]["ci_low"], m["bounds"]["ci_high"]]},
         }
         v["effective_tokens"] = (
             finite_or_none(v["tokens_in"] * y * m["value"]) if m["value"] is not None else None
@@ -336,6 +392,8 @@ def assemble(
                 "decontaminated_by_set": data[r].get("decontaminated_by_set", {}),
                 "anomalies": sum(x["anomalies"] for x in res[r]),
                 "rollbacks": sum(x["rollbacks"] for x in res[r]),
+                "branch_anomalies": sum(x.get("branch_anomalies", 0) for x in res[r]),
+                "corrupted_docs": data[r].get("corrupted", 0),
             }
         )
         if src.source == "null":
@@ -343,14 +401,13 @@ def assemble(
             v["draws"] = data[r].get("draws", {})  # one document draw per training seed
         cur = {} if src.source in ("raw", "null") else by_stage
         v["costs"].update({"curation_cpu_s": round(sum(cur.values()), 3), "curation_cpu_s_by_stage": cur})
-    rep["ranking"] = analysis.ranking(heads)
-    diffs = [heads[r][:, -1] - heads[cfg.baseline][:, -1] for r in names if r != cfg.baseline]
-    pw = analysis.power(base, diffs, len(main.seeds))
+    rep["ranking"] = analysis.ranking(heads, pool)
+    pw = analysis.power(base, pool, len(main.seeds))
     # The verdict is about the controlled recipe (the plain curated one), else the best non-control recipe.
     subject = controlled or next((r for r in rep["ranking"]["order"] if roles[r] == "recipe"), None)
     verdict: dict[str, Any] = {"recipe": subject, "statistic": "paired difference in mean headline bpb at T"}
     if subject is not None:
-        iv = analysis.paired(heads[subject], heads[cfg.baseline])
+        iv = pool.interval(subject, cfg.baseline)
         verdict.update(
             {
                 "call": analysis.call(iv),
@@ -371,17 +428,24 @@ def assemble(
         t_p, bpb_p, _, res_p = (
             (tokens, bpb, acc, res) if p == main else _point_curves(items, results, p.name, names)
         )
-        ladder.append(
-            _point_summary(
-                p, t_p, {r: analysis.headline(bpb_p[r], cfg.headline) for r in names}, cfg.baseline, res_p
-            )
-        )
+        heads_p = {r: analysis.headline(bpb_p[r], cfg.headline) for r in names}
+        ladder.append(_point_summary(p, t_p, heads_p, cfg.baseline, res_p, roles, cfg.headline))
     ref = max(ladder, key=lambda q: (q["compute_flops_per_run"], q["params"]))
+    # Decision accuracy (DataDecide): controls excluded, over the pairs the reference point itself called.
+    ref_called = [
+        (c["a"], c["b"])
+        for c in ref["called_pairs"]
+        if roles.get(c["a"]) != "control" and roles.get(c["b"]) != "control"
+    ]
     for q in ladder:
         q["decision_accuracy_vs_reference"] = stats.decision_accuracy(
             {r: v["bpb_at_T"] for r, v in q["recipes"].items()},
             {r: v["bpb_at_T"] for r, v in ref["recipes"].items()},
+            ref_called,
         )
+        q["decision_pairs"] = len(ref_called)
+        if q is ref:  # the reference agrees with itself by definition: nothing measured
+            q["decision_accuracy_vs_reference"] = None
     ladder_block = {"reference": ref["name"], "points": ladder, "main": main.name}
     if len(ladder) > 1 and ladder[0]["decision_accuracy_vs_reference"] not in (None, 1.0):
         ladder_block["warning"] = (
@@ -390,6 +454,9 @@ def assemble(
         )
         verdict["sentence"] += f". Warning: {ladder_block['warning']}"
     warnings = [ladder_block["warning"]] if "warning" in ladder_block else []
+    controls = _controls_block(base, heads, cfg.baseline, controlled, controls_skipped, epochs, cfg.planted)
+    if "planted" in controls and not controls["planted"]["called_worse"]:
+        warnings.insert(0, controls["planted"]["message"])
     null_warning = ladder_null_warning(ladder[1:])
     if null_warning:
         ladder_block["null_separated_at"] = null_warning[0]
@@ -419,16 +486,26 @@ def assemble(
             "eval_set_info": eval_block,
             "headline": list(cfg.headline),
             "model": {"name": main.model, **model},
-            "controls": _controls_block(base, heads, cfg.baseline, controlled, controls_skipped, epochs),
+            "controls": controls,
             "power": pw,
             "verdict": verdict,
             "warnings": warnings,
             "ladder": ladder_block,
             "regime": _regime(ladder[0], ladder),
+            "baseline_curve": {
+                "budgets": [int(b) for b in base.budgets],
+                "bpb_mean": base.curve.tolist(),
+                "per_seed": base.curves.tolist(),
+                "range": list(base.range),
+                "method": "the baseline trained to a finished (cooled-down) model at each budget: one constant-LR "
+                "trunk per seed with a cool-down branch at each budget (proxy.curve)",
+            },
             "statistics": {
                 "calls": stats.METHOD
-                + ", level 0.95; the multiplier's CI is the same interval mapped through "
-                "the baseline curve",
+                + ", level 0.95; the multiplier's CI maps the same interval through the baseline's measured "
+                "curve (the mean and every seed's, the widest)",
+                "pooled_over": pool.members,
+                "pooled_sd_dof": pool.dof,
                 "descriptive_bands": f"bootstrap over seeds ({cfg.n_boot} resamples) for per-recipe curve bands",
             },
         }

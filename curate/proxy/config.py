@@ -24,8 +24,11 @@ proxy:
     - {name: arc, kind: choice, path: eval/arc_easy.jsonl.gz, max_items: 200}   # {context, choices, gold}
   headline: [wiki, arc]          # sets averaged into the verdict; default: every set but heldout ones
   eval_chars: 20000              # per text set: documents in order, the last one cut at the limit
-  controls: [null, rejected]     # default where the input allows (docs/goodput.md); [] turns them off
+  controls: [null, rejected, planted]   # default where the input allows (docs/goodput.md); [] turns them off
   controls_for: curated          # the recipe the controls are built for (default: the plain kept/ recipe)
+  planted: 0.2                   # the planted control: this share of raw's documents word-shuffled
+  curve: [0.25, 0.5, 1, 2]       # budgets (x T) at which the baseline is trained to a finished model:
+                                 # the measured tokens-to-bpb curve every multiplier is read from
   ladder:                        # extra (model, budget[, seeds]) points; every recipe runs at each
     - {model: proxy_tiny, budget: 200000, seeds: 2}
   train: {seq_len: 128, batch_size: 16, n_evals: 5, lr: 0.003}   # any curate.proxy.train.TrainConfig field
@@ -69,13 +72,16 @@ KEYS = [
     "eval_suite",
     "ablate",
     "search",
+    "planted",
+    "curve",
 ]
 RECIPE_KEYS = ["from", "select", "without_stages", "sweep"]
 EVAL_KEYS = ["name", "kind", "holdout", "path", "source", "max_docs", "max_items", "format"]
 EVAL_KINDS = ("text", "choice", "heldout")
 TOKENIZER_KEYS = ["path", "vocab_size", "sample_chars", "seed"]
 LADDER_KEYS = ["model", "budget", "seeds"]
-CONTROLS = ("null", "rejected")
+CONTROLS = ("null", "rejected", "planted")
+DEFAULT_CURVE = (0.25, 0.5, 1.0, 2.0)
 
 
 class ProxyConfigError(PhaseError):
@@ -153,10 +159,35 @@ class ProxyConfig:
     gpu_fraction: float = 0.25
     n_boot: int = 1000
     ablate: bool = False
+    planted: float = 0.2
+    curve: tuple[float, ...] = DEFAULT_CURVE
 
-    def train_config(self, seed: int, point: LadderPoint | None = None) -> TrainConfig:
+    def train_config(
+        self, seed: int, point: LadderPoint | None = None, *, baseline: bool = False
+    ) -> TrainConfig:
+        """The run of one recipe at ``point`` (default: the main point). Every run of a point shares one
+        warmup (in steps), so the baseline's trunk is each shorter run's, step for step; ``baseline``: the
+        trunk to the curve's longest budget with a finished branch at each other one (the main budget's
+        eval curve logged as a standalone run's)."""
         model, budget = (point.model, point.budget) if point else (self.model, self.budget)
-        return TrainConfig(**{**self.train, "model": model, "tokens": budget, "seed": seed})
+        kw = {**self.train, "model": model, "tokens": budget, "seed": seed}
+        main = TrainConfig(**kw)
+        kw["warmup_steps"] = kw.get("warmup_steps") or main.warmup()
+        if baseline and main.schedule == "wsd" and len(self.curve) > 1:
+            budgets = self.curve_budgets(point)
+            kw.update({"tokens": budgets[-1], "branches": budgets[:-1], "eval_budget": budget})
+        return TrainConfig(**kw)
+
+    def curve_budgets(self, point: LadderPoint | None = None) -> list[int]:
+        """The budgets the baseline is finished at (``curve`` x T), those under 4 steps dropped."""
+        budget = point.budget if point else self.budget
+        main = TrainConfig(**{**self.train, "model": self.model, "tokens": budget})
+        out: dict[int, int] = {}
+        for f in self.curve:
+            b = budget if f == 1 else round(f * budget)
+            if b // main.tokens_per_step >= 4:
+                out.setdefault(main.steps_for(b), b)
+        return sorted(out.values())
 
     @property
     def main_point(self) -> LadderPoint:
@@ -301,6 +332,24 @@ def _plain_keys(raw: dict[str, Any]) -> dict[str, Any]:
             if not isinstance(raw[key], int | float) or isinstance(raw[key], bool):
                 raise PhaseError(f"proxy.{key}: expected a number, got {raw[key]!r}")
             kw[key] = tp(raw[key])
+    if "planted" in raw:
+        v = raw["planted"]
+        if not isinstance(v, int | float) or isinstance(v, bool) or not 0 < v < 1:
+            raise ProxyConfigError(("planted",), f"expected a fraction in (0, 1), got {v!r}")
+        kw["planted"] = float(v)
+    if "curve" in raw:
+        c = raw["curve"]
+        ok = (
+            isinstance(c, list)
+            and c
+            and all(isinstance(x, int | float) and not isinstance(x, bool) and x > 0 for x in c)
+        )
+        if not ok or 1 not in c:
+            raise ProxyConfigError(
+                ("curve",),
+                f"expected a list of positive budget factors including 1 (e.g. [0.25, 0.5, 1, 2]), got {c!r}",
+            )
+        kw["curve"] = tuple(sorted({float(x) for x in c}))
     if "ablate" in raw:
         if not isinstance(raw["ablate"], bool):
             raise ProxyConfigError(("ablate",), f"expected true or false, got {raw['ablate']!r}")
@@ -363,8 +412,13 @@ def _control_keys(raw: dict[str, Any], names: list[str], baseline: str) -> dict[
 
 
 def _check_budgets(cfg: ProxyConfig, raw: dict[str, Any]) -> None:
-    """Fail at parse time when the main point, a search rung or a ladder point has under 4 steps."""
+    """Fail at parse time when the main point, a search rung or a ladder point has under 4 steps, or a
+    budget of the baseline's curve does."""
     cfg.train_config(0).steps  # noqa: B018
+    try:
+        cfg.train_config(0, baseline=True).branch_steps()
+    except ValueError as e:
+        raise ProxyConfigError(("curve",), str(e)) from None
     if "search" in raw:
         from curate.proxy.search import parse_search
 

@@ -112,34 +112,88 @@ def _device(model: torch.nn.Module) -> torch.device:
     return next(model.parameters()).device
 
 
-class BatchOrder:
-    """Which training sequences make up each micro-batch: a function of (seed, step) only.
+STREAM_SALT = 0x73747265616D  # "stream": the document order's hash, apart from the null's membership
 
-    The token stream is cut into ``n_chunks`` non-overlapping chunks of ``seq_len + 1`` tokens. Epoch ``e``
-    visits them in the order of a permutation drawn from ``default_rng([seed, e])``; the ``g``-th sequence
-    of the run is chunk ``perm_{g // n_chunks}[g % n_chunks]``. Resuming at a step needs nothing but the
-    step, and the data order never depends on anything else (not on the recipe's file layout timing).
+
+class DocStream:
+    """A recipe's training stream at one seed: its documents in one order shared by every recipe.
+
+    Epoch ``e`` orders the documents by ``mix64(xxh64(id) ^ mix64(STREAM_SALT + seed·2^20 + e))``, a
+    function of ``(seed, epoch, id)`` only, packs them in that order (each ending in EOS) and the run
+    reads the packed stream front to back: sequence ``g`` is tokens ``[g·seq_len, g·seq_len + seq_len + 1)``.
+    Every recipe's stream at seed ``s`` is therefore raw's stream with the documents it drops deleted
+    (common random numbers): a document both recipes keep lands at the same relative place in both, and a
+    difference between two recipes at one seed is a difference of data, not of data-order luck.
+    Resuming at a step needs nothing but the step.
     """
 
-    def __init__(self, tokens: np.ndarray, *, seq_len: int, seed: int) -> None:
-        self.tokens, self.seq_len, self.seed = tokens, seq_len, seed
-        self.n_chunks = (len(tokens) - 1) // seq_len
-        if self.n_chunks < 1:
-            raise ValueError(f"training data has {len(tokens)} tokens; needs more than seq_len={seq_len}")
-        self._perms: dict[int, np.ndarray] = {}
+    def __init__(
+        self, tokens: np.ndarray, idx: np.ndarray, hids: np.ndarray, *, seq_len: int, seed: int
+    ) -> None:
+        from curate.proxy.shards import mix64
 
-    def _perm(self, epoch: int) -> np.ndarray:
-        if epoch not in self._perms:
-            self._perms = {epoch: np.random.default_rng([self.seed, epoch]).permutation(self.n_chunks)}
-        return self._perms[epoch]
+        self.tokens, self.idx, self.seq_len, self.seed = (
+            tokens,
+            np.asarray(idx, dtype=np.int64),
+            seq_len,
+            seed,
+        )
+        self.lengths = np.diff(self.idx)
+        if len(tokens) <= seq_len:
+            raise ValueError(f"training data has {len(tokens)} tokens; needs more than seq_len={seq_len}")
+        self._hids = np.asarray(hids, dtype=np.uint64)
+        self._mix = mix64
+        self._stream = np.zeros(0, dtype=np.int64)
+        self._order: np.ndarray | None = None
+        self._next, self._epochs = 0, 0
+
+    def order(self, epoch: int) -> np.ndarray:
+        """Document indices in the order epoch ``epoch`` of seed ``self.seed`` visits them."""
+        salt = self._mix(np.array([STREAM_SALT + (self.seed << 20) + epoch], dtype=np.uint64))
+        return np.argsort(self._mix(self._hids ^ salt), kind="stable")
+
+    def _grow(self, n_tokens: int) -> None:
+        """Extend the packed stream to at least ``n_tokens`` tokens (whole documents, epoch after epoch)."""
+        parts = [self._stream]
+        have = len(self._stream)
+        while have < n_tokens:
+            if self._order is None or self._next >= len(self._order):
+                self._order, self._next = self.order(self._epochs), 0
+                self._epochs += 1
+            rest = self._order[self._next :]
+            lens = self.lengths[rest]
+            k = int(np.searchsorted(np.cumsum(lens), n_tokens - have)) + 1  # documents still needed
+            take, lens = rest[:k], lens[:k]
+            ends = np.cumsum(lens)
+            pos = np.repeat(self.idx[:-1][take] - (ends - lens), lens) + np.arange(int(ends[-1]))
+            parts.append(np.asarray(self.tokens[pos], dtype=np.int64))
+            have += int(ends[-1])
+            self._next += len(take)
+        self._stream = np.concatenate(parts)
 
     def epochs_at(self, n_sequences: int) -> float:
-        return n_sequences / self.n_chunks
+        return n_sequences * self.seq_len / max(1, len(self.tokens))
 
     def batch(self, first: int, size: int) -> torch.Tensor:
         """Sequences ``first .. first+size-1`` of the run as a ``(size, seq_len + 1)`` int64 tensor."""
-        rows = []
-        for g in range(first, first + size):
-            start = int(self._perm(g // self.n_chunks)[g % self.n_chunks]) * self.seq_len
-            rows.append(np.asarray(self.tokens[start : start + self.seq_len + 1], dtype=np.int64))
-        return torch.from_numpy(np.stack(rows))
+        end = (first + size) * self.seq_len + 1
+        self._grow(end)
+        rows = np.lib.stride_tricks.sliding_window_view(
+            self._stream[first * self.seq_len : end], self.seq_len + 1
+        )
+        return torch.from_numpy(np.ascontiguousarray(rows[:: self.seq_len][:size]))
+
+    def doc_tokens(self, n_tokens: int) -> dict[int, int]:
+        """How many of the stream's first ``n_tokens`` tokens each document (by id hash) contributes."""
+        out: dict[int, int] = {}
+        left, epoch = n_tokens, 0
+        while left > 0:
+            for i in self.order(epoch):
+                take = min(int(self.lengths[i]), left)
+                h = int(self._hids[i])
+                out[h] = out.get(h, 0) + take
+                left -= take
+                if left <= 0:
+                    break
+            epoch += 1
+        return out

@@ -38,6 +38,7 @@ from curate.proxy.config import ProxyConfig, Recipe, parse
 from curate.proxy.shards import (
     ShardJob,
     concat_shards,
+    read_hids,
     read_shard,
     shard_job,
     subsample_shard,
@@ -51,6 +52,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 NULL_SEED = 0
+PLANTED_SALT = 0x706C616E74  # "plant": which documents the planted control corrupts
 
 
 def _tokenizer_sample(
@@ -117,7 +119,14 @@ def _tokenizer(
 
 
 def _recipe_jobs(
-    ctx: RunContext, r: Recipe, pdir: Path, tok_path: str, excl: str, grams: str, sources: list[str]
+    ctx: RunContext,
+    r: Recipe,
+    pdir: Path,
+    tok_path: str,
+    excl: str,
+    grams: str,
+    sources: list[str],
+    planted: float = 0.0,
 ) -> list[ShardJob]:
     common: dict[str, Any] = {
         "tokenizer": tok_path,
@@ -125,6 +134,8 @@ def _recipe_jobs(
         "exclude_grams": grams,
         "exclude_sources": sources,
     }
+    if r.source == "planted":  # raw's rows, a share of them word-shuffled
+        common.update({"corrupt_fraction": planted, "corrupt_salt": PLANTED_SALT})
     jobs = []
     if r.source != "rejected":
         for i, f in enumerate(ctx.kept_files()):
@@ -133,7 +144,7 @@ def _recipe_jobs(
                     src=str(f), out=str(pdir / "data" / r.name / f"kept-{i:05d}"), rules=r.rules, **common
                 )
             )
-    if r.source in ("raw", "rejected") or r.without_stages:
+    if r.source in ("raw", "rejected", "planted") or r.without_stages:
         only = r.without_stages if r.source == "kept" else None
         for i, f in enumerate(ctx.rejected_files()):
             jobs.append(
@@ -246,14 +257,21 @@ def run_one(item: RunItem) -> dict[str, Any]:
     torch.set_num_threads(item.threads)
     out.mkdir(parents=True, exist_ok=True)
     _write_json(data_meta, data_path)
-    tokens, _, _ = read_shard(item.train_prefix)
+    tokens, idx, _ = read_shard(item.train_prefix)
     sets = []
     for name, prefix in sorted(item.eval_prefixes.items()):
         toks, _, meta = read_shard(prefix)
         sets.append(EvalSet.from_shard(name, toks, meta["bytes"], eos_id=item.eos_id, seq_len=cfg.seq_len))
     choices = [ChoiceRows.load(name, p) for name, p in sorted(item.choice_paths.items())]
     return Run(
-        cfg, train_tokens=tokens, eval_sets=sets, choice_sets=choices, vocab_size=item.vocab_size, out_dir=out
+        cfg,
+        train_tokens=tokens,
+        train_idx=idx,
+        train_hids=read_hids(item.train_prefix),
+        eval_sets=sets,
+        choice_sets=choices,
+        vocab_size=item.vocab_size,
+        out_dir=out,
     ).train()
 
 
@@ -304,14 +322,14 @@ def _controls(cfg: ProxyConfig) -> tuple[list[Recipe], str | None, dict[str, str
         why = None
         if target is None:
             why = "no recipe besides the baseline to control"
-        elif c == "null" and base.source != "raw":
+        elif c in ("null", "planted") and base.source != "raw":
             why = f"the baseline {cfg.baseline!r} is not from: raw"
         if why:
             if cfg.controls_explicit:
                 raise PhaseError(f"proxy.controls: {c}: {why}")
             skipped[c] = why
             continue
-        out.append(Recipe(name=c, source="rejected" if c == "rejected" else "null"))
+        out.append(Recipe(name=c, source=c))
     return out, target, skipped
 
 
@@ -397,7 +415,7 @@ def _training_data(
     built = [r for r in cfg.recipes + controls if r.source != "null"]
     excl, grams = str(pdir / "eval_hashes.npy"), str(pdir / "eval_grams.npz")
     tok_path = str(pdir / "tokenizer.json")
-    jobs = {r.name: _recipe_jobs(ctx, r, pdir, tok_path, excl, grams, sources) for r in built}
+    jobs = {r.name: _recipe_jobs(ctx, r, pdir, tok_path, excl, grams, sources, cfg.planted) for r in built}
     flat = [j for r in built for j in jobs[r.name]]
     ctx.engine.map(shard_job, flat, resources=Resources(num_cpus=1), desc="proxy shards")
     data = {
@@ -462,7 +480,9 @@ def _run_items(
                         eval_prefixes=eval_prefixes,
                         choice_paths=choice_paths,
                         out_dir=str(base_dir / r.name / f"seed{seed}"),
-                        train_cfg=dataclasses.asdict(cfg.train_config(seed, point)),
+                        train_cfg=dataclasses.asdict(
+                            cfg.train_config(seed, point, baseline=r.name == cfg.baseline)
+                        ),
                         vocab_size=tok.vocab_size,
                         eos_id=tok.eos_id,
                         threads=max(1, int(cfg.cpus_per_run)),
@@ -470,6 +490,33 @@ def _run_items(
                     )
                 )
     return items
+
+
+def stream_sharing(items: list[RunItem], baseline: str, point: str) -> dict[str, dict[str, Any]]:
+    """Per recipe, the share of its stream's first ``T`` tokens (at each seed of ``point``) that come from
+    documents the baseline's stream also reads within its first ``T`` tokens: how much of the two runs'
+    data is common (common random numbers; 1.0 for the baseline itself)."""
+    from curate.proxy.evaluate import DocStream
+
+    def docs(it: RunItem) -> dict[int, int]:
+        toks, idx, _ = read_shard(it.train_prefix)
+        cfg = it.train_cfg
+        budget = int(cfg.get("eval_budget") or cfg["tokens"])
+        stream = DocStream(toks, idx, read_hids(it.train_prefix), seq_len=cfg["seq_len"], seed=it.seed)
+        return stream.doc_tokens(budget)
+
+    mine = [it for it in items if it.point == point]
+    base = {it.seed: set(docs(it)) for it in mine if it.recipe == baseline}
+    out: dict[str, dict[str, Any]] = {}
+    for it in mine:
+        d = docs(it) if it.recipe != baseline else None
+        share = (
+            1.0 if d is None else sum(n for h, n in d.items() if h in base[it.seed]) / max(1, sum(d.values()))
+        )
+        out.setdefault(it.recipe, {"per_seed": []})["per_seed"].append(round(share, 4))
+    for v in out.values():
+        v["mean"] = round(float(np.mean(v["per_seed"])), 4)
+    return out
 
 
 def _follow_ups(ctx: RunContext, cfg: ProxyConfig) -> dict[str, Any]:
@@ -531,6 +578,8 @@ def run_phase(
         grams_per_set=grams_per_set,
     )
     report["tokenizer"] = tok_info
+    for r, share in stream_sharing(items, cfg.baseline, cfg.main_point.name).items():
+        report["recipes"][r]["stream_shared_with_baseline"] = share
     report["scorer_overlaps"] = overlaps  # non-headline sets only (headline overlaps are refused above)
     report["held_out_sources"] = train_excl  # eval sources and a target: source, in no recipe
     ctx.path(report_name).parent.mkdir(parents=True, exist_ok=True)

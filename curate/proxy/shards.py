@@ -2,7 +2,9 @@
 
 A shard is a flat ``np.memmap`` of uint16 (vocab <= 65536) or uint32 token ids; every document is followed
 by the end-of-text token (nanoGPT's packing). ``.idx`` holds int64 offsets, ``n_docs + 1`` of them, so
-document ``i`` is ``tokens[idx[i]:idx[i+1]]`` (its trailing end-of-text included). ``.json`` records the
+document ``i`` is ``tokens[idx[i]:idx[i+1]]`` (its trailing end-of-text included). ``.hid`` holds each
+document's id hash (uint64 ``xxh64(id)``): the key of the coupled training streams
+(:class:`curate.proxy.evaluate.DocStream`), the same for a document in every recipe. ``.json`` records the
 counts (documents, tokens, UTF-8 bytes) and the dtype. Shards are written atomically and a finished
 shard is never rewritten, so a rerun resumes.
 
@@ -28,6 +30,37 @@ from curate import schema
 from curate.io.files import atomic_path, atomic_write_json
 
 
+def id_hashes(ids: list[str]) -> np.ndarray:
+    """xxh64 of each document id: a document's key in every recipe's stream (the same id, the same key)."""
+    return np.fromiter(
+        (xxhash.xxh64_intdigest(str(i).encode("utf-8")) for i in ids), dtype=np.uint64, count=len(ids)
+    )
+
+
+def unit_hash(hids: np.ndarray, salt: int) -> np.ndarray:
+    """A uniform draw in [0, 1) per document id hash, a function of ``(salt, id)`` only (splitmix64)."""
+    return (
+        mix64(np.asarray(hids, dtype=np.uint64) ^ mix64(np.array([salt], dtype=np.uint64))) >> np.uint64(11)
+    ).astype(np.float64) / float(1 << 53)
+
+
+def mix64(x: np.ndarray) -> np.ndarray:
+    """splitmix64's finaliser on uint64 arrays (wrapping arithmetic): a cheap, well-mixed hash."""
+    with np.errstate(over="ignore"):
+        z = np.asarray(x, dtype=np.uint64) + np.uint64(0x9E3779B97F4A7C15)
+        z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+        z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+        return z ^ (z >> np.uint64(31))
+
+
+def shuffle_words(text: str, key: int) -> str:
+    """``text`` with the order of its whitespace-separated words shuffled (a seeded permutation per
+    ``key``): the planted control's corruption, worse by construction (the words stay, their order goes)."""
+    words = text.split()
+    order = np.random.default_rng(int(key) & 0xFFFFFFFFFFFF).permutation(len(words))
+    return " ".join(words[i] for i in order)
+
+
 def text_hashes(texts: list[str]) -> np.ndarray:
     """xxh64 of each text with whitespace runs collapsed and ends stripped (the decontamination key)."""
     return np.fromiter(
@@ -48,6 +81,8 @@ class ShardJob:
     uint64 text hashes to drop (eval documents). ``exclude_sources``: input sources held out as eval sets.
     ``exclude_grams``: the eval sets' 13-gram index (:func:`curate.proxy.evalsets.build_gram_index`);
     a row sharing a gram with an eval set is dropped and counted against that set.
+    ``corrupt_fraction``: the planted control: rows whose ``unit_hash(id, corrupt_salt)`` falls below it
+    have their words shuffled (:func:`shuffle_words`) after decontamination; counted in ``corrupted``.
     """
 
     src: str
@@ -60,6 +95,8 @@ class ShardJob:
     quarantine_prefix: str = schema.QUARANTINE_PREFIX
     exclude_sources: list[str] = field(default_factory=list)
     exclude_grams: str | None = None
+    corrupt_fraction: float = 0.0
+    corrupt_salt: int = 0
 
 
 def select_rows(table: pa.Table, job: ShardJob) -> tuple[pa.Table, int, dict[str, int]]:
@@ -108,8 +145,11 @@ def select_rows(table: pa.Table, job: ShardJob) -> tuple[pa.Table, int, dict[str
     return table, dropped, by_set
 
 
-def write_shard(texts: list[str], out: str | Path, tokenizer: Any) -> dict[str, Any]:
-    """Tokenize ``texts`` into ``out.bin/.idx/.json`` (atomic); returns the counts."""
+def write_shard(
+    texts: list[str], out: str | Path, tokenizer: Any, ids: list[str] | None = None
+) -> dict[str, Any]:
+    """Tokenize ``texts`` into ``out.bin/.idx/.hid/.json`` (atomic; ``.hid`` only with ``ids``);
+    returns the counts."""
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
     ids = tokenizer.encode_batch(texts) if texts else []
@@ -126,14 +166,19 @@ def write_shard(texts: list[str], out: str | Path, tokenizer: Any) -> dict[str, 
         "bytes": int(sum(len(t.encode("utf-8")) for t in texts)),
         "dtype": np.dtype(tokenizer.dtype).name,
     }
-    _commit(out, tokens, idx, meta)
+    _commit(out, tokens, idx, meta, id_hashes(ids) if ids is not None else None)
     return meta
 
 
-def _commit(out: Path, tokens: np.ndarray, idx: np.ndarray, meta: dict[str, Any]) -> None:
-    """Write shard ``out``: ``.bin`` (token ids), ``.idx`` (int64 document offsets), then ``.json``, last,
-    since its presence marks the shard done; each file atomically."""
-    for suffix, arr in ((".bin", tokens), (".idx", idx)):
+def _commit(
+    out: Path, tokens: np.ndarray, idx: np.ndarray, meta: dict[str, Any], hids: np.ndarray | None = None
+) -> None:
+    """Write shard ``out``: ``.bin`` (token ids), ``.idx`` (int64 document offsets), ``.hid`` (uint64 id
+    hashes, when known), then ``.json``, last, since its presence marks the shard done; each atomically."""
+    arrays = [(".bin", tokens), (".idx", idx)] + (
+        [(".hid", hids.astype(np.uint64))] if hids is not None else []
+    )
+    for suffix, arr in arrays:
         with atomic_path(out.with_name(out.name + suffix)) as tmp:
             arr.tofile(tmp)
     atomic_write_json(out.with_name(out.name + ".json"), meta)
@@ -148,11 +193,30 @@ def shard_job(job: ShardJob) -> dict[str, Any]:
         return json.loads(done.read_text())
     table = pq.read_table(job.src)
     table, dropped, by_set = select_rows(table, job)
-    meta = write_shard(table.column(schema.TEXT).to_pylist(), job.out, ProxyTokenizer.load(job.tokenizer))
+    texts, ids = table.column(schema.TEXT).to_pylist(), [str(i) for i in table.column(schema.ID).to_pylist()]
+    corrupted = 0
+    if job.corrupt_fraction > 0 and ids:
+        hids = id_hashes(ids)
+        hit = unit_hash(hids, job.corrupt_salt) < job.corrupt_fraction
+        texts = [shuffle_words(t, int(h)) if c else t for t, h, c in zip(texts, hids, hit, strict=True)]
+        corrupted = int(hit.sum())
+    meta = write_shard(texts, job.out, ProxyTokenizer.load(job.tokenizer), ids=ids)
+    meta["corrupted"] = corrupted
     meta["decontaminated"] = dropped
     meta["decontaminated_by_set"] = by_set
     atomic_write_json(done, meta)
     return meta
+
+
+def read_hids(prefix: str | Path) -> np.ndarray:
+    """The shard's document id hashes (``.hid``); a shard written without ids (a scorer's own training
+    text) keys its documents by their index instead."""
+    prefix = Path(prefix)
+    path = prefix.with_name(prefix.name + ".hid")
+    if path.exists():
+        return np.fromfile(path, dtype=np.uint64)
+    idx = np.fromfile(prefix.with_name(prefix.name + ".idx"), dtype=np.int64)
+    return np.arange(len(idx) - 1, dtype=np.uint64)
 
 
 def read_shard(prefix: str | Path) -> tuple[np.ndarray, np.ndarray, dict[str, Any]]:
@@ -176,19 +240,24 @@ def _sum_counts(counts: list[dict[str, int]]) -> dict[str, int]:
     return dict(sorted(out.items()))
 
 
+NULL_SALT = 0x6E756C6C  # "null": the null control's membership hash, apart from the stream order's
+
+
 def subsample_shard(src: str | Path, out: str | Path, *, tokens: int, seed: int) -> dict[str, Any]:
-    """A uniform random subset of ``src``'s documents (a seeded permutation, taken in order until the
-    subset holds at least ``tokens`` tokens), written as shard ``out``; skipped when done. The null
-    control: raw data at the curated recipe's size."""
+    """The null control: a uniform random subset of ``src``'s documents holding at least ``tokens`` tokens,
+    written as shard ``out`` (skipped when done). Membership is a second hash of the document id,
+    ``unit_hash(id, NULL_SALT + seed)``, taken from the smallest up: a function of (seed, id) only, so the
+    null's stream is raw's stream with the other documents deleted (common random numbers)."""
     out = Path(out)
     done = out.with_name(out.name + ".json")
     if done.exists():
         return json.loads(done.read_text())
     toks, idx, meta = read_shard(src)
+    hids = read_hids(src)
     lengths = np.diff(idx)
-    perm = np.random.default_rng([seed, 0x6E756C6C]).permutation(len(lengths))
+    perm = np.argsort(unit_hash(hids, NULL_SALT + seed), kind="stable")
     n = int(np.searchsorted(np.cumsum(lengths[perm]), tokens) + 1)
-    take = np.sort(perm[: min(n, len(perm))])  # file order, so a subset reads like the raw stream
+    take = np.sort(perm[: min(n, len(perm))])  # file order, so a subset reads like the raw shard
     parts = [np.asarray(toks[idx[i] : idx[i + 1]]) for i in take]
     new_tokens = np.concatenate(parts) if parts else np.zeros(0, dtype=meta["dtype"])
     new_idx = np.concatenate([[0], np.cumsum(lengths[take])]).astype(np.int64)
@@ -204,7 +273,7 @@ def subsample_shard(src: str | Path, out: str | Path, *, tokens: int, seed: int)
         "subsample_seed": seed,
     }
     out.parent.mkdir(parents=True, exist_ok=True)
-    _commit(out, new_tokens.astype(meta["dtype"]), new_idx, new_meta)
+    _commit(out, new_tokens.astype(meta["dtype"]), new_idx, new_meta, hids[take])
     return new_meta
 
 
@@ -222,6 +291,7 @@ def concat_shards(prefixes: list[str | Path], out: str | Path) -> dict[str, Any]
         offsets.append(idx[1:] + base)
         base += len(toks)
     idx = np.concatenate(offsets)
+    hids = np.concatenate([read_hids(p) for p in prefixes]) if prefixes else np.zeros(0, dtype=np.uint64)
     meta = {
         "docs": int(len(idx) - 1),
         "tokens": len(tokens),
@@ -229,6 +299,7 @@ def concat_shards(prefixes: list[str | Path], out: str | Path) -> dict[str, Any]
         "bytes": int(sum(p[2]["bytes"] for p in parts)),
         "decontaminated": int(sum(p[2].get("decontaminated", 0) for p in parts)),
         "decontaminated_by_set": _sum_counts([p[2].get("decontaminated_by_set") or {} for p in parts]),
+        "corrupted": int(sum(p[2].get("corrupted", 0) for p in parts)),
     }
-    _commit(out, tokens.astype(dtype), idx.astype(np.int64), meta)
+    _commit(out, tokens.astype(dtype), idx.astype(np.int64), meta, hids)
     return meta

@@ -24,7 +24,7 @@ from functools import lru_cache
 
 import numpy as np
 
-METHOD = "paired t-interval over seeds (per-seed differences, df = n - 1)"
+METHOD = "paired t-interval over seeds (per-seed differences; recipes: residual variance pooled over recipes x seeds)"
 
 
 def _t_pdf(x: np.ndarray, df: int) -> np.ndarray:
@@ -110,28 +110,49 @@ def paired_interval(diffs: np.ndarray | list[float], level: float = 0.95) -> Int
     return Interval(mean, mean - half, mean + half, n, sd)
 
 
-def mde(sd: float, n: int, *, level: float = 0.95, power: float = 0.8) -> float:
-    """Minimum detectable mean difference of a two-sided paired t-test with ``n`` seeds and per-seed
-    difference spread ``sd``: ``(t_{(1+level)/2, n-1} + t_{power, n-1}) · sd / √n``; ``inf`` for n < 2."""
-    if n < 2 or not math.isfinite(sd):
+def mde(sd: float, n: int, *, level: float = 0.95, power: float = 0.8, dof: int | None = None) -> float:
+    """Minimum detectable mean difference of a two-sided test of a paired difference with ``n`` seeds and
+    per-seed difference spread ``sd``: ``(t_{(1+level)/2, df} + t_{power, df}) · sd / √n`` with
+    ``df = dof`` (a pooled estimate's) or ``n - 1``; ``inf`` for n < 2."""
+    df = dof if dof else n - 1
+    if n < 2 or df < 1 or not math.isfinite(sd):
         return math.inf
-    return (t_quantile(0.5 + level / 2, n - 1) + t_quantile(power, n - 1)) * sd / math.sqrt(n)
+    return (t_quantile(0.5 + level / 2, df) + t_quantile(power, df)) * sd / math.sqrt(n)
 
 
 def seeds_needed(
-    effect: float, sd: float, *, level: float = 0.95, power: float = 0.8, max_seeds: int = 1000
+    effect: float,
+    sd: float,
+    *,
+    level: float = 0.95,
+    power: float = 0.8,
+    max_seeds: int = 1000,
+    members: int = 2,
 ) -> int | None:
-    """The smallest seed count ``n >= 2`` whose :func:`mde` is at most ``|effect|``; ``None`` past
-    ``max_seeds`` (or for a zero effect)."""
+    """The smallest seed count ``n >= 2`` whose :func:`mde` is at most ``|effect|`` (with the pooled
+    ``df = (members - 1)(n - 1)``; ``members = 2``: the plain paired test); ``None`` past ``max_seeds``
+    (or for a zero effect)."""
     effect = abs(effect)
     if effect == 0 or not math.isfinite(effect):
         return None
     if sd == 0:
         return 2
     for n in range(2, max_seeds + 1):
-        if mde(sd, n, level=level, power=power) <= effect:
+        if mde(sd, n, level=level, power=power, dof=(members - 1) * (n - 1)) <= effect:
             return n
     return None
+
+
+def pooled_interval(diffs: np.ndarray | list[float], sd: float, dof: int, level: float = 0.95) -> Interval:
+    """Mean of per-seed differences with the interval of a pooled spread: ``mean +- t_{dof} · sd / √n``
+    (``sd``: of one paired difference, estimated with ``dof`` degrees of freedom elsewhere)."""
+    d = np.asarray(diffs, dtype=np.float64)
+    n = len(d)
+    mean = float(d.mean())
+    if n < 2 or dof < 1:
+        return Interval(mean, None, None, n, None)
+    half = t_quantile(0.5 + level / 2, dof) * sd / math.sqrt(n)
+    return Interval(mean, mean - half, mean + half, n, sd)
 
 
 def pooled_sd(diff_sets: list[np.ndarray]) -> tuple[float | None, int]:
@@ -146,12 +167,18 @@ def pooled_sd(diff_sets: list[np.ndarray]) -> tuple[float | None, int]:
     return (math.sqrt(ss / dof), dof) if dof else (None, 0)
 
 
-def decision_accuracy(small: dict[str, float], reference: dict[str, float]) -> float | None:
+def decision_accuracy(
+    small: dict[str, float], reference: dict[str, float], pairs: list[tuple[str, str]] | None = None
+) -> float | None:
     """DataDecide's decision accuracy: the fraction of recipe pairs (over recipes scored at both
-    points) that ``small`` orders the same way as ``reference`` (lower is better). An exact tie agrees
-    only with a tie. ``None`` with fewer than two shared recipes."""
+    points; ``pairs``: only these, e.g. the pairs the reference point called) that ``small`` orders the
+    same way as ``reference`` (lower is better). An exact tie agrees only with a tie. ``None`` without a
+    pair to compare."""
     common = sorted(set(small) & set(reference))
-    pairs = list(itertools.combinations(common, 2))
+    if pairs is None:
+        pairs = list(itertools.combinations(common, 2))
+    else:
+        pairs = [(a, b) for a, b in pairs if a in common and b in common]
     if not pairs:
         return None
     same = sum(np.sign(small[a] - small[b]) == np.sign(reference[a] - reference[b]) for a, b in pairs)

@@ -1,15 +1,25 @@
 """The proxy trainer: a torch loop you can read top to bottom (nanoGPT-like).
 
-AdamW (no decay on norms), warmup then cosine (or WSD: warmup-stable-decay) learning rate, gradient
-accumulation, clipping, bf16 autocast where it pays (on GPU, and on CPUs with native bf16 matmuls:
+AdamW (no decay on norms), warmup-stable-decay (WSD, the default: warmup, constant, then a linear cool-down
+to zero over the last ``decay_frac`` of the steps; or cosine) learning rate, gradient accumulation, clipping, bf16 autocast where it pays (on GPU, and on CPUs with native bf16 matmuls:
 AVX512-BF16 or AMX), eval in bits per byte at log-spaced token counts, metrics appended to
 ``metrics.jsonl``. The tied output head and the cross-entropy are fused and chunked over tokens
 (:mod:`curate.proxy.fused_ce`): at proxy sizes the head is most of the compute, and the full logits are
 never materialised.
 
 Determinism: the model is initialised from ``torch.manual_seed(seed)`` and the data order is a function
-of ``(seed, step)`` only (:class:`curate.proxy.evaluate.BatchOrder`), so a run is reproducible bit for bit
-on CPU with the same thread count.
+of ``(seed, document id)`` only (:class:`curate.proxy.evaluate.DocStream`: every recipe's stream is raw's
+with its dropped documents deleted), so a run is reproducible bit for bit on CPU with the same thread count.
+
+**Branches (finished models at several budgets from one run).** Under WSD with a fixed warmup, a run of
+budget ``b`` is, step for step, the constant-LR trunk of any longer run until its own cool-down starts at
+``0.8·b``. So one trunk of the longest budget, with ``branches`` (shorter budgets), yields every one of
+them *finished*: at each branch's cool-down start the weights and optimizer are copied, the cool-down to
+zero is run on the same stream positions a standalone run would read, the finished model is evaluated
+(a ``branch`` record in ``metrics.jsonl``), and the trunk continues from the copy. The baseline's
+tokens-to-bpb curve is read from these finished points (never from mid-run checkpoints).
+``eval_budget`` makes a trunk log the eval curve of a standalone run of that budget (its points before the
+cool-down from the trunk, the rest from that budget's branch), so it lines up with the other recipes'.
 
 Checkpoints (``ckpt.pt``, every ``ckpt_every`` steps, atomic) hold only tensors and primitive containers
 (model, optimizer, torch RNG, step, anomaly statistics, elapsed seconds), so ``torch.load(...,
@@ -25,6 +35,7 @@ checkpoint while the data position moves on past the bad batches (PaLM's remedy)
 
 from __future__ import annotations
 
+import copy
 import json
 import logging
 import math
@@ -41,7 +52,7 @@ import torch
 from curate.integrity import write_folder_manifest
 from curate.io.files import atomic_path, atomic_write_json, atomic_write_text
 from curate.proxy.choice import ChoiceRows, accuracy, gold_bpb
-from curate.proxy.evaluate import BatchOrder, EvalSet, bpb, row_nll
+from curate.proxy.evaluate import DocStream, EvalSet, bpb, row_nll
 from curate.proxy.fused_ce import linear_cross_entropy
 from curate.proxy.model import ModelConfig
 
@@ -58,6 +69,11 @@ class TrainConfig:
     native bf16 matmuls, see :func:`cpu_has_native_bf16`; fp32 otherwise), ``bf16`` or ``off``; with bf16
     the decoder runs under autocast and the head's matmuls in bf16 (softmax and loss in fp32).
     ce_chunk: tokens per chunk of the fused head + cross-entropy. threads: torch intra-op threads (``None``: the worker's CPU share).
+    schedule: ``wsd`` (warmup, constant, linear cool-down to ``min_lr_frac`` over the last ``decay_frac``)
+    or ``cosine``. warmup_steps: a fixed warmup (``None``: ``warmup_frac`` of the run's steps); runs whose
+    trunks must agree share one. branches: budgets (tokens, each below ``tokens``) at which a cooled-down
+    copy of the run is evaluated (WSD only; see the module docstring). eval_budget: the budget whose eval
+    points this run logs (``None``: ``tokens``; a trunk sets the main budget, which must be a branch).
     faults: test-only fault injection, ``{step: "nan" | "spike" | "kill"}``.
     """
 
@@ -67,10 +83,13 @@ class TrainConfig:
     batch_size: int = 16
     grad_accum: int = 1
     lr: float = 3e-3
-    min_lr_frac: float = 0.1
+    min_lr_frac: float = 0.0
     warmup_frac: float = 0.05
-    schedule: str = "cosine"
+    warmup_steps: int | None = None
+    schedule: str = "wsd"
     decay_frac: float = 0.2
+    branches: list[int] = field(default_factory=list)
+    eval_budget: int | None = None
     weight_decay: float = 0.1
     beta1: float = 0.9
     beta2: float = 0.95
@@ -93,26 +112,59 @@ class TrainConfig:
     def tokens_per_step(self) -> int:
         return self.batch_size * self.grad_accum * self.seq_len
 
-    @property
-    def steps(self) -> int:
-        steps = (self.tokens // self.tokens_per_step) // 4 * 4
+    def steps_for(self, tokens: int) -> int:
+        """Optimizer steps a budget of ``tokens`` buys (whole steps, a multiple of 4 so ``T/4`` is a step)."""
+        steps = (tokens // self.tokens_per_step) // 4 * 4
         if steps < 4:
-            raise ValueError(f"budget {self.tokens} tokens < 4 steps of {self.tokens_per_step} tokens")
+            raise ValueError(f"budget {tokens} tokens < 4 steps of {self.tokens_per_step} tokens")
         return steps
 
+    @property
+    def steps(self) -> int:
+        return self.steps_for(self.tokens)
+
+    def decay_start(self, steps: int) -> int:
+        """The step a WSD run of ``steps`` steps starts its cool-down (the trunk is shared until then)."""
+        return int(steps * (1 - self.decay_frac))
+
+    def warmup(self) -> int:
+        return (
+            self.warmup_steps if self.warmup_steps is not None else max(1, int(self.warmup_frac * self.steps))
+        )
+
     def eval_steps(self) -> list[int]:
-        """Log-spaced steps from ``steps/64`` to ``steps``, with ``steps/4`` always included."""
-        s = self.steps
+        """Log-spaced steps from ``S/64`` to ``S`` with ``S/4`` always included, ``S`` the steps of
+        ``eval_budget`` (default: this run's)."""
+        s = self.steps_for(self.eval_budget) if self.eval_budget else self.steps
         pts = np.unique(np.round(np.geomspace(max(1, s / 64), s, self.n_evals)).astype(int))
         return sorted(set(pts.tolist()) | {s // 4, s})
 
-    def lr_at(self, step: int) -> float:
-        s, warm = self.steps, max(1, int(self.warmup_frac * self.steps))
+    def branch_steps(self) -> dict[int, int]:
+        """``{cool-down start: steps}`` of every branch (the run's own end excluded)."""
+        if self.branches and self.schedule != "wsd":
+            raise ValueError("branches need schedule: wsd (a shared constant-LR trunk)")
+        out = {}
+        for b in sorted(set(self.branches)):
+            n = self.steps_for(b)
+            if n >= self.steps:
+                raise ValueError(f"branch budget {b} is not below the run's {self.tokens} tokens")
+            out[self.decay_start(n)] = n
+        if (
+            self.eval_budget
+            and self.eval_budget != self.tokens
+            and self.steps_for(self.eval_budget) not in out.values()
+        ):
+            raise ValueError(f"eval_budget {self.eval_budget} must be one of the branches {self.branches}")
+        return out
+
+    def lr_at(self, step: int, steps: int | None = None) -> float:
+        """The learning rate at ``step`` of a run of ``steps`` steps (default: this run's)."""
+        s, warm = steps or self.steps, self.warmup()
         if step < warm:
             return self.lr * (step + 1) / warm
         lo = self.lr * self.min_lr_frac
         if self.schedule == "wsd":
-            decay_start = int(s * (1 - self.decay_frac))
+            decay_start = self.decay_start(s)
             if step < decay_start:
                 return self.lr
             return lo + (self.lr - lo) * (1 - (step - decay_start) / max(1, s - decay_start))
@@ -194,6 +246,8 @@ class Run:
         out_dir: str | Path,
         device: str | None = None,
         choice_sets: list[ChoiceRows] | None = None,
+        train_idx: np.ndarray | None = None,
+        train_hids: np.ndarray | None = None,
     ) -> None:
         self.cfg, self.eval_sets, self.out = cfg, eval_sets, Path(out_dir)
         # Benchmark items (kind: choice): gold-continuation bpb at every eval point (gold rows only),
@@ -202,7 +256,10 @@ class Run:
         self._gold_sets = [c.gold() for c in self.choice_sets]
         self.device = torch.device(device or ("cuda" if torch.cuda.is_available() else "cpu"))
         self.mcfg = ModelConfig.named(cfg.model, vocab_size=vocab_size, seq_len=cfg.seq_len)
-        self.order = BatchOrder(train_tokens, seq_len=cfg.seq_len, seed=cfg.seed)
+        # Without document offsets the tokens are one document (a scorer's own small training text).
+        idx = train_idx if train_idx is not None else np.array([0, len(train_tokens)], dtype=np.int64)
+        hids = train_hids if train_hids is not None else np.arange(len(idx) - 1, dtype=np.uint64)
+        self.order = DocStream(train_tokens, idx, hids, seq_len=cfg.seq_len, seed=cfg.seed)
         self.autocast = _use_autocast(cfg, self.device)
 
     # -- state -------------------------------------------------------------------------------------
@@ -285,27 +342,15 @@ class Run:
         else:
             self._truncate_metrics(-1)
             self._save()  # step 0: the rollback target before the first interval checkpoint
-        eval_steps, per_step = set(cfg.eval_steps()), cfg.batch_size * cfg.grad_accum
-        head_dtype = torch.bfloat16 if self.autocast else torch.float32
+        branches = cfg.branch_steps()
+        eval_steps = set(cfg.eval_steps())
+        if cfg.eval_budget and cfg.eval_budget != cfg.tokens:
+            # a trunk logs the eval budget's curve before its cool-down; that budget's branch logs the rest
+            eval_steps = {s for s in eval_steps if s < cfg.decay_start(cfg.steps_for(cfg.eval_budget))}
         t0 = time.perf_counter() - self.elapsed
         while self.step < cfg.steps:
             step = self.step
-            lr = cfg.lr_at(step)
-            for g in self.opt.param_groups:
-                g["lr"] = lr
-            loss_sum = 0.0
-            for micro in range(cfg.grad_accum):
-                batch = self.order.batch(step * per_step + micro * cfg.batch_size, cfg.batch_size).to(
-                    self.device
-                )
-                with torch.autocast(self.device.type, dtype=torch.bfloat16, enabled=self.autocast):
-                    loss = (
-                        lm_loss(self.model, batch, head_dtype=head_dtype, chunk=cfg.ce_chunk) / cfg.grad_accum
-                    )
-                loss = self._inject(step, loss)
-                loss.backward()
-                loss_sum += float(loss.detach())
-            gnorm = float(torch.nn.utils.clip_grad_norm_(self.model.parameters(), cfg.grad_clip))
+            loss_sum, gnorm = self._step(step, cfg.lr_at(step))
             self.step = step + 1
             if self._anomalous(loss_sum, gnorm):
                 self.opt.zero_grad(set_to_none=True)
@@ -315,34 +360,104 @@ class Run:
                 self.opt.zero_grad(set_to_none=True)
                 self._update_stats(loss_sum, gnorm)
                 if self.step % cfg.log_every == 0 or self.step == cfg.steps:
-                    self._log(
-                        {
-                            "type": "train",
-                            "step": self.step,
-                            "tokens": self.step * cfg.tokens_per_step,
-                            "loss": loss_sum,
-                            "grad_norm": gnorm,
-                            "lr": lr,
-                        }
-                    )
+                    self._log_train(self.step, loss_sum, gnorm, cfg.lr_at(step))
+            if self.step in branches:
+                self._branch(branches[self.step])
             if self.step in eval_steps:
-                scores, acc = self.evaluate(with_accuracy=self.step in (cfg.steps // 4, cfg.steps))
-                rec = {
-                    "type": "eval",
-                    "step": self.step,
-                    "tokens": self.step * cfg.tokens_per_step,
-                    "epochs": self.order.epochs_at(self.step * per_step),
-                    "bpb": scores,
-                }
-                if acc:
-                    rec["acc"] = acc
-                self._log(rec)
+                self._log_eval(self.step, self.step, with_accuracy=self.step in self._accuracy_steps())
             self.elapsed = time.perf_counter() - t0
             if self.step % cfg.ckpt_every == 0 and self.step < cfg.steps:
                 self._save()
             if cfg.faults.get(step) == "kill":
                 os.kill(os.getpid(), signal.SIGKILL)
+        if branches:  # the trunk's own end is the longest finished budget
+            self._log_branch(self.step, self.step, self._last_scores())
         return self._finish()
+
+    def _accuracy_steps(self) -> set[int]:
+        s = self.cfg.steps_for(self.cfg.eval_budget) if self.cfg.eval_budget else self.cfg.steps
+        return {s // 4, s}
+
+    def _step(self, step: int, lr: float) -> tuple[float, float]:
+        """Forward and backward over one step's micro-batches at ``lr``; returns (loss, clipped grad norm).
+        The optimizer step is the caller's (it may skip an anomalous step)."""
+        cfg = self.cfg
+        per_step = cfg.batch_size * cfg.grad_accum
+        head_dtype = torch.bfloat16 if self.autocast else torch.float32
+        for g in self.opt.param_groups:
+            g["lr"] = lr
+        loss_sum = 0.0
+        for micro in range(cfg.grad_accum):
+            batch = self.order.batch(step * per_step + micro * cfg.batch_size, cfg.batch_size).to(self.device)
+            with torch.autocast(self.device.type, dtype=torch.bfloat16, enabled=self.autocast):
+                loss = lm_loss(self.model, batch, head_dtype=head_dtype, chunk=cfg.ce_chunk) / cfg.grad_accum
+            loss = self._inject(step, loss)
+            loss.backward()
+            loss_sum += float(loss.detach())
+        return loss_sum, float(torch.nn.utils.clip_grad_norm_(self.model.parameters(), cfg.grad_clip))
+
+    def _branch(self, steps: int) -> None:
+        """Cool a copy of the trunk down to a finished run of ``steps`` steps, evaluate it, and restore the
+        trunk (weights, optimizer, anomaly statistics) as it was. Anomalous cool-down steps are skipped and
+        counted (``branch_anomalies``); a branch never rolls back."""
+        cfg, at = self.cfg, self.step
+        saved = (
+            {k: v.detach().clone() for k, v in self.model.state_dict().items()},
+            copy.deepcopy(self.opt.state_dict()),
+            dict(self.stats),
+        )
+        main = cfg.eval_budget and steps == cfg.steps_for(cfg.eval_budget)
+        evals = {s for s in cfg.eval_steps() if s > at} if main else set()
+        skipped = 0
+        for step in range(at, steps):
+            loss_sum, gnorm = self._step(step, cfg.lr_at(step, steps))
+            if self._anomalous(loss_sum, gnorm):
+                skipped += 1
+            else:
+                self.opt.step()
+                self._update_stats(loss_sum, gnorm)
+            self.opt.zero_grad(set_to_none=True)
+            if step + 1 in evals and step + 1 < steps:
+                self._log_eval(at, step + 1, with_accuracy=step + 1 in self._accuracy_steps())
+        scores = self._log_eval(at, steps, with_accuracy=bool(main)) if main else self.evaluate()[0]
+        self._log_branch(at, steps, scores, skipped)
+        self.model.load_state_dict(saved[0])
+        self.opt.load_state_dict(saved[1])
+        self.stats = saved[2]
+
+    def _last_scores(self) -> dict[str, float]:
+        evals = [json.loads(ln) for ln in (self.out / "metrics.jsonl").read_text().splitlines()]
+        last = [r for r in evals if r["type"] == "eval" and r.get("at_step", r["step"]) == self.step]
+        return last[-1]["bpb"] if last else self.evaluate()[0]
+
+    def _log_train(self, step: int, loss: float, gnorm: float, lr: float) -> None:
+        tokens = step * self.cfg.tokens_per_step
+        self._log(
+            {"type": "train", "step": step, "tokens": tokens, "loss": loss, "grad_norm": gnorm, "lr": lr}
+        )
+
+    def _log_eval(self, trunk_step: int, at_step: int, *, with_accuracy: bool) -> dict[str, float]:
+        """Evaluate now and log an ``eval`` record for the model at ``at_step``. ``step`` is the trunk's
+        step when it was logged (what a resume truncates by); ``at_step`` the step the model is at."""
+        scores, acc = self.evaluate(with_accuracy=with_accuracy)
+        per_step = self.cfg.batch_size * self.cfg.grad_accum
+        rec: dict[str, Any] = {
+            "type": "eval",
+            "step": trunk_step,
+            "at_step": at_step,
+            "tokens": at_step * self.cfg.tokens_per_step,
+            "epochs": self.order.epochs_at(at_step * per_step),
+            "bpb": scores,
+        }
+        if acc:
+            rec["acc"] = acc
+        self._log(rec)
+        return scores
+
+    def _log_branch(self, trunk_step: int, steps: int, scores: dict[str, float], skipped: int = 0) -> None:
+        tokens = steps * self.cfg.tokens_per_step
+        rec = {"type": "branch", "step": trunk_step, "steps": steps, "tokens": tokens, "bpb": scores}
+        self._log(rec | {"anomalies": skipped})
 
     def _inject(self, step: int, loss: torch.Tensor) -> torch.Tensor:
         fault = self.cfg.faults.get(step)
@@ -396,6 +511,7 @@ class Run:
         self.model.save_pretrained(self.out / "model", safe_serialization=True)
         write_folder_manifest(self.out / "model")  # perplexity_v1 / synthesize_v1 verify it before loading
         evals = [json.loads(ln) for ln in (self.out / "metrics.jsonl").read_text().splitlines()]
+        branches = [r for r in evals if r["type"] == "branch"]
         evals = [r for r in evals if r["type"] == "eval"]
         tokens = cfg.steps * cfg.tokens_per_step
         result = {
@@ -409,6 +525,8 @@ class Run:
             "final_acc": evals[-1].get("acc", {}) if evals else {},
             "anomalies": self.stats["anomalies"],
             "rollbacks": self.stats["rollbacks"],
+            "branch_anomalies": int(sum(r.get("anomalies", 0) for r in branches)),
+            "branches": {str(r["tokens"]): r["bpb"] for r in sorted(branches, key=lambda r: r["tokens"])},
             "autocast": self.autocast,
             "threads": torch.get_num_threads(),
             "model": self.mcfg.describe(),

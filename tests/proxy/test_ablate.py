@@ -97,9 +97,10 @@ def test_ablation_writes_ablation_json_with_each_stage_effect(run_dir, inline_en
         assert y["without"] > y["with"]  # the stage's rejected rows are back
         assert y["ratio"] == pytest.approx(y["with"] / y["without"])
         m, g = e["multiplier_effect"], e["goodput_effect"]
-        for k in ("value", "ci_low", "ci_high"):
-            assert g[k] == pytest.approx(m[k] * y["ratio"])
-        assert m["ci_low"] <= m["value"] <= m["ci_high"]
+        for k in ("value", "ci_low", "ci_high"):  # null where the ratio leaves raw's measured range
+            assert g[k] == (None if m[k] is None else pytest.approx(m[k] * y["ratio"]))
+        if None not in (m["ci_low"], m["value"], m["ci_high"]):
+            assert m["ci_low"] <= m["value"] <= m["ci_high"]
         assert e["multiplier"]["with"] == rec["curated"]["multiplier"]
     # Rerunning reuses every finished proxy run (nothing retrains) and gives the same numbers.
     stamps = {p: p.stat().st_mtime_ns for p in (run_dir / "proxy").glob("*/seed*/result.json")}
@@ -168,4 +169,5 @@ def test_proxy_ablate_true_runs_the_ablation_after_the_phase(run_dir, inline_eng
         "curated",
         "null",
         "rejected",
+        "planted",
     }

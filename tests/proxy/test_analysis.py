@@ -14,9 +14,23 @@ CURVE = 5 - 0.1 * np.log(TOKENS)
 SEED_EFFECT = np.array([0.30, -0.20, 0.05, -0.15])  # shared by every recipe with the same seed
 
 
+BUDGETS = TOKENS[-1] * np.array([0.25, 0.5, 1, 2])
+
+
 def _heads(shift: float, noise: float, seed: int) -> np.ndarray:
     rng = np.random.default_rng(seed)
     return CURVE[None, :] + SEED_EFFECT[:, None] + shift + rng.normal(0, noise, (4, len(TOKENS)))
+
+
+def _base(raw: np.ndarray) -> analysis.Baseline:
+    """raw's measured curve: finished runs at T/4, T/2, T (its own heads' end) and 2T, per seed."""
+    curves = 5 - 0.1 * np.log(BUDGETS)[None, :] + SEED_EFFECT[: len(raw), None]
+    curves[:, 2] = raw[:, -1]
+    return analysis.Baseline(BUDGETS, curves, TOKENS[-1])
+
+
+def _power(base: analysis.Baseline, heads: dict[str, np.ndarray]) -> dict:
+    return analysis.power(base, analysis.Pool(heads, list(heads)), len(heads["raw"]))
 
 
 def test_paired_call_separates_what_unpaired_intervals_cannot():
@@ -27,12 +41,14 @@ def test_paired_call_separates_what_unpaired_intervals_cannot():
     assert rank["order"] == ["curated", "raw"]
     assert pair["separated"] is True
     assert pair["better"] == "curated"
-    base = analysis.Baseline(TOKENS, raw.mean(axis=0))
+    base = _base(raw)
     iv = analysis.paired(cur, raw)
     m = analysis.multiplier_block(base, iv)
     assert analysis.call(iv) == "better"
     assert m["ci_low"] > 1
-    pw = analysis.power(base, [cur[:, -1] - raw[:, -1]], 4)
+    assert m["bounds"] == {"value": None, "ci_low": None, "ci_high": None}
+    assert m["value"] == pytest.approx(math.exp(-iv.value / 0.1), rel=1e-3)  # inside the measured range
+    pw = _power(base, {"raw": raw, "curated": cur})
     sentence = analysis.verdict_sentence("curated", "raw", iv, m, pw, ["wiki"])
     assert sentence.startswith("curated beats raw on the targets (wiki): ")
     assert f"{m['value']:.2f}x tokens-to-target (CI {m['ci_low']:.2f}–{m['ci_high']:.2f}x" in sentence
@@ -45,13 +61,13 @@ def test_verdict_and_ranking_agree_when_nothing_is_called():
     assert rank["tiers"] == [
         sorted(["raw", "curated"], key=lambda r: (float({"raw": raw, "curated": cur}[r][:, -1].mean()), r))
     ]
-    base = analysis.Baseline(TOKENS, raw.mean(axis=0))
+    base = _base(raw)
     iv = analysis.paired(cur, raw)
     m = analysis.multiplier_block(base, iv)
     assert analysis.call(iv) == "not_called"
     assert m["ci_low"] <= 1 <= m["ci_high"]
     s = analysis.verdict_sentence(
-        "curated", "raw", iv, m, analysis.power(base, [cur[:, -1] - raw[:, -1]], 4), ["wiki"]
+        "curated", "raw", iv, m, _power(base, {"raw": raw, "curated": cur}), ["wiki"]
     )
     assert s.startswith(
         "no effect of curated vs raw is detected on the targets (wiki): the multiplier is within "
@@ -64,9 +80,9 @@ def test_one_seed_calls_nothing():
     iv = analysis.paired(cur, raw)
     assert analysis.call(iv) == "not_called"
     assert analysis.ranking({"raw": raw, "c": cur})["pairs"][0]["separated"] is False
-    base = analysis.Baseline(TOKENS, raw.mean(axis=0))
+    base = analysis.Baseline(BUDGETS, np.array([[5.0, 4.9, raw[0, -1], 4.7]]), TOKENS[-1])
     s = analysis.verdict_sentence(
-        "c", "raw", iv, analysis.multiplier_block(base, iv), analysis.power(base, [], 1), ["w"]
+        "c", "raw", iv, analysis.multiplier_block(base, iv), _power(base, {"raw": raw, "c": cur}), ["w"]
     )
     assert "with one seed no difference can be called" in s
 
@@ -75,7 +91,7 @@ def test_a_null_control_from_the_same_data_lands_inside_its_interval():
     hits = 0
     for k in range(40):  # same distribution, fresh noise on both: a 95% interval contains 0 ~38 times in 40
         raw, null = _heads(0.0, 0.003, 300 + k), _heads(0.0, 0.003, 100 + k)
-        base = analysis.Baseline(TOKENS, raw.mean(axis=0))
+        base = _base(raw)
         block = assemble._controls_block(
             base, {"raw": raw, "null": null, "cur": raw}, "raw", "cur", {}, {"null": 0.5, "raw": 0.2}
         )
@@ -93,7 +109,7 @@ def test_a_null_control_from_the_same_data_lands_inside_its_interval():
 
 def test_kept_vs_rejected_separation():
     raw, kept, rej = _heads(0.0, 0.002, 8), _heads(-0.01, 0.002, 9), _heads(0.05, 0.002, 10)
-    base = analysis.Baseline(TOKENS, raw.mean(axis=0))
+    base = _base(raw)
     block = assemble._controls_block(
         base, {"raw": raw, "curated": kept, "rejected": rej}, "raw", "curated", {}, {}
     )

@@ -66,6 +66,9 @@ def test_decision_accuracy_counts_pairs_ordered_alike():
     assert stats.decision_accuracy(small, ref) == pytest.approx(2 / 3)
     assert stats.decision_accuracy({"a": 1.0}, ref) is None
     assert stats.decision_accuracy({"a": 1.0, "b": 1.0}, {"a": 1.0, "b": 1.0}) == 1.0
+    # only the pairs the reference called: (b, c) is ordered differently but was not called
+    assert stats.decision_accuracy(small, ref, [("a", "b"), ("a", "c")]) == 1.0
+    assert stats.decision_accuracy(small, ref, []) is None
 
 
 # A baseline linear in ln t: b(t) = 5 - 0.1 ln t, so inside the curve t_base(B + d) / T = exp(-d / 0.1).
@@ -73,27 +76,67 @@ TOKENS = np.geomspace(1_000, 64_000, 7)
 CURVE = 5 - 0.1 * np.log(TOKENS)
 
 
-def test_multiplier_is_the_difference_mapped_through_the_baseline_curve():
-    base = analysis.Baseline(TOKENS, CURVE)
-    m, ex = base.multiplier(0.02)  # worse by 0.02 bpb: the baseline got there at T * exp(-0.2)
+def test_multiplier_is_the_difference_mapped_through_the_measured_curve_and_bounded_outside_it():
+    base = analysis.Baseline(TOKENS, CURVE[None, :], TOKENS[3])  # T = 8,000: measured from T/8 to 8T
+    m, side = base.multiplier(0.02)  # worse by 0.02 bpb: the baseline got there at T * exp(-0.2)
     assert m == pytest.approx(math.exp(-0.2))
-    assert ex is False
-    assert base.multiplier(0.0) == (1.0, False)
+    assert side is None
+    assert base.multiplier(0.0) == (1.0, None)
     assert base.diff_for(math.exp(-0.2)) == pytest.approx(0.02)
-    better, ex = base.multiplier(-0.02)
-    assert better > 1
-    assert ex is True
+    assert base.multiplier(-0.02)[0] == pytest.approx(math.exp(0.2))
+    # beyond the measured range a bound, never an extrapolated number
+    assert base.multiplier(-0.5) == (pytest.approx(8.0), "above")
+    assert base.multiplier(0.5) == (pytest.approx(0.125), "below")
+    assert base.diff_for(10.0) is None
+    iv = stats.paired_interval([-0.3, -0.5, -0.4])
+    block = analysis.multiplier_block(base, iv)
+    assert (block["value"], block["bounds"]["value"]) == (pytest.approx(8.0), ">")
+    assert analysis.fmt_multiplier(block) == ">8.00"
+    assert block["range"] == pytest.approx([0.125, 8.0])
+
+
+def test_the_multiplier_interval_widens_with_each_seeds_own_curve_and_keeps_the_call():
+    # Two seeds whose curves differ in slope: the interval's ends are mapped through each and the mean.
+    budgets = np.array([2_000.0, 4_000.0, 8_000.0, 16_000.0])
+    curves = np.array([5 - 0.1 * np.log(budgets), 5.2 - 0.2 * np.log(budgets)])
+    base = analysis.Baseline(budgets, curves, 8_000)
+    iv = stats.Interval(-0.02, -0.03, -0.01, 2, 0.01)
+    block = analysis.multiplier_block(base, iv)
+    steep, shallow = math.exp(0.03 / 0.2), math.exp(0.03 / 0.1)  # the ci_high end: d = -0.03
+    assert block["ci_high"] == pytest.approx(shallow, rel=1e-6)
+    assert block["ci_low"] == pytest.approx(math.exp(0.01 / 0.2), rel=1e-6)
+    assert block["ci_low"] > 1  # d's interval excludes 0, so m's excludes 1
+    assert steep < block["ci_high"]
 
 
 def test_mde_on_a_synthetic_curve_has_the_known_multiplier():
-    base = analysis.Baseline(TOKENS, CURVE)
-    diffs = [np.array([0.01, 0.02, 0.03]), np.array([0.0, -0.01, 0.01])]  # pooled sd 0.01, dof 4
-    pw = analysis.power(base, diffs, 3)
-    delta = stats.mde(0.01, 3)
-    assert pw["sd_diff_bpb"] == pytest.approx(0.01)
+    base = analysis.Baseline(TOKENS, CURVE[None, :], TOKENS[3])
+    heads = {
+        "raw": np.array([[1.00], [2.00], [3.00]]),
+        "a": np.array([[1.01], [2.02], [3.03]]),
+        "b": np.array([[1.00], [1.99], [3.01]]),
+    }
+    pool = analysis.Pool(heads, ["raw", "a", "b"])
+    # residuals of the recipes x seeds table: sd of a paired difference = sqrt(2 * SS / ((3-1)(3-1)))
+    y = np.array([[1.0, 2.0, 3.0], [1.01, 2.02, 3.03], [1.0, 1.99, 3.01]])
+    resid = y - y.mean(axis=1, keepdims=True) - y.mean(axis=0, keepdims=True) + y.mean()
+    sd = math.sqrt(2 * (resid**2).sum() / 4)
+    assert (pool.sd, pool.dof) == (pytest.approx(sd), 4)
+    pw = analysis.power(base, pool, 3)
+    delta = stats.mde(sd, 3, dof=4)
+    assert delta < stats.mde(sd, 3)  # more degrees of freedom than a per-recipe t with n - 1
     assert pw["mde_bpb"] == pytest.approx(delta)
     assert pw["mde_multiplier"]["worse"] == pytest.approx(math.exp(-delta / 0.1))
-    assert pw["mde_multiplier"]["better"] > 1
     row = next(r for r in pw["seeds_needed"] if r["multiplier"] == 0.8)
     assert row["diff_bpb"] == pytest.approx(-0.1 * math.log(0.8))
-    assert row["seeds"] == stats.seeds_needed(-0.1 * math.log(0.8), 0.01)
+    assert row["seeds"] == stats.seeds_needed(-0.1 * math.log(0.8), sd, members=3)
+    # a pair of members is called with the pooled spread, a control with its own
+    iv = pool.interval("a", "raw")
+    assert (iv.sd, iv.value) == (pytest.approx(sd), pytest.approx(0.02))
+
+
+def test_one_recipe_pooled_is_the_plain_paired_interval():
+    heads = {"raw": np.array([[1.0], [2.0], [3.0]]), "a": np.array([[1.01], [2.03], [3.0]])}
+    pooled = analysis.Pool(heads, ["raw", "a"]).interval("a", "raw")
+    plain = stats.paired_interval([0.01, 0.03, 0.0])
+    assert (pooled.ci_low, pooled.ci_high) == (pytest.approx(plain.ci_low), pytest.approx(plain.ci_high))

@@ -87,7 +87,14 @@ def test_eval_points_are_log_spaced_and_include_quarter_budget():
     assert cfg.steps == 100
     assert cfg.eval_steps() == [2, 4, 13, 25, 35, 100]
     assert cfg.lr_at(0) == pytest.approx(1e-2 / 5)
-    assert cfg.lr_at(99) == pytest.approx(1e-3, rel=1e-2)
+    # WSD by default: constant until 80% of the steps, then linearly to zero
+    assert cfg.lr_at(79) == pytest.approx(1e-2)
+    assert cfg.lr_at(80) == pytest.approx(1e-2)
+    assert cfg.lr_at(99) == pytest.approx(1e-2 * 1 / 20)
+    cos = tiny_config(
+        tokens=256 * 100, seq_len=32, batch_size=8, grad_accum=1, schedule="cosine", min_lr_frac=0.1
+    )
+    assert cos.lr_at(99) == pytest.approx(1e-3, rel=1e-2)
 
 
 def test_bpb_is_nll_in_bits_over_bytes_with_eos_targets_masked():
@@ -106,3 +113,33 @@ def test_bpb_is_nll_in_bits_over_bytes_with_eos_targets_masked():
     assert bpb(Uniform(), es) == pytest.approx(
         5 * math.log(64) / (math.log(2) * 10), rel=1e-7
     )  # float32 log-softmax
+
+
+def test_a_branch_of_a_longer_trunk_is_the_finished_shorter_run_bit_for_bit(tmp_path):
+    # WSD with a shared warmup: a run of budget b is the trunk of any longer run until its cool-down, so
+    # the cool-down branches of one 2T trunk are the finished T/2 and T runs, exactly.
+    write_data(tmp_path)
+    t = 32 * 8 * 24
+    warm = tiny_config().warmup()
+    trunk = train_tiny(
+        tmp_path, "trunk", tiny_config(tokens=2 * t, branches=[t // 2, t], eval_budget=t, warmup_steps=warm)
+    )
+    full = train_tiny(tmp_path, "full", tiny_config(tokens=t, warmup_steps=warm))
+    half = train_tiny(tmp_path, "half", tiny_config(tokens=t // 2, warmup_steps=warm))
+    assert list(trunk["branches"]) == [str(t // 2), str(t), str(2 * t)]
+    assert trunk["branches"][str(t)] == full["final_bpb"]
+    assert trunk["branches"][str(t // 2)] == half["final_bpb"]
+    # the trunk logs the T run's eval curve: its early points from the trunk, the end from the branch
+    curve = [json.loads(x) for x in (tmp_path / "trunk" / "metrics.jsonl").read_text().splitlines()]
+    ref = [json.loads(x) for x in (tmp_path / "full" / "metrics.jsonl").read_text().splitlines()]
+    pick = lambda recs: [(r["tokens"], r["bpb"]) for r in recs if r["type"] == "eval"]  # noqa: E731
+    assert pick(curve) == pick(ref)
+
+
+def test_branches_need_wsd_and_budgets_below_the_run():
+    with pytest.raises(ValueError, match="branches need schedule: wsd"):
+        tiny_config(branches=[32 * 8 * 8], schedule="cosine").branch_steps()
+    with pytest.raises(ValueError, match="is not below the run's"):
+        tiny_config(branches=[32 * 8 * 24]).branch_steps()
+    with pytest.raises(ValueError, match="eval_budget 2048 must be one of the branches"):
+        tiny_config(tokens=32 * 8 * 48, branches=[32 * 8 * 24], eval_budget=2048).branch_steps()
