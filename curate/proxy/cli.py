@@ -33,19 +33,23 @@ def _set(section: dict[str, Any], dotted: str) -> None:
 def format_recipes(g: dict[str, Any]) -> str:
     """goodput.json's recipes as a terminal table: multiplier [CI] (``[no CI]`` with one seed), yield,
     goodput, then the ranking."""
+    from curate.proxy.analysis import fmt_multiplier
+
     lines = [f"{'recipe':<20} {'multiplier [CI]':<26} {'yield':>7} {'goodput':>8}"]
     for name, r in g["recipes"].items():
         m = r["multiplier"]
         if m["value"] is None:
             ci = "n/a"
         elif m.get("ci_low") is None or m.get("ci_high") is None:  # one seed: no interval
-            ci = f"{m['value']:.3f} [no CI]"
+            ci = f"{fmt_multiplier(m, digits=3)} [no CI]"
         else:
-            ci = f"{m['value']:.3f} [{m['ci_low']:.3f}, {m['ci_high']:.3f}]"
-        flag = "*" if m.get("extrapolated") else ""
+            ci = f"{fmt_multiplier(m, digits=3)} [{fmt_multiplier(m, 'ci_low', 3)}, {fmt_multiplier(m, 'ci_high', 3)}]"
         gp = r["goodput"]["value"]
+        lines.append(f"{name:<20} {ci:<26} {r['yield']:>7.3f} {gp if gp is None else round(gp, 3)!s:>8}")
+    lo, hi = (g.get("baseline_curve") or {}).get("range") or (None, None)
+    if lo is not None:
         lines.append(
-            f"{name:<20} {ci + flag:<26} {r['yield']:>7.3f} {gp if gp is None else round(gp, 3)!s:>8}"
+            f"multipliers measured on {g['baseline']}'s finished runs from {lo:g}x to {hi:g}x T; '>'/'<': beyond"
         )
     lines.append(
         f"ranking (called only where CIs separate): {g['ranking']['tiers']}; "

@@ -181,7 +181,7 @@ class DocStream:
         rows = np.lib.stride_tricks.sliding_window_view(
             self._stream[first * self.seq_len : end], self.seq_len + 1
         )
-        return torch.from_numpy(np.ascontiguousarray(rows[:: self.seq_len][:size]))
+        return torch.from_numpy(np.array(rows[:: self.seq_len][:size]))  # a copy: the view is read-only
 
     def doc_tokens(self, n_tokens: int) -> dict[int, int]:
         """How many of the stream's first ``n_tokens`` tokens each document (by id hash) contributes."""

@@ -118,6 +118,12 @@ def _tokenizer(
     return tok, info
 
 
+def data_name(r: Recipe, planted: float) -> str:
+    """The folder of a recipe's token shards under ``proxy/data/``: the planted control's names its
+    fraction, so another ``proxy.planted`` never reuses shards corrupted at a different rate."""
+    return f"planted@{planted:g}" if r.source == "planted" else r.name
+
+
 def _recipe_jobs(
     ctx: RunContext,
     r: Recipe,
@@ -137,20 +143,17 @@ def _recipe_jobs(
     if r.source == "planted":  # raw's rows, a share of them word-shuffled
         common.update({"corrupt_fraction": planted, "corrupt_salt": PLANTED_SALT})
     jobs = []
+    ddir = pdir / "data" / data_name(r, planted)
     if r.source != "rejected":
         for i, f in enumerate(ctx.kept_files()):
-            jobs.append(
-                ShardJob(
-                    src=str(f), out=str(pdir / "data" / r.name / f"kept-{i:05d}"), rules=r.rules, **common
-                )
-            )
+            jobs.append(ShardJob(src=str(f), out=str(ddir / f"kept-{i:05d}"), rules=r.rules, **common))
     if r.source in ("raw", "rejected", "planted") or r.without_stages:
         only = r.without_stages if r.source == "kept" else None
         for i, f in enumerate(ctx.rejected_files()):
             jobs.append(
                 ShardJob(
                     src=str(f),
-                    out=str(pdir / "data" / r.name / f"rejected-{i:05d}"),
+                    out=str(ddir / f"rejected-{i:05d}"),
                     rejected=True,
                     only_stages=only,
                     rules=r.rules,  # a recipe's select applies to the rows without_stages adds, too
@@ -419,7 +422,10 @@ def _training_data(
     flat = [j for r in built for j in jobs[r.name]]
     ctx.engine.map(shard_job, flat, resources=Resources(num_cpus=1), desc="proxy shards")
     data = {
-        r.name: concat_shards([j.out for j in jobs[r.name]], pdir / "data" / r.name / "train") for r in built
+        r.name: concat_shards(
+            [j.out for j in jobs[r.name]], pdir / "data" / data_name(r, cfg.planted) / "train"
+        )
+        for r in built
     }
     if any(c.name == "rejected" for c in controls) and data["rejected"]["tokens"] <= min_tokens:
         if cfg.controls_explicit:
@@ -475,7 +481,7 @@ def _run_items(
                         train_prefix=str(
                             _null_prefix(pdir, seed)
                             if r.source == "null"
-                            else pdir / "data" / r.name / "train"
+                            else pdir / "data" / data_name(r, cfg.planted) / "train"
                         ),
                         eval_prefixes=eval_prefixes,
                         choice_paths=choice_paths,

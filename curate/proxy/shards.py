@@ -152,12 +152,14 @@ def write_shard(
     returns the counts."""
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
-    ids = tokenizer.encode_batch(texts) if texts else []
-    lengths = np.array([len(a) + 1 for a in ids], dtype=np.int64)
-    idx = np.zeros(len(ids) + 1, dtype=np.int64)
+    if ids is not None and len(ids) != len(texts):
+        raise ValueError(f"write_shard: {len(ids)} ids for {len(texts)} texts")
+    encoded = tokenizer.encode_batch(texts) if texts else []
+    lengths = np.array([len(a) + 1 for a in encoded], dtype=np.int64)
+    idx = np.zeros(len(encoded) + 1, dtype=np.int64)
     np.cumsum(lengths, out=idx[1:])
     tokens = np.empty(int(idx[-1]), dtype=tokenizer.dtype)
-    for i, a in enumerate(ids):
+    for i, a in enumerate(encoded):
         tokens[idx[i] : idx[i + 1] - 1] = a
         tokens[idx[i + 1] - 1] = tokenizer.eos_id
     meta = {

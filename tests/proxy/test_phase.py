@@ -200,6 +200,7 @@ def test_phase_writes_goodput_json_and_resumes_without_retraining(phase_run, inl
     assert planted["role"] == "control"
     assert 0 < planted["corrupted_docs"] < planted["docs"]
     assert g["controls"]["planted"]["fraction"] == 0.2
+    assert (run_dir / "proxy" / "data" / "planted@0.2" / "train.json").exists()  # another rate: other shards
     assert isinstance(g["controls"]["planted"]["called_worse"], bool)
     # Resume: nothing is retrained (result files untouched), goodput.json is rebuilt identically.
     stamp = (run_dir / "proxy" / "raw" / "seed0" / "result.json").stat().st_mtime_ns
