@@ -27,6 +27,7 @@ proxy:
   controls: [null, rejected, planted]   # default where the input allows (docs/goodput.md); [] turns them off
   controls_for: curated          # the recipe the controls are built for (default: the plain kept/ recipe)
   planted: 0.2                   # the planted control: this share of raw's documents word-shuffled
+  null_draw: 0                   # which family of null draws (calibration studies draw 0, 1, 2, ...)
   curve: [0.25, 0.5, 1, 2]       # budgets (x T) at which the baseline is trained to a finished model:
                                  # the measured tokens-to-bpb curve every multiplier is read from
   ladder:                        # extra (model, budget[, seeds]) points; every recipe runs at each
@@ -74,6 +75,7 @@ KEYS = [
     "search",
     "planted",
     "curve",
+    "null_draw",
 ]
 RECIPE_KEYS = ["from", "select", "without_stages", "sweep"]
 EVAL_KEYS = ["name", "kind", "holdout", "path", "source", "max_docs", "max_items", "format"]
@@ -159,8 +161,9 @@ class ProxyConfig:
     gpu_fraction: float = 0.25
     n_boot: int = 1000
     ablate: bool = False
-    planted: float = 0.2
+    planted: float = 0.2  # phase.PLANTED_DEFAULT
     curve: tuple[float, ...] = DEFAULT_CURVE
+    null_draw: int = 0
 
     def train_config(
         self, seed: int, point: LadderPoint | None = None, *, baseline: bool = False
@@ -322,6 +325,7 @@ def _plain_keys(raw: dict[str, Any]) -> dict[str, Any]:
             raise PhaseError(f"proxy.model: {raw['model']!r}; valid sizes: {', '.join(LADDER)}")
         kw["model"] = raw["model"]
     for key, tp in (
+        ("null_draw", int),
         ("budget", int),
         ("eval_chars", int),
         ("n_boot", int),

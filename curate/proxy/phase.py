@@ -53,6 +53,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 NULL_SEED = 0
 PLANTED_SALT = 0x706C616E74  # "plant": which documents the planted control corrupts
+PLANTED_DEFAULT = 0.2
 
 
 def _tokenizer_sample(
@@ -336,9 +337,10 @@ def _controls(cfg: ProxyConfig) -> tuple[list[Recipe], str | None, dict[str, str
     return out, target, skipped
 
 
-def _null_prefix(pdir: Path, seed: int) -> Path:
-    """The null control's shard for training seed ``seed``: its own document draw."""
-    return pdir / "data" / "null" / f"seed{seed}" / "train"
+def _null_prefix(pdir: Path, seed: int, draw: int = 0) -> Path:
+    """The null control's shard for training seed ``seed``: its own document draw (``draw`` > 0: another
+    family of draws, for calibration studies, beside the default one)."""
+    return pdir / "data" / "null" / (f"draw{draw}" if draw else "") / f"seed{seed}" / "train"
 
 
 def _eval_sets(
@@ -450,11 +452,26 @@ def _null_draws(cfg: ProxyConfig, pdir: Path, *, tokens: int) -> dict[str, Any]:
     null separated from raw: RESULTS-proxy.md). Returns the first draw's meta with every draw's counts."""
     base_prefix = pdir / "data" / cfg.baseline / "train"
     draws = {
-        s: subsample_shard(base_prefix, _null_prefix(pdir, s), tokens=tokens, seed=NULL_SEED + s)
+        s: subsample_shard(
+            base_prefix,
+            _null_prefix(pdir, s, cfg.null_draw),
+            tokens=tokens,
+            seed=NULL_SEED + 1000 * cfg.null_draw + s,
+        )
         for s in sorted({s for p in cfg.points() for s in p.seeds})
     }
     first = draws[min(draws)]
     return {**first, "draws": {str(s): {k: d[k] for k in ("docs", "tokens")} for s, d in draws.items()}}
+
+
+def _run_folder(r: Recipe, cfg: ProxyConfig) -> str:
+    """A recipe's run folder: its name, except for a non-default null draw or planted rate (calibration
+    studies), which train beside the default ones instead of over them."""
+    if r.source == "null" and cfg.null_draw:
+        return f"null-draw{cfg.null_draw}"
+    if r.source == "planted" and cfg.planted != PLANTED_DEFAULT:
+        return data_name(r, cfg.planted)
+    return r.name
 
 
 def _run_items(
@@ -479,13 +496,13 @@ def _run_items(
                         recipe=r.name,
                         seed=seed,
                         train_prefix=str(
-                            _null_prefix(pdir, seed)
+                            _null_prefix(pdir, seed, cfg.null_draw)
                             if r.source == "null"
                             else pdir / "data" / data_name(r, cfg.planted) / "train"
                         ),
                         eval_prefixes=eval_prefixes,
                         choice_paths=choice_paths,
-                        out_dir=str(base_dir / r.name / f"seed{seed}"),
+                        out_dir=str(base_dir / _run_folder(r, cfg) / f"seed{seed}"),
                         train_cfg=dataclasses.asdict(
                             cfg.train_config(seed, point, baseline=r.name == cfg.baseline)
                         ),

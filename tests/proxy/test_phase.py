@@ -286,6 +286,34 @@ def test_config_errors_name_the_key_and_the_valid_ones():
     ]
 
 
+def test_planted_and_curve_are_checked_and_the_baseline_trains_a_trunk_with_branches():
+    with pytest.raises(PhaseError, match=r"proxy.planted: expected a fraction in \(0, 1\), got 1.5"):
+        parse({"planted": 1.5})
+    with pytest.raises(
+        PhaseError, match=r"proxy.curve: expected a list of positive budget factors including 1"
+    ):
+        parse({"curve": [0.5, 2]})
+    with pytest.raises(
+        PhaseError, match=r"proxy.controls: unknown control\(s\) \['plant'\]; valid: null, rejected, planted"
+    ):
+        parse({"controls": ["plant"]})
+    cfg = parse({"budget": 2048 * 40, "curve": [2, 0.25, 1, 0.5]})
+    assert cfg.curve == (0.25, 0.5, 1.0, 2.0)
+    assert cfg.controls == ["null", "rejected", "planted"]
+    run = cfg.train_config(1)
+    trunk = cfg.train_config(1, baseline=True)
+    assert (run.tokens, run.branches, run.schedule, run.min_lr_frac) == (2048 * 40, [], "wsd", 0.0)
+    assert (trunk.tokens, trunk.branches, trunk.eval_budget) == (
+        2048 * 80,
+        [2048 * 10, 2048 * 20, 2048 * 40],
+        2048 * 40,
+    )
+    assert trunk.warmup_steps == run.warmup_steps == 2  # one warmup for every run of the point
+    # budgets under 4 steps leave the curve: T/4 of a 12-step budget is 3 steps
+    assert parse({"budget": 2048 * 12}).curve_budgets() == [2048 * 6, 2048 * 12, 2048 * 24]
+    assert parse({"curve": [1]}).train_config(0, baseline=True).branches == []
+
+
 def test_perplexity_scorer_scores_bpb_under_a_trained_proxy_model(phase_run, tmp_path):
     from curate.scorers.perplexity import Perplexity, PerplexityParams, percentile_band
     from tests.helpers import make_table
