@@ -1,7 +1,7 @@
 """Proxy trainer speed, old vs new, interleaved in one process (issue 21, item 8: "speed is power").
 
     .venv/bin/python benchmarks/bench_trainer.py --model proxy_5m --vocab 2048 --seq 128 --batch 16 \\
-        --steps 8 --rounds 7 --threads 1
+        --steps 8 --rounds 7 --threads 1 [--variants old,new,new+compile]
 
 ``old`` is the trainer's step as on main before issue 21: transformers' ``LlamaForCausalLM``
 (:meth:`ModelConfig.build_reference`) through main's ``lm_loss`` / ``build_optimizer`` (copied verbatim
@@ -12,7 +12,9 @@ weights. The machine is shared, so the primary measure is tokens per CPU-second 
 one thread: tokens per second per core, insensitive to time-slicing by other processes, though not to
 their cache traffic); tokens per wall-second per thread is printed beside it. Medians over rounds of
 each and of the per-round CPU-time ratio are reported with the load average. Both runs' per-step losses are compared too: same maths, so they must
-agree to float rounding.
+agree to float rounding. ``+compile`` variants wrap the decoder in ``torch.compile`` (its first step, the
+compilation, is timed apart). Last, the fp32 (or bf16) matmul rate at 1024³ is measured in the same
+process: divided by the model's FLOPs per token it is the ceiling no same-maths trainer can pass here.
 """
 
 from __future__ import annotations
@@ -21,7 +23,6 @@ import argparse
 import os
 import statistics
 import time
-from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -54,15 +55,17 @@ def main_build_optimizer(model: torch.nn.Module, cfg: TrainConfig) -> torch.opti
 class Trainer:
     """One implementation's model + optimizer + step (the inner loop of ``Run.train``, without eval)."""
 
-    def __init__(self, name: str, mcfg: ModelConfig, cfg: TrainConfig, *, autocast: bool) -> None:
-        self.name, self.cfg, self.autocast = name, cfg, autocast
+    def __init__(self, variant: str, mcfg: ModelConfig, cfg: TrainConfig, *, autocast: bool) -> None:
+        self.cfg, self.autocast = cfg, autocast
         torch.manual_seed(cfg.seed)
-        if name == "old":
+        if variant.startswith("old"):
             self.model, self.loss_fn = mcfg.build_reference(), main_lm_loss
             self.opt = main_build_optimizer(self.model, cfg)
         else:
             self.model, self.loss_fn = mcfg.build(), lm_loss
             self.opt = build_optimizer(self.model, cfg)
+        if variant.endswith("+compile"):
+            self.model.model.compile()
         self.model.train()
         self.head_dtype = torch.bfloat16 if autocast else torch.float32
 
@@ -76,12 +79,28 @@ class Trainer:
         return float(loss.detach())
 
 
-def run_round(tr: Trainer, batches: list[torch.Tensor], warmup: int) -> tuple[float, float, list[float]]:
-    """Wall seconds and this process's CPU seconds for the timed steps, and every step's loss."""
-    losses = [tr.step(b) for b in batches[:warmup]]
-    t0, c0 = time.perf_counter(), time.process_time()
+def run_round(tr: Trainer, batches: list[torch.Tensor], warmup: int) -> dict[str, Any]:
+    """CPU and wall seconds of the first step and of the timed steps, and every step's loss."""
+    c0, t0 = time.process_time(), time.perf_counter()
+    losses = [tr.step(batches[0])]
+    first = {"first_cpu": time.process_time() - c0, "first_wall": time.perf_counter() - t0}
+    losses += [tr.step(b) for b in batches[1:warmup]]
+    c0, t0 = time.process_time(), time.perf_counter()
     losses += [tr.step(b) for b in batches[warmup:]]
-    return time.perf_counter() - t0, time.process_time() - c0, losses
+    return {"cpu": time.process_time() - c0, "wall": time.perf_counter() - t0, "losses": losses, **first}
+
+
+def matmul_rate(dtype: torch.dtype, n: int = 1024, reps: int = 10) -> float:
+    """FLOP per CPU-second of an ``n``³ matmul (median of 5)."""
+    a, b = torch.randn(n, n, dtype=dtype), torch.randn(n, n, dtype=dtype)
+    a @ b
+    rates = []
+    for _ in range(5):
+        c0 = time.process_time()
+        for _ in range(reps):
+            a @ b
+        rates.append(2 * n**3 * reps / (time.process_time() - c0))
+    return statistics.median(rates)
 
 
 def main() -> None:
@@ -90,12 +109,20 @@ def main() -> None:
     ap.add_argument("--vocab", type=int, default=2048)
     ap.add_argument("--seq", type=int, default=128)
     ap.add_argument("--batch", type=int, default=16)
-    ap.add_argument("--steps", type=int, default=8, help="timed optimizer steps per round and implementation")
-    ap.add_argument("--warmup", type=int, default=2)
+    ap.add_argument("--steps", type=int, default=8, help="timed optimizer steps per round and variant")
+    ap.add_argument("--warmup", type=int, default=2, help="untimed steps first (the first is timed apart)")
     ap.add_argument("--rounds", type=int, default=7)
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--autocast", default="auto", choices=["auto", "bf16", "off"])
+    ap.add_argument(
+        "--variants", default="old,new", help="comma-separated: old, new, old+compile, new+compile"
+    )
     args = ap.parse_args()
+    variants = args.variants.split(",")
+    if variants[0] != "old" or any(v not in ("old", "new", "old+compile", "new+compile") for v in variants):
+        raise SystemExit(
+            f"--variants {args.variants!r}: start with old, then any of new, old+compile, new+compile"
+        )
     torch.set_num_threads(args.threads)
     mcfg = ModelConfig.named(args.model, vocab_size=args.vocab, seq_len=args.seq)
     cfg = TrainConfig(model=args.model, seq_len=args.seq, batch_size=args.batch, autocast=args.autocast)
@@ -109,37 +136,51 @@ def main() -> None:
     tokens = args.steps * args.batch * args.seq
     print(
         f"{args.model} vocab {args.vocab} seq {args.seq} batch {args.batch}: {args.rounds} rounds x "
-        f"{args.steps} timed steps ({tokens:,} tokens) per implementation, threads {args.threads}, "
+        f"{args.steps} timed steps ({tokens:,} tokens) per variant, threads {args.threads}, "
         f"autocast {'bf16' if auto else 'off'}; load at start {os.getloadavg()}"
     )
-    tps: dict[str, list[float]] = {"old": [], "new": []}  # tokens per CPU-second of this process
-    wall: dict[str, list[float]] = {"old": [], "new": []}  # tokens per wall-second per thread
-    ratios, loss_diff = [], 0.0
-    make: dict[str, Callable[[], Trainer]] = {
-        k: (lambda k=k: Trainer(k, mcfg, cfg, autocast=auto)) for k in ("old", "new")
-    }
+    cpu_tps: dict[str, list[float]] = {v: [] for v in variants}  # tokens per CPU-second of this process
+    wall_tps: dict[str, list[float]] = {v: [] for v in variants}  # tokens per wall-second per thread
+    ratios: dict[str, list[float]] = {v: [] for v in variants[1:]}  # CPU time old / variant, per round
+    first: dict[str, list[float]] = {v: [] for v in variants}
+    loss_diff = dict.fromkeys(variants[1:], 0.0)
     for r in range(args.rounds):
-        order = ("old", "new") if r % 2 == 0 else ("new", "old")
-        cpu, losses = {}, {}
-        for name in order:
-            secs, cpu[name], losses[name] = run_round(make[name](), batches, args.warmup)
-            tps[name].append(tokens / cpu[name])
-            wall[name].append(tokens / secs / args.threads)
-        ratios.append(cpu["old"] / cpu["new"])
-        loss_diff = max(loss_diff, max(abs(a - b) for a, b in zip(losses["old"], losses["new"], strict=True)))
+        order = variants if r % 2 == 0 else variants[::-1]
+        res = {v: run_round(Trainer(v, mcfg, cfg, autocast=auto), batches, args.warmup) for v in order}
+        for v in variants:
+            cpu_tps[v].append(tokens / res[v]["cpu"])
+            wall_tps[v].append(tokens / res[v]["wall"] / args.threads)
+            first[v].append(res[v]["first_wall"])
+            if v != "old":
+                ratios[v].append(res["old"]["cpu"] / res[v]["cpu"])
+                diffs = [abs(a - b) for a, b in zip(res["old"]["losses"], res[v]["losses"], strict=True)]
+                loss_diff[v] = max(loss_diff[v], *diffs)
         print(
-            f"round {r}: tokens per CPU-s old {tps['old'][-1]:,.0f}  new {tps['new'][-1]:,.0f}  "
-            f"(per wall-s per thread {wall['old'][-1]:,.0f} / {wall['new'][-1]:,.0f})  "
-            f"ratio {ratios[-1]:.2f}  load {os.getloadavg()[0]:.2f}",
+            f"round {r}: tokens per CPU-s "
+            + "  ".join(f"{v} {cpu_tps[v][-1]:,.0f}" for v in variants)
+            + "  | per wall-s per thread "
+            + "  ".join(f"{v} {wall_tps[v][-1]:,.0f}" for v in variants)
+            + f"  | load {os.getloadavg()[0]:.2f}",
             flush=True,
         )
-    med = {k: statistics.median(v) for k, v in tps.items()}
-    medw = {k: statistics.median(v) for k, v in wall.items()}
+    print(f"median over {args.rounds} rounds (load at end {os.getloadavg()}):")
+    for v in variants:
+        line = (
+            f"  {v:<12} {statistics.median(cpu_tps[v]):7,.0f} tokens per CPU-s, "
+            f"{statistics.median(wall_tps[v]):7,.0f} per wall-s per thread; first step {statistics.median(first[v]):.1f} s wall "
+            f"(round 0: {first[v][0]:.1f} s)"
+        )
+        if v != "old":
+            rs = ratios[v]
+            line += (
+                f"; per-round ratio to old {statistics.median(rs):.2f} (min {min(rs):.2f}, max {max(rs):.2f}); "
+                f"max |loss - loss_old| over {n} steps {loss_diff[v]:.2e}"
+            )
+        print(line)
+    rate = matmul_rate(torch.bfloat16 if auto else torch.float32)
     print(
-        f"median tokens per CPU-second: old {med['old']:,.0f}, new {med['new']:,.0f} (per wall-second per "
-        f"thread: old {medw['old']:,.0f}, new {medw['new']:,.0f}, ratio {medw['new'] / medw['old']:.2f}); median per-round ratio "
-        f"{statistics.median(ratios):.2f} (min {min(ratios):.2f}, max {max(ratios):.2f}, n={len(ratios)}); "
-        f"max |loss_old - loss_new| over {n} steps: {loss_diff:.2e}; load at end {os.getloadavg()}"
+        f"matmul 1024^3 here: {rate / 1e9:.1f} GFLOP per CPU-s; at {mcfg.flops_per_token():,} FLOP/token the "
+        f"ceiling is {rate / mcfg.flops_per_token():,.0f} tokens per CPU-s (every FLOP at that rate)"
     )
 
 
