@@ -12,14 +12,15 @@ weights. The machine is shared, so the primary measure is tokens per CPU-second 
 one thread: tokens per second per core, insensitive to time-slicing by other processes, though not to
 their cache traffic); tokens per wall-second per thread is printed beside it. Medians over rounds of
 each and of the per-round CPU-time ratio are reported with the load average. Both runs' per-step losses are compared too: same maths, so they must
-agree to float rounding. ``+compile`` variants wrap the decoder in ``torch.compile`` (its first step, the
-compilation, is timed apart). Last, the fp32 (or bf16) matmul rate at 1024³ is measured in the same
+agree to float rounding. ``+compile`` variants run the decoder through ``torch.compile`` (``new+compile``
+is ``TrainConfig(compile=True)``'s path; the first step, the compilation, is timed apart). Last, the fp32 (or bf16) matmul rate at 1024³ is measured in the same
 process: divided by the model's FLOPs per token it is the ceiling no same-maths trainer can pass here.
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 import os
 import statistics
 import time
@@ -61,11 +62,12 @@ class Trainer:
         if variant.startswith("old"):
             self.model, self.loss_fn = mcfg.build_reference(), main_lm_loss
             self.opt = main_build_optimizer(self.model, cfg)
-        else:
-            self.model, self.loss_fn = mcfg.build(), lm_loss
+            if variant.endswith("+compile"):
+                self.model.model.compile()
+        else:  # the trainer's own path: lm_loss(..., compile=TrainConfig.compile)
+            self.model = mcfg.build()
+            self.loss_fn = functools.partial(lm_loss, compile=variant.endswith("+compile"))
             self.opt = build_optimizer(self.model, cfg)
-        if variant.endswith("+compile"):
-            self.model.model.compile()
         self.model.train()
         self.head_dtype = torch.bfloat16 if autocast else torch.float32
 

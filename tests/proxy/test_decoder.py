@@ -90,3 +90,18 @@ def test_a_trained_run_is_deterministic_and_matches_the_reference_model(tmp_path
     assert _losses(tmp_path / "a" / "metrics.jsonl") == pytest.approx(
         _losses(tmp_path / "ref" / "metrics.jsonl"), rel=1e-4
     )
+
+
+@pytest.mark.slow  # torch.compile: tens of seconds the first time on a shared CPU
+def test_a_compiled_run_is_deterministic_and_matches_the_eager_run(tmp_path):
+    write_data(tmp_path)
+    cfg = dict(tokens=32 * 8 * 8, n_evals=2)  # 8 steps: compilation, not training, is the cost here
+    eager = train_tiny(tmp_path, "eager", tiny_config(**cfg))
+    a = train_tiny(tmp_path, "a", tiny_config(compile=True, **cfg))
+    b = train_tiny(tmp_path, "b", tiny_config(compile=True, **cfg))
+    assert a["final_bpb"] == b["final_bpb"]
+    assert _losses(tmp_path / "a" / "metrics.jsonl") == _losses(tmp_path / "b" / "metrics.jsonl")
+    assert a["final_bpb"]["ev"] == pytest.approx(eager["final_bpb"]["ev"], rel=1e-4)
+    assert _losses(tmp_path / "a" / "metrics.jsonl") == pytest.approx(
+        _losses(tmp_path / "eager" / "metrics.jsonl"), rel=1e-4
+    )
