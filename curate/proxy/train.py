@@ -60,8 +60,9 @@ class TrainConfig:
     the decoder runs under autocast and the head's matmuls in bf16 (softmax and loss in fp32).
     ce_chunk: tokens per chunk of the fused head + cross-entropy. threads: torch intra-op threads (``None``: the worker's CPU share).
     compile: run the decoder's training forward/backward through ``torch.compile`` (eval stays eager):
-    ~1.17x tokens per CPU-second at proxy_5m on the 2-core CPU, after a one-off compilation of 76 s there
-    at load 10 (~2 s once inductor's on-disk cache holds the graph); off by default (BENCHMARKS.md, issue 21).
+    1.15-1.17x tokens per CPU-second at proxy_5m on the 2-core CPU, after a one-off compilation of 76-189 s
+    there at load 10-19 (seconds once inductor's on-disk cache holds the graph); off by default, as on a
+    cold cache it pays only past ~500-1,200 steps (BENCHMARKS.md, issue 21).
     faults: test-only fault injection, ``{step: "nan" | "spike" | "kill"}``.
     """
 
