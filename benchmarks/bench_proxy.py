@@ -356,7 +356,7 @@ def _hf_trainer_tok_s(mc, data: np.ndarray, seq: int, tokens: int, out: Path, *,
     from transformers import Trainer, TrainerCallback, TrainingArguments
 
     torch.manual_seed(0)
-    model = mc.build()
+    model = mc.build_reference()  # transformers.Trainer needs a PreTrainedModel (labels, loss)
     n = tokens // seq
     chunks = data[: n * seq].astype(np.int64).reshape(n, seq)
 

@@ -23,7 +23,10 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from curate.proxy.decoder import ProxyLM
 
 LADDER: dict[str, int] = {
     "proxy_tiny": 1,
@@ -85,11 +88,23 @@ class ModelConfig:
         )
         return LlamaConfig(**kwargs)
 
-    def build(self) -> Any:
-        """A freshly initialised ``LlamaForCausalLM`` (seed torch first for determinism)."""
+    def build_reference(self) -> Any:
+        """A freshly initialised transformers ``LlamaForCausalLM`` (seed torch first for determinism): the
+        reference network, and the trainer's model before issue 21 (kept for tests and the benchmark)."""
         from transformers import LlamaForCausalLM
 
         return LlamaForCausalLM(self.hf_config())
+
+    def build(self) -> ProxyLM:
+        """A freshly initialised :class:`~curate.proxy.decoder.ProxyLM` (seed torch first for determinism).
+
+        Its weights are those :meth:`build_reference` draws at the same RNG state, copied (the reference's
+        initialisation, and so every earlier run's, is kept exactly; building it costs milliseconds)."""
+        from curate.proxy.decoder import ProxyLM
+
+        lm = ProxyLM(self)
+        lm.load_state_dict(self.build_reference().state_dict())
+        return lm
 
     def param_counts(self) -> dict[str, int]:
         """Total parameters, those outside the embedding, and those doing matmuls (for FLOPs)."""

@@ -42,6 +42,7 @@ import math
 import os
 import signal
 import time
+import weakref
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -74,6 +75,10 @@ class TrainConfig:
     trunks must agree share one. branches: budgets (tokens, each below ``tokens``) at which a cooled-down
     copy of the run is evaluated (WSD only; see the module docstring). eval_budget: the budget whose eval
     points this run logs (``None``: ``tokens``; a trunk sets the main budget, which must be a branch).
+    compile: run the decoder's training forward/backward through ``torch.compile`` (eval stays eager):
+    1.15-1.17x tokens per CPU-second at proxy_5m on the 2-core CPU, after a one-off compilation of 76-189 s
+    there at load 10-19 (seconds once inductor's on-disk cache holds the graph); off by default, as on a
+    cold cache it pays only past ~500-1,200 steps (BENCHMARKS.md, issue 21).
     faults: test-only fault injection, ``{step: "nan" | "spike" | "kill"}``.
     """
 
@@ -101,6 +106,7 @@ class TrainConfig:
     log_every: int = 10
     autocast: str = "auto"
     ce_chunk: int = 256
+    compile: bool = False
     threads: int | None = None
     spike_loss: float = 1.5
     spike_grad: float = 10.0
@@ -209,15 +215,32 @@ def _use_autocast(cfg: TrainConfig, device: torch.device) -> bool:
     return device.type == "cuda" or (device.type == "cpu" and cpu_has_native_bf16())
 
 
+_COMPILED: weakref.WeakKeyDictionary[torch.nn.Module, Any] = weakref.WeakKeyDictionary()
+
+
+def compiled(decoder: torch.nn.Module) -> Any:
+    """``torch.compile(decoder)``, one per decoder (it shares the decoder's parameters; the eager module
+    itself is left as it is, so evaluation and saving do not trigger recompilations)."""
+    if decoder not in _COMPILED:
+        _COMPILED[decoder] = torch.compile(decoder)
+    return _COMPILED[decoder]
+
+
 def lm_loss(
-    model: Any, batch: torch.Tensor, *, head_dtype: torch.dtype = torch.float32, chunk: int = 256
+    model: Any,
+    batch: torch.Tensor,
+    *,
+    head_dtype: torch.dtype = torch.float32,
+    chunk: int = 256,
+    compile: bool = False,
 ) -> torch.Tensor:
     """Mean next-token cross-entropy: the decoder's hidden states through the tied head, fused with the
     loss (:func:`curate.proxy.fused_ce.linear_cross_entropy`), no label shift copies (``batch`` holds
-    ``seq_len + 1`` tokens per row)."""
+    ``seq_len + 1`` tokens per row). ``compile``: the decoder through :func:`compiled`."""
     # Contiguous copies: a strided view as input_ids slows the embedding backward measurably on CPU.
     x, y = batch[:, :-1].contiguous(), batch[:, 1:].contiguous()
-    h = model.model(input_ids=x).last_hidden_state
+    decoder = compiled(model.model) if compile else model.model
+    h = decoder(input_ids=x).last_hidden_state
     return linear_cross_entropy(
         h.reshape(-1, h.size(-1)), model.lm_head.weight, y.reshape(-1), chunk=chunk, mm_dtype=head_dtype
     )
@@ -390,7 +413,10 @@ class Run:
         for micro in range(cfg.grad_accum):
             batch = self.order.batch(step * per_step + micro * cfg.batch_size, cfg.batch_size).to(self.device)
             with torch.autocast(self.device.type, dtype=torch.bfloat16, enabled=self.autocast):
-                loss = lm_loss(self.model, batch, head_dtype=head_dtype, chunk=cfg.ce_chunk) / cfg.grad_accum
+                loss = (
+                    lm_loss(self.model, batch, head_dtype=head_dtype, chunk=cfg.ce_chunk, compile=cfg.compile)
+                    / cfg.grad_accum
+                )
             loss = self._inject(step, loss)
             loss.backward()
             loss_sum += float(loss.detach())
