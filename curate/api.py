@@ -113,8 +113,12 @@ def filter(
     try:
         cfg = parse_pipeline(yaml.safe_dump(doc, sort_keys=False), path="curate.filter")
     except ConfigError as e:
-        # The "file:line" of a generated YAML means nothing to the caller; the key path does.
-        raise ConfigError("curate.filter: " + str(e).split(": ", 2)[-1]) from None
+        # The "file:line" of a generated YAML means nothing to the caller; the stage and key do.
+        *_, key, msg = ["", "", *str(e).split(": ", 2)]
+        i, _, rest = key.removeprefix("stages[").partition("]")
+        if i.isdigit() and int(i) < len(stages):
+            key = stages[int(i)] + rest
+        raise ConfigError(f"curate.filter: {key}: {msg}" if key else f"curate.filter: {msg}") from None
     for st in build_stages(cfg):
         st.ensure_setup()
         table = st.process(table) if table.num_rows else table

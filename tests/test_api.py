@@ -56,7 +56,7 @@ def test_filter_errors_name_the_problem() -> None:
     with pytest.raises(ConfigError) as e:
         curate.filter(["x"], "gopher_quality_v1", params={"gopher_quality_v1": {"min_doc_word": 3}})
     assert str(e.value).startswith(
-        "curate.filter: gopher_quality_v1.params: unknown parameter(s) min_doc_word; valid parameters: "
+        "curate.filter: gopher_quality_v1.params.min_doc_word: unknown parameter; valid parameters: "
     )
     with pytest.raises(ValueError, match=r"^curate.filter: exact_dedup_v1 is a dedup stage \(it needs every"):
         curate.filter(["x"], "exact_dedup_v1")
