@@ -178,5 +178,7 @@ stages:
 def test_no_warning_when_the_select_comes_after_every_dedup(base_run) -> None:
     _, run = base_run
     s = reselect(run, ["gopher_quality_v1.word_count.min=10"])
-    assert s["readmitted"] == 20 and s["readmitted_unchecked"] == 0 and s["readmitted_skipped"] == {}
+    assert s["readmitted"] == 20
+    assert s["readmitted_unchecked"] == 0
+    assert s["readmitted_skipped"] == {}
     assert "warning" not in format_summary(s, None)
