@@ -18,6 +18,7 @@ from typing import Any
 
 import yaml
 
+from curate.io.paths import resolve_str
 from curate.registry import SOURCES, STAGES, RegistryError, build_params
 from curate.rules import Rule
 from curate.select import Select
@@ -111,7 +112,7 @@ def parse_pipeline(
     target = _check_target(raw.get("target"), stages, specs, path, lines, err)
     return PipelineConfig(
         name=str(raw.get("name") or Path(path).stem),
-        input=dict(raw["input"]),
+        input=_resolved_input(raw["input"], path),
         stages=specs,
         engine=_check_engine(raw.get("engine"), err),
         raw=raw,
@@ -153,6 +154,15 @@ def _check_input(inp: Any, err: Any) -> list[str]:
         keys = ("input", e.key) if e.key else ("input", "format")
         raise err(keys, e.detail) from None
     return list(getattr(params, "keep_fields", []))
+
+
+def _resolved_input(section: dict[str, Any], pipeline_path: str) -> dict[str, Any]:
+    """``input:`` with a relative ``path`` made absolute by the one rule for paths in a pipeline
+    (:mod:`curate.io.paths`); the manifest's ``config`` keeps the path as written."""
+    out = dict(section)
+    if isinstance(out.get("path"), str):
+        out["path"] = resolve_str(out["path"], pipeline_path)
+    return out
 
 
 def _parse_stages(entries: Any, err: Any) -> list[StageSpec]:
@@ -245,6 +255,7 @@ def _check_target(
     line = lines.get(("target",))
     spec = parse_target(section, err, where=f"{path}:{line}" if line else path)
     if spec.path:
+        spec.path = resolve_str(spec.path, path)
         from curate.io.sources import SourceError, expand_paths
 
         try:

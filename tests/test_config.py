@@ -96,7 +96,8 @@ def test_overrides_by_dotted_path() -> None:
         overrides=["stages.0.params.max_blank_lines=5", "input.path=other/*.jsonl", "engine.kind=inline"],
     )
     assert cfg.stages[0].params == {"max_blank_lines": 5}
-    assert cfg.input["path"] == "other/*.jsonl"
+    assert cfg.raw["input"]["path"] == "other/*.jsonl"
+    assert cfg.input["path"] == str(Path.cwd() / "other/*.jsonl")  # resolved: curate/io/paths.py
     assert cfg.engine == {"kind": "inline"}
     with pytest.raises(ConfigError, match=r"--set stages.9.params.x: '9' is not an index of a list of 2"):
         apply_overrides({"stages": [{}, {}]}, ["stages.9.params.x=1"])
