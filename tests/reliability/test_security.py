@@ -264,5 +264,5 @@ def test_model_files_are_checked_against_their_manifest_sha256(tmp_path: Path) -
         model.load_verified(str(f))
     assert str(e.value).startswith(f"{f}: no manifest {tmp_path / 'm.manifest.json'} to verify")
     (tmp_path / "m.manifest.json").write_text(json.dumps({"model_sha256": "f" * 64}))
-    with pytest.raises(model.ModelIntegrityError, match="does not match the expected f{64}; refusing"):
+    with pytest.raises(model.ModelIntegrityError, match=r"does not match the expected f{64}; refusing"):
         model.load_verified(str(f))  # a manifest that names another file's sha256
