@@ -60,7 +60,7 @@ def test_runner_runs_the_report_phase(tmp_path: Path) -> None:
     rec = m["phases"]["report"]
     assert rec["html"] == "report.html"
     assert rec["headline"] == (
-        "kept 30 of 46 documents (65.2%). No proxy runs (no goodput.json): whether the "
+        "kept 30 of 46 documents (65.2% of documents). No proxy runs (no goodput.json): whether the "
         "curation helps training is not measured."
     )
     assert (tmp_path / "run" / "report.html").is_file()
