@@ -167,6 +167,11 @@ stages:
     assert s["readmitted_skipped"] == {"exact_dedup_v1": 21}
     kept, _ = kept_and_rejected(tmp_path / "sel")
     assert {"d36", "twin"} <= set(kept)  # the duplicate pair is back: what the warning is about
+    # the derived run's funnel carries bytes (the report showed "pool from run ... 0 B")
+    source, derived = (json.loads((tmp_path / p / "manifest.json").read_text()) for p in ("run", "sel"))
+    pool_row, select_row = derived["stages"]
+    assert pool_row["bytes_in"] == source["stages"][0]["bytes_in"] > 0
+    assert pool_row["bytes_out"] == select_row["bytes_in"] == s["pool_bytes"] > 0
     assert main(["select", str(tmp_path / "run"), "--set", "gopher_quality_v1.word_count.min=10"]) == 0
     assert (
         "warning: 21 re-admitted rows never went through the stages after the select that rejected "
