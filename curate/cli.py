@@ -42,6 +42,10 @@ def _run(args: argparse.Namespace) -> int:
         cfg.engine["kind"] = args.engine
     out = args.output or (cfg.raw.get("output") or {}).get("dir") or f"runs/{cfg.name}"
     manifest = run_pipeline(cfg, out, progress=not args.quiet, phases=not args.no_phases)
+    if not args.quiet and not sys.stderr.isatty():
+        # A closed bar erases itself with "\r" and spaces but ends no line: in a log that holds both
+        # streams the summary's first line would run into it.
+        print(file=sys.stderr, flush=True)
     from curate.summary import format_run_summary
 
     print(format_run_summary(manifest, out))
