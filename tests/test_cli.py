@@ -118,7 +118,7 @@ def test_proxy_verb_ends_with_the_rebuilt_report_and_its_verdict(tmp_path, capsy
     out = capsys.readouterr().out
     assert out == (
         "recipe               multiplier [CI]\n"
-        "report: kept 4 of 4 documents (100.0%). No proxy runs (no goodput.json): whether the curation "
+        "report: kept 4 of 4 documents (100.0% of documents). No proxy runs (no goodput.json): whether the curation "
         "helps training is not measured.\n"
         f"report: {tmp_path / 'run' / 'report.html'}\n"
     )
@@ -127,12 +127,8 @@ def test_proxy_verb_ends_with_the_rebuilt_report_and_its_verdict(tmp_path, capsy
 
 def test_the_summary_starts_on_its_own_line_after_progress_bars(tmp_path: Path) -> None:
     # issue 25.6: in a log holding stdout and stderr, the first summary line ran into the last bar
-    import json as _json
-    import subprocess
-    import sys
-
     (tmp_path / "in.jsonl").write_text(
-        "".join(_json.dumps({"text": f"doc {i} " * 60}) + "\n" for i in range(5))
+        "".join(json.dumps({"text": f"doc {i} " * 60}) + "\n" for i in range(5))
     )
     pipe = tmp_path / "p.yaml"
     pipe.write_text(
