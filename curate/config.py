@@ -18,7 +18,7 @@ from typing import Any
 
 import yaml
 
-from curate.io.paths import resolve_str
+from curate.io.paths import resolve_if_found, resolve_str
 from curate.registry import SOURCES, STAGES, RegistryError, build_params
 from curate.rules import Rule
 from curate.select import Select
@@ -102,7 +102,7 @@ def parse_pipeline(
     if unknown:
         raise err((unknown[0],), f"unknown key; valid keys: {', '.join(sorted(TOP_KEYS))}")
     input_fields = _check_input(raw.get("input"), err)
-    specs = _parse_stages(raw.get("stages") or [], err)
+    specs = [_resolve_stage_paths(spec, path) for spec in _parse_stages(raw.get("stages") or [], err)]
     stages = [build_stage(spec) for spec in specs]
     check_select_columns(stages, list(range(len(stages))), input_fields, err)
     allow_empty = raw.get("allow_empty", False)
@@ -163,6 +163,22 @@ def _resolved_input(section: dict[str, Any], pipeline_path: str) -> dict[str, An
     if isinstance(out.get("path"), str):
         out["path"] = resolve_str(out["path"], pipeline_path)
     return out
+
+
+PATH_PARAMS = ("model", "tokenizer", "seed_path", "eval_paths")  # stage parameters that name files
+
+
+def _resolve_stage_paths(spec: StageSpec, pipeline_path: str) -> StageSpec:
+    """A stage's file parameters resolved by the same rule as ``input.path`` when they name a file."""
+    for key in PATH_PARAMS:
+        value = spec.params.get(key)
+        if isinstance(value, str):
+            spec.params[key] = resolve_if_found(value, pipeline_path)
+        elif isinstance(value, list):
+            spec.params[key] = [
+                resolve_if_found(v, pipeline_path) if isinstance(v, str) else v for v in value
+            ]
+    return spec
 
 
 def _parse_stages(entries: Any, err: Any) -> list[StageSpec]:

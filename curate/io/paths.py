@@ -1,6 +1,7 @@
 """Where a relative path in a pipeline points: one rule for every file a pipeline names.
 
-A relative path (``input.path``, ``target.path``, a ``proxy.eval`` file) is looked up, in order, in the
+A relative path (``input.path``, ``target.path``, a ``proxy.eval`` file, and a stage's ``model``,
+``tokenizer``, ``seed_path`` or ``eval_paths`` when it names a file) is looked up, in order, in the
 working directory, the pipeline file's folder and the repository root (where ``../shared`` sits beside
 a checkout); the first place where it names a file (a glob: where it matches one) wins, and from then
 on the path is used as that absolute path, so errors print where it was looked for. A path that exists
@@ -49,3 +50,12 @@ def resolve(path: str, pipeline_path: str | None = None) -> Path:
 def resolve_str(path: str, pipeline_path: str | None = None) -> str:
     """:func:`resolve` as a string; URLs and empty paths unchanged."""
     return path if not path or is_remote(path) else str(resolve(path, pipeline_path))
+
+
+def resolve_if_found(path: str, pipeline_path: str | None = None) -> str:
+    """:func:`resolve_str` when the path names a file somewhere; else ``path`` as written (the stage that
+    opens it reports it missing, with its own message)."""
+    if not path or is_remote(path):
+        return path
+    found = resolve(path, pipeline_path)
+    return str(found) if _names_a_file(found) else path

@@ -86,3 +86,20 @@ def test_target_and_eval_paths_follow_the_same_rule(tmp_path: Path, monkeypatch)
         f"proxy.eval e: e.jsonl does not exist (looked for {tmp_path / 'e.jsonl'}, "
         f"{tmp_path / 'pipes' / 'e.jsonl'}, {paths.REPO_ROOT / 'e.jsonl'})"
     )
+
+
+def test_stage_file_parameters_follow_the_same_rule(tmp_path: Path, monkeypatch) -> None:
+    pipe = _project(tmp_path)
+    (tmp_path / "pipes" / "eval.jsonl").write_text(json.dumps({"question": "q", "answer": "a"}) + "\n")
+    pipe.write_text(
+        pipe.read_text()
+        + "  - dedup: decontaminate_v1\n    params: {eval_paths: [eval.jsonl, '/abs/*.jsonl']}\n"
+        + "  - score: fasttext_quality_v1\n    params: {model: models/quality_fasttext.ftz}\n"
+        + "  - dedup: diversity_v1\n    params: {seed_path: nowhere.jsonl}\n"
+    )
+    monkeypatch.chdir(tmp_path)
+    cfg = load_pipeline(pipe)
+    assert cfg.stages[1].params["eval_paths"] == [str(tmp_path / "pipes" / "eval.jsonl"), "/abs/*.jsonl"]
+    assert cfg.stages[2].params["model"] == str(paths.REPO_ROOT / "models" / "quality_fasttext.ftz")
+    assert cfg.stages[3].params["seed_path"] == "nowhere.jsonl"  # found nowhere: left for the stage to report
+    assert cfg.raw["stages"][1]["params"]["eval_paths"] == ["eval.jsonl", "/abs/*.jsonl"]  # as written
