@@ -98,3 +98,13 @@ def test_cli_refuses_a_bad_bound_before_any_work(tmp_path: Path, capsys) -> None
         f"got str 'fifty'; {KEYS}\n"
     )
     assert not out.exists()  # nothing ran, no partial run directory
+
+
+def test_a_device_string_is_checked_with_its_choices() -> None:
+    text = PIPE.replace(
+        "stages:\n", "stages:\n  - transform: synthesize_v1\n    params: {model: some/folder, device: gpu}\n"
+    )
+    assert _error(text) == "p.yaml:5: stages[0].params.device: expected auto, cpu, cuda or cuda:N, got 'gpu'"
+    assert (
+        parse_pipeline(text.replace("device: gpu", "device: 'cuda:1'")).stages[0].params["device"] == "cuda:1"
+    )
