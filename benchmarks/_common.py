@@ -85,15 +85,24 @@ class PeakMemory:
         self._sample()
 
 
+def cpu_model(cpuinfo: str | None = None) -> str:
+    """The CPU's model name from ``/proc/cpuinfo`` (x86 ``model name``; ARM ``Model`` or ``Hardware``),
+    else ``platform.processor()``, else ``unknown cpu``."""
+    if cpuinfo is None:
+        try:
+            with open("/proc/cpuinfo") as f:
+                cpuinfo = f.read()
+        except OSError:
+            cpuinfo = ""
+    for key in ("model name", "Model", "Hardware", "cpu model"):
+        for line in cpuinfo.splitlines():
+            name, sep, value = line.partition(":")
+            if sep and name.strip() == key and value.strip():
+                return value.strip()
+    return platform.processor() or "unknown cpu"
+
+
 def machine() -> str:
-    cpu = "unknown cpu"
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
+    cpu = cpu_model()
     mem = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
     return f"{os.cpu_count()} cores ({cpu}), {mem:.0f} GiB RAM, Python {platform.python_version()}"

@@ -19,6 +19,7 @@ if TYPE_CHECKING:  # pyarrow loads on first use: `import curate` must start no t
     import pyarrow as pa
 
 KEEP, REASON = "keep", "reason"
+EMPTY_TEXT = "quarantine:empty_text"  # the reason curate.run's readers give an empty document
 
 
 def run(
@@ -113,8 +114,16 @@ def filter(
     try:
         cfg = parse_pipeline(yaml.safe_dump(doc, sort_keys=False), path="curate.filter")
     except ConfigError as e:
-        # The "file:line" of a generated YAML means nothing to the caller; the key path does.
-        raise ConfigError("curate.filter: " + str(e).split(": ", 2)[-1]) from None
+        # The "file:line" of a generated YAML means nothing to the caller; the stage and key do.
+        *_, key, msg = ["", "", *str(e).split(": ", 2)]
+        i, _, rest = key.removeprefix("stages[").partition("]")
+        if i.isdigit() and int(i) < len(stages):
+            key = stages[int(i)] + rest
+        raise ConfigError(f"curate.filter: {key}: {msg}" if key else f"curate.filter: {msg}") from None
+    # One rule with curate.run: a document whose text is empty or whitespace is quarantined by the
+    # reader there, before any stage sees it, so it gets that reason here too (not a stage's check).
+    text = table.column(schema.TEXT)
+    empty = pc.fill_null(pc.equal(pc.utf8_trim_whitespace(pc.fill_null(text, "")), ""), True)
     for st in build_stages(cfg):
         st.ensure_setup()
         table = st.process(table) if table.num_rows else table
@@ -123,6 +132,8 @@ def filter(
         if schema.REJECT in table.column_names
         else pa.nulls(table.num_rows, pa.string())
     )
+    if table.num_rows:
+        reject = pc.if_else(empty, pa.scalar(EMPTY_TEXT, pa.string()), reject.cast(pa.string()))
     table = table.drop_columns([c for c in (schema.REJECT,) if c in table.column_names])
     scores = [c for c in table.column_names if c not in docs_columns(docs, table)]
     base = table.select(docs_columns(docs, table))

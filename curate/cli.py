@@ -42,6 +42,10 @@ def _run(args: argparse.Namespace) -> int:
         cfg.engine["kind"] = args.engine
     out = args.output or (cfg.raw.get("output") or {}).get("dir") or f"runs/{cfg.name}"
     manifest = run_pipeline(cfg, out, progress=not args.quiet, phases=not args.no_phases)
+    if not args.quiet and not sys.stderr.isatty():
+        # A closed bar erases itself with "\r" and spaces but ends no line: in a log that holds both
+        # streams the summary's first line would run into it.
+        print(file=sys.stderr, flush=True)
     from curate.summary import format_run_summary
 
     print(format_run_summary(manifest, out))
@@ -127,20 +131,51 @@ def _mirrored(handler: Any) -> Any:
     wrote (``curate.io.stage.Mirror``); a local RUN_DIR is passed through as a ``Path``."""
 
     def run(args: argparse.Namespace) -> int:
-        from curate.io.stage import Mirror
-        from curate.io.storage import Location, is_remote
+        from curate.io.stage import Mirror, show_url
+        from curate.io.storage import Location, is_remote, redact
 
         if not is_remote(str(args.run_dir)):
             args.run_dir = Path(args.run_dir)
             return int(handler(args) or 0)
-        mirror = Mirror(Location.of(str(args.run_dir)))
+        url = str(args.run_dir)
+        mirror = Mirror(Location.of(url))
         args.run_dir = mirror.pull()
-        code = int(handler(args) or 0)
+        if not (args.run_dir / "manifest.json").exists():
+            raise FileNotFoundError(f"{redact(url)}: no run here (no manifest.json); give a run directory")
+        out, sys.stdout = sys.stdout, _ShowUrl(sys.stdout, url)
+        try:
+            code = int(handler(args) or 0)
+        except Exception as e:  # the message names the URL, not the local mirror
+            shown = show_url(str(e), url)
+            if shown == str(e):
+                raise
+            try:
+                renamed = type(e)(shown)
+            except Exception:
+                raise e from None
+            raise renamed from None
+        finally:
+            sys.stdout = out
         if code == 0:
             mirror.push()
         return code
 
     return run
+
+
+class _ShowUrl:
+    """A stdout that writes the local mirror of ``url`` as the URL (``curate.io.stage.show_url``)."""
+
+    def __init__(self, stream: Any, url: str) -> None:
+        self.stream, self.url = stream, url
+
+    def write(self, text: str) -> int:
+        from curate.io.stage import show_url
+
+        return self.stream.write(show_url(text, self.url))
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.stream, name)
 
 
 def _then_report(proxy_handler: Any) -> Any:

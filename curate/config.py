@@ -10,21 +10,21 @@ values are parsed as YAML scalars.
 
 from __future__ import annotations
 
-import copy
 import hashlib
 import json
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import yaml
 
+from curate.io.paths import resolve_if_found, resolve_str
 from curate.registry import SOURCES, STAGES, RegistryError, build_params
 from curate.rules import Rule
 from curate.select import Select
 from curate.stage import Stage, scoring_stages
-from curate.validate import check_select_columns
+from curate.validate import check_select_columns, closest
+from curate.yamlkeys import ConfigError, Keys, apply_overrides, dotted, line_index, located
 
 STAGE_KEYS = ("score", "filter", "transform", "dedup", "select")
 TOP_KEYS = {
@@ -42,10 +42,7 @@ TOP_KEYS = {
 }
 ENGINE_KEYS = {"kind", "address", "num_cpus", "max_retries"}
 OUTPUT_KEYS = {"dir"}
-
-
-class ConfigError(ValueError):
-    """A pipeline file that cannot run; the message names file, line and key."""
+RULE_KEYS = ("column", "min", "max", "equals", "reason", "exclusive")
 
 
 @dataclass
@@ -84,64 +81,6 @@ class PipelineConfig:
         return hashlib.sha256(json.dumps(key, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
 
-def _line_index(text: str) -> dict[tuple[Any, ...], int]:
-    """Map each key path (tuple of keys / indexes) to its 1-based line in the YAML text."""
-    index: dict[tuple[Any, ...], int] = {}
-    try:
-        root = yaml.compose(text, Loader=yaml.SafeLoader)
-    except yaml.YAMLError:
-        return index
-
-    def walk(node: yaml.Node, path: tuple[Any, ...]) -> None:
-        index.setdefault(path, node.start_mark.line + 1)
-        if isinstance(node, yaml.MappingNode):
-            for k, v in node.value:
-                p = (*path, k.value)
-                index[p] = k.start_mark.line + 1
-                walk(v, p)
-        elif isinstance(node, yaml.SequenceNode):
-            for i, v in enumerate(node.value):
-                walk(v, (*path, i))
-
-    if root is not None:
-        walk(root, ())
-    return index
-
-
-def apply_overrides(raw: dict[str, Any], overrides: list[str]) -> dict[str, Any]:
-    """Apply ``a.b=c`` overrides to a copy of ``raw``; list items are addressed by index."""
-    out = copy.deepcopy(raw)
-    for item in overrides:
-        if "=" not in item:
-            raise ConfigError(f"--set {item!r}: expected KEY=VALUE, e.g. --set input.path=data/*.jsonl.gz")
-        key, value = item.split("=", 1)
-        parts = key.strip().split(".")
-        node: Any = out
-        for i, part in enumerate(parts[:-1]):
-            nxt = parts[i + 1]
-            if isinstance(node, list):
-                try:
-                    node = node[int(part)]
-                except (ValueError, IndexError):
-                    raise ConfigError(
-                        f"--set {key}: {part!r} is not an index of a list of {len(node)}"
-                    ) from None
-            else:
-                if part not in node or node[part] is None:
-                    node[part] = [] if nxt.isdigit() else {}
-                node = node[part]
-        last = parts[-1]
-        parsed = yaml.safe_load(value) if value.strip() else ""
-        if isinstance(node, list):
-            try:
-                node[int(last)] = parsed
-            except (ValueError, IndexError):
-                raise ConfigError(f"--set {key}: {last!r} is not an index of a list of {len(node)}") from None
-        else:
-            node[last] = parsed
-    return out
-
-
 def load_pipeline(path: str | Path, overrides: list[str] | None = None) -> PipelineConfig:
     """Read, override and validate a pipeline file. Nothing is run."""
     path = str(path)
@@ -156,13 +95,14 @@ def parse_pipeline(
     text: str, *, path: str = "<string>", overrides: list[str] | None = None
 ) -> PipelineConfig:
     """Parse and validate a pipeline's YAML ``text`` (``path`` names it in errors); nothing is run."""
-    raw, lines = _read_yaml(text, path, overrides or [])
-    err = _located(path, lines)
+    written: dict[Keys, str] = {}
+    raw, lines = _read_yaml(text, path, overrides or [], written)
+    err = located(path, lines, written)
     unknown = sorted(set(raw) - TOP_KEYS)
     if unknown:
         raise err((unknown[0],), f"unknown key; valid keys: {', '.join(sorted(TOP_KEYS))}")
     input_fields = _check_input(raw.get("input"), err)
-    specs = _parse_stages(raw.get("stages") or [], err)
+    specs = [_resolve_stage_paths(spec, path) for spec in _parse_stages(raw.get("stages") or [], err)]
     stages = [build_stage(spec) for spec in specs]
     check_select_columns(stages, list(range(len(stages))), input_fields, err)
     allow_empty = raw.get("allow_empty", False)
@@ -172,7 +112,7 @@ def parse_pipeline(
     target = _check_target(raw.get("target"), stages, specs, path, lines, err)
     return PipelineConfig(
         name=str(raw.get("name") or Path(path).stem),
-        input=dict(raw["input"]),
+        input=_resolved_input(raw["input"], path),
         stages=specs,
         engine=_check_engine(raw.get("engine"), err),
         raw=raw,
@@ -184,9 +124,10 @@ def parse_pipeline(
 
 
 def _read_yaml(
-    text: str, path: str, overrides: list[str]
-) -> tuple[dict[str, Any], dict[tuple[Any, ...], int]]:
-    """The YAML mapping with ``overrides`` applied, and the line of every key path in ``text``."""
+    text: str, path: str, overrides: list[str], written: dict[Keys, str]
+) -> tuple[dict[str, Any], dict[Keys, int]]:
+    """The YAML mapping with ``overrides`` applied (each key path they wrote into ``written``), and
+    the line of every key path in ``text``."""
     try:
         raw = yaml.safe_load(text)
     except yaml.YAMLError as e:
@@ -195,20 +136,7 @@ def _read_yaml(
         raise ConfigError(f"{path}{line}: not valid YAML: {getattr(e, 'problem', e)}") from None
     if not isinstance(raw, dict):
         raise ConfigError(f"{path}: a pipeline is a mapping with keys name, input, stages")
-    return apply_overrides(raw, overrides), _line_index(text)
-
-
-def _located(path: str, lines: dict[tuple[Any, ...], int]) -> Callable[[tuple[Any, ...], str], ConfigError]:
-    """``err(keys, msg)``: a ConfigError reading ``path:line: key.path: msg``, at the deepest key path of
-    ``keys`` that has a known line."""
-
-    def err(keys: tuple[Any, ...], msg: str) -> ConfigError:
-        for n in range(len(keys), -1, -1):
-            if keys[:n] in lines:
-                return ConfigError(f"{path}:{lines[keys[:n]]}: {_dotted(keys)}: {msg}")
-        return ConfigError(f"{path}: {_dotted(keys)}: {msg}")
-
-    return err
+    return apply_overrides(raw, overrides, written), line_index(text)
 
 
 def _check_input(inp: Any, err: Any) -> list[str]:
@@ -223,8 +151,34 @@ def _check_input(inp: Any, err: Any) -> list[str]:
         src_cls = SOURCES.get(str(inp["format"]))
         params = build_params(src_cls.Params, {k: v for k, v in inp.items() if k != "format"}, where="input")
     except RegistryError as e:
-        raise err(("input", "format"), str(e).removeprefix("input: ")) from None
+        keys = ("input", e.key) if e.key else ("input", "format")
+        raise err(keys, e.detail) from None
     return list(getattr(params, "keep_fields", []))
+
+
+def _resolved_input(section: dict[str, Any], pipeline_path: str) -> dict[str, Any]:
+    """``input:`` with a relative ``path`` made absolute by the one rule for paths in a pipeline
+    (:mod:`curate.io.paths`); the manifest's ``config`` keeps the path as written."""
+    out = dict(section)
+    if isinstance(out.get("path"), str):
+        out["path"] = resolve_str(out["path"], pipeline_path)
+    return out
+
+
+PATH_PARAMS = ("model", "tokenizer", "seed_path", "eval_paths")  # stage parameters that name files
+
+
+def _resolve_stage_paths(spec: StageSpec, pipeline_path: str) -> StageSpec:
+    """A stage's file parameters resolved by the same rule as ``input.path`` when they name a file."""
+    for key in PATH_PARAMS:
+        value = spec.params.get(key)
+        if isinstance(value, str):
+            spec.params[key] = resolve_if_found(value, pipeline_path)
+        elif isinstance(value, list):
+            spec.params[key] = [
+                resolve_if_found(v, pipeline_path) if isinstance(v, str) else v for v in value
+            ]
+    return spec
 
 
 def _parse_stages(entries: Any, err: Any) -> list[StageSpec]:
@@ -269,7 +223,27 @@ def _check_sections(raw: dict[str, Any], path: str, err: Any) -> dict[str, Any]:
         sections[key] = value
     if sections["proxy"] is not None:
         _check_proxy(sections["proxy"], path, err)
+    _check_phase_options(sections, err)
     return sections
+
+
+def _check_phase_options(sections: dict[str, Any], err: Any) -> None:
+    """``export:`` and ``report:`` are checked at load with the phases' own validators (choices of
+    ``export.formats``, types), so a typo fails before any work rather than after the run."""
+    from curate.context import PhaseError
+    from curate.export.exporter import ExportOptions
+    from curate.report.phase import options
+
+    checks = {"export": ExportOptions.from_section, "report": options}
+    for key, check in checks.items():
+        if sections[key] is None:
+            continue
+        try:
+            check(sections[key])
+        except PhaseError as e:
+            where, _, msg = str(e).partition(": ")
+            keys = tuple(where.split(".")) if where.split(".")[0] == key and msg else (key,)
+            raise err(keys, msg or str(e)) from None
 
 
 def _check_target(
@@ -297,6 +271,7 @@ def _check_target(
     line = lines.get(("target",))
     spec = parse_target(section, err, where=f"{path}:{line}" if line else path)
     if spec.path:
+        spec.path = resolve_str(spec.path, path)
         from curate.io.sources import SourceError, expand_paths
 
         try:
@@ -358,13 +333,16 @@ def _parse_stage(i: int, entry: Any, err: Any) -> StageSpec:
         stage = cls(build_params(cls.Params, params, where=f"{name}.params"))
         stage.validate()
     except RegistryError as e:
-        raise err((*where, "params"), str(e)) from None
-    except ValueError as e:
+        raise err((*where, "params", e.key) if e.key else (*where, "params"), e.detail) from None
+    except ValueError as e:  # validate() names the parameter first: "threshold: expected ..."
+        field_name, sep, detail = str(e).partition(": ")
+        if sep and field_name in params:
+            raise err((*where, "params", field_name), detail) from None
         raise err((*where, "params"), f"{name}.params.{e}") from None
     if kind == "filter" and not stage.reference_rules():
         raise err((*where, kind), f"{name!r} has no reference thresholds; use 'score:' and a 'select:'")
     return StageSpec(
-        kind=kind, name=str(name), params=dict(params), label=entry.get("label"), where=_dotted(where)
+        kind=kind, name=str(name), params=dict(params), label=entry.get("label"), where=dotted(where)
     )
 
 
@@ -373,25 +351,25 @@ def _parse_select(where: tuple[Any, ...], entry: dict[str, Any], err: Any) -> St
     rules = entry["select"]
     if not isinstance(rules, list) or not rules:
         raise err((*where, "select"), "expected a non-empty list of rules {column, min, max, equals}")
+    keys = "keys: " + ", ".join(RULE_KEYS)
     for j, r in enumerate(rules):
-        try:
-            if not isinstance(r, dict):
-                raise TypeError("a rule is a mapping")
-            Rule(**r)
-        except (TypeError, ValueError) as e:
-            raise err(
-                (*where, "select", j), f"bad rule: {e}; keys: column, min, max, equals, reason"
-            ) from None
+        at = (*where, "select", j)
+        if not isinstance(r, dict):
+            raise err(at, f"bad rule: a rule is a mapping; {keys}")
+        try:  # types (a bound is a number) as for stage parameters, then the rule's own checks
+            build_params(Rule, r, where="rule")
+        except RegistryError as e:
+            msg = e.detail
+            if e.key not in RULE_KEYS:
+                msg = f"unknown key{closest(str(e.key), list(RULE_KEYS))}"
+            elif e.key in ("min", "max"):
+                msg = f"expected a number, got {type(r[e.key]).__name__} {r[e.key]!r}"
+            raise err((*at, e.key) if e.key else at, f"bad rule: {msg}; {keys}") from None
+        except ValueError as e:
+            raise err(at, f"bad rule: {e}; {keys}") from None
     return StageSpec(
-        kind="select", name="select", rules=list(rules), label=entry.get("label"), where=_dotted(where)
+        kind="select", name="select", rules=list(rules), label=entry.get("label"), where=dotted(where)
     )
-
-
-def _dotted(keys: tuple[Any, ...]) -> str:
-    out = ""
-    for k in keys:
-        out += f"[{k}]" if isinstance(k, int) else (f".{k}" if out else str(k))
-    return out or "(top)"
 
 
 def build_stages(cfg: PipelineConfig) -> list[Any]:

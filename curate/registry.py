@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+import difflib
 import importlib
 import types
 import typing
@@ -26,7 +27,16 @@ T = TypeVar("T")
 
 
 class RegistryError(ValueError):
-    """A name or parameter that the registry does not know, with the valid choices in the message."""
+    """A name or parameter that the registry does not know, with the valid choices in the message.
+
+    ``key`` is the parameter at fault (None for a name), ``detail`` the message without its location,
+    so a caller can place it at the parameter's own file line or ``--set``.
+    """
+
+    def __init__(self, msg: str, *, key: str | None = None, detail: str | None = None) -> None:
+        super().__init__(msg)
+        self.key = key
+        self.detail = detail if detail is not None else msg
 
 
 class Registry:
@@ -147,15 +157,20 @@ def build_params(params_cls: type[T], raw: dict[str, Any] | None, *, where: str)
     fields = {f.name: f for f in dataclasses.fields(params_cls)}  # type: ignore[arg-type]
     unknown = sorted(set(raw) - set(fields))
     if unknown:
-        raise RegistryError(
-            f"{where}: unknown parameter(s) {', '.join(unknown)}; valid parameters: "
-            f"{', '.join(sorted(fields)) or '(none)'}"
-        )
+        valid = ", ".join(sorted(fields)) or "(none)"
+        what = "unknown parameter" if len(unknown) == 1 else f"unknown parameters {', '.join(unknown)}"
+        detail = f"{what}; valid parameters: {valid}"
+        msg = f"{where}: unknown parameter(s) {', '.join(unknown)}; valid parameters: {valid}"
+        raise RegistryError(msg, key=unknown[0], detail=detail)
     hints = typing.get_type_hints(params_cls)
     for key, value in raw.items():
-        raw[key] = _coerce(value, hints[key], where=f"{where}.{key}")
-        if "range" in fields[key].metadata:
-            _check_range(raw[key], fields[key].metadata["range"], f"{where}.{key}")
+        try:
+            raw[key] = _coerce(value, hints[key], where=f"{where}.{key}")
+            if "range" in fields[key].metadata:
+                _check_range(raw[key], fields[key].metadata["range"], f"{where}.{key}")
+        except RegistryError as e:
+            detail = str(e).removeprefix(f"{where}.{key}").removeprefix(": ")
+            raise RegistryError(str(e), key=key, detail=detail) from None
     try:
         return params_cls(**raw)
     except TypeError as e:
@@ -182,7 +197,9 @@ def _coerce(value: Any, tp: Any, *, where: str) -> Any:
     if origin is typing.Literal:
         if value in args:
             return value
-        raise RegistryError(f"{where}: expected one of {', '.join(map(repr, args))}, got {value!r}")
+        near = difflib.get_close_matches(str(value), [str(a) for a in args], n=1, cutoff=0.5)
+        hint = f" (did you mean {near[0]!r}?)" if near else ""
+        raise RegistryError(f"{where}: expected one of {', '.join(map(repr, args))}, got {value!r}{hint}")
     if origin in (list, tuple, dict):
         return _coerce_container(value, origin, args, where=where)
     return _coerce_scalar(value, tp, where=where)

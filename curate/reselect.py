@@ -9,8 +9,9 @@ tightened and loosened. A row whose rule needs a score computed after it was fir
 rule (a missing score never passes), and is counted as ``missing_score``.
 
 Two limits to know: a re-admitted row skipped the stages after the one that rejected it, so a dedup
-stage after that point did not see it (the summary counts such rows); and rules on scores the run never
-computed need ``curate run``.
+stage after that point did not see it: these stages are not run again; the summary counts such rows per
+skipped stage (``readmitted_skipped``) and warns. Rules on scores the run never computed need
+``curate run``.
 """
 
 from __future__ import annotations
@@ -113,16 +114,33 @@ def _decide(table: pa.Table, stages: list[tuple[str, list[Rule]]]) -> tuple[np.n
     return reasons, labels, missing
 
 
-def _pool(run_dir: Path, select_labels: set[str]) -> Iterator[tuple[str, pa.Table, pa.Table | None]]:
-    """Per file: ``(name, rows in the select pool, rows carried over unchanged)``."""
+def _pool(
+    run_dir: Path, select_labels: set[str]
+) -> Iterator[tuple[str, pa.Table, pa.Table | None, list[str | None]]]:
+    """Per file: ``(name, rows in the select pool, rows carried over unchanged, per pool row the select
+    stage that had rejected it (None for a kept row))``."""
     for f in _files(run_dir, "kept"):
-        yield f.name, pq.read_table(f), None
+        t = pq.read_table(f)
+        yield f.name, t, None, [None] * t.num_rows
     for f in _files(run_dir, "rejected"):
         t = pq.read_table(f)
         in_pool = pc.is_in(t.column(schema.STAGE), pa.array(sorted(select_labels), pa.string()))
         in_pool = pc.fill_null(in_pool, False)
-        pool = t.filter(in_pool).drop_columns([schema.STAGE, schema.REASON])
-        yield f.name, pool, t.filter(pc.invert(in_pool))
+        pool = t.filter(in_pool)
+        origin = pool.column(schema.STAGE).to_pylist()
+        yield f.name, pool.drop_columns([schema.STAGE, schema.REASON]), t.filter(pc.invert(in_pool)), origin
+
+
+def stages_after(manifest: dict[str, Any]) -> dict[str, list[str]]:
+    """Per select label, the stages after it that change the row set (dedup and transforms): the
+    stages a row it rejected never went through."""
+    resolved = manifest.get("stages_resolved", [])
+    out: dict[str, list[str]] = {}
+    for i, s in enumerate(resolved):
+        if s.get("kind") == "select":
+            later = [t for t in resolved[i + 1 :] if t.get("kind") in ("dedup", "transform")]
+            out[s["label"]] = [t.get("label") or t["name"] for t in later]
+    return out
 
 
 def reselect(run_dir: Path, sets: list[str], output: Path | None = None) -> dict[str, Any]:
@@ -149,17 +167,26 @@ def reselect(run_dir: Path, sets: list[str], output: Path | None = None) -> dict
         (output / "kept").mkdir(parents=True, exist_ok=True)
         (output / "rejected").mkdir(exist_ok=True)
     labels = {label for label, _ in stages}
-    kept = pool = readmitted = missing = 0
+    after = stages_after(manifest)
+    kept = pool = readmitted = missing = pool_bytes = 0
     removed: dict[str, int] = {}
     carried: dict[str, int] = {}
-    for name, table, carry in _pool(run_dir, labels):
+    skipped: dict[str, int] = {}  # later stage -> re-admitted rows that never went through it
+    unchecked = 0  # re-admitted rows that skipped at least one later dedup or transform
+    for name, table, carry, origin in _pool(run_dir, labels):
         reasons, stage_of, miss = _decide(table, stages)
         missing += miss
         keep = np.array([r is None for r in reasons], dtype=bool)
         pool += table.num_rows
+        pool_bytes += schema.text_bytes(table.select([schema.TEXT]))
         kept += int(keep.sum())
-        if name.startswith("part-s"):  # a rejected/ file: its pool rows were rejected by a select rule
-            readmitted += int(keep.sum())
+        for label in (origin[i] for i in np.flatnonzero(keep)):
+            if label is None:
+                continue  # a row the run kept
+            readmitted += 1
+            unchecked += bool(after.get(label))
+            for later in after.get(label, []):
+                skipped[later] = skipped.get(later, 0) + 1
         for r in reasons[~keep]:
             removed[r] = removed.get(r, 0) + 1
         if carry is not None:
@@ -185,6 +212,9 @@ def reselect(run_dir: Path, sets: list[str], output: Path | None = None) -> dict
         "removed": dict(sorted(removed.items())),
         "carried_over": dict(sorted(carried.items())),
         "readmitted": readmitted,
+        "readmitted_unchecked": unchecked,
+        "readmitted_skipped": dict(sorted(skipped.items())),
+        "pool_bytes": pool_bytes,
         "missing_score": missing,
         "accounting": accounting,
         "seconds": round(time.perf_counter() - t0, 3),
@@ -248,8 +278,8 @@ def _write_manifest(
             "name": f"pool from {Path(summary['source_run']).name}",
             "docs_in": a["input"],
             "docs_out": summary["pool"],
-            "bytes_in": 0,
-            "bytes_out": 0,
+            "bytes_in": (source.get("stages") or [{}])[0].get("bytes_in", 0),
+            "bytes_out": summary["pool_bytes"],
             "removed": summary["carried_over"],
             "wall_s": 0.0,
             "cpu_s": 0.0,
@@ -258,7 +288,7 @@ def _write_manifest(
             "name": "select (again)",
             "docs_in": summary["pool"],
             "docs_out": summary["kept"],
-            "bytes_in": 0,
+            "bytes_in": summary["pool_bytes"],
             "bytes_out": sum(_text_bytes(f) for f in _files(out, "kept")),
             "removed": summary["removed"],
             "wall_s": summary["seconds"],
@@ -299,8 +329,16 @@ def format_summary(s: dict[str, Any], output: Path | None) -> str:
         + ", ".join(f"{r} {c:,}" for r, c in top[:6])
     )
     lines.append(
-        f"re-admitted {s['readmitted']:,} rows a select rule had rejected; {s['missing_score']:,} failed for a score computed after their first rejection"
+        f"re-admitted {s['readmitted']:,} rows a select rule had rejected; {s['missing_score']:,} failed "
+        "for a score computed after their first rejection"
     )
+    if s["readmitted_unchecked"]:
+        later = ", ".join(f"{k} ({v:,})" for k, v in s["readmitted_skipped"].items())
+        lines.append(
+            f"warning: {s['readmitted_unchecked']:,} re-admitted rows never went through the stages after "
+            f"the select that rejected them: {later}; the new kept set may hold duplicates those stages "
+            "would have removed (run `curate run` with the new thresholds for a fully deduplicated set)"
+        )
     lines.append(
         f"input {a['input']:,} = kept {a['kept']:,} + rejected {a['rejected']:,} + quarantined {a['quarantined']:,}"
         f"  ({'balanced' if a['balanced'] else 'NOT BALANCED'}); {s['seconds']:.2f} s"

@@ -55,6 +55,13 @@ def format_run_summary(manifest: dict[str, Any], out: str | Path) -> str:
     for name, result in (manifest.get("phases") or {}).items():
         headline = result.get("headline") if isinstance(result, dict) else None
         lines.append(f"{name}: {headline or 'done'} ({result.get('wall_s', 0):.1f} s)")
+    from curate.io.stage import show_url
+    from curate.io.storage import is_remote
+
+    if is_remote(str(out)):  # name the bucket, never the local mirror the phases worked in
+        if "report" in (manifest.get("phases") or {}):
+            lines.append(f"report: {str(out).rstrip('/')}/report.html")
+        return show_url("\n".join(lines), str(out))
     report = Path(out) / "report.html"
     if report.exists():
         lines.append(f"report: {report}")

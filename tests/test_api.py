@@ -56,7 +56,7 @@ def test_filter_errors_name_the_problem() -> None:
     with pytest.raises(ConfigError) as e:
         curate.filter(["x"], "gopher_quality_v1", params={"gopher_quality_v1": {"min_doc_word": 3}})
     assert str(e.value).startswith(
-        "curate.filter: gopher_quality_v1.params: unknown parameter(s) min_doc_word; valid parameters: "
+        "curate.filter: gopher_quality_v1.params.min_doc_word: unknown parameter; valid parameters: "
     )
     with pytest.raises(ValueError, match=r"^curate.filter: exact_dedup_v1 is a dedup stage \(it needs every"):
         curate.filter(["x"], "exact_dedup_v1")
@@ -93,3 +93,16 @@ def test_run_writes_a_run_and_returns_the_manifest(tmp_path: Path) -> None:
             engine="inline",
             phases=False,
         )
+
+
+def test_filter_and_run_give_empty_text_one_reason(tmp_path: Path) -> None:
+    # issue 25.6: curate.filter said short_doc where curate.run quarantines the empty document
+    t = curate.filter(["", "  \n ", LONG], "gopher_quality_v1")
+    assert t.column("reason").to_pylist()[:2] == ["quarantine:empty_text", "quarantine:empty_text"]
+    assert t.column("keep").to_pylist()[:2] == [False, False]
+    (tmp_path / "in.jsonl").write_text("".join(json.dumps({"text": x}) + "\n" for x in ["", "  \n ", LONG]))
+    (tmp_path / "p.yaml").write_text(
+        f"name: e\ninput: {{path: {tmp_path}/in.jsonl, format: jsonl}}\nstages:\n  - filter: gopher_quality_v1\n"
+    )
+    m = curate.run(tmp_path / "p.yaml", output=tmp_path / "run", engine="inline", phases=False)
+    assert m["removed_by_reason"]["quarantine:empty_text"] == 2

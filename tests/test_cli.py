@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import json
 import re
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -114,8 +118,39 @@ def test_proxy_verb_ends_with_the_rebuilt_report_and_its_verdict(tmp_path, capsy
     out = capsys.readouterr().out
     assert out == (
         "recipe               multiplier [CI]\n"
-        "report: kept 4 of 4 documents (100.0%). No proxy runs (no goodput.json): whether the curation "
+        "report: kept 4 of 4 documents (100.0% of documents). No proxy runs (no goodput.json): whether the curation "
         "helps training is not measured.\n"
         f"report: {tmp_path / 'run' / 'report.html'}\n"
     )
     assert (tmp_path / "run" / "report.md").is_file()
+
+
+def test_the_summary_starts_on_its_own_line_after_progress_bars(tmp_path: Path) -> None:
+    # issue 25.6: in a log holding stdout and stderr, the first summary line ran into the last bar
+    (tmp_path / "in.jsonl").write_text(
+        "".join(json.dumps({"text": f"doc {i} " * 60}) + "\n" for i in range(5))
+    )
+    pipe = tmp_path / "p.yaml"
+    pipe.write_text(
+        f"name: bars\ninput: {{path: {tmp_path}/in.jsonl, format: jsonl}}\nstages:\n  - dedup: exact_dedup_v1\n"
+    )
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "curate",
+            "run",
+            str(pipe),
+            "--engine",
+            "inline",
+            "--output",
+            str(tmp_path / "r"),
+            "--no-phases",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,  # one stream, as a log or `2>&1 | tee` has it
+        timeout=300,
+        check=True,
+    ).stdout.decode()  # bytes: text mode would turn each "\r" into a line break
+    (line,) = [x for x in out.split("\n") if "run bars ->" in x]
+    assert line == f"run bars -> {tmp_path / 'r'}"  # no bar text (nor "\r") before it on its line

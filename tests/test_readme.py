@@ -14,6 +14,7 @@ import re
 import shlex
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -37,6 +38,15 @@ SKIPPED = {
     ),
     "aws s3 ls s3://my-runs/web/": "the AWS CLI is not a dependency; tests/io/test_object_storage.py lists it",
 }
+# The local S3 example runs as one sequence against its own moto server: test_readme_local_s3_example.
+LOCAL_S3 = [
+    "moto_server -H 127.0.0.1 -p 5000 '&'",
+    "export AWS_ENDPOINT_URL=http://127.0.0.1:5000 AWS_ACCESS_KEY_ID=test AWS_SECRET_ACCESS_KEY=test",
+    "python -c 'import s3fs; s3fs.S3FileSystem().mkdir('\"'\"'my-runs'\"'\"')'",
+    "curate run pipelines/web.yaml --output s3://my-runs/web-local",
+    "curate inspect s3://my-runs/web-local",
+]
+SKIPPED.update({cmd: "tests/test_readme.py::test_readme_local_s3_example" for cmd in LOCAL_S3})
 
 
 def readme_commands() -> list[str]:
@@ -51,7 +61,7 @@ def readme_commands() -> list[str]:
 
 
 def _prepare(cmd: str, tmp: Path) -> list[str]:
-    words = [w.replace("runs/", f"{tmp}/runs/") for w in shlex.split(cmd)]
+    words = [w if "://" in w else w.replace("runs/", f"{tmp}/runs/") for w in shlex.split(cmd)]
     args = words[1:] if words[0] == "curate" else words[3:]  # "curate ..." or "python -m curate ..."
     words = [sys.executable, "-m", "curate", *args]
     if args[0] == "run":
@@ -116,3 +126,45 @@ def test_readme_python_example_runs(tmp_path: Path, corpora) -> None:
     shown = re.search(r"^# (\[\{.*?\}\])$", code.replace("\n#  ", " "), re.M | re.S)
     assert shown is not None
     assert lines[1] == shown.group(1).replace("\n", "")
+
+
+@pytest.mark.corpora
+def test_readme_local_s3_example(tmp_path: Path, corpora) -> None:
+    """The README's local S3 block, as written, on a free port: moto_server, the variables, the bucket,
+    a run into it (limited as the other examples) and an inspect that prints URLs."""
+    import os
+    import socket
+
+    assert [c for c in readme_commands() if c in LOCAL_S3] == LOCAL_S3
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = str(s.getsockname()[1])
+    moto = Path(sys.executable).parent / "moto_server"
+    server = subprocess.Popen(
+        [str(moto), *(w.replace("5000", port) for w in shlex.split(LOCAL_S3[0])[1:] if w != "&")],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        env = {**os.environ, "CURATE_STAGE": str(tmp_path / "stage"), "PYTHONPATH": str(ROOT)}
+        for assignment in shlex.split(LOCAL_S3[1])[1:]:
+            key, value = assignment.split("=", 1)
+            env[key] = value.replace("5000", port)
+        for _ in range(100):  # the server takes a moment to listen
+            with socket.socket() as s:
+                if s.connect_ex(("127.0.0.1", int(port))) == 0:
+                    break
+            time.sleep(0.1)
+        outs = []
+        for cmd in LOCAL_S3[2:]:
+            words = shlex.split(cmd)
+            words = [sys.executable, *words[1:]] if words[0] == "python" else _prepare(cmd, tmp_path)
+            r = subprocess.run(words, env=env, cwd=ROOT, capture_output=True, text=True, timeout=300)
+            assert r.returncode == 0, f"{cmd}\n{r.stdout[-2000:]}\n{r.stderr[-3000:]}"
+            outs.append(r.stdout)
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+    assert outs[1].startswith("run web_en -> s3://my-runs/web-local\n")
+    assert outs[2].startswith("stage ")  # inspect's funnel table, read from the bucket
+    assert str(tmp_path / "stage") not in outs[1] + outs[2]

@@ -12,7 +12,7 @@ from curate.cli import main
 from curate.config import parse_pipeline
 from curate.context import PhaseError
 from curate.engine import InlineEngine
-from curate.reselect import reselect
+from curate.reselect import format_summary, reselect
 from curate.runner import run_pipeline
 
 WORDS = [
@@ -140,3 +140,50 @@ def test_cli_select_prints_counts_and_refuses_bad_sets(base_run, tmp_path: Path,
         reselect(run, ["c4_quality_v1.sentences.min=3"])
     with pytest.raises(PhaseError, match="already exists and is not empty"):
         reselect(run, [], run)
+
+
+def test_rows_readmitted_before_a_dedup_are_counted_and_warned(tmp_path: Path, capsys) -> None:
+    # A select *before* the dedup: the rows it rejected never reached exact_dedup_v1, so re-admitting
+    # them can re-admit a duplicate. `curate select` does not run the dedup again; it says so, with counts.
+    d = tmp_path / "in"
+    write_corpus(d)
+    twin = json.loads((d / "b.jsonl").read_text().splitlines()[6])  # d36: 15 words, rejected at min 30
+    with (d / "b.jsonl").open("a") as f:
+        f.write(json.dumps({"id": "twin", "text": twin["text"]}) + "\n")
+    text = f"""\
+name: rs
+input: {{path: {d}/*.jsonl, format: jsonl, batch_docs: 16}}
+stages:
+  - score: gopher_quality_v1
+  - select:
+      - {{column: gopher_quality_v1.word_count, min: 30}}
+  - dedup: exact_dedup_v1
+"""
+    run_pipeline(parse_pipeline(text), tmp_path / "run", engine=InlineEngine(), phases=False)
+    s = reselect(tmp_path / "run", ["gopher_quality_v1.word_count.min=10"], tmp_path / "sel")
+    # 3 + (7i mod 60) words takes each value 3..62 once: 20 documents have 10..29 words, plus the twin.
+    assert s["readmitted"] == 21
+    assert s["readmitted_unchecked"] == 21
+    assert s["readmitted_skipped"] == {"exact_dedup_v1": 21}
+    kept, _ = kept_and_rejected(tmp_path / "sel")
+    assert {"d36", "twin"} <= set(kept)  # the duplicate pair is back: what the warning is about
+    # the derived run's funnel carries bytes (the report showed "pool from run ... 0 B")
+    source, derived = (json.loads((tmp_path / p / "manifest.json").read_text()) for p in ("run", "sel"))
+    pool_row, select_row = derived["stages"]
+    assert pool_row["bytes_in"] == source["stages"][0]["bytes_in"] > 0
+    assert pool_row["bytes_out"] == select_row["bytes_in"] == s["pool_bytes"] > 0
+    assert main(["select", str(tmp_path / "run"), "--set", "gopher_quality_v1.word_count.min=10"]) == 0
+    assert (
+        "warning: 21 re-admitted rows never went through the stages after the select that rejected "
+        "them: exact_dedup_v1 (21); the new kept set may hold duplicates those stages would have removed "
+        "(run `curate run` with the new thresholds for a fully deduplicated set)\n"
+    ) in capsys.readouterr().out
+
+
+def test_no_warning_when_the_select_comes_after_every_dedup(base_run) -> None:
+    _, run = base_run
+    s = reselect(run, ["gopher_quality_v1.word_count.min=10"])
+    assert s["readmitted"] == 20
+    assert s["readmitted_unchecked"] == 0
+    assert s["readmitted_skipped"] == {}
+    assert "warning" not in format_summary(s, None)

@@ -118,11 +118,18 @@ def dataset_card(
         if tok
         else "No token shards were exported."
     )
+    # The columns this export carries (after `columns` / `drop_columns`): never one it left out.
+    scores = [c for c in arrow_schema.names if "." in c]
+    columns = ", ".join(f"`{c}`" for c in arrow_schema.names if "." not in c)
+    columns += (
+        f" and the scores kept (`<stage>.<field>`): {', '.join(f'`{c}`' for c in scores)}"
+        if scores
+        else " (no score columns)"
+    )
     body = f"""# {pretty_name}
 
 Documents kept by a `curate` pipeline run, shuffled with seed {summary.get("seed")} and split into
-train/validation (validation fraction {summary.get("val_fraction")}). Columns: `id`, `text`, `source`
-and the scores each stage computed (`<stage>.<field>`).
+train/validation (validation fraction {summary.get("val_fraction")}). Columns: {columns}.
 
 | split | documents | tokens |
 | --- | ---: | ---: |

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -20,7 +21,7 @@ class NormalizeParams:
     """``form``: Unicode normalization form. ``collapse_spaces``: runs of spaces/tabs inside a line become one
     space. ``max_blank_lines``: longer runs of empty lines are cut to this many."""
 
-    form: str = "NFC"
+    form: Literal["NFC", "NFKC", "NFD", "NFKD"] = "NFC"
     collapse_spaces: bool = True
     max_blank_lines: int = 1
 

@@ -15,7 +15,7 @@ import os
 import posixpath
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
 import pyarrow as pa
 
@@ -38,7 +38,9 @@ class SourceParams:
     id_field: str | None = "id"
     source_field: str | None = "source"
     keep_fields: list[str] = field(default_factory=lambda: ["url"])
-    on_error: str = "fail"  # or "quarantine": an unreadable file becomes one quarantined row
+    on_error: Literal["fail", "quarantine"] = (
+        "fail"  # quarantine: an unreadable file becomes one quarantined row
+    )
     max_doc_bytes: int = 16_000_000
     batch_docs: int = 2000
     batch_bytes: int = 32_000_000

@@ -25,6 +25,12 @@ def stage_dir(url: str) -> Path:
     return root / f"{name}-{hashlib.sha256(redact(url).encode()).hexdigest()[:12]}"
 
 
+def show_url(text: str, url: str) -> str:
+    """``text`` with the local mirror of ``url`` (:func:`stage_dir`) written as the URL itself, so what
+    a verb prints about an ``s3://`` run directory names the bucket, not a cache folder."""
+    return text.replace(str(stage_dir(url)), redact(url).rstrip("/"))
+
+
 class Mirror:
     """A local copy of a run directory in object storage, for the phases that work on local files.
 

@@ -47,7 +47,9 @@ def register(sub: Any) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("pipeline", help="pipeline YAML")
-    p.add_argument("--docs", type=_number, required=True, help="documents in the corpus")
+    p.add_argument(
+        "--docs", type=_number, help="documents in the corpus (default: estimated from --bytes, and said so)"
+    )
     p.add_argument("--bytes", type=_number, required=True, help="bytes of document text")
     p.add_argument("--nodes", type=_number, default=1, help="worker nodes (default 1)")
     p.add_argument("--cores", type=_number, default=8, help="CPU cores per node (default 8)")

@@ -36,6 +36,9 @@ RATES: dict[str, Rate] = {
     "fasttext_quality_v1": Rate(11.5, "RESULTS-scorers.md: ~6,000 docs/s on 4,609 docs of 8.8 MB"),
     "degeneration_v1": Rate(5.6, "RESULTS-scorers.md: 2,900 docs/s, the low end"),
     "language_v1": Rate(2.65, "README make curate: 15.1 MB in 5.7 CPU-s"),
+    "url_filter_v1": Rate(
+        78.1, "benchmarks/bench_url_filter.py: 1,670 web docs with a URL, 5.1 MB in 0.065 CPU-s"
+    ),
     "select": Rate(500.0, "column comparisons only (not measured; negligible)"),
 }
 UNMEASURED = Rate(2.0, "NOT MEASURED: assumed 2 MB/s per core")
@@ -56,6 +59,13 @@ DRIVER_PER_PART = 2048  # bytes: the runner keeps each part's name and stats dic
 PARTITION_TARGET_GIB = 1.0  # a shuffle partition this size sorts in ~3 GiB
 WORKER_BASE_GIB = 0.6  # an idle Ray worker with pyarrow/polars/numpy loaded (RESULTS-load.md: 0.6-0.8)
 DRIVER_BASE_GIB = 0.35  # the driver with an engine attached (bench_components: 270 MiB)
+# Without --docs: RESULTS-load.md run 1 had 2 M web documents in 2.25 GB of text.
+DOC_BYTES = 1125
+# Disk, measured on pipelines/rethreshold.yaml over 4,000 web documents (6.73 MB of text): kept/ +
+# rejected/ took 3.26 MB (0.48x the text, zstd Parquet with scores) and _work/ 6.41 MB for its two
+# segments (0.48x each: every segment writes its parts; they stay until the run directory is removed).
+PARQUET_PER_TEXT_BYTE = 0.48
+GLOBAL_STAGES = {"exact_dedup_v1", "minhash_dedup_v1", "line_dedup_v1", "decontaminate_v1", "diversity_v1"}
 
 
 @dataclass
@@ -78,6 +88,9 @@ class Plan:
     driver_peak_gib: float = 0.0
     num_partitions: int = 0
     notes: list[str] = field(default_factory=list)
+    docs_estimated: bool = False
+    output_bytes: float = 0.0  # kept/ + rejected/
+    scratch_bytes: float = 0.0  # _work/: every segment's parts and the global stages' key tables
 
     @property
     def wall_s(self) -> float:
@@ -89,13 +102,15 @@ class Plan:
 
     @property
     def bottleneck(self) -> StagePlan:
-        return max(self.stages, key=lambda s: s.wall_s)
+        """The slowest stage whose rate was measured (an assumed rate does not decide it)."""
+        measured = [s for s in self.stages if s.source != UNMEASURED.source] or self.stages
+        return max(measured, key=lambda s: s.wall_s)
 
 
 def project(
     stage_names: list[str],
     *,
-    docs: int,
+    docs: int | None,
     nbytes: int,
     nodes: int,
     cores: int,
@@ -107,7 +122,9 @@ def project(
     documents in near-duplicate clusters (sets the edge count of MinHash's components);
     ``driver_components``: MinHash runs with ``components: driver`` (pairs gathered on the driver)."""
     total = nodes * cores
-    plan = Plan(docs=docs, bytes=nbytes, nodes=nodes, cores=cores)
+    estimated = docs is None
+    docs = round(nbytes / DOC_BYTES) if docs is None else docs
+    plan = Plan(docs=docs, bytes=nbytes, nodes=nodes, cores=cores, docs_estimated=estimated)
     partitions = total
     for name in stage_names:
         rate = RATES.get(name, UNMEASURED)
@@ -137,11 +154,23 @@ def project(
     if driver_components and "minhash_dedup_v1" in stage_names:
         plan.driver_peak_gib += docs * dup_rate * (2 * 16 + 2 * 28) / GIB  # pairs + ids on the driver
         plan.notes.append("minhash components: driver: pairs and ids gather on the driver")
-    unmeasured = [s.name for s in plan.stages if s.source == UNMEASURED.source]
+    segments = 1 + sum(1 for n in stage_names if n in GLOBAL_STAGES)
+    plan.output_bytes = nbytes * PARQUET_PER_TEXT_BYTE
+    plan.scratch_bytes = nbytes * PARQUET_PER_TEXT_BYTE * segments + sum(
+        s.shuffle_bytes for s in plan.stages if s.name in GLOBAL_STAGES
+    )
+    unmeasured = [s for s in plan.stages if s.source == UNMEASURED.source]
     if unmeasured:
         plan.notes.append(
-            f"no measured rate for {', '.join(unmeasured)}: assumed {UNMEASURED.mb_per_core_s} MB/s/core"
+            f"no measured rate for {', '.join(s.name for s in unmeasured)}: assumed "
+            f"{UNMEASURED.mb_per_core_s} MB/s/core; it does not decide the bottleneck"
         )
+        slowest = max(unmeasured, key=lambda s: s.wall_s)
+        if slowest.wall_s > plan.bottleneck.wall_s:
+            plan.notes.append(
+                f"at the assumed rate {slowest.name} would take {slowest.wall_s / plan.wall_s:.0%} of the wall, "
+                f"more than {plan.bottleneck.name}: measure it before trusting the projection"
+            )
     return plan
 
 
@@ -149,8 +178,9 @@ def format_plan(plan: Plan) -> str:
     def hms(s: float) -> str:
         return f"{s / 3600:.2f} h" if s >= 3600 else f"{s:.0f} s"
 
+    est = f" (estimated from --bytes at {DOC_BYTES:,} bytes/doc; give --docs)" if plan.docs_estimated else ""
     lines = [
-        f"plan: {plan.docs:,} docs, {plan.bytes / 1e9:,.1f} GB on {plan.nodes} node(s) x {plan.cores} cores",
+        f"plan: {plan.docs:,} docs{est}, {plan.bytes / 1e9:,.1f} GB on {plan.nodes} node(s) x {plan.cores} cores",
         f"{'stage':24} {'core-h':>10} {'wall':>10} {'shuffle':>10}  rate source",
     ]
     for s in plan.stages:
@@ -161,6 +191,10 @@ def format_plan(plan: Plan) -> str:
         f"peak memory per worker {plan.worker_peak_gib:.1f} GiB (with num_partitions >= {plan.num_partitions:,}),"
         f" driver {plan.driver_peak_gib:.2f} GiB",
         f"bottleneck: {plan.bottleneck.name} ({plan.bottleneck.wall_s / max(plan.wall_s, 1e-9):.0%} of wall)",
+        f"disk: run directory {plan.output_bytes / 1e9:,.1f} GB (kept/ + rejected/) + {plan.scratch_bytes / 1e9:,.1f} GB"
+        " scratch (_work/: each segment's parts, the global stages' key tables; in the run directory, a local"
+        " mirror for a bucket); shuffle partitions move through Ray's object store (memory, spilled to each"
+        " node's Ray temp dir)",
         "assumes: linear scaling in cores, every stage sees all input, 10 Gbit/s per node, "
         "rates from a 2-core shared machine (pessimistic); not validated beyond 2 M documents",
     ]

@@ -93,7 +93,11 @@ def eval_file(spec: EvalSpec, pipeline_path: str | None) -> Path:
             raise PhaseError(f"proxy.eval {spec.name}: {e}") from None
     path = resolve(spec.path, pipeline_path)
     if not path.exists():
-        raise PhaseError(f"proxy.eval {spec.name}: {spec.path} does not exist")
+        from curate.io.paths import candidates
+
+        tried = [str(c) for c in candidates(spec.path, pipeline_path)]
+        where = "" if tried == [spec.path] else f" (looked for {', '.join(tried)})"
+        raise PhaseError(f"proxy.eval {spec.name}: {spec.path} does not exist{where}")
     return path
 
 

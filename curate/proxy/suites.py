@@ -51,17 +51,9 @@ def suite(name: str) -> list[dict[str, Any]]:
 
 
 def resolve(path: str, pipeline_path: str | None = None) -> Path:
-    """An eval file path as written: absolute; else relative to the working directory, the pipeline
-    file's folder, or the project root (where ``../shared`` sits beside a checkout); the first that
-    exists, else the path as written (the caller reports it missing)."""
-    p = Path(path)
-    if p.is_absolute():
-        return p
-    cands = [Path.cwd() / p]
-    if pipeline_path:
-        cands.append(Path(pipeline_path).resolve().parent / p)
-    cands.append(Path(__file__).resolve().parents[2] / p)
-    for c in cands:
-        if c.exists():
-            return c
-    return p
+    """An eval file path as written, resolved by the one rule for every path a pipeline names
+    (:func:`curate.io.paths.resolve`: the working directory, the pipeline file's folder, the repository
+    root; the first that exists)."""
+    from curate.io.paths import resolve as resolve_path
+
+    return resolve_path(path, pipeline_path)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import warnings
 from pathlib import Path
 
 from curate.io.files import atomic_write_text
@@ -35,7 +36,14 @@ def build_report_with_headline(
     data = load_run(run_dir, per_reason=examples_per_reason, bins=bins)
     headline = verdict(data.manifest, data.goodput)
     html_path, md_path = run_dir / HTML, run_dir / MD
-    atomic_write_text(html_path, render_html(data, headline))
+    # A chart library's warning (matplotlib on a degenerate axis) is no message for the user of the
+    # report: it goes to the log, and the terminal shows only the report's own lines.
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        page = render_html(data, headline)
+    for w in caught:
+        log.debug("report charts: %s: %s", w.category.__name__, w.message)
+    atomic_write_text(html_path, page)
     atomic_write_text(md_path, render_markdown(data, headline))
     log.info("report: %s", html_path)
     return (html_path, md_path), headline

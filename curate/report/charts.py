@@ -75,7 +75,14 @@ def histogram_svg(h: Histogram) -> str:
     with plt.rc_context(RC):
         fig, ax = plt.subplots(figsize=(4.2, 2.4), layout="constrained")
         widths = np.diff(h.edges)
-        ax.bar(h.edges[:-1], h.kept, width=widths, align="edge", color=KEPT, label=f"kept ({h.n_kept:,})")
+        ax.bar(
+            h.edges[:-1],
+            h.kept,
+            width=widths,
+            align="edge",
+            color=KEPT,
+            label=f"kept ({h.n_kept:,} documents)",
+        )
         if h.n_rejected:
             ax.bar(
                 h.edges[:-1],
@@ -84,7 +91,7 @@ def histogram_svg(h: Histogram) -> str:
                 align="edge",
                 bottom=h.kept,
                 color=REJECTED,
-                label=f"rejected ({h.n_rejected:,})",
+                label=f"rejected ({h.n_rejected:,} documents)",
             )
         for th in h.thresholds:
             ax.axvline(th.value, color=THRESH, linestyle="--", linewidth=1.2)

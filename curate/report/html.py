@@ -17,7 +17,7 @@ from curate.report.tables import (
     Cell,
     attempts_note,
     export_summary,
-    extrapolated,
+    extrapolated_parts,
     funnel_rows,
     goodput_rows,
 )
@@ -95,10 +95,15 @@ def _goodput_table(g: dict[str, Any]) -> str:
             main = _metric(cells[0])
             if header == "tokens in → kept":
                 main = f"{_metric(cells[0])} → {_metric(cells[1])}"
+            elif header == "multiplier":
+                ex = extrapolated_parts(g, r)
+                star = {k: "*" if v else "" for k, v in ex.items()}
+                main += f"{star['value']}"
+                main += f'<span class="ci">CI {_metric(cells[1])}{star["ci_low"]}–{_metric(cells[2])}{star["ci_high"]}</span>'
+                if any(ex.values()):
+                    main += f'<span class="flag">{"extrapolated" if ex["value"] else "CI bound extrapolated"}</span>'
             elif len(cells) == 3:
                 main += f'<span class="ci">CI {_metric(cells[1])}–{_metric(cells[2])}</span>'
-            if header == "multiplier" and extrapolated(g, r):
-                main += '<span class="flag">extrapolated</span>'
             tds.append(f"<td>{main}</td>")
         rows.append(f'<tr><td class="l"><b>{escape(r)}</b></td>{"".join(tds)}</tr>')
     return f'<table id="goodput-table"><tr><th class="l">recipe</th>{head}</tr>{"".join(rows)}</table>'
@@ -137,8 +142,11 @@ def _goodput_section(d: RunData) -> str:
     out = ['<h2 id="goodput">Data goodput</h2>', _goodput_facts(g), _goodput_table(g)]
     out.append(
         '<p class="meta">multiplier m = t<sub>base</sub>(b<sub>r</sub>(T)) / T (tokens the baseline needs '
-        "to reach this recipe's loss, per token trained); yield = tokens kept / tokens in; data goodput "
-        "= yield × m (effective training tokens per raw token); effective tokens = tokens in × goodput.</p>"
+        "to reach this recipe's loss, per token trained; * = beyond the tokens the baseline was measured at, "
+        "read from its fitted tail); yield = tokens kept / tokens in (tokens, where the funnel counts "
+        "documents); data goodput = yield × m (effective training tokens per raw token); effective tokens = "
+        "tokens in × goodput; learning signal = (baseline bpb − recipe bpb at T) / T, in bits per byte per "
+        "training token.</p>"
     )
     out += _goodput_calls(g)
     out.append(trust.html(g))

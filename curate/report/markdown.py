@@ -11,7 +11,7 @@ from curate.report.tables import (
     GOODPUT_COLUMNS,
     attempts_note,
     export_summary,
-    extrapolated,
+    extrapolated_parts,
     funnel_rows,
     goodput_rows,
 )
@@ -60,18 +60,20 @@ def _goodput(g: dict[str, Any] | None, error: str | None) -> list[str]:
         for (header, _), cs in zip(GOODPUT_COLUMNS, cols, strict=True):
             if header == "tokens in → kept":
                 text = f"{cs[0].text} → {cs[1].text}"
+            elif header == "multiplier":
+                star = {k: "*" if v else "" for k, v in extrapolated_parts(g, r).items()}
+                text = f"{cs[0].text}{star['value']} ({cs[1].text}{star['ci_low']}–{cs[2].text}{star['ci_high']})"
             elif len(cs) == 3:
                 text = f"{cs[0].text} ({cs[1].text}–{cs[2].text})"
             else:
                 text = cs[0].text
-            if header == "multiplier" and extrapolated(g, r):
-                text += " *"
             cells.append(text)
         rows.append(cells)
     out += _table(["recipe"] + [h for h, _ in GOODPUT_COLUMNS], rows)
     out += [
         "",
-        "Values with 95% CIs in parentheses; * = multiplier extrapolated beyond the baseline's curve.",
+        "Values with 95% CIs in parentheses; * = a multiplier (or CI bound) beyond the tokens the baseline "
+        "was measured at, read from its fitted tail (extrapolated); yield counts tokens, the funnel documents.",
     ]
     rk = g.get("ranking") or {}
     if rk.get("tiers"):

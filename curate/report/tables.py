@@ -49,7 +49,7 @@ GOODPUT_COLUMNS: list[tuple[str, list[tuple[str, str, Callable[[Any], str]]]]] =
             ("multiplier.ci_high", "multiplier.ci_high", ratio),
         ],
     ),
-    ("yield", [("yield", "yield", pct)]),
+    ("yield (tokens)", [("yield", "yield", pct)]),
     (
         "data goodput",
         [
@@ -68,7 +68,10 @@ GOODPUT_COLUMNS: list[tuple[str, list[tuple[str, str, Callable[[Any], str]]]]] =
             ("bpb_at_T.ci_high", "bpb_at_T.ci_high", _bpb),
         ],
     ),
-    ("learning signal / token", [("learning_signal_per_token", "learning_signal_per_token", num)]),
+    (
+        "learning signal (bpb / token)",
+        [("learning_signal_per_token", "learning_signal_per_token", num)],
+    ),
     ("proxy device-s", [("costs.proxy_device_s", "costs.proxy_device_s", num)]),
     (
         "effective tokens / device-h",
@@ -101,7 +104,29 @@ def goodput_rows(goodput: dict[str, Any]) -> list[tuple[str, list[list[Cell]]]]:
 
 
 def extrapolated(goodput: dict[str, Any], recipe: str) -> bool:
-    return bool(_get(goodput["recipes"][recipe], "multiplier.extrapolated"))
+    """Whether any number of the recipe's multiplier (value or a CI bound) is extrapolated."""
+    return any(extrapolated_parts(goodput, recipe).values())
+
+
+def extrapolated_parts(goodput: dict[str, Any], recipe: str) -> dict[str, bool]:
+    """Which of the multiplier's ``value``, ``ci_low``, ``ci_high`` lie beyond the baseline's measured
+    curve (``m * T`` outside the tokens it was evaluated at), so a report marks only those.
+
+    ``multiplier.extrapolated`` says that one of them is; the baseline's curves say which. Without
+    curves, the flag is taken to be the value's.
+    """
+    m = _get(goodput["recipes"][recipe], "multiplier") or {}
+    none = {"value": False, "ci_low": False, "ci_high": False}
+    if not isinstance(m, dict) or not m.get("extrapolated"):
+        return none
+    base = (goodput.get("recipes") or {}).get(goodput.get("baseline")) or {}
+    tokens = [t for c in (base.get("curves") or {}).values() for t in (c.get("tokens") or [])]
+    budget = goodput.get("budget")
+    if not tokens or not budget:
+        return {**none, "value": True}
+    lo, hi = min(tokens) / budget, max(tokens) / budget
+    out = {k: m.get(k) is not None and not (lo * (1 - 1e-9) <= m[k] <= hi * (1 + 1e-9)) for k in none}
+    return out if any(out.values()) else {**none, "value": True}
 
 
 def funnel_rows(manifest: dict[str, Any]) -> list[dict[str, Any]]:

@@ -155,7 +155,7 @@ def sections(g: dict[str, Any]) -> list[tuple[str, str, list[str], list[list[str
                     *[_ci((p["recipes"].get(r) or {}).get("multiplier")) for r in recipes],
                     " > ".join(p.get("ranking") or []),
                     _mde(p.get("mde_multiplier")),
-                    pct(p.get("decision_accuracy_vs_reference")),
+                    _accuracy(p, lad),
                 ]
             )
         notes = [
@@ -223,6 +223,14 @@ def sections(g: dict[str, Any]) -> list[tuple[str, str, list[str], list[list[str
             ("regime", "The regime measured", ["", "params", "tokens", "tokens/param", "note"], rows, notes)
         )
     return out
+
+
+def _accuracy(point: dict[str, Any], ladder: dict[str, Any]) -> str:
+    """A point's decision accuracy against the reference; the reference itself (a one-point ladder's only
+    point) agrees with itself by definition, which is no evidence, so it shows none."""
+    if point.get("name") == ladder.get("reference") or len(ladder.get("points") or []) < 2:
+        return "— (reference)"
+    return pct(point.get("decision_accuracy_vs_reference"))
 
 
 def html(g: dict[str, Any]) -> str:

@@ -114,22 +114,26 @@ def recipe_sentence(name: str, rec: dict[str, Any], baseline: str) -> str:
     g = (rec.get("goodput") or {}).get("value")
     glo, ghi = goodput_ci(rec)
     gside = _side(glo, ghi, g)
-    parts = [head, f"yield {pct(y)}"]
+    parts = [head, f"yield {pct(y)} of tokens"]
     if g is None:
         parts.append("data goodput unknown")
     else:
-        gtxt = f"data goodput {ratio(g)} ({ci_text(glo, ghi)})"
-        if gside == "above":
-            gtxt += " — curation pays: each raw token is worth more than one training token"
-        elif gside == "below":
-            gtxt += (
-                " — curation does not pay at this budget when data, not compute, is the limit "
-                f"(training on all of the {baseline} data gives more effective tokens)"
-            )
-        else:
-            gtxt += " — whether curation pays is not settled (the interval includes 1)"
-        parts.append(gtxt)
+        parts.append(f"data goodput {ratio(g)} ({ci_text(glo, ghi)}){goodput_words(gside, baseline)}")
     return "; ".join(parts)
+
+
+def goodput_words(side: str, baseline: str) -> str:
+    """What a data goodput interval's place against 1 means, in words."""
+    if side == "above":
+        return ", above 1 — curation pays: each raw token is worth more than one training token"
+    if side == "below":
+        return (
+            ", below 1 — curation does not pay at this budget when data, not compute, is the limit "
+            f"(training on all of the {baseline} data gives more effective tokens)"
+        )
+    if side == "overlaps":
+        return " — whether curation pays is not settled (the interval includes 1)"
+    return ""
 
 
 def ranking_sentence(goodput: dict[str, Any], recipe: str) -> str | None:
@@ -207,7 +211,10 @@ def paired_verdict(goodput: dict[str, Any], v: dict[str, Any], curation: str) ->
     if rec:
         g = (rec.get("goodput") or {}).get("value")
         glo, ghi = goodput_ci(rec)
-        sentences.append(f"Yield {pct(rec.get('yield'))}, data goodput {ratio(g)} ({ci_text(glo, ghi)})")
+        sentences.append(
+            f"Yield {pct(rec.get('yield'))} of tokens, data goodput {ratio(g)} ({ci_text(glo, ghi)})"
+            + goodput_words(_side(glo, ghi, g), str(goodput.get("baseline") or "raw"))
+        )
     ctl = goodput.get("controls") or {}
     if "null" in ctl:
         sentences.append(
@@ -224,14 +231,20 @@ def paired_verdict(goodput: dict[str, Any], v: dict[str, Any], curation: str) ->
     if decision:
         sentences.append(decision)
     sentences += [f"Warning: {w}" for w in goodput.get("warnings") or [] if w not in str(v["sentence"])]
-    return ". ".join(s.rstrip(".") for s in sentences) + f". Curation {curation}."
+    return ". ".join(s.rstrip(".") for s in sentences) + f". Curation {curation}." + _closing(goodput)
+
+
+def _closing(goodput: dict[str, Any]) -> str:
+    """The scope and the decision sentences that end every verdict (each when the run has the data)."""
+    out = [s for s in (scope_sentence(goodput), decision_line(goodput)) if s]
+    return "".join(f" {s}." for s in out)
 
 
 def verdict(manifest: dict[str, Any], goodput: dict[str, Any] | None) -> str:
     """The one-paragraph headline of the report."""
     a = manifest.get("accounting") or {}
     n_in, kept = a.get("input") or 0, a.get("kept") or 0
-    curation = f"kept {kept:,} of {n_in:,} documents ({pct(kept / n_in) if n_in else '—'})"
+    curation = f"kept {kept:,} of {n_in:,} documents ({pct(kept / n_in) + ' of documents' if n_in else '—'})"
     if goodput is None:
         return f"{curation}. No proxy runs (no goodput.json): whether the curation helps training is not measured."
     base = str(goodput.get("baseline") or "raw")
@@ -245,4 +258,96 @@ def verdict(manifest: dict[str, Any], goodput: dict[str, Any] | None) -> str:
     rs = ranking_sentence(goodput, r)
     if rs:
         sentences.append(rs)
-    return ". ".join(sentences) + f". Curation {curation}."
+    return ". ".join(sentences) + f". Curation {curation}." + _closing(goodput)
+
+
+def _compared(goodput: dict[str, Any]) -> list[str]:
+    """The recipes a decision is about: every recipe but the baseline and the controls."""
+    base = goodput.get("baseline")
+    controls = set(goodput.get("controls") or {}) - {"for", "skipped"}
+    recs = goodput.get("recipes") or {}
+    return [
+        r
+        for r, v in recs.items()
+        if r != base and r not in controls and isinstance(v, dict) and v.get("role") != "control"
+    ]
+
+
+def decision_line(goodput: dict[str, Any]) -> str | None:
+    """The decision a reader can act on, from the run's own calls: per training token (the multiplier's
+    interval against 1) when compute is the limit, per raw token (data goodput's) when data is."""
+    base = str(goodput.get("baseline") or "raw")
+    recs = goodput.get("recipes") or {}
+    names = _compared(goodput)
+    if not names:
+        return None
+
+    def side(r: str, key: str) -> str:
+        rec = recs[r].get(key) or {}
+        if key == "goodput":
+            lo, hi = goodput_ci(recs[r])
+            return _side(lo, hi, rec.get("value"))
+        return _side(rec.get("ci_low"), rec.get("ci_high"), rec.get("value"))
+
+    def by(key: str) -> dict[str, list[str]]:
+        sides: dict[str, list[str]] = {"above": [], "below": [], "overlaps": [], "unknown": []}
+        for r in names:
+            sides[side(r, key)].append(r)
+        value = {r: ((recs[r].get(key) or {}).get("value") or 0.0) for r in names}
+        return {k: sorted(v, key=lambda r: (-value[r], r)) for k, v in sides.items()}
+
+    m, g = by("multiplier"), by("goodput")
+    if m["above"]:
+        compute = f"if your limit is compute, take {' or '.join(m['above'])} (called better than {base})"
+    elif len(m["below"]) == len(names):
+        compute = f"if your limit is compute, keep {base} (every recipe is called worse per training token)"
+    else:
+        compute = f"if your limit is compute, no recipe is established better than {base} (not called)"
+    if g["above"]:
+        data = f"if it is data, take {' or '.join(g['above'])} (data goodput called above 1)"
+    elif g["below"] and len(g["below"]) == len(names):
+        data = f"if it is data, train on everything ({base}): every data goodput is called below 1"
+    else:
+        data = "if it is data, whether curation pays is not settled (a data goodput interval includes 1)"
+    return f"Decision: {compute}; {data}"
+
+
+def scope_sentence(goodput: dict[str, Any]) -> str | None:
+    """What the verdict rests on: the headline target sets' size and the proxy's tokens per parameter,
+    flagged when either is small (a target of under 100 documents or items; under 20 tokens/param, far
+    from compute-optimal training, so the ranking may not transfer to larger models)."""
+    info = goodput.get("eval_set_info") or {}
+    heads = [n for n, e in info.items() if isinstance(e, dict) and e.get("headline")]
+    sizes = []
+    small = False
+    for n in heads:
+        e = info[n]
+        size, unit = (e.get("docs"), "documents") if e.get("docs") is not None else (e.get("items"), "items")
+        if size is not None:
+            sizes.append(f"{size:,} {unit} ({n})")
+            small = small or size < 100
+    reg = goodput.get("regime") or {}
+    tpp = reg.get("tokens_per_param")
+    if tpp is None:
+        main = (goodput.get("ladder") or {}).get("main")
+        for p in (goodput.get("ladder") or {}).get("points") or []:
+            if p.get("name") == main:
+                tpp = p.get("tokens_per_param")
+    parts = []
+    if sizes:
+        parts.append("a target of " + ", ".join(sizes))
+    if tpp is not None:
+        parts.append(f"a proxy trained at {num(tpp)} tokens/param")
+    if not parts:
+        return None
+    text = "It rests on " + " and ".join(parts)
+    if small or (tpp is not None and tpp < 20):
+        why = []
+        if small:
+            why.append("a target that small gives wide intervals")
+        if tpp is not None and tpp < 20:
+            why.append(
+                "far below the ~20 tokens/param of compute-optimal training, a ranking may not transfer"
+            )
+        text += ": " + "; ".join(why)
+    return text

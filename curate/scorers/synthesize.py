@@ -13,6 +13,7 @@ Then curate the output with ``degeneration_v1``, ``machine_text_v1`` and ``diver
 from __future__ import annotations
 
 import logging
+import re
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -78,6 +79,8 @@ class Synthesize(Transform):
             raise ValueError(f"{self.label}: set params.model to a local causal-LM folder")
         if p.mode == "rephrase" and "{text}" not in p.prompt:
             raise ValueError(f"{self.label}: prompt must contain {{text}}")
+        if p.device not in ("auto", "cpu", "cuda") and not re.fullmatch(r"cuda:\d+", p.device):
+            raise ValueError(f"device: expected auto, cpu, cuda or cuda:N, got {p.device!r}")
         # Per instance: the GPU share is a parameter of this stage (the class default asks for none).
         self.resources = Resources(num_cpus=1.0, num_gpus=p.num_gpus)
         self._model: Any = None

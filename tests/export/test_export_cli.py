@@ -120,12 +120,20 @@ def test_columns_choose_what_the_parquet_export_carries(run_dir, capsys):
     def exported_columns() -> list[str]:
         return pq.read_schema(sorted((run_dir / "export" / "parquet").glob("train-*.parquet"))[0]).names
 
+    card = run_dir / "export" / "README.md"
     assert _export(str(run_dir), "--format", "parquet", "--columns", "id,text") == 0
     assert exported_columns() == ["id", "text"]
+    # the card lists the columns the export carries, never one --columns left out (issue 25.6)
+    assert "Columns: `id`, `text` (no score columns).\n" in card.read_text()
     assert (
         _export(str(run_dir), "--format", "parquet", "--drop-columns", "*.score,source", "--overwrite") == 0
     )
     assert exported_columns() == ["id", "text", "length_v1.words"]
+    assert (
+        "Columns: `id`, `text` and the scores kept (`<stage>.<field>`): `length_v1.words`.\n"
+        in card.read_text()
+    )
+    assert "gopher_quality_v1.score" not in card.read_text()
     capsys.readouterr()
     assert _export(str(run_dir), "--format", "parquet", "--columns", "id,words", "--overwrite") == 2
     assert capsys.readouterr().err == (

@@ -39,7 +39,7 @@ def test_unmeasured_stage_and_driver_components_are_flagged() -> None:
     assert plan.stages[2].wall_s == pytest.approx(1000 / 1.91 / 2)  # one node: no network transfer
     assert plan.notes == [
         "minhash components: driver: pairs and ids gather on the driver",
-        "no measured rate for mystery_v1: assumed 2.0 MB/s/core",
+        "no measured rate for mystery_v1: assumed 2.0 MB/s/core; it does not decide the bottleneck",
     ]
 
 
@@ -71,3 +71,35 @@ def test_plan_rejects_a_non_number(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit):
         main(["plan", str(ROOT / "pipelines/web.yaml"), "--docs", "lots", "--bytes", "1e9"])
     assert "expected a number such as 1e9 or 5000000, not 'lots'" in capsys.readouterr().err
+
+
+def test_an_unmeasured_stage_never_decides_the_bottleneck() -> None:
+    # issue 25.6: an assumed rate decided 25% of the wall; now it is only flagged
+    plan = project(["read", "mystery_v1", "exact_dedup_v1"], docs=10**6, nbytes=10**9, nodes=1, cores=2)
+    assert plan.stages[1].wall_s > plan.stages[2].wall_s  # 2 MB/s assumed vs exact's measured 16
+    assert plan.bottleneck.name == "exact_dedup_v1"
+    assert plan.notes[-1] == (
+        f"at the assumed rate mystery_v1 would take {plan.stages[1].wall_s / plan.wall_s:.0%} of the wall, "
+        "more than exact_dedup_v1: measure it before trusting the projection"
+    )
+    assert RATES["url_filter_v1"].mb_per_core_s == 78.1  # measured: benchmarks/bench_url_filter.py
+
+
+def test_docs_are_estimated_from_bytes_and_disk_is_projected(capsys: pytest.CaptureFixture[str]) -> None:
+    plan = project(["read", "exact_dedup_v1"], docs=None, nbytes=10**9, nodes=1, cores=2)
+    assert plan.docs == 888_889  # 1e9 / 1,125 bytes per document (RESULTS-load.md run 1)
+    assert plan.docs_estimated
+    assert plan.output_bytes == pytest.approx(0.48e9)
+    # two segments of parts (read, after exact) + exact's key rows: 40 bytes per document
+    assert plan.scratch_bytes == pytest.approx(2 * 0.48e9 + 888_889 * 40)
+    assert main(["plan", str(ROOT / "pipelines/web.yaml"), "--bytes", "1e12"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == (
+        "plan: 888,888,889 docs (estimated from --bytes at 1,125 bytes/doc; give --docs), "
+        "1,000.0 GB on 1 node(s) x 8 cores"
+    )
+    (disk,) = [line for line in out if line.startswith("disk: ")]
+    assert disk.startswith("disk: run directory 480.0 GB (kept/ + rejected/) + 1,731.6 GB scratch (_work/")
+    assert disk.endswith(
+        "shuffle partitions move through Ray's object store (memory, spilled to each node's Ray temp dir)"
+    )

@@ -247,10 +247,22 @@ def test_torch_checkpoints_load_with_weights_only() -> None:
 
 
 def test_model_files_are_checked_against_their_manifest_sha256(tmp_path: Path) -> None:
-    model = pytest.importorskip(
-        "curate.classify.model", reason="the scorers branch (model loading) is not merged"
-    )
+    # Imported, not importorskip'd: the check is merged, and a broken import must fail this test.
+    from curate.classify import model
+    from curate.io.files import sha256_file
+
     f = tmp_path / "m.bin"
     f.write_bytes(b"not the model")
-    with pytest.raises(model.ModelIntegrityError):
+    actual = sha256_file(str(f))
+    with pytest.raises(model.ModelIntegrityError) as e:
         model.load_verified(str(f), sha256="0" * 64)
+    assert str(e.value) == (
+        f"{f}: sha256 {actual} does not match the expected {'0' * 64}; "
+        "refusing to load (retrain it or restore the file)"
+    )
+    with pytest.raises(model.ModelIntegrityError) as e:  # no manifest and no pinned sha256: refused
+        model.load_verified(str(f))
+    assert str(e.value).startswith(f"{f}: no manifest {tmp_path / 'm.manifest.json'} to verify")
+    (tmp_path / "m.manifest.json").write_text(json.dumps({"model_sha256": "f" * 64}))
+    with pytest.raises(model.ModelIntegrityError, match=r"does not match the expected f{64}; refusing"):
+        model.load_verified(str(f))  # a manifest that names another file's sha256

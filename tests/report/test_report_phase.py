@@ -60,7 +60,7 @@ def test_runner_runs_the_report_phase(tmp_path: Path) -> None:
     rec = m["phases"]["report"]
     assert rec["html"] == "report.html"
     assert rec["headline"] == (
-        "kept 30 of 46 documents (65.2%). No proxy runs (no goodput.json): whether the "
+        "kept 30 of 46 documents (65.2% of documents). No proxy runs (no goodput.json): whether the "
         "curation helps training is not measured."
     )
     assert (tmp_path / "run" / "report.html").is_file()
@@ -108,3 +108,23 @@ def test_cli_on_a_bare_manifest(tmp_path: Path) -> None:
     assert "No numeric score columns" in html
     assert "No documents were removed" in html
     shutil.rmtree(run)
+
+
+def test_a_chart_warning_does_not_reach_the_terminal(run_dir, monkeypatch, capsys) -> None:
+    # issue 25.6: the report of a select-derived run leaked a matplotlib UserWarning
+    import warnings
+
+    from curate.cli import main
+    from curate.report import html
+
+    real = html.render_html
+
+    def noisy(*args, **kwargs):
+        warnings.warn("Attempting to set identical low and high xlims", UserWarning, stacklevel=1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr("curate.report.build.render_html", noisy)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a leaked warning would raise here
+        assert main(["report", str(run_dir)]) == 0
+    assert "Warning" not in capsys.readouterr().err

@@ -92,8 +92,14 @@ MANIFEST = {"accounting": {"input": 10, "kept": 5}}
 def test_the_report_verdict_is_goodput_jsons_sentence_with_goodput_and_controls():
     v = verdict(MANIFEST, G)
     assert v == (
-        f"{SENTENCE}. Yield 50.0%, data goodput 0.49 (CI 0.40–0.60). Null control: inside its interval (no "
-        "instrument bias seen). Curation kept 5 of 10 documents (50.0%)."
+        f"{SENTENCE}. Yield 50.0% of tokens, data goodput 0.49 (CI 0.40–0.60), below 1 — curation does not pay "
+        "at this budget when data, not compute, is the limit (training on all of the raw data gives more "
+        "effective tokens). Null control: inside its interval (no instrument bias seen). Curation kept 5 of 10 "
+        "documents (50.0% of documents). It rests on a target of 3 documents (wiki), 200 items (arc) and a "
+        "proxy trained at 0.001 tokens/param: a target that small gives wide intervals; far below the ~20 "
+        "tokens/param of compute-optimal training, a ranking may not transfer. Decision: if your limit is "
+        "compute, no recipe is established better than raw (not called); if it is data, train on everything "
+        "(raw): every data goodput is called below 1."
     )
 
 
@@ -130,6 +136,38 @@ def test_schema_one_goodput_has_no_trust_sections():
 def test_warnings_join_the_verdict_once():
     g = {**G, "warnings": ["loss spikes were skipped during training (null: 4 steps)"]}
     v = verdict(MANIFEST, g)
-    assert v.endswith(
-        "Warning: loss spikes were skipped during training (null: 4 steps). Curation kept 5 of 10 documents (50.0%)."
+    assert (
+        "Warning: loss spikes were skipped during training (null: 4 steps). Curation kept 5 of 10 documents "
+        "(50.0% of documents). It rests on"
+    ) in v
+    assert v.count("loss spikes") == 1
+
+
+def test_a_one_point_ladder_claims_no_decision_accuracy():
+    one = {**G, "ladder": {**G["ladder"], "points": G["ladder"]["points"][:1], "reference": "proxy_1m@1000"}}
+    secs = {sid: rows for sid, _, _, rows, _ in trust.sections(one)}
+    assert secs["ladder"][0][-1] == "— (reference)"  # never "100.0%": a point agrees with itself
+    assert {sid: rows for sid, _, _, rows, _ in trust.sections(G)}["ladder"][1][-1] == "— (reference)"
+
+
+def test_the_scope_sentence_names_a_small_target_and_regime():
+    from curate.report.verdict import scope_sentence
+
+    big = {
+        "eval_set_info": {"wiki": {"headline": True, "docs": 5000}},
+        "regime": {"tokens_per_param": 25.0},
+    }
+    assert (
+        scope_sentence(big)
+        == "It rests on a target of 5,000 documents (wiki) and a proxy trained at 25 tokens/param"
     )
+    small = {
+        "eval_set_info": {"wiki": {"headline": True, "docs": 13}},
+        "regime": {"tokens_per_param": 0.04},
+    }
+    assert scope_sentence(small) == (
+        "It rests on a target of 13 documents (wiki) and a proxy trained at 0.04 tokens/param: a target that "
+        "small gives wide intervals; far below the ~20 tokens/param of compute-optimal training, a ranking "
+        "may not transfer"
+    )
+    assert scope_sentence({"recipes": {}}) is None

@@ -43,10 +43,12 @@ def goodput(curated: dict[str, Any], *, separated: bool = True) -> dict[str, Any
 def test_curated_beats_raw_but_does_not_pay_per_raw_token() -> None:
     v = verdict(MANIFEST, goodput(rec(1.3, 1.1, 1.5, 0.62)))
     assert v == (
-        "curated beats raw: 1.30x tokens-to-target (CI 1.10–1.50); yield 62.0%; data goodput 0.81 (CI 0.68–0.93) — "
-        "curation does not pay at this budget when data, not compute, is the limit (training on all of the raw "
-        "data gives more effective tokens). At T its eval bpb CI is separated from raw's (curated is lower). "
-        "Curation kept 620 of 1,000 documents (62.0%)."
+        "curated beats raw: 1.30x tokens-to-target (CI 1.10–1.50); yield 62.0% of tokens; data goodput 0.81 "
+        "(CI 0.68–0.93), below 1 — curation does not pay at this budget when data, not compute, is the limit "
+        "(training on all of the raw data gives more effective tokens). At T its eval bpb CI is separated "
+        "from raw's (curated is lower). Curation kept 620 of 1,000 documents (62.0% of documents). "
+        "Decision: if your limit is compute, take curated (called better than raw); if it is data, train on "
+        "everything (raw): every data goodput is called below 1."
     )
 
 
@@ -55,37 +57,49 @@ def test_overlapping_intervals_are_called_unsettled() -> None:
     assert v.startswith(
         "curated vs raw: 1.60x tokens-to-target (CI 0.90–2.40) (extrapolated beyond the baseline's "
         "curve), an interval that includes 1x, so no difference per training token is established; "
-        "yield 62.0%; data goodput 0.99 (CI 0.56–1.49) — whether curation pays is not settled"
+        "yield 62.0% of tokens; data goodput 0.99 (CI 0.56–1.49) — whether curation pays is not settled"
     )
     assert "At T its eval bpb CI overlaps raw's: the ranking of the two is not called." in v
+    assert v.endswith(
+        "Decision: if your limit is compute, no recipe is established better than raw (not called); if it "
+        "is data, whether curation pays is not settled (a data goodput interval includes 1)."
+    )
 
 
 def test_curation_that_pays() -> None:
     v = verdict(MANIFEST, goodput(rec(2.0, 1.8, 2.2, 0.8)))
-    assert "data goodput 1.60 (CI 1.44–1.76) — curation pays" in v
+    assert "data goodput 1.60 (CI 1.44–1.76), above 1 — curation pays" in v
+    assert v.endswith(
+        "Decision: if your limit is compute, take curated (called better than raw); if it is data, take "
+        "curated (data goodput called above 1)."
+    )
 
 
 def test_worse_than_baseline() -> None:
     v = verdict(MANIFEST, goodput(rec(0.7, 0.6, 0.8, 0.9)))
     assert v.startswith("curated is worse than raw: 0.70x tokens-to-target (CI 0.60–0.80)")
+    assert v.endswith(
+        "Decision: if your limit is compute, keep raw (every recipe is called worse per training token); "
+        "if it is data, train on everything (raw): every data goodput is called below 1."
+    )
 
 
 def test_unbounded_multiplier() -> None:
     v = verdict(MANIFEST, goodput(rec(None, 1.2, None, 0.5)))
     assert v.startswith(
         "curated reaches a loss the raw baseline never reaches on its fitted curve "
-        "(multiplier unbounded); yield 50.0%; data goodput unknown"
+        "(multiplier unbounded); yield 50.0% of tokens; data goodput unknown"
     )
 
 
 def test_no_goodput_and_baseline_only() -> None:
     assert verdict(MANIFEST, None) == (
-        "kept 620 of 1,000 documents (62.0%). No proxy runs (no goodput.json): whether "
+        "kept 620 of 1,000 documents (62.0% of documents). No proxy runs (no goodput.json): whether "
         "the curation helps training is not measured."
     )
     only = {"baseline": "raw", "recipes": {"raw": rec(1.0, 1.0, 1.0, 1.0)}}
     assert verdict(MANIFEST, only).startswith(
-        "kept 620 of 1,000 documents (62.0%). goodput.json has no recipe besides"
+        "kept 620 of 1,000 documents (62.0% of documents). goodput.json has no recipe besides"
     )
 
 
@@ -111,3 +125,19 @@ def test_formatters() -> None:
         "∞",
         "0",
     )
+
+
+def test_only_the_extrapolated_numbers_carry_the_star() -> None:
+    from curate.report.tables import GOODPUT_COLUMNS, extrapolated_parts
+
+    g = goodput(rec(0.95, 0.8, 1.3, 0.6, extrapolated=True))
+    g["budget"] = 1000
+    g["recipes"]["raw"]["curves"] = {"wiki": {"tokens": [250, 500, 1000]}}
+    # the value (0.95 x T) and the low bound sit on the measured curve; only the high bound is beyond it
+    assert extrapolated_parts(g, "curated") == {"value": False, "ci_low": False, "ci_high": True}
+    assert extrapolated_parts(g, "raw") == {"value": False, "ci_low": False, "ci_high": False}
+    del g["recipes"]["raw"]["curves"]  # no curve to tell: the flag is the value's
+    assert extrapolated_parts(g, "curated") == {"value": True, "ci_low": False, "ci_high": False}
+    headers = [h for h, _ in GOODPUT_COLUMNS]
+    assert "yield (tokens)" in headers
+    assert "learning signal (bpb / token)" in headers
