@@ -16,10 +16,12 @@ ssn         US social-security numbers ``AAA-GG-SSSS``, without the       ``<SSN
             never-issued areas 000, 666, 9xx, group 00, serial 0000
 ip          IPv4 (four octets 0-255, not part of a longer dotted number)  ``<IP_ADDRESS>``
             and IPv6 (``ipaddress`` validates; needs 3 groups or a group
-            of 3+ hex digits, so slices like ``a[1::2]`` are not taken)
+            of 3+ hex digits, so slices like ``a[1::2]`` are not taken);
+            global addresses only unless ``ip_scope: all``
 phone       ``+`` international numbers, or national numbers of           ``<PHONE>``
-            ``phone_regions`` written with separators; valid per the
-            ``phonenumbers`` library's metadata
+            ``phone_regions`` written as people write them (one kind of
+            separator, first and last group of 3+ digits); valid per
+            the ``phonenumbers`` library's metadata
 =========== ============================================================ =================
 
 Columns (``pii_v1.<type>``): how many spans of each type the document had (int32), for every type
@@ -60,7 +62,8 @@ MODES = ("redact", "reject")
 # --- patterns. Each type has a cheap RE2 prefilter (pyarrow, whole batch) and an exact Python pattern
 # (lookarounds RE2 lacks) whose matches a validator may still refuse.
 _SECRET = re.compile(
-    r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY-----[\s\S]*?-----END (?:[A-Z0-9]+ )*PRIVATE KEY-----"
+    r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY-----\s*(?:[A-Za-z-]+: [^\n]*\s+)*[A-Za-z0-9+/=\s]{16,}?"
+    r"-----END (?:[A-Z0-9]+ )*PRIVATE KEY-----"
     r"|\b(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA)[0-9A-Z]{16}\b"
     r"|\bgh[pousr]_[A-Za-z0-9]{36,255}\b|\bgithub_pat_[A-Za-z0-9_]{60,255}\b"
     r"|\bxox[abposr]-[A-Za-z0-9-]{10,}"
@@ -90,8 +93,10 @@ _CARD_PRE = r"\d{4}[ -]?\d{4}[ -]?\d{2}|\d{4}[ -]?\d{6}[ -]?\d{4}"
 _SSN = re.compile(r"(?<![\w-])(?!000|666|9\d\d)\d{3}-(?!00)\d{2}-(?!0000)\d{4}(?![\w]|-\d)")
 _SSN_PRE = r"\d{3}-\d{2}-\d{4}"
 _IPV4 = re.compile(
-    r"(?<![\w.])(?:(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)\.){3}(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(?![\w]|\.\d)"
+    r"(?<![\w.])(?:(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)\.){3}(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(?!\w|\.\w)"
 )
+# Four small numbers are a version or a section ("GCC 2.7.2.2", "8.6.4.1.") unless an IP cue precedes.
+_IP_CUE = re.compile(r"(?i)\b(?:ip|ipv4|address|addr|host|server|dns|gateway|from|by)\b|://")
 _IPV6 = re.compile(
     r"(?<![\w:.])(?:[0-9A-Fa-f]{0,4}:){2,7}(?:[0-9A-Fa-f]{1,4}|(?:\d{1,3}\.){3}\d{1,3})?(?![\w:])"
 )
@@ -233,16 +238,29 @@ def _iban_ok(m: re.Match[str]) -> int:
     return len(m.group()) if iban_ok(m.group()) else 0
 
 
-def _ipv6_ok(m: re.Match[str]) -> int:
-    s = m.group()
-    groups = [g for g in s.split(":") if g]
-    if len(groups) < 3 and not any(len(g) >= 3 for g in groups):
-        return 0  # "1::2" is a slice far more often than an address
-    try:
-        ipaddress.IPv6Address(s)
-    except ValueError:
-        return 0
-    return len(s)
+class _IpCheck:
+    """IPv6 candidates must parse (``ipaddress``); with ``public_only`` an address must also be global,
+    so loopback, private, link-local and documentation ranges (``192.0.2.0/24``, ``2001:db8::/32``),
+    which identify no one, are left alone."""
+
+    def __init__(self, *, v6: bool, public_only: bool) -> None:
+        self.v6 = v6
+        self.public_only = public_only
+
+    def __call__(self, m: re.Match[str]) -> int:
+        s = m.group()
+        if self.v6:
+            groups = [g for g in s.split(":") if g]
+            if len(groups) < 3 and not any(len(g) >= 3 for g in groups):
+                return 0  # "1::2" is a slice far more often than an address
+        try:
+            addr = ipaddress.ip_address(s)
+        except ValueError:
+            return 0
+        if not self.v6 and all(int(o) < 32 for o in s.split(".")):
+            if not _IP_CUE.search(m.string, max(0, m.start() - 30), m.start()):
+                return 0
+        return len(s) if addr.is_global or not self.public_only else 0
 
 
 class _PhoneCheck:
@@ -271,8 +289,8 @@ class _PhoneCheck:
         if not 7 <= n_digits <= 15:
             return False
         international = s.startswith("+")
-        if not international and not re.search(r"[ .()-]", s):
-            return False  # a bare digit run is a count, an id or a timestamp far more often
+        if not international and not _national_shape(s):
+            return False
         for region in [None] if international else self.regions:
             try:
                 num = self.pn.parse(s, region)
@@ -281,6 +299,19 @@ class _PhoneCheck:
             if self.pn.is_valid_number(num):
                 return True
         return False
+
+
+def _national_shape(s: str) -> bool:
+    """A number without a country code looks like one as people write it: an optional ``(area)``, then
+    groups split by one kind of separator, the first and last of at least three digits. Dates
+    (``2010-09-06 22``), decimals (``123 456 789.00``) and runs of small numbers fail; a bare digit
+    run (a count, an id, a timestamp) fails too."""
+    rest = re.sub(r"^\(\d{1,5}\)[ .-]?", "", s)
+    seps = set(re.findall(r"[ .-]", rest))
+    groups = re.split(r"[ .-]", rest)
+    if len(seps) > 1 or (not seps and rest == s):
+        return False
+    return len(groups[0]) >= 3 and len(groups[-1]) >= 3 if len(groups) > 1 else rest != s
 
 
 # A validator gives the length of the valid span that starts a match (0: not a span of its type).
@@ -294,6 +325,8 @@ class PiiParams:
         untouched, as ``<label>:<type>`` of the first type found).
     types: the types to look for, any of secret, email, iban, card, ssn, ip, phone.
     placeholders: replacements per type, overriding the defaults (``<EMAIL>``, ``<PHONE>``, ...).
+    ip_scope: ``public`` (default: global addresses only, as datatrove's PII formatter) or ``all``
+        (loopback, private, link-local and documentation addresses too).
     phone_regions: regions (ISO 3166 alpha-2) whose national formats are accepted for numbers without
         a ``+`` country code; international numbers are accepted from every region.
     """
@@ -302,6 +335,7 @@ class PiiParams:
     types: list[str] = field(default_factory=lambda: list(TYPES))
     placeholders: dict[str, str] = field(default_factory=dict)
     phone_regions: list[str] = field(default_factory=lambda: ["US", "GB"])
+    ip_scope: str = "public"
 
 
 @STAGES.add("pii_v1")
@@ -315,6 +349,8 @@ class Pii(Transform):
         p: PiiParams = self.params
         if p.mode not in MODES:
             raise ValueError(f"{self.label}: mode must be one of {list(MODES)}, got {p.mode!r}")
+        if p.ip_scope not in ("public", "all"):
+            raise ValueError(f"{self.label}: ip_scope must be 'public' or 'all', got {p.ip_scope!r}")
         for where, names in (("types", p.types), ("placeholders", list(p.placeholders))):
             bad = sorted(set(names) - set(TYPES))
             if bad:
@@ -336,7 +372,13 @@ class Pii(Transform):
             "iban": (_IBAN_PRE, [(_IBAN, _iban_ok)]),
             "card": (_CARD_PRE, [(_CARD, _card_ok)]),
             "ssn": (_SSN_PRE, [(_SSN, None)]),
-            "ip": (_IP_PRE, [(_IPV4, None), (_IPV6, _ipv6_ok)]),
+            "ip": (
+                _IP_PRE,
+                [
+                    (_IPV4, _IpCheck(v6=False, public_only=p.ip_scope == "public")),
+                    (_IPV6, _IpCheck(v6=True, public_only=p.ip_scope == "public")),
+                ],
+            ),
         }
         if "phone" in p.types:
             table["phone"] = (_PHONE_PRE, [(_PHONE, _PhoneCheck(list(p.phone_regions)))])

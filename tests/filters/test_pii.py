@@ -28,16 +28,20 @@ def redact(texts: list[str], **params: object) -> list[str]:
         ("E.164: +14155552671", "E.164: <PHONE>"),
         ("office 415-555-2671 24 hours a day", "office <PHONE> 24 hours a day"),
         (
-            "host 203.0.113.7, v6 2001:db8::8a2e:370:7334 and fe80::1",
+            "host 93.184.216.34, v6 2606:2800:220:1:248:1893:25c8:1946 and 2a00:1450::200e",
             "host <IP_ADDRESS>, v6 <IP_ADDRESS> and <IP_ADDRESS>",
         ),
+        ("DNS server 8.8.8.8.", "DNS server <IP_ADDRESS>."),
         ("card 4111 1111 1111 1111; amex 3782-822463-10005", "card <CREDIT_CARD>; amex <CREDIT_CARD>"),
         ("pay GB82 WEST 1234 5698 7654 32 or DE89370400440532013000", "pay <IBAN> or <IBAN>"),
         ("SSN 123-45-6789.", "SSN <SSN>."),
         ("id AKIAIOSFODNN7EXAMPLE", "id <SECRET>"),
         ("aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", "<SECRET>"),
         ("t ghp_" + "a1B2" * 9 + " x", "t <SECRET> x"),
-        ("-----BEGIN RSA PRIVATE KEY-----\nMIIEow\n-----END RSA PRIVATE KEY-----\nok", "<SECRET>\nok"),
+        (
+            "-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA0Z3VS5JJcds3xfn/ygWyF8PbnGy\n-----END RSA PRIVATE KEY-----\nok",
+            "<SECRET>\nok",
+        ),
     ],
 )
 def test_each_type_is_redacted(text: str, expected: str) -> None:
@@ -51,6 +55,8 @@ def test_each_type_is_redacted(text: str, expected: str) -> None:
         "GB82 WEST 1234 5698 7654 33 fails mod-97",
         "000-12-3456 and 666-12-3456 were never issued",
         "slices a[1::2], times 12:30:45, C++ std::vector",
+        "[GCC 2.7.2.2], novas-3.1.1.3, section 8.6.4.1., '1.0.0.127.in-addr.arpa'",
+        "private 192.168.0.1, loopback 127.0.0.1, documentation 203.0.113.7 and 2001:db8::1",
         "1 2 3 4 5 6 7 8 9 10; dates 2019-07-15 and 12.05.2019; 1,234,567 people",
         "ISBN 978-3-16-148410-0, OID 1.3.6.1.4.1.311, pi 3.14159265358979",
         "a count 1234567890 and a timestamp 1563456789",
@@ -70,7 +76,7 @@ def test_validators() -> None:
 
 
 def test_counts_per_type_and_placeholders() -> None:
-    text = "a@b.io c@d.org 203.0.113.7"
+    text = "a@b.io c@d.org 93.184.216.34"
     stage = Pii(PiiParams(placeholders={"email": "[email]"}))
     out = stage.process(make_table([text, "nothing here"]))
     assert out.column(schema.TEXT).to_pylist() == ["[email] [email] <IP_ADDRESS>", "nothing here"]
@@ -80,9 +86,14 @@ def test_counts_per_type_and_placeholders() -> None:
     assert [c for c in out.column_names if c.startswith("pii_v1.")] == [f"pii_v1.{t}" for t in TYPES]
 
 
+def test_ip_scope_all_takes_every_address() -> None:
+    text = "private 192.168.0.1, documentation 2001:db8::1"
+    assert redact([text], ip_scope="all") == ["private <IP_ADDRESS>, documentation <IP_ADDRESS>"]
+
+
 def test_only_the_types_asked_for() -> None:
     stage = Pii(PiiParams(types=["ip"]))
-    out = stage.process(make_table(["a@b.io 203.0.113.7"]))
+    out = stage.process(make_table(["a@b.io 93.184.216.34"]))
     assert out.column(schema.TEXT).to_pylist() == ["a@b.io <IP_ADDRESS>"]
     assert [c for c in out.column_names if c.startswith("pii_v1.")] == ["pii_v1.ip"]
 
@@ -101,6 +112,7 @@ def test_bad_params_fail_at_validate() -> None:
         (PiiParams(types=["passport"]), "unknown types"),
         (PiiParams(placeholders={"mail": "x"}), "unknown placeholders"),
         (PiiParams(phone_regions=["XX"]), "phone_regions"),
+        (PiiParams(ip_scope="some"), "ip_scope"),
     ):
         with pytest.raises(ValueError, match=msg):
             Pii(params).validate()
@@ -132,7 +144,7 @@ def test_totals_reach_the_manifest_funnel(tmp_path: Path) -> None:
     from curate.api import run
 
     lines = [{"id": f"d{i}", "text": f"doc {i} mail u{i}@example.org"} for i in range(5)]
-    lines += [{"id": "x", "text": "ssn 123-45-6789 and ip 203.0.113.7"}, {"id": "y", "text": "clean"}]
+    lines += [{"id": "x", "text": "ssn 123-45-6789 and ip 93.184.216.34"}, {"id": "y", "text": "clean"}]
     (tmp_path / "in.jsonl").write_text("\n".join(json.dumps(d) for d in lines) + "\n")
     (tmp_path / "p.yaml").write_text(
         f"name: t\ninput: {{path: {tmp_path}/in.jsonl, format: jsonl, batch_docs: 4}}\n"
