@@ -257,9 +257,9 @@ class _IpCheck:
             addr = ipaddress.ip_address(s)
         except ValueError:
             return 0
-        if not self.v6 and all(int(o) < 32 for o in s.split(".")):
-            if not _IP_CUE.search(m.string, max(0, m.start() - 30), m.start()):
-                return 0
+        small = not self.v6 and all(int(o) < 32 for o in s.split("."))
+        if small and not _IP_CUE.search(m.string, max(0, m.start() - 30), m.start()):
+            return 0
         return len(s) if addr.is_global or not self.public_only else 0
 
 
