@@ -158,3 +158,12 @@ def test_totals_reach_the_manifest_funnel(tmp_path: Path) -> None:
     from curate.report.markdown import _funnel
 
     assert "counted: email 5, ip 1, ssn 1" in "\n".join(_funnel(manifest))
+
+
+def test_spans_lists_what_process_replaces() -> None:
+    text = "mail a@b.io or call +1 415-555-2671, card 4111 1111 1111 1111"
+    assert Pii().spans(text) == [
+        ("email", "a@b.io"),
+        ("card", "4111 1111 1111 1111"),
+        ("phone", "+1 415-555-2671"),
+    ]

@@ -1,0 +1,242 @@
+"""The patterns and validators of ``pii_v1`` (:mod:`curate.filters.pii`), one entry per type.
+
+Each type has a cheap RE2 prefilter (run by pyarrow over a whole batch) and exact Python patterns
+(with the lookarounds RE2 lacks) whose matches a validator may still refuse or shorten.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+from collections.abc import Callable
+
+TYPES = ("secret", "email", "iban", "card", "ssn", "ip", "phone")
+PLACEHOLDERS = {
+    "secret": "<SECRET>",
+    "email": "<EMAIL>",
+    "iban": "<IBAN>",
+    "card": "<CREDIT_CARD>",
+    "ssn": "<SSN>",
+    "ip": "<IP_ADDRESS>",
+    "phone": "<PHONE>",
+}
+
+_SECRET = re.compile(
+    r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY-----\s*(?:[A-Za-z-]+: [^\n]*\s+)*[A-Za-z0-9+/=\s]{16,}?"
+    r"-----END (?:[A-Z0-9]+ )*PRIVATE KEY-----"
+    r"|\b(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA)[0-9A-Z]{16}\b"
+    r"|\bgh[pousr]_[A-Za-z0-9]{36,255}\b|\bgithub_pat_[A-Za-z0-9_]{60,255}\b"
+    r"|\bxox[abposr]-[A-Za-z0-9-]{10,}"
+    r"|\bAIza[0-9A-Za-z_-]{35}(?![0-9A-Za-z_-])"
+    r"|\b[sr]k_(?:live|test)_[0-9A-Za-z]{20,}\b"
+    r"|\bsk-(?:proj-|svcacct-)?[A-Za-z0-9_-]{20,}T3BlbkFJ[A-Za-z0-9_-]{20,}"
+    r"|\bsk-(?:proj|svcacct)-[A-Za-z0-9_-]{40,}"
+    r"|\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"
+    r"|(?i:aws_secret_access_key)[\"']?\s*[:=]\s*[\"']?[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+])"
+)
+_SECRET_PRE = (
+    r"PRIVATE KEY-----|(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA)[0-9A-Z]{16}|gh[pousr]_[A-Za-z0-9]{36}|github_pat_"
+    r"|xox[abposr]-|AIza[0-9A-Za-z_-]{35}|[sr]k_(?:live|test)_|sk-[A-Za-z0-9_-]{20}|eyJ[A-Za-z0-9_-]{8,}\.eyJ"
+    r"|(?i:aws_secret_access_key)"
+)
+_EMAIL = re.compile(
+    r"(?<![\w.%+-])[A-Za-z0-9](?:[A-Za-z0-9._%+-]{0,63})@(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)+"
+    r"[A-Za-z]{2,24}(?![\w-])"
+)
+_EMAIL_PRE = r"[A-Za-z0-9]@[A-Za-z0-9.-]+\.[A-Za-z]{2}"
+_IBAN = re.compile(r"(?<![\w])[A-Z]{2}\d{2}(?: ?[A-Z0-9]){11,30}(?![\w])")
+_IBAN_PRE = r"\b[A-Z]{2}\d{2} ?[A-Z0-9]{4}"
+_CARD = re.compile(  # groups of four (13-19 digits), or Amex / Diners' 4-6-5 / 4-6-4
+    r"(?<![\w.,-])(?:(?:\d{4}[ -]?){2,3}\d{3,4}(?:[ -]?\d{1,3})?|\d{4}[ -]?\d{6}[ -]?\d{4,5})(?![\w]|[.,-]\d)"
+)
+_CARD_PRE = r"\d{4}[ -]?\d{4}[ -]?\d{2}|\d{4}[ -]?\d{6}[ -]?\d{4}"
+_SSN = re.compile(r"(?<![\w-])(?!000|666|9\d\d)\d{3}-(?!00)\d{2}-(?!0000)\d{4}(?![\w]|-\d)")
+_SSN_PRE = r"\d{3}-\d{2}-\d{4}"
+_IPV4 = re.compile(
+    r"(?<![\w.])(?:(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)\.){3}(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(?!\w|\.\w)"
+)
+# Four small numbers are a version or a section ("GCC 2.7.2.2", "8.6.4.1.") unless an IP cue precedes.
+_IP_CUE = re.compile(r"(?i)\b(?:ip|ipv4|address|addr|host|server|dns|gateway|from|by)\b|://")
+_IPV6 = re.compile(
+    r"(?<![\w:.])(?:[0-9A-Fa-f]{0,4}:){2,7}(?:[0-9A-Fa-f]{1,4}|(?:\d{1,3}\.){3}\d{1,3})?(?![\w:])"
+)
+_IP_PRE = r"\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}|[0-9A-Fa-f]{0,4}:[0-9A-Fa-f]{0,4}:[0-9A-Fa-f]{0,4}"
+_PHONE = re.compile(
+    r"(?<![\w+.,/-])(?:\+\d{1,3}[ .-]?)?(?:\(\d{1,5}\)[ .-]?)?\d{2,12}(?:[ .-]\d{2,8}){0,4}(?![\w/-]|[.,]\d)"
+)
+_PHONE_PRE = r"\+\d{1,3}[ .-]?\(?\d|\(\d{1,5}\)[ .-]?\d|\d{2,5}[ .-]\d{2,5}[ .-]?\d{2}"
+
+# ISO 13616 IBAN lengths by country (the countries SWIFT's registry lists).
+_IBAN_LENGTH = {
+    c: int(n)
+    for c, n in re.findall(
+        r"([A-Z]{2})(\d\d)",
+        "AD24 AE23 AL28 AT20 AZ28 BA20 BE16 BG22 BH22 BI27 BR29 BY28 CH21 CR22 CY28 CZ24 DE22 "
+        "DJ27 DK18 DO28 EE20 EG29 ES24 FI18 FK18 FO18 FR27 GB22 GE22 GI23 GL18 GR27 GT28 HR21 "
+        "HU28 IE22 IL23 IQ23 IS26 IT27 JO30 KW30 KZ20 LB28 LC32 LI21 LT20 LU20 LV21 LY25 MC27 "
+        "MD24 ME22 MK19 MN20 MR27 MT31 MU30 NI28 NL18 NO15 OM23 PK24 PL28 PS29 PT25 QA29 RO24 "
+        "RU33 SA24 SC31 SD18 SE24 SI19 SK24 SM27 SO23 ST25 SV28 TL23 TN24 TR26 UA29 VA22 VG24 "
+        "XK20 YE30",
+    )
+}
+# Card networks' IIN prefixes (Visa, Mastercard, Amex, Discover, JCB, Diners, UnionPay, Maestro).
+_CARD_PREFIX = re.compile(
+    r"4|5[1-5]|2(?:2[2-9]|[3-6]\d|7[01]|720)|3[47]|6(?:011|5|4[4-9]|2)|35|3(?:0[0-5]|[689])|5[06-8]"
+)
+
+
+def luhn_ok(digits: str) -> bool:
+    """The Luhn checksum of a digit string."""
+    total = 0
+    for i, ch in enumerate(reversed(digits)):
+        d = ord(ch) - 48
+        if i % 2:
+            d = d * 2 - 9 if d > 4 else d * 2
+        total += d
+    return total % 10 == 0
+
+
+def iban_ok(candidate: str) -> bool:
+    """The country's IBAN length and the ISO 7064 mod-97-10 checksum."""
+    s = candidate.replace(" ", "")
+    if _IBAN_LENGTH.get(s[:2]) != len(s):
+        return False
+    moved = s[4:] + s[:4]
+    return int("".join(str(int(ch, 36)) for ch in moved)) % 97 == 1
+
+
+def _card_ok(m: re.Match[str]) -> int:
+    digits = re.sub(r"[ -]", "", m.group())
+    ok = 13 <= len(digits) <= 19 and bool(_CARD_PREFIX.match(digits)) and luhn_ok(digits)
+    return len(m.group()) if ok else 0
+
+
+def _iban_ok(m: re.Match[str]) -> int:
+    return len(m.group()) if iban_ok(m.group()) else 0
+
+
+class _IpCheck:
+    """IPv6 candidates must parse (``ipaddress``); with ``public_only`` an address must also be global,
+    so loopback, private, link-local and documentation ranges (``192.0.2.0/24``, ``2001:db8::/32``),
+    which identify no one, are left alone."""
+
+    def __init__(self, *, v6: bool, public_only: bool) -> None:
+        self.v6 = v6
+        self.public_only = public_only
+
+    def __call__(self, m: re.Match[str]) -> int:
+        s = m.group()
+        if self.v6:
+            groups = [g for g in s.split(":") if g]
+            if len(groups) < 3 and not any(len(g) >= 3 for g in groups):
+                return 0  # "1::2" is a slice far more often than an address
+        try:
+            addr = ipaddress.ip_address(s)
+        except ValueError:
+            return 0
+        small = not self.v6 and all(int(o) < 32 for o in s.split("."))
+        if small and not _IP_CUE.search(m.string, max(0, m.start() - 30), m.start()):
+            return 0
+        return len(s) if addr.is_global or not self.public_only else 0
+
+
+class _PhoneCheck:
+    """Validates phone candidates with ``phonenumbers`` (imported once per worker, in ``setup``)."""
+
+    def __init__(self, regions: list[str]) -> None:
+        import phonenumbers
+
+        self.pn = phonenumbers
+        self.regions = regions
+
+    def __call__(self, m: re.Match[str]) -> int:
+        """The length of the longest valid number that starts the match (0: none); trailing groups of
+        digits are dropped one at a time, since "415-555-2671 24 hours" runs on past the number."""
+        s = m.group()
+        while True:
+            if self._valid(s):
+                return len(s)
+            cut = max(s.rfind(" "), s.rfind("-"), s.rfind("."))
+            if cut <= 0:
+                return 0
+            s = s[:cut]
+
+    def _valid(self, s: str) -> bool:
+        n_digits = sum(ch.isdigit() for ch in s)
+        if not 7 <= n_digits <= 15:
+            return False
+        international = s.startswith("+")
+        if not international and not _national_shape(s):
+            return False
+        for region in [None] if international else self.regions:
+            try:
+                num = self.pn.parse(s, region)
+            except self.pn.NumberParseException:
+                continue
+            if self.pn.is_valid_number(num):
+                return True
+        return False
+
+
+def _national_shape(s: str) -> bool:
+    """A number without a country code looks like one as people write it: an optional ``(area)``, then
+    groups split by one kind of separator, the first and last of at least three digits. Dates
+    (``2010-09-06 22``), decimals (``123 456 789.00``) and runs of small numbers fail; a bare digit
+    run (a count, an id, a timestamp) fails too."""
+    rest = re.sub(r"^\(\d{1,5}\)[ .-]?", "", s)
+    seps = set(re.findall(r"[ .-]", rest))
+    groups = re.split(r"[ .-]", rest)
+    if len(seps) > 1 or (not seps and rest == s):
+        return False
+    return len(groups[0]) >= 3 and len(groups[-1]) >= 3 if len(groups) > 1 else rest != s
+
+
+# A validator gives the length of the valid span that starts a match (0: not a span of its type).
+Validator = Callable[[re.Match[str]], int]
+
+Patterns = list[tuple[re.Pattern[str], Validator | None]]
+
+
+def checks(
+    types: list[str], *, phone_regions: list[str], public_ips_only: bool
+) -> list[tuple[str, str, Patterns]]:
+    """``(type, RE2 prefilter, patterns)`` for each of ``types``, in the order of :data:`TYPES`."""
+    table: dict[str, tuple[str, Patterns]] = {
+        "secret": (_SECRET_PRE, [(_SECRET, None)]),
+        "email": (_EMAIL_PRE, [(_EMAIL, None)]),
+        "iban": (_IBAN_PRE, [(_IBAN, _iban_ok)]),
+        "card": (_CARD_PRE, [(_CARD, _card_ok)]),
+        "ssn": (_SSN_PRE, [(_SSN, None)]),
+        "ip": (
+            _IP_PRE,
+            [
+                (_IPV4, _IpCheck(v6=False, public_only=public_ips_only)),
+                (_IPV6, _IpCheck(v6=True, public_only=public_ips_only)),
+            ],
+        ),
+    }
+    if "phone" in types:  # imports phonenumbers
+        table["phone"] = (_PHONE_PRE, [(_PHONE, _PhoneCheck(list(phone_regions)))])
+    return [(t, *table[t]) for t in TYPES if t in types]
+
+
+def redact(doc: str, patterns: Patterns, placeholder: str, found: list[str] | None = None) -> tuple[str, int]:
+    """``doc`` with every valid match of ``patterns`` replaced by ``placeholder``, and how many; each
+    span replaced is appended to ``found`` when given."""
+    total = 0
+    for pattern, valid in patterns:
+        hits = 0
+
+        def sub(m: re.Match[str], valid: Validator | None = valid) -> str:
+            nonlocal hits
+            end = len(m.group()) if valid is None else valid(m)
+            if end:
+                hits += 1
+                if found is not None:
+                    found.append(m.group()[:end])
+                return placeholder + m.group()[end:]
+            return m.group()
+
+        doc = pattern.sub(sub, doc)
+        total += hits
+    return doc, total
