@@ -21,19 +21,26 @@ PLACEHOLDERS = {
     "phone": "<PHONE>",
 }
 
-_SECRET = re.compile(
-    r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY-----\s*(?:[A-Za-z-]+: [^\n]*\s+)*[A-Za-z0-9+/=\s]{16,}?"
-    r"-----END (?:[A-Z0-9]+ )*PRIVATE KEY-----"
-    r"|\b(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA)[0-9A-Z]{16}\b"
-    r"|\bgh[pousr]_[A-Za-z0-9]{36,255}\b|\bgithub_pat_[A-Za-z0-9_]{60,255}\b"
-    r"|\bxox[abposr]-[A-Za-z0-9-]{10,}"
-    r"|\bAIza[0-9A-Za-z_-]{35}(?![0-9A-Za-z_-])"
-    r"|\b[sr]k_(?:live|test)_[0-9A-Za-z]{20,}\b"
-    r"|\bsk-(?:proj-|svcacct-)?[A-Za-z0-9_-]{20,}T3BlbkFJ[A-Za-z0-9_-]{20,}"
-    r"|\bsk-(?:proj|svcacct)-[A-Za-z0-9_-]{40,}"
-    r"|\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"
-    r"|(?i:aws_secret_access_key)[\"']?\s*[:=]\s*[\"']?[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+])"
-)
+# One pattern per kind of secret, each starting with a literal, so that Python's ``re`` searches for
+# that literal instead of trying every position against every alternative; the word boundary before
+# it is checked by ``_word_start``.
+_SECRETS = [
+    re.compile(p)
+    for p in (
+        r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY-----\s*(?:[A-Za-z-]+: [^\n]*\s+)*[A-Za-z0-9+/=\s]{16,}?"
+        r"-----END (?:[A-Z0-9]+ )*PRIVATE KEY-----",
+        r"A(?:KIA|SIA|GPA|IDA|ROA|NPA)[0-9A-Z]{16}\b",
+        r"gh[pousr]_[A-Za-z0-9]{36,255}\b",
+        r"github_pat_[A-Za-z0-9_]{60,255}\b",
+        r"xox[abposr]-[A-Za-z0-9-]{10,}",
+        r"AIza[0-9A-Za-z_-]{35}(?![0-9A-Za-z_-])",
+        r"[sr]k_(?:live|test)_[0-9A-Za-z]{20,}\b",
+        r"sk-(?:proj-|svcacct-)?[A-Za-z0-9_-]{20,}T3BlbkFJ[A-Za-z0-9_-]{20,}",
+        r"sk-(?:proj|svcacct)-[A-Za-z0-9_-]{40,}",
+        r"eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}",
+        r"(?i:aws_secret_access_key)[\"']?\s*[:=]\s*[\"']?[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+])",
+    )
+]
 _SECRET_PRE = (
     r"PRIVATE KEY-----|(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA)[0-9A-Z]{16}|gh[pousr]_[A-Za-z0-9]{36}|github_pat_"
     r"|xox[abposr]-|AIza[0-9A-Za-z_-]{35}|[sr]k_(?:live|test)_|sk-[A-Za-z0-9_-]{20}|eyJ[A-Za-z0-9_-]{8,}\.eyJ"
@@ -47,7 +54,8 @@ _EMAIL_PRE = r"[A-Za-z0-9]@[A-Za-z0-9.-]+\.[A-Za-z]{2}"
 _IBAN = re.compile(r"(?<![\w])[A-Z]{2}\d{2}(?: ?[A-Z0-9]){11,30}(?![\w])")
 _IBAN_PRE = r"\b[A-Z]{2}\d{2} ?[A-Z0-9]{4}"
 _CARD = re.compile(  # groups of four (13-19 digits), or Amex / Diners' 4-6-5 / 4-6-4
-    r"(?<![\w.,-])(?:(?:\d{4}[ -]?){2,3}\d{3,4}(?:[ -]?\d{1,3})?|\d{4}[ -]?\d{6}[ -]?\d{4,5})(?![\w]|[.,-]\d)"
+    r"(?<![\w.,-])(?<!\d[ -])(?:(?:\d{4}[ -]?){2,3}\d{3,4}(?:[ -]?\d{1,3})?|\d{4}[ -]?\d{6}[ -]?\d{4,5})"
+    r"(?!\w|[.,-]\d|[ -]\d)"  # not a stretch of a longer run of digit groups (an IBAN, a table)
 )
 _CARD_PRE = r"\d{4}[ -]?\d{4}[ -]?\d{2}|\d{4}[ -]?\d{6}[ -]?\d{4}"
 _SSN = re.compile(r"(?<![\w-])(?!000|666|9\d\d)\d{3}-(?!00)\d{2}-(?!0000)\d{4}(?![\w]|-\d)")
@@ -56,13 +64,16 @@ _IPV4 = re.compile(
     r"(?<![\w.])(?:(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)\.){3}(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(?!\w|\.\w)"
 )
 # Four small numbers are a version or a section ("GCC 2.7.2.2", "8.6.4.1.") unless an IP cue precedes.
-_IP_CUE = re.compile(r"(?i)\b(?:ip|ipv4|address|addr|host|server|dns|gateway|from|by)\b|://")
+_IP_CUE = re.compile(r"(?i)\b(?:ip|ipv4|address|addr|host|server|dns|gateway)\b|://")
 _IPV6 = re.compile(
-    r"(?<![\w:.])(?:[0-9A-Fa-f]{0,4}:){2,7}(?:[0-9A-Fa-f]{1,4}|(?:\d{1,3}\.){3}\d{1,3})?(?![\w:])"
+    r"(?<![\w:.])(?:[0-9A-Fa-f]{0,4}:){2,7}(?:[0-9A-Fa-f]{1,4}|(?:\d{1,3}\.){3}\d{1,3})?(?![\w:.])"
 )
 _IP_PRE = r"\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}|[0-9A-Fa-f]{0,4}:[0-9A-Fa-f]{0,4}:[0-9A-Fa-f]{0,4}"
 _PHONE = re.compile(
-    r"(?<![\w+.,/-])(?:\+\d{1,3}[ .-]?)?(?:\(\d{1,5}\)[ .-]?)?\d{2,12}(?:[ .-]\d{2,8}){0,4}(?![\w/-]|[.,]\d)"
+    r"(?<![\w+.,/-])(?:\+\d{1,3}[ .-]?(?:\(\d{1,5}\)[ .-]?)?\d{1,12}(?:[ .-]\d{1,8}){0,5}"  # +44 20 7946 0018
+    r"|\(\d{1,5}\)[ .-]?\d{2,12}(?:[ .-]\d{1,8}){0,5}"  # (212) 736-5000
+    r"|\d{2,12}(?:[ .-]\d{1,8}){1,5})"  # 212-736-5000: a lone number is no candidate
+    r"(?![\w/-]|[.,]\d)"
 )
 _PHONE_PRE = r"\+\d{1,3}[ .-]?\(?\d|\(\d{1,5}\)[ .-]?\d|\d{2,5}[ .-]\d{2,5}[ .-]?\d{2}"
 
@@ -105,7 +116,19 @@ def iban_ok(candidate: str) -> bool:
     return int("".join(str(int(ch, 36)) for ch in moved)) % 97 == 1
 
 
+def _word_start(m: re.Match[str]) -> int:
+    """The match does not start inside a word (``\\b`` kept out of the pattern so that it starts
+    with a literal)."""
+    i = m.start()
+    return 0 if i and (m.string[i - 1].isalnum() or m.string[i - 1] == "_") else len(m.group())
+
+
+_IBAN_HEAD = re.compile(r"\b[A-Z]{2}\d\d(?: ?[A-Z0-9]{4})* ?$")
+
+
 def _card_ok(m: re.Match[str]) -> int:
+    if _IBAN_HEAD.search(m.string, max(0, m.start() - 40), m.start()):
+        return 0  # the tail of an IBAN (one whose checksum failed)
     digits = re.sub(r"[ -]", "", m.group())
     ok = 13 <= len(digits) <= 19 and bool(_CARD_PREFIX.match(digits)) and luhn_ok(digits)
     return len(m.group()) if ok else 0
@@ -135,7 +158,7 @@ class _IpCheck:
         except ValueError:
             return 0
         small = not self.v6 and all(int(o) < 32 for o in s.split("."))
-        if small and not _IP_CUE.search(m.string, max(0, m.start() - 30), m.start()):
+        if small and not _IP_CUE.search(m.string, max(0, m.start() - 16), m.start()):
             return 0
         return len(s) if addr.is_global or not self.public_only else 0
 
@@ -150,22 +173,25 @@ class _PhoneCheck:
         self.regions = regions
 
     def __call__(self, m: re.Match[str]) -> int:
-        """The length of the longest valid number that starts the match (0: none); trailing groups of
-        digits are dropped one at a time, since "415-555-2671 24 hours" runs on past the number."""
+        """The length of the valid number that starts the match (0: none). One trailing group split
+        off by a space may be dropped when the number itself uses other separators ("415-555-2671 24
+        hours"); a run of groups with one separator ("3410-135918-12345") is taken whole or not at all."""
         s = m.group()
-        while True:
-            if self._valid(s):
-                return len(s)
-            cut = max(s.rfind(" "), s.rfind("-"), s.rfind("."))
-            if cut <= 0:
-                return 0
-            s = s[:cut]
+        if self._valid(s):
+            return len(s)
+        cut = s.rfind(" ")
+        kept = s[:cut]
+        if cut > 0 and re.search(r"[.-]\d+$", kept) and self._valid(kept):
+            return cut
+        return 0
 
     def _valid(self, s: str) -> bool:
         n_digits = sum(ch.isdigit() for ch in s)
         if not 7 <= n_digits <= 15:
             return False
         international = s.startswith("+")
+        if re.fullmatch(r"\d{1,3}(?:\.\d{1,3}){3}", s):
+            return False  # an IPv4 address that pii_v1's ip check left (private, or a version)
         if not international and not _national_shape(s):
             return False
         for region in [None] if international else self.regions:
@@ -188,6 +214,8 @@ def _national_shape(s: str) -> bool:
     groups = re.split(r"[ .-]", rest)
     if len(seps) > 1 or (not seps and rest == s):
         return False
+    if rest == s and len(groups) == 2 and (seps == {"."} or len(groups[0]) > 4):
+        return False  # a decimal (229291.1234) or a range (32768-65535)
     return len(groups[0]) >= 3 and len(groups[-1]) >= 3 if len(groups) > 1 else rest != s
 
 
@@ -202,7 +230,7 @@ def checks(
 ) -> list[tuple[str, str, Patterns]]:
     """``(type, RE2 prefilter, patterns)`` for each of ``types``, in the order of :data:`TYPES`."""
     table: dict[str, tuple[str, Patterns]] = {
-        "secret": (_SECRET_PRE, [(_SECRET, None)]),
+        "secret": (_SECRET_PRE, [(p, _word_start) for p in _SECRETS]),
         "email": (_EMAIL_PRE, [(_EMAIL, None)]),
         "iban": (_IBAN_PRE, [(_IBAN, _iban_ok)]),
         "card": (_CARD_PRE, [(_CARD, _card_ok)]),

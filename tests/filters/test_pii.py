@@ -61,6 +61,9 @@ def test_each_type_is_redacted(text: str, expected: str) -> None:
         "ISBN 978-3-16-148410-0, OID 1.3.6.1.4.1.311, pi 3.14159265358979",
         "a count 1234567890 and a timestamp 1563456789",
         "user@localhost and @decorator",
+        "Amex-like 3410-135918-12345 and 3737 203675 12345 fail Luhn; ref ES27 2477 4584 6413 8734 7690",
+        "private 172.25.24.201 is not a phone either; version 20.13.12.0 from the release",
+        "ports 32768-65535, ratio 229291.1234, mapped ::ffff:192.168.0.1, IBAN GB68 PTEM 2228 1459 5110 10",
     ],
 )
 def test_look_alikes_are_left_alone(text: str) -> None:
@@ -167,3 +170,13 @@ def test_spans_lists_what_process_replaces() -> None:
         ("card", "4111 1111 1111 1111"),
         ("phone", "+1 415-555-2671"),
     ]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "+31 6 12341545, +33 6 12 34 16 38, +81 3-1234-7025 and +61 2 1234 4436",
+    ],
+)
+def test_international_numbers_with_short_groups(text: str) -> None:
+    assert redact([text]) == ["<PHONE>, <PHONE>, <PHONE> and <PHONE>"]
