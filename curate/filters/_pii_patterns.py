@@ -66,7 +66,7 @@ _IPV4 = re.compile(
 # Four small numbers are a version or a section ("GCC 2.7.2.2", "8.6.4.1.") unless an IP cue precedes.
 _IP_CUE = re.compile(r"(?i)\b(?:ip|ipv4|address|addr|host|server|dns|gateway)\b|://")
 _IPV6 = re.compile(
-    r"(?<![\w:.])(?:[0-9A-Fa-f]{0,4}:){2,7}(?:[0-9A-Fa-f]{1,4}|(?:\d{1,3}\.){3}\d{1,3})?(?![\w:.])"
+    r"(?<![\w:.])(?:[0-9A-Fa-f]{0,4}:){2,7}(?:[0-9A-Fa-f]{1,4}|(?:\d{1,3}\.){3}\d{1,3})?(?![\w:]|\.\d)"
 )
 _IP_PRE = r"\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}|[0-9A-Fa-f]{0,4}:[0-9A-Fa-f]{0,4}:[0-9A-Fa-f]{0,4}"
 _PHONE = re.compile(
@@ -214,7 +214,7 @@ def _national_shape(s: str) -> bool:
     groups = re.split(r"[ .-]", rest)
     if len(seps) > 1 or (not seps and rest == s):
         return False
-    if rest == s and len(groups) == 2 and (seps == {"."} or len(groups[0]) > 4):
+    if rest == s and len(groups) == 2 and (seps == {"."} or (seps == {"-"} and len(groups[0]) > 4)):
         return False  # a decimal (229291.1234) or a range (32768-65535)
     return len(groups[0]) >= 3 and len(groups[-1]) >= 3 if len(groups) > 1 else rest != s
 

@@ -26,6 +26,8 @@ def redact(texts: list[str], **params: object) -> list[str]:
         ("Call +1 415-555-2671 now", "Call <PHONE> now"),
         ("or (212) 736-5000, or +44 20 7946 0018.", "or <PHONE>, or <PHONE>."),
         ("E.164: +14155552671", "E.164: <PHONE>"),
+        ("UK mobile 07400 123456.", "UK mobile <PHONE>."),
+        ("ends 2390:a901:cdec:85da:200f:7753:f217:faac.", "ends <IP_ADDRESS>."),
         ("office 415-555-2671 24 hours a day", "office <PHONE> 24 hours a day"),
         (
             "host 93.184.216.34, v6 2606:2800:220:1:248:1893:25c8:1946 and 2a00:1450::200e",
