@@ -3,8 +3,10 @@ throughput beside datatrove's PIIFormatter, and presidio-analyzer's regex recogn
 
     python benchmarks/bench_pii.py [--docs-per-file N] [--repeats R] [--pyenv-fraction F]
 
-Labelled set (benchmarks/pii_labelled.py): the first N (default 600) documents of each of
-``web/c4_en``, ``web/webtext`` and ``web/news`` with values and decoys planted. A planted value is
+Labelled set (benchmarks/pii_labelled.py): N (default 600) documents of each of ``web/c4_en``,
+``web/webtext`` and ``web/news`` with values and decoys planted. pii_v1's rules were corrected on the
+first 600 documents of each file planted with seed 0 (the development set); the default run
+(``--skip 600 --seed 1``) is held out: documents 600-1199 (c4_en has 1,000), another planting seed. A planted value is
 found when a span of its type equals it exactly. A detection in a planted document is a false positive
 unless it is a planted value of its type or was found in the same document before planting (real PII
 of the web page, "background", reported apart with its spans for audit).
@@ -58,11 +60,13 @@ PRESIDIO_TYPES = {
 }
 
 
-def load(name: str, n: int | None) -> list[tuple[str, str]]:
+def load(name: str, n: int | None, skip: int = 0) -> list[tuple[str, str]]:
     out = []
     with gzip.open(CORPORA / name, "rt") as f:
         for i, line in enumerate(f):
-            if n is not None and i >= n:
+            if i < skip:
+                continue
+            if n is not None and i >= skip + n:
                 break
             d = json.loads(line)
             out.append((f"{name}:{d['id']}", d["text"]))
@@ -208,6 +212,8 @@ def main() -> int:
     ap.add_argument("--docs-per-file", type=int, default=600)
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--pyenv-fraction", type=float, default=0.05)
+    ap.add_argument("--seed", type=int, default=1, help="planting seed (0 was the development set)")
+    ap.add_argument("--skip", type=int, default=600, help="documents skipped per file (0-599: development)")
     args = ap.parse_args()
     OUT.mkdir(parents=True, exist_ok=True)
     print(f"machine: {machine()}; load before: {os.getloadavg()}")
