@@ -57,7 +57,7 @@ class HashEmbedder:
         doc, bucket = pair // self.buckets, pair % self.buckets
         weight = (1.0 + np.log(tf)).astype(np.float32)
         out = np.zeros((n, self.dim), np.float32)
-        bounds = [int(b) for b in np.searchsorted(doc, np.r_[np.arange(0, n, chunk), n])]
+        bounds = np.searchsorted(doc, np.append(np.arange(0, n, chunk), n)).tolist()
         for lo, hi in itertools.pairwise(bounds):  # bounded memory: ``chunk`` documents at a time
             if hi > lo:
                 rows = self.projection[bucket[lo:hi]] * weight[lo:hi, None]
