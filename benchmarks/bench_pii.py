@@ -220,9 +220,9 @@ def main() -> int:
     src = [
         d
         for f in ("web/c4_en.jsonl.gz", "web/webtext.jsonl.gz", "web/news.jsonl.gz")
-        for d in load(f, args.docs_per_file)
+        for d in load(f, args.docs_per_file, args.skip)
     ]
-    docs = pii_labelled.build(src, seed=0)
+    docs = pii_labelled.build(src, seed=args.seed)
     stage = Pii()
     background = [stage.spans(d.original) for d in docs]
     found = [stage.spans(d.text) for d in docs]
