@@ -3,10 +3,10 @@ different documents about the same topic, and docs/s per core.
 
     python benchmarks/bench_semantic.py [--originals N] [--threshold T]
 
-Paraphrase set: N (default 1,000) documents of ``web/news`` and ``web/c4_en`` (exact copies removed,
-at least 40 words), each rewritten once: its sentences shuffled and every word found in a built-in
-table of ~150 common words replaced by a synonym (``SYNONYMS`` below; about one word in eight). The
-corpus is every original, then every rewrite (so the original is the earlier row). minhash_dedup_v1
+Paraphrase set: every distinct document of ``web/news``, ``web/c4_en`` and ``web/webtext`` with at
+least 40 words, shuffled, then N (default 1,000) of them rewritten once and appended (so the original
+is the earlier row): sentences shuffled and every word found in a built-in table of ~150 common words
+replaced by a synonym (``SYNONYMS`` below; about one word in twelve). minhash_dedup_v1
 (default parameters) and semantic_dedup_v1 run on it through ``collect`` / ``reduce`` / ``apply`` on
 the inline engine. Recall = rewrites rejected with ``duplicate_of`` = their original, among the
 rewrites MinHash kept. Also reported: recall on LLM rewrites (``neardup/hppt_polished_abstracts``:
@@ -18,7 +18,7 @@ wikipedia`` (first 2,000 characters of each article). Exact copies are removed f
 are printed for audit (a corpus's own near-duplicates are not false positives).
 
 Speed: CPU seconds (one process; BLAS, OpenMP and faiss pinned to one thread) of collect + reduce +
-apply over the web corpora, per document.
+apply over the paraphrase corpus (web text), per document.
 """
 
 from __future__ import annotations
@@ -162,35 +162,42 @@ def main() -> int:
     print(f"machine: {machine()}; load before: {os.getloadavg()}")
     params = SemanticParams(threshold=args.threshold)
     rng = random.Random(0)
-    pool = distinct([d["text"] for d in load("web/news.jsonl.gz") + load("web/c4_en.jsonl.gz")])
+    web = ["web/news.jsonl.gz", "web/c4_en.jsonl.gz", "web/webtext.jsonl.gz"]
+    pool = distinct([d["text"] for f in web for d in load(f)])
     pool = [t for t in pool if len(t.split()) >= 40]
     rng.shuffle(pool)
-    originals = pool[: args.originals]
-    rewrites, shares = zip(*(rewrite(t, rng) for t in originals), strict=True)
-    n = len(originals)
-    texts = list(originals) + list(rewrites)
-    ids = [f"o{i}" for i in range(n)] + [f"r{i}" for i in range(n)]
+    n, m = args.originals, len(pool)
+    rewrites, shares = zip(*(rewrite(t, rng) for t in pool[:n]), strict=True)
+    texts = pool + list(rewrites)  # every distinct web document, then the rewrites of the first n
+    ids = [f"o{i}" for i in range(m)] + [f"r{i}" for i in range(n)]
     print(
-        f"\nparaphrase set: {n} originals + {n} rewrites (sentences shuffled; {sum(shares) / n:.1%} of "
-        f"words swapped on average)"
+        f"\nparaphrase set: {m:,} distinct web documents, then rewrites of {n} of them (sentences shuffled; "
+        f"{sum(shares) / n:.1%} of words swapped on average)"
     )
     _mh_rej, mh_dup, mh_cpu, _ = run(MinhashDedup(), texts, ids)
-    missed = [i for i in range(n) if mh_dup[n + i] != f"o{i}"]
+    missed = [i for i in range(n) if mh_dup[m + i] != f"o{i}"]
     print(f"minhash_dedup_v1 (defaults) catches {n - len(missed)}/{n} rewrites; misses {len(missed)}")
     se_rej, se_dup, se_cpu, summ = run(SemanticDedup(params), texts, ids)
-    caught = [i for i in missed if se_dup[n + i] == f"o{i}"]
-    all_caught = sum(se_dup[n + i] == f"o{i}" for i in range(n))
-    fp_orig = [(ids[i], se_dup[i]) for i in range(n) if se_rej[i]]
+    caught = [i for i in missed if se_dup[m + i] == f"o{i}"]
+    all_caught = sum(se_dup[m + i] == f"o{i}" for i in range(n))
+    fp_orig = [(ids[i], se_dup[i]) for i in range(m) if se_rej[i]]
+    mh_orig = sum(1 for i in range(m) if mh_dup[i])
     print(
         f"semantic_dedup_v1 (threshold {args.threshold}) catches {len(caught)}/{len(missed)} = "
         f"{len(caught) / max(len(missed), 1):.1%} of the rewrites MinHash misses ({all_caught}/{n} of all); "
-        f"originals removed: {len(fp_orig)} {fp_orig[:10]}; {summ}"
+        f"distinct web documents removed: {len(fp_orig)} (MinHash: {mh_orig}) {fp_orig[:8]}; {summ}"
+    )
+    for i, j in fp_orig[:4]:
+        print(f"     {texts[int(j[1:])][:100]!r}\n  ~  {texts[int(i[1:])][:100]!r}")
+    print(
+        f"speed on this corpus ({len(texts):,} docs): minhash_dedup_v1 {len(texts) / mh_cpu:,.0f} docs/s, "
+        f"semantic_dedup_v1 {len(texts) / se_cpu:,.0f} docs/s per core (collect + reduce + apply, CPU s)"
     )
     by_share = sorted(missed, key=lambda i: shares[i])
     q = len(by_share) // 4 or 1
     for k in range(0, len(by_share), q):
         grp = by_share[k : k + q]
-        got = sum(se_dup[n + i] == f"o{i}" for i in grp)
+        got = sum(se_dup[m + i] == f"o{i}" for i in grp)
         print(f"  swapped {shares[grp[0]]:.0%}-{shares[grp[-1]]:.0%}: {got}/{len(grp)}")
 
     # LLM rewrites: harder, reported for what they are.
@@ -227,25 +234,12 @@ def main() -> int:
     for name, t in sets.items():
         t = distinct(t)
         i2 = [f"d{i}" for i in range(len(t))]
-        rej, dup, cpu, summ = run(SemanticDedup(params), t, i2)
+        rej, dup, _cpu, summ = run(SemanticDedup(params), t, i2)
         removed = [(i, int(dup[i][1:])) for i in range(len(t)) if rej[i]]
         print(f"  {name}: {len(removed)}/{len(t)} = {len(removed) / len(t):.2%} removed ({summ})")
         for i, j in removed[:3]:
             print(f"     {t[j][:110]!r}\n  ~  {t[i][:110]!r}")
 
-    # Speed on web text, one core.
-    web = [
-        d["text"]
-        for f in ("web/c4_en.jsonl.gz", "web/webtext.jsonl.gz", "web/news.jsonl.gz")
-        for d in load(f)
-    ]
-    _, _, cpu, summ = run(SemanticDedup(params), web, [f"w{i}" for i in range(len(web))], parts=5)
-    mb = sum(len(t.encode()) for t in web) / 1e6
-    print(
-        f"\nspeed: {len(web):,} web docs ({mb:.1f} MB) in {cpu:.2f} CPU s = {len(web) / cpu:,.0f} docs/s per core "
-        f"(collect + reduce + apply; {summ}); minhash_dedup_v1 on the paraphrase set: {2 * n / mh_cpu:,.0f} "
-        f"docs/s, semantic on it: {2 * n / se_cpu:,.0f} docs/s"
-    )
     print(f"load after: {os.getloadavg()}")
     return 0
 

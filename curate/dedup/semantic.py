@@ -8,8 +8,8 @@ order, ``schema.ORDER``):
    beside the id and row. Never the text.
 2. ``reduce``: a sample of at most ``kmeans_sample`` vectors, drawn on the engine, gives ``k``
    centroids by spherical k-means (``faiss`` when installed, else numpy; ``k`` = documents /
-   ``cluster_docs`` unless ``clusters`` is set). Engine tasks assign every row to its nearest centroid;
-   a shuffle on the cluster sends each cluster whole to one reduce task, which computes the cosine of
+   ``cluster_docs`` unless ``clusters`` is set). Engine tasks assign every row to its ``probes``
+   nearest centroids; a shuffle on the cluster sends each cluster whole to one reduce task, which computes the cosine of
    every pair inside the cluster in blocks of ``block`` rows (memory ``block x cluster size``) and
    drops a row whose cosine with an earlier row of its cluster is >= ``threshold``; ``duplicate_of``
    follows the chain of earlier similar rows back to one that is kept. Drop lists are split per part
@@ -17,8 +17,9 @@ order, ``schema.ORDER``):
 3. ``apply``: dropped rows are rejected as ``semantic_dedup_v1:semantic_duplicate`` with
    ``duplicate_of``.
 
-Near-duplicates are only found inside a cluster: a pair split by k-means is missed (fewer clusters:
-fewer misses, more work per cluster).
+Near-duplicates are only found inside a cluster: a pair that shares none of its ``probes`` clusters
+is missed (fewer clusters or more probes: fewer misses, more work). ``duplicate_of`` names an
+earlier similar document, kept unless it is itself similar to an earlier one.
 """
 
 from __future__ import annotations
@@ -60,6 +61,8 @@ class SemanticParams:
     ``seed``). ``cluster_docs``: documents per k-means cluster on average (``clusters`` sets k
     instead). ``kmeans_sample``: vectors k-means is fitted on. ``kmeans_iters``: its iterations.
     ``block``: rows per block of the pairwise cosine inside a cluster (bounds a reduce task's memory).
+    ``probes``: clusters each document joins (its nearest centroids): a pair is compared when they
+    share one, so a pair that k-means splits is still found (work grows with ``probes``).
     ``num_partitions``: shuffle partitions (default: one per engine worker).
     """
 
@@ -73,6 +76,7 @@ class SemanticParams:
     kmeans_sample: int = field(default=50000, metadata=bounds(1))
     kmeans_iters: int = field(default=20, metadata=bounds(1))
     block: int = field(default=2048, metadata=bounds(1))
+    probes: int = field(default=2, metadata=bounds(1))
     num_partitions: int | None = None
 
 
@@ -122,7 +126,7 @@ class SemanticDedup(GlobalStage):
         (work / "drops").mkdir(parents=True)
         assigned = engine.map(
             _assign_task,
-            [(i, kp, centroids, str(work / f"a{i:05d}.parquet")) for i, kp in enumerate(key_paths)],
+            [(i, kp, centroids, p.probes, str(work / f"a{i:05d}.parquet")) for i, kp in enumerate(key_paths)],
             desc=f"{self.label}: clusters",
         )
         results = engine.shuffle(
@@ -139,13 +143,13 @@ class SemanticDedup(GlobalStage):
         facts = {
             "clusters": int(k),
             "documents": int(rows),
-            "duplicates": sum(r[1] for r in results),
+            "drops": sum(r[1] for r in results),  # per cluster: a document in two clusters may count twice
             "largest_cluster": max((r[2] for r in results), default=0),
         }
         log.info(
-            "%s: %d semantic duplicates among %d documents in %d clusters",
+            "%s: %d drops among %d documents in %d clusters",
             self.label,
-            facts["duplicates"],
+            facts["drops"],
             rows,
             k,
         )
@@ -155,6 +159,10 @@ class SemanticDedup(GlobalStage):
         if state.drop_dir is not None:
             lists = cc.part_lists(state.drop_dir, table)
             empty = pa.array([], pa.string())
+            if lists is not None:  # a document dropped in two of its clusters is listed twice
+                ids = lists.column(schema.ID).combine_chunks()
+                first = np.unique(ids.to_numpy(zero_copy_only=False), return_index=True)[1]
+                lists = lists.take(pa.array(np.sort(first)))
             state = DropState(
                 drop_ids=lists.column(schema.ID).combine_chunks() if lists else empty,
                 duplicate_of=lists.column(schema.DUPLICATE_OF).combine_chunks() if lists else empty,
@@ -202,17 +210,21 @@ def kmeans(x: np.ndarray, k: int, *, iters: int, seed: int) -> np.ndarray:
     return cent
 
 
-def _assign_task(item: tuple[int, str, np.ndarray, str]) -> str:
-    """One key table with each row's global order and nearest centroid (the shuffle key); an engine
-    task. The order is ``part << 32 | row``, the part being the key table's position."""
-    part, path, centroids, out = item
+def _assign_task(item: tuple[int, str, np.ndarray, int, str]) -> str:
+    """One key table with each row's global order and its ``probes`` nearest centroids (one row per
+    centroid; the centroid is the shuffle key); an engine task. The order is ``part << 32 | row``,
+    the part being the key table's position."""
+    part, path, centroids, probes, out = item
     table = pq.read_table(path)
     x = _vectors(table)
-    key = np.argmax(x @ centroids.T, axis=1).astype(np.uint64) if len(x) else np.zeros(0, np.uint64)
+    p = min(probes, len(centroids))
+    near = np.argsort(-(x @ centroids.T), axis=1, kind="stable")[:, :p] if len(x) else np.zeros((0, p), int)
+    rows = pa.array(np.repeat(np.arange(table.num_rows), p))
     order = c.orders(part, table.column(c.ROW).to_numpy())
     cols = {schema.ID: table.column(schema.ID), c.ORDER: pa.array(order, pa.uint64()), EMB: table.column(EMB)}
+    out_table = pa.table(cols).take(rows).append_column(c.KEY, pa.array(near.reshape(-1).astype(np.uint64)))
     with atomic_path(out) as tmp:
-        pq.write_table(pa.table({**cols, c.KEY: pa.array(key, pa.uint64())}), tmp)
+        pq.write_table(out_table, tmp)
     return out
 
 

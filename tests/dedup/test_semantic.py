@@ -50,7 +50,7 @@ def test_paraphrases_removed_earliest_kept(sizes: list[int], inline_engine, tmp_
     reason = "semantic_dedup_v1:semantic_duplicate"
     assert column(parts, "__reject__") == [None, None, None, reason, reason, None]
     assert column(parts, "duplicate_of") == [None, None, None, "d1", "d1", None]
-    assert state.facts["duplicates"] == 2
+    assert state.facts["drops"] == 2
 
 
 def test_embedding_cosines() -> None:
