@@ -51,28 +51,35 @@ _EMAIL = re.compile(
     r"[A-Za-z]{2,24}(?![\w-])"
 )
 _EMAIL_PRE = r"[A-Za-z0-9]@[A-Za-z0-9.-]+\.[A-Za-z]{2}"
-_IBAN = re.compile(r"(?<![\w])[A-Z]{2}\d{2}(?: ?[A-Z0-9]){11,30}(?![\w])")
+_IBAN = re.compile(r"[A-Z](?<![\w][A-Z])[A-Z]\d{2}(?: ?[A-Z0-9]){11,30}(?!\w)")  # led by its first letter
 _IBAN_PRE = r"\b[A-Z]{2}\d{2} ?[A-Z0-9]{4}"
+# The patterns below start with a plain character class and check what precedes it in a lookbehind
+# after it: Python's ``re`` then skips to the next candidate character in C instead of trying every
+# position (2-3x faster than a leading lookbehind).
 _CARD = re.compile(  # groups of four (13-19 digits), or Amex / Diners' 4-6-5 / 4-6-4
-    r"(?<![\w.,-])(?<!\d[ -])(?:(?:\d{4}[ -]?){2,3}\d{3,4}(?:[ -]?\d{1,3})?|\d{4}[ -]?\d{6}[ -]?\d{4,5})"
+    r"\d(?<![\w.,-]\d)(?<!\d[ -]\d)"
+    r"(?:\d{3}[ -]?(?:\d{4}[ -]?){1,2}\d{3,4}(?:[ -]?\d{1,3})?|\d{3}[ -]?\d{6}[ -]?\d{4,5})"
     r"(?!\w|[.,-]\d|[ -]\d)"  # not a stretch of a longer run of digit groups (an IBAN, a table)
 )
 _CARD_PRE = r"\d{4}[ -]?\d{4}[ -]?\d{2}|\d{4}[ -]?\d{6}[ -]?\d{4}"
-_SSN = re.compile(r"(?<![\w-])(?!000|666|9\d\d)\d{3}-(?!00)\d{2}-(?!0000)\d{4}(?![\w]|-\d)")
+_SSN = re.compile(r"\d(?<![\w-]\d)\d\d-\d\d-\d{4}(?!\w|-\d)")  # issued ranges: _ssn_ok
 _SSN_PRE = r"\d{3}-\d{2}-\d{4}"
 _IPV4 = re.compile(
-    r"(?<![\w.])(?:(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)\.){3}(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(?!\w|\.\w)"
+    r"\d(?<![\w.]\d)\d{0,2}\.\d{1,3}\.\d{1,3}\.\d{1,3}(?!\w|\.\w)"  # octets: ipaddress in _IpCheck
 )
 # Four small numbers are a version or a section ("GCC 2.7.2.2", "8.6.4.1.") unless an IP cue precedes.
 _IP_CUE = re.compile(r"(?i)\b(?:ip|ipv4|address|addr|host|server|dns|gateway)\b|://")
 _IPV6 = re.compile(
-    r"(?<![\w:.])(?:[0-9A-Fa-f]{0,4}:){2,7}(?:[0-9A-Fa-f]{1,4}|(?:\d{1,3}\.){3}\d{1,3})?(?![\w:]|\.\d)"
+    r"[0-9A-Fa-f:](?<![\w:.][0-9A-Fa-f:])"  # led by its first character; then 2-7 groups in all
+    r"(?:(?<=:)|(?<=[0-9A-Fa-f])[0-9A-Fa-f]{0,3}:)(?:[0-9A-Fa-f]{0,4}:){1,6}"
+    r"(?:[0-9A-Fa-f]{1,4}|(?:\d{1,3}\.){3}\d{1,3})?(?![\w:]|\.\d)"
 )
 _IP_PRE = r"\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}|[0-9A-Fa-f]{0,4}:[0-9A-Fa-f]{0,4}:[0-9A-Fa-f]{0,4}"
 _PHONE = re.compile(
-    r"(?<![\w+.,/-])(?:\+\d{1,3}[ .-]?(?:\(\d{1,5}\)[ .-]?)?\d{1,12}(?:[ .-]\d{1,8}){0,5}"  # +44 20 7946 0018
-    r"|\(\d{1,5}\)[ .-]?\d{2,12}(?:[ .-]\d{1,8}){0,5}"  # (212) 736-5000
-    r"|\d{2,12}(?:[ .-]\d{1,8}){1,5})"  # 212-736-5000: a lone number is no candidate
+    r"[+(\d](?<![\w+.,/-][+(\d])"  # led by its first character, as the digit-led patterns above
+    r"(?:(?<=\+)\d{1,3}[ .-]?(?:\(\d{1,5}\)[ .-]?)?\d{1,12}(?:[ .-]\d{1,8}){0,5}"  # +44 20 7946 0018
+    r"|(?<=\()\d{1,5}\)[ .-]?\d{2,12}(?:[ .-]\d{1,8}){0,5}"  # (212) 736-5000
+    r"|(?<=\d)\d{1,11}(?:[ .-]\d{1,8}){1,5})"  # 212-736-5000: a lone number is no candidate
     r"(?![\w/-]|[.,]\d)"
 )
 _PHONE_PRE = r"\+\d{1,3}[ .-]?\(?\d|\(\d{1,5}\)[ .-]?\d|\d{2,5}[ .-]\d{2,5}[ .-]?\d{2}"
@@ -124,6 +131,13 @@ def _word_start(m: re.Match[str]) -> int:
 
 
 _IBAN_HEAD = re.compile(r"\b[A-Z]{2}\d\d(?: ?[A-Z0-9]{4})* ?$")
+
+
+def _ssn_ok(m: re.Match[str]) -> int:
+    """Never-issued SSNs: area 000, 666 or 9xx, group 00, serial 0000."""
+    area, group, serial = m.group().split("-")
+    bad = area in ("000", "666") or area[0] == "9" or group == "00" or serial == "0000"
+    return 0 if bad else len(m.group())
 
 
 def _card_ok(m: re.Match[str]) -> int:
@@ -234,7 +248,7 @@ def checks(
         "email": (_EMAIL_PRE, [(_EMAIL, None)]),
         "iban": (_IBAN_PRE, [(_IBAN, _iban_ok)]),
         "card": (_CARD_PRE, [(_CARD, _card_ok)]),
-        "ssn": (_SSN_PRE, [(_SSN, None)]),
+        "ssn": (_SSN_PRE, [(_SSN, _ssn_ok)]),
         "ip": (
             _IP_PRE,
             [

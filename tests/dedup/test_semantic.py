@@ -103,3 +103,31 @@ def test_pipeline_finds_it_by_name() -> None:
     (stage,) = build_stages(cfg)
     assert isinstance(stage, SemanticDedup)
     assert stage.params.threshold == 0.9
+
+
+@pytest.mark.ray
+def test_ray_matches_inline(ray_engine, inline_engine, tmp_path) -> None:
+    texts = TEXTS * 3
+    a, _ = run_global(SemanticDedup(), split(make_table(texts), [6, 6, 6]), inline_engine, tmp_path / "a")
+    stage = SemanticDedup(SemanticParams(num_partitions=3))
+    b, _ = run_global(stage, split(make_table(texts), [6, 6, 6]), ray_engine, tmp_path / "b")
+    assert column(a, "duplicate_of") == column(b, "duplicate_of")
+    assert column(b, "__reject__").count(None) == 4  # UNRELATED, BASE, OTHER_SAME_TOPIC, "" once each
+
+
+def test_in_a_pipeline_with_its_summary(tmp_path) -> None:
+    import json
+
+    from curate.api import run
+
+    lines = [{"id": f"x{i}", "text": t} for i, t in enumerate(TEXTS) if t]
+    (tmp_path / "in.jsonl").write_text("".join(json.dumps(d) + "\n" for d in lines))
+    (tmp_path / "p.yaml").write_text(
+        f"name: t\ninput: {{path: {tmp_path}/in.jsonl, format: jsonl, batch_docs: 2}}\n"
+        "stages:\n  - dedup: semantic_dedup_v1\n    params: {threshold: 0.75}\n"
+    )
+    manifest = run(str(tmp_path / "p.yaml"), output=str(tmp_path / "out"), engine="inline", phases=False)
+    (row,) = [s for s in manifest["stages"] if s["name"] == "semantic_dedup_v1"]
+    assert row["removed"] == {"semantic_dedup_v1:semantic_duplicate": 2}
+    assert row["summary"]["documents"] == 5
+    assert manifest["accounting"]["kept"] == 3
