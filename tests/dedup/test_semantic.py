@@ -131,3 +131,39 @@ def test_in_a_pipeline_with_its_summary(tmp_path) -> None:
     assert row["removed"] == {"semantic_dedup_v1:semantic_duplicate": 2}
     assert row["summary"]["documents"] == 5
     assert manifest["accounting"]["kept"] == 3
+
+
+@pytest.mark.slow
+def test_a_users_local_encoder(tmp_path) -> None:
+    """``model:`` a local Hugging Face directory (here a tiny random BERT saved on the spot)."""
+    from transformers import BertConfig, BertModel, BertTokenizerFast
+
+    words = [
+        "[PAD]",
+        "[UNK]",
+        "[CLS]",
+        "[SEP]",
+        "[MASK]",
+        "the",
+        "harbour",
+        "town",
+        "fire",
+        "plants",
+        "light",
+    ]
+    (tmp_path / "vocab.txt").write_text("\n".join(words) + "\n")
+    BertTokenizerFast(vocab_file=str(tmp_path / "vocab.txt")).save_pretrained(tmp_path)
+    config = BertConfig(
+        vocab_size=len(words),
+        hidden_size=16,
+        num_hidden_layers=1,
+        num_attention_heads=2,
+        intermediate_size=32,
+    )
+    BertModel(config).save_pretrained(tmp_path)
+    stage = SemanticDedup(SemanticParams(model=str(tmp_path)))
+    stage.validate()
+    emb = stage.embed(pa.array(["the harbour town fire", "the harbour town fire", "plants light"]))
+    assert emb.shape == (3, 16)
+    assert np.allclose(emb[0], emb[1])
+    assert np.allclose(np.linalg.norm(emb, axis=1), 1, atol=1e-5)
