@@ -108,11 +108,13 @@ def test_pipeline_finds_it_by_name() -> None:
 @pytest.mark.ray
 def test_ray_matches_inline(ray_engine, inline_engine, tmp_path) -> None:
     texts = TEXTS * 3
-    a, _ = run_global(SemanticDedup(), split(make_table(texts), [6, 6, 6]), inline_engine, tmp_path / "a")
-    stage = SemanticDedup(SemanticParams(num_partitions=3))
+    inline = SemanticDedup(SemanticParams(threshold=0.75))
+    a, _ = run_global(inline, split(make_table(texts), [6, 6, 6]), inline_engine, tmp_path / "a")
+    stage = SemanticDedup(SemanticParams(threshold=0.75, num_partitions=3))
     b, _ = run_global(stage, split(make_table(texts), [6, 6, 6]), ray_engine, tmp_path / "b")
     assert column(a, "duplicate_of") == column(b, "duplicate_of")
-    assert column(b, "__reject__").count(None) == 4  # UNRELATED, BASE, OTHER_SAME_TOPIC, "" once each
+    # UNRELATED, BASE, OTHER_SAME_TOPIC once each; the empty text (no words: no embedding) three times
+    assert column(b, "__reject__").count(None) == 6
 
 
 def test_in_a_pipeline_with_its_summary(tmp_path) -> None:
