@@ -11,7 +11,8 @@ order, ``schema.ORDER``):
    ``cluster_docs`` unless ``clusters`` is set). Engine tasks assign every row to its ``probes``
    nearest centroids; a shuffle on the cluster sends each cluster whole to one reduce task, which computes the cosine of
    every pair inside the cluster in blocks of ``block`` rows (memory ``block x cluster size``) and
-   drops a row whose cosine with an earlier row of its cluster is >= ``threshold``; ``duplicate_of``
+   drops a row whose cosine with an earlier row of its cluster is >= ``threshold`` (tiles of
+   ``block x block``: a task's memory is its rows' vectors plus one tile); ``duplicate_of``
    follows the chain of earlier similar rows back to one that is kept. Drop lists are split per part
    on the engine; the driver holds counters only.
 3. ``apply``: dropped rows are rejected as ``semantic_dedup_v1:semantic_duplicate`` with
@@ -60,7 +61,8 @@ class SemanticParams:
     bag-of-words embedding (``dim`` dimensions, ``buckets`` hash buckets, projection drawn from
     ``seed``). ``cluster_docs``: documents per k-means cluster on average (``clusters`` sets k
     instead). ``kmeans_sample``: vectors k-means is fitted on. ``kmeans_iters``: its iterations.
-    ``block``: rows per block of the pairwise cosine inside a cluster (bounds a reduce task's memory).
+    ``block``: rows and columns per tile of the pairwise cosine inside a cluster (bounds a reduce task's
+    memory beyond its rows' vectors, which grow with documents / ``num_partitions``).
     ``probes``: clusters each document joins (its nearest centroids): a pair is compared when they
     share one, so a pair that k-means splits is still found (work grows with ``probes``).
     ``num_partitions``: shuffle partitions (default: one per engine worker).
@@ -276,15 +278,19 @@ def _shift(local: np.ndarray, lo: int) -> np.ndarray:
 
 def _earliest_similar(x: np.ndarray, threshold: float, block: int) -> np.ndarray:
     """For each row of one cluster (rows in input order): the first earlier row whose cosine with it
-    is >= threshold, or -1. Computed ``block`` rows at a time against all earlier rows."""
+    is >= threshold, or -1. Computed in ``block x block`` tiles (memory bounded whatever the cluster's
+    size), earlier column tiles first, so a row block stops at the first tile that answers all of it."""
     m = len(x)
     first = np.full(m, -1, np.int64)
     for lo in range(0, m, block):
         hi = min(m, lo + block)
-        sims = x[lo:hi] @ x[:hi].T  # (hi - lo) x hi
-        col = np.arange(hi)
-        sims[col[None, :] >= col[lo:hi, None]] = -2.0  # only earlier rows
-        hit = sims >= threshold
-        has = hit.any(axis=1)
-        first[lo:hi] = np.where(has, np.argmax(hit, axis=1), -1)
+        found = first[lo:hi]
+        rows = np.arange(lo, hi)
+        for clo in range(0, hi, block):
+            chi = min(hi, clo + block)
+            hit = (x[lo:hi] @ x[clo:chi].T >= threshold) & (np.arange(clo, chi)[None, :] < rows[:, None])
+            new = (found < 0) & hit.any(axis=1)
+            found[new] = clo + np.argmax(hit[new], axis=1)
+            if (found >= 0).all():
+                break
     return first

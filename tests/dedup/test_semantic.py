@@ -169,3 +169,14 @@ def test_a_users_local_encoder(tmp_path) -> None:
     assert emb.shape == (3, 16)
     assert np.allclose(emb[0], emb[1])
     assert np.allclose(np.linalg.norm(emb, axis=1), 1, atol=1e-5)
+
+
+def test_tiles_equal_brute_force() -> None:
+    rng = np.random.default_rng(1)
+    base = rng.standard_normal((12, 8)).astype(np.float32)
+    x = np.concatenate([base, base[rng.integers(0, 12, 30)] + 0.2 * rng.standard_normal((30, 8))])
+    x = (x / np.linalg.norm(x, axis=1, keepdims=True)).astype(np.float32)
+    sims = x @ x.T
+    want = [next((i for i in range(j) if sims[j, i] >= 0.9), -1) for j in range(len(x))]
+    for block in (1, 5, 16, 100):
+        assert _earliest_similar(x, 0.9, block).tolist() == want
