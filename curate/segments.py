@@ -93,6 +93,8 @@ def merge_stats(into: dict[str, Any], other: dict[str, Any]) -> None:
         into[k] += other.get(k, 0)
     for r, c in other["removed"].items():
         into["removed"][r] = into["removed"].get(r, 0) + c
+    for k, n in other.get("counts", {}).items():  # a stage's own totals (RowStage.counters)
+        into.setdefault("counts", {})[k] = into.setdefault("counts", {}).get(k, 0) + n
 
 
 def value_counts(col: pa.ChunkedArray) -> tuple[list[str], list[int]]:
@@ -196,13 +198,17 @@ class SegmentWorker:
     ) -> tuple[pa.Table, pa.Table | None]:
         rejected: list[pa.Table] = []
 
-        def run(label: str, fn: Callable[[pa.Table], pa.Table], t: pa.Table) -> pa.Table:
+        def run(
+            label: str, fn: Callable[[pa.Table], pa.Table], t: pa.Table, stage: RowStage | None = None
+        ) -> pa.Table:
             s = stats.setdefault(label, new_stats(label))
             w0, c0 = time.perf_counter(), time.process_time()
             s["docs_in"] += t.num_rows
             s["bytes_in"] += schema.text_bytes(t)
             s["tokens_in"] += self.tokens.count(t)
             out = fn(t) if t.num_rows else t
+            if stage is not None and out.num_rows:
+                merge_stats(s, {"removed": {}, "counts": stage.counters(out)})
             out, rej = _peel(out, label)
             if rej is not None:
                 rejected.append(rej)
@@ -225,7 +231,7 @@ class SegmentWorker:
             table = run(g.label, lambda t: g.apply(t, self.state), table)
             table = table.drop_columns([ORDER])
         for st in self.segment.rows:
-            table = run(st.label, st.process, table)
+            table = run(st.label, st.process, table, st)
         rej = pa.concat_tables(rejected, promote_options="permissive") if rejected else None
         if rej is not None and ORDER in rej.column_names:
             rej = rej.drop_columns([ORDER])

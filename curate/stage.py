@@ -94,6 +94,11 @@ class RowStage(Stage):
     def process(self, table: pa.Table) -> pa.Table:
         raise NotImplementedError
 
+    def counters(self, table: pa.Table) -> dict[str, int]:
+        """Totals this stage adds to its funnel row (``counts`` in the manifest), read from the batch
+        :meth:`process` returned, rejected rows included (e.g. ``pii_v1``'s spans per type)."""
+        return {}
+
 
 class Scorer(RowStage):
     """Adds columns ``<label>.<field>``; never drops or changes rows."""

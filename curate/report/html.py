@@ -16,6 +16,7 @@ from curate.report.tables import (
     GOODPUT_COLUMNS,
     Cell,
     attempts_note,
+    counted,
     export_summary,
     extrapolated_parts,
     funnel_rows,
@@ -179,7 +180,8 @@ def _funnel_section(d: RunData) -> str:
     body = []
     for r in rows:
         reasons = "<br>".join(
-            f'<a href="#reason-{_anchor(k)}">{escape(k)}</a> {v:,}' for k, v in r["reasons"]
+            [f'<a href="#reason-{_anchor(k)}">{escape(k)}</a> {v:,}' for k, v in r["reasons"]]
+            + ([f"counted: {escape(counted(r['counts']))}"] if r["counts"] else [])
         )
         tok = f"<td>{count(r['tokens_out'])}</td>" if has_tokens else ""
         body.append(

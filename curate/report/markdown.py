@@ -10,6 +10,7 @@ from curate.report.search import markdown_section as search_markdown
 from curate.report.tables import (
     GOODPUT_COLUMNS,
     attempts_note,
+    counted,
     export_summary,
     extrapolated_parts,
     funnel_rows,
@@ -107,7 +108,10 @@ def _funnel(m: dict[str, Any]) -> list[str]:
                 f"{r['removed']:,}",
                 nbytes(r["bytes_out"]),
                 f"{r['cpu_s']:.1f}",
-                ", ".join(f"{k} {v:,}" for k, v in r["reasons"]),
+                ", ".join(
+                    [f"{k} {v:,}" for k, v in r["reasons"]]
+                    + ([f"counted: {counted(r['counts'])}"] if r["counts"] else [])
+                ),
             ]
             for r in rows
         ],

@@ -146,11 +146,17 @@ def funnel_rows(manifest: dict[str, Any]) -> list[dict[str, Any]]:
                 "tokens_unit": manifest.get("tokens_unit"),
                 "removed": sum(removed.values()),
                 "reasons": sorted(removed.items(), key=lambda kv: (-kv[1], kv[0])),
+                "counts": dict(s.get("counts") or {}),  # a stage's own totals (e.g. pii_v1 spans per type)
                 "wall_s": float(s.get("wall_s", 0.0)),
                 "cpu_s": float(s.get("cpu_s", 0.0)),
             }
         )
     return out
+
+
+def counted(counts: dict[str, int]) -> str:
+    """A stage's own totals as one line, by name: ``email 5, ssn 1``."""
+    return ", ".join(f"{k} {v:,}" for k, v in sorted(counts.items()))
 
 
 def export_summary(export: dict[str, Any]) -> dict[str, Any]:

@@ -1,0 +1,108 @@
+"""Document embeddings for ``semantic_dedup_v1`` that need no download: hashed bag of words, randomly
+projected.
+
+Each document's lower-cased ``\\w+`` words, less a short list of English function words, are hashed
+into ``buckets`` buckets with sublinear weights (``1 + log tf``); the sparse vector is projected to
+``dim`` dimensions by a fixed Gaussian matrix drawn from ``seed`` (Johnson-Lindenstrauss: cosines are
+kept to about ``1/sqrt(dim)``), then L2-normalized. Word order is ignored, so sentence reordering
+costs nothing; a synonym swap costs one word's weight. No training, no file: the "model" is the
+seed, ``buckets x dim`` float32 (16 MiB at the defaults), made once per worker in ``setup``.
+
+A user's own model: ``HfEmbedder`` loads a local Hugging Face encoder directory (``transformers``
+``AutoModel`` + ``AutoTokenizer``, mean pooling over tokens, L2-normalized), never downloading
+(``local_files_only``).
+"""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+
+from curate.dedup import _common as c
+
+# Function words carry no topic; leaving them in pulls every pair of English texts together.
+STOPWORDS = (
+    "a about above after again against all am an and any are as at be because been before being below between "
+    "both but by can did do does doing down during each few for from further had has have having he her here "
+    "hers herself him himself his how i if in into is it its itself just me more most my myself no nor not now "
+    "of off on once only or other our ours ourselves out over own same she should so some such than that the "
+    "their theirs them themselves then there these they this those through to too under until up very was we "
+    "were what when where which while who whom why will with would you your yours yourself yourselves also "
+    "may might must shall could one s t"
+)
+
+
+class HashEmbedder:
+    """Hashed bag of words, randomly projected to ``dim`` dimensions (see the module docstring)."""
+
+    def __init__(self, *, dim: int, buckets: int, seed: int) -> None:
+        self.dim, self.buckets, self.seed = dim, buckets, seed
+        rng = np.random.default_rng(seed)
+        self.projection = rng.standard_normal((buckets, dim), dtype=np.float32)
+        stop = pa.array(STOPWORDS.split(" "))
+        self.stop = np.sort(c.hash_strings(stop, seed))
+
+    def __call__(self, texts: pa.Array | pa.ChunkedArray, chunk: int = 256) -> np.ndarray:
+        """Unit vectors, one row per text (float32); an empty text gets the zero vector."""
+        hashes, offsets = c.word_hashes(texts, self.seed)
+        n = len(offsets) - 1
+        doc = np.repeat(np.arange(n, dtype=np.int64), np.diff(offsets))
+        keep = ~np.isin(hashes, self.stop, assume_unique=False)
+        doc, bucket = doc[keep], (hashes[keep] % np.uint64(self.buckets)).astype(np.int64)
+        # Term frequencies per (document, bucket), then 1 + log tf.
+        pair, tf = np.unique(doc * self.buckets + bucket, return_counts=True)
+        doc, bucket = pair // self.buckets, pair % self.buckets
+        weight = (1.0 + np.log(tf)).astype(np.float32)
+        out = np.zeros((n, self.dim), np.float32)
+        bounds = np.searchsorted(doc, np.append(np.arange(0, n, chunk), n)).tolist()
+        for lo, hi in itertools.pairwise(bounds):  # bounded memory: ``chunk`` documents at a time
+            if hi > lo:
+                rows = self.projection[bucket[lo:hi]] * weight[lo:hi, None]
+                first = np.flatnonzero(np.r_[True, doc[lo + 1 : hi] != doc[lo : hi - 1]])
+                out[doc[lo:hi][first]] = np.add.reduceat(rows, first, axis=0)
+        return normalize(out)
+
+
+class HfEmbedder:
+    """A local Hugging Face encoder (a directory with config, weights and tokenizer): mean-pooled,
+    L2-normalized token states. Loaded with ``local_files_only``: nothing is downloaded."""
+
+    def __init__(self, path: str, *, max_tokens: int = 256, batch_size: int = 32) -> None:
+        import torch
+        from transformers import AutoModel, AutoTokenizer
+
+        self.torch = torch
+        self.tokenizer = AutoTokenizer.from_pretrained(path, local_files_only=True)
+        self.model = AutoModel.from_pretrained(path, local_files_only=True).eval()
+        self.max_tokens, self.batch_size = max_tokens, batch_size
+
+    def __call__(self, texts: pa.Array | pa.ChunkedArray) -> np.ndarray:
+        values = [t or "" for t in texts.to_pylist()]
+        out = []
+        with self.torch.no_grad():
+            for i in range(0, len(values), self.batch_size):
+                enc = self.tokenizer(
+                    values[i : i + self.batch_size],
+                    padding=True,
+                    truncation=True,
+                    max_length=self.max_tokens,
+                    return_tensors="pt",
+                )
+                states = self.model(**enc).last_hidden_state
+                mask = enc["attention_mask"].unsqueeze(-1).to(states.dtype)
+                out.append(((states * mask).sum(1) / mask.sum(1).clamp(min=1)).float().numpy())
+        return normalize(np.concatenate(out) if out else np.zeros((0, 1), np.float32))
+
+
+def normalize(x: np.ndarray) -> np.ndarray:
+    """Rows scaled to unit length (zero rows stay zero)."""
+    norm = np.linalg.norm(x, axis=1, keepdims=True)
+    return (x / np.where(norm > 0, norm, 1)).astype(np.float32)
+
+
+def embedder(*, model: str | None, dim: int, buckets: int, seed: int) -> Any:
+    """The hashed embedder, or the user's model at ``model`` (a local directory)."""
+    return HfEmbedder(model) if model else HashEmbedder(dim=dim, buckets=buckets, seed=seed)

@@ -1,0 +1,284 @@
+"""The patterns and validators of ``pii_v1`` (:mod:`curate.filters.pii`), one entry per type.
+
+Each type has a cheap RE2 prefilter (run by pyarrow over a whole batch) and exact Python patterns
+(with the lookarounds RE2 lacks) whose matches a validator may still refuse or shorten.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+from collections.abc import Callable
+
+TYPES = ("secret", "email", "iban", "card", "ssn", "ip", "phone")
+PLACEHOLDERS = {
+    "secret": "<SECRET>",
+    "email": "<EMAIL>",
+    "iban": "<IBAN>",
+    "card": "<CREDIT_CARD>",
+    "ssn": "<SSN>",
+    "ip": "<IP_ADDRESS>",
+    "phone": "<PHONE>",
+}
+
+# One pattern per kind of secret, each starting with a literal, so that Python's ``re`` searches for
+# that literal instead of trying every position against every alternative; the word boundary before
+# it is checked by ``_word_start``.
+_SECRETS = [
+    re.compile(p)
+    for p in (
+        r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY-----\s*(?:[A-Za-z-]+: [^\n]*\s+)*[A-Za-z0-9+/=\s]{16,}?"
+        r"-----END (?:[A-Z0-9]+ )*PRIVATE KEY-----",
+        r"A(?:KIA|SIA|GPA|IDA|ROA|NPA)[0-9A-Z]{16}\b",
+        r"gh[pousr]_[A-Za-z0-9]{36,255}\b",
+        r"github_pat_[A-Za-z0-9_]{60,255}\b",
+        r"xox[abposr]-[A-Za-z0-9-]{10,}",
+        r"AIza[0-9A-Za-z_-]{35}(?![0-9A-Za-z_-])",
+        r"[sr]k_(?:live|test)_[0-9A-Za-z]{20,}\b",
+        r"sk-(?:proj-|svcacct-)?[A-Za-z0-9_-]{20,}T3BlbkFJ[A-Za-z0-9_-]{20,}",
+        r"sk-(?:proj|svcacct)-[A-Za-z0-9_-]{40,}",
+        r"eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}",
+        r"(?i:aws_secret_access_key)[\"']?\s*[:=]\s*[\"']?[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+])",
+    )
+]
+_SECRET_PRE = (
+    r"PRIVATE KEY-----|(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA)[0-9A-Z]{16}|gh[pousr]_[A-Za-z0-9]{36}|github_pat_"
+    r"|xox[abposr]-|AIza[0-9A-Za-z_-]{35}|[sr]k_(?:live|test)_|sk-[A-Za-z0-9_-]{20}|eyJ[A-Za-z0-9_-]{8,}\.eyJ"
+    r"|(?i:aws_secret_access_key)"
+)
+_EMAIL = re.compile(
+    r"(?<![\w.%+-])[A-Za-z0-9](?:[A-Za-z0-9._%+-]{0,63})@(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)+"
+    r"[A-Za-z]{2,24}(?![\w-])"
+)
+_EMAIL_PRE = r"[A-Za-z0-9]@[A-Za-z0-9.-]+\.[A-Za-z]{2}"
+_IBAN = re.compile(r"[A-Z](?<![\w][A-Z])[A-Z]\d{2}(?: ?[A-Z0-9]){11,30}(?!\w)")  # led by its first letter
+_IBAN_PRE = r"\b[A-Z]{2}\d{2} ?[A-Z0-9]{4}"
+# The patterns below start with a plain character class and check what precedes it in a lookbehind
+# after it: Python's ``re`` then skips to the next candidate character in C instead of trying every
+# position (2-3x faster than a leading lookbehind).
+_CARD = re.compile(  # groups of four (13-19 digits), or Amex / Diners' 4-6-5 / 4-6-4
+    r"\d(?<![\w.,-]\d)(?<!\d[ -]\d)"
+    r"(?:\d{3}[ -]?(?:\d{4}[ -]?){1,2}\d{3,4}(?:[ -]?\d{1,3})?|\d{3}[ -]?\d{6}[ -]?\d{4,5})"
+    r"(?!\w|[.,-]\d|[ -]\d)"  # not a stretch of a longer run of digit groups (an IBAN, a table)
+)
+_CARD_PRE = r"\d{4}[ -]?\d{4}[ -]?\d{2}|\d{4}[ -]?\d{6}[ -]?\d{4}"
+_SSN = re.compile(r"\d(?<![\w-]\d)\d\d-\d\d-\d{4}(?!\w|-\d)")  # issued ranges: _ssn_ok
+_SSN_PRE = r"\d{3}-\d{2}-\d{4}"
+_IPV4 = re.compile(
+    r"\d(?<![\w.]\d)\d{0,2}\.\d{1,3}\.\d{1,3}\.\d{1,3}(?!\w|\.\w)"  # octets: ipaddress in _IpCheck
+)
+# Four small numbers are a version or a section ("GCC 2.7.2.2", "8.6.4.1.") unless an IP cue precedes.
+_IP_CUE = re.compile(r"(?i)\b(?:ip|ipv4|address|addr|host|server|dns|gateway)\b|://")
+_IPV6 = re.compile(
+    r"[0-9A-Fa-f:](?<![\w:.][0-9A-Fa-f:])"  # led by its first character; then 2-7 groups in all
+    r"(?:(?<=:)|(?<=[0-9A-Fa-f])[0-9A-Fa-f]{0,3}:)(?:[0-9A-Fa-f]{0,4}:){1,6}"
+    r"(?:[0-9A-Fa-f]{1,4}|(?:\d{1,3}\.){3}\d{1,3})?(?![\w:]|\.\d)"
+)
+_IP_PRE = r"\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}|[0-9A-Fa-f]{0,4}:[0-9A-Fa-f]{0,4}:[0-9A-Fa-f]{0,4}"
+_PHONE = re.compile(
+    r"[+(\d](?<![\w+.,/-][+(\d])"  # led by its first character, as the digit-led patterns above
+    r"(?:(?<=\+)\d{1,3}[ .-]?(?:\(\d{1,5}\)[ .-]?)?\d{1,12}(?:[ .-]\d{1,8}){0,5}"  # +44 20 7946 0018
+    r"|(?<=\()\d{1,5}\)[ .-]?\d{2,12}(?:[ .-]\d{1,8}){0,5}"  # (212) 736-5000
+    r"|(?<=\d)\d{1,11}(?:[ .-]\d{1,8}){1,5})"  # 212-736-5000: a lone number is no candidate
+    r"(?![\w/-]|[.,]\d)"
+)
+_PHONE_PRE = r"\+\d{1,3}[ .-]?\(?\d|\(\d{1,5}\)[ .-]?\d|\d{2,5}[ .-]\d{2,5}[ .-]?\d{2}"
+
+# ISO 13616 IBAN lengths by country (the countries SWIFT's registry lists).
+_IBAN_LENGTH = {
+    c: int(n)
+    for c, n in re.findall(
+        r"([A-Z]{2})(\d\d)",
+        "AD24 AE23 AL28 AT20 AZ28 BA20 BE16 BG22 BH22 BI27 BR29 BY28 CH21 CR22 CY28 CZ24 DE22 "
+        "DJ27 DK18 DO28 EE20 EG29 ES24 FI18 FK18 FO18 FR27 GB22 GE22 GI23 GL18 GR27 GT28 HR21 "
+        "HU28 IE22 IL23 IQ23 IS26 IT27 JO30 KW30 KZ20 LB28 LC32 LI21 LT20 LU20 LV21 LY25 MC27 "
+        "MD24 ME22 MK19 MN20 MR27 MT31 MU30 NI28 NL18 NO15 OM23 PK24 PL28 PS29 PT25 QA29 RO24 "
+        "RU33 SA24 SC31 SD18 SE24 SI19 SK24 SM27 SO23 ST25 SV28 TL23 TN24 TR26 UA29 VA22 VG24 "
+        "XK20 YE30",
+    )
+}
+# Card networks' IIN prefixes (Visa, Mastercard, Amex, Discover, JCB, Diners, UnionPay, Maestro).
+_CARD_PREFIX = re.compile(
+    r"4|5[1-5]|2(?:2[2-9]|[3-6]\d|7[01]|720)|3[47]|6(?:011|5|4[4-9]|2)|35|3(?:0[0-5]|[689])|5[06-8]"
+)
+
+
+def luhn_ok(digits: str) -> bool:
+    """The Luhn checksum of a digit string."""
+    total = 0
+    for i, ch in enumerate(reversed(digits)):
+        d = ord(ch) - 48
+        if i % 2:
+            d = d * 2 - 9 if d > 4 else d * 2
+        total += d
+    return total % 10 == 0
+
+
+def iban_ok(candidate: str) -> bool:
+    """The country's IBAN length and the ISO 7064 mod-97-10 checksum."""
+    s = candidate.replace(" ", "")
+    if _IBAN_LENGTH.get(s[:2]) != len(s):
+        return False
+    moved = s[4:] + s[:4]
+    return int("".join(str(int(ch, 36)) for ch in moved)) % 97 == 1
+
+
+def _word_start(m: re.Match[str]) -> int:
+    """The match does not start inside a word (``\\b`` kept out of the pattern so that it starts
+    with a literal)."""
+    i = m.start()
+    return 0 if i and (m.string[i - 1].isalnum() or m.string[i - 1] == "_") else len(m.group())
+
+
+_IBAN_HEAD = re.compile(r"\b[A-Z]{2}\d\d(?: ?[A-Z0-9]{4})* ?$")
+
+
+def _ssn_ok(m: re.Match[str]) -> int:
+    """Never-issued SSNs: area 000, 666 or 9xx, group 00, serial 0000."""
+    area, group, serial = m.group().split("-")
+    bad = area in ("000", "666") or area[0] == "9" or group == "00" or serial == "0000"
+    return 0 if bad else len(m.group())
+
+
+def _card_ok(m: re.Match[str]) -> int:
+    if _IBAN_HEAD.search(m.string, max(0, m.start() - 40), m.start()):
+        return 0  # the tail of an IBAN (one whose checksum failed)
+    digits = re.sub(r"[ -]", "", m.group())
+    ok = 13 <= len(digits) <= 19 and bool(_CARD_PREFIX.match(digits)) and luhn_ok(digits)
+    return len(m.group()) if ok else 0
+
+
+def _iban_ok(m: re.Match[str]) -> int:
+    return len(m.group()) if iban_ok(m.group()) else 0
+
+
+class _IpCheck:
+    """IPv6 candidates must parse (``ipaddress``); with ``public_only`` an address must also be global,
+    so loopback, private, link-local and documentation ranges (``192.0.2.0/24``, ``2001:db8::/32``),
+    which identify no one, are left alone."""
+
+    def __init__(self, *, v6: bool, public_only: bool) -> None:
+        self.v6 = v6
+        self.public_only = public_only
+
+    def __call__(self, m: re.Match[str]) -> int:
+        s = m.group()
+        if self.v6:
+            groups = [g for g in s.split(":") if g]
+            if len(groups) < 3 and not any(len(g) >= 3 for g in groups):
+                return 0  # "1::2" is a slice far more often than an address
+        try:
+            addr = ipaddress.ip_address(s)
+        except ValueError:
+            return 0
+        small = not self.v6 and all(int(o) < 32 for o in s.split("."))
+        if small and not _IP_CUE.search(m.string, max(0, m.start() - 16), m.start()):
+            return 0
+        return len(s) if addr.is_global or not self.public_only else 0
+
+
+class _PhoneCheck:
+    """Validates phone candidates with ``phonenumbers`` (imported once per worker, in ``setup``)."""
+
+    def __init__(self, regions: list[str]) -> None:
+        import phonenumbers
+
+        self.pn = phonenumbers
+        self.regions = regions
+
+    def __call__(self, m: re.Match[str]) -> int:
+        """The length of the valid number that starts the match (0: none). One trailing group split
+        off by a space may be dropped when the number itself uses other separators ("415-555-2671 24
+        hours"); a run of groups with one separator ("3410-135918-12345") is taken whole or not at all."""
+        s = m.group()
+        if self._valid(s):
+            return len(s)
+        cut = s.rfind(" ")
+        kept = s[:cut]
+        if cut > 0 and re.search(r"[.-]\d+$", kept) and self._valid(kept):
+            return cut
+        return 0
+
+    def _valid(self, s: str) -> bool:
+        n_digits = sum(ch.isdigit() for ch in s)
+        if not 7 <= n_digits <= 15:
+            return False
+        international = s.startswith("+")
+        if re.fullmatch(r"\d{1,3}(?:\.\d{1,3}){3}", s):
+            return False  # an IPv4 address that pii_v1's ip check left (private, or a version)
+        if not international and not _national_shape(s):
+            return False
+        for region in [None] if international else self.regions:
+            try:
+                num = self.pn.parse(s, region)
+            except self.pn.NumberParseException:
+                continue
+            if self.pn.is_valid_number(num):
+                return True
+        return False
+
+
+def _national_shape(s: str) -> bool:
+    """A number without a country code looks like one as people write it: an optional ``(area)``, then
+    groups split by one kind of separator, the first and last of at least three digits. Dates
+    (``2010-09-06 22``), decimals (``123 456 789.00``) and runs of small numbers fail; a bare digit
+    run (a count, an id, a timestamp) fails too."""
+    rest = re.sub(r"^\(\d{1,5}\)[ .-]?", "", s)
+    seps = set(re.findall(r"[ .-]", rest))
+    groups = re.split(r"[ .-]", rest)
+    if len(seps) > 1 or (not seps and rest == s):
+        return False
+    if rest == s and len(groups) == 2 and (seps == {"."} or (seps == {"-"} and len(groups[0]) > 4)):
+        return False  # a decimal (229291.1234) or a range (32768-65535)
+    return len(groups[0]) >= 3 and len(groups[-1]) >= 3 if len(groups) > 1 else rest != s
+
+
+# A validator gives the length of the valid span that starts a match (0: not a span of its type).
+Validator = Callable[[re.Match[str]], int]
+
+Patterns = list[tuple[re.Pattern[str], Validator | None]]
+
+
+def checks(
+    types: list[str], *, phone_regions: list[str], public_ips_only: bool
+) -> list[tuple[str, str, Patterns]]:
+    """``(type, RE2 prefilter, patterns)`` for each of ``types``, in the order of :data:`TYPES`."""
+    table: dict[str, tuple[str, Patterns]] = {
+        "secret": (_SECRET_PRE, [(p, _word_start) for p in _SECRETS]),
+        "email": (_EMAIL_PRE, [(_EMAIL, None)]),
+        "iban": (_IBAN_PRE, [(_IBAN, _iban_ok)]),
+        "card": (_CARD_PRE, [(_CARD, _card_ok)]),
+        "ssn": (_SSN_PRE, [(_SSN, _ssn_ok)]),
+        "ip": (
+            _IP_PRE,
+            [
+                (_IPV4, _IpCheck(v6=False, public_only=public_ips_only)),
+                (_IPV6, _IpCheck(v6=True, public_only=public_ips_only)),
+            ],
+        ),
+    }
+    if "phone" in types:  # imports phonenumbers
+        table["phone"] = (_PHONE_PRE, [(_PHONE, _PhoneCheck(list(phone_regions)))])
+    return [(t, *table[t]) for t in TYPES if t in types]
+
+
+def redact(doc: str, patterns: Patterns, placeholder: str, found: list[str] | None = None) -> tuple[str, int]:
+    """``doc`` with every valid match of ``patterns`` replaced by ``placeholder``, and how many; each
+    span replaced is appended to ``found`` when given."""
+    total = 0
+    for pattern, valid in patterns:
+        hits = 0
+
+        def sub(m: re.Match[str], valid: Validator | None = valid) -> str:
+            nonlocal hits
+            end = len(m.group()) if valid is None else valid(m)
+            if end:
+                hits += 1
+                if found is not None:
+                    found.append(m.group()[:end])
+                return placeholder + m.group()[end:]
+            return m.group()
+
+        doc = pattern.sub(sub, doc)
+        total += hits
+    return doc, total
