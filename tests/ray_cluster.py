@@ -47,10 +47,21 @@ def _processes() -> list[tuple[int, str]]:
     return out
 
 
-def _kill_cluster(temp_dir: str) -> None:
+def _environ_has(pid: int, needle: bytes) -> bool:
+    try:
+        return needle in Path(f"/proc/{pid}/environ").read_bytes()
+    except OSError:
+        return False
+
+
+def _kill_cluster(temp_dir: str, token: Path) -> None:
+    """Stop the cluster's processes: those whose command line names its temp dir, and those whose
+    environment names its token file (Ray renames its agents ``ray::DashboardAgent`` and starts a client
+    server whose command line has neither; both outlive a SIGTERM of the raylet)."""
+    needle = f"RAY_AUTH_TOKEN_PATH={token}\0".encode()
     for sig in (signal.SIGTERM, signal.SIGKILL):
         for pid, cmd in _processes():
-            if temp_dir in cmd:
+            if pid != os.getpid() and (temp_dir in cmd or _environ_has(pid, needle)):
                 with contextlib.suppress(ProcessLookupError):
                     os.kill(pid, sig)
         time.sleep(1)
@@ -142,7 +153,7 @@ def start_local_cluster(
             "temp_dir": temp_dir,
         }
     finally:
-        _kill_cluster(temp_dir)
+        _kill_cluster(temp_dir, token)
 
 
 def remove_worker(cluster: dict, i: int) -> int:

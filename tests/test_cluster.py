@@ -1,7 +1,8 @@
 """A real local multi-node Ray cluster (a head and a worker node on this machine), and `ray job submit`.
 
-The cluster (tests/ray_cluster.py) runs with Ray's token authentication; the client side
-(`curate run --address`, `ray job submit`) gets the same settings.
+The cluster (tests/ray_cluster.py, the session fixture ``local_cluster`` in tests/conftest.py) runs with
+Ray's token authentication; the client side (`curate run --address`, `ray job submit`) gets the same
+settings, and a client without the token is refused.
 """
 
 from __future__ import annotations
@@ -14,13 +15,7 @@ from pathlib import Path
 import pytest
 
 from tests.helpers import ROOT, pipeline, write_inputs
-from tests.ray_cluster import start_local_cluster, submit_job
-
-
-@pytest.fixture(scope="module")
-def local_cluster(tmp_path_factory):
-    with start_local_cluster(tmp_path_factory.mktemp("auth"), workers=1) as cluster:
-        yield cluster
+from tests.ray_cluster import BIN, submit_job
 
 
 def _outputs(run: Path) -> dict:
@@ -90,3 +85,24 @@ def test_ray_job_submit(tmp_path: Path, local_cluster) -> None:
     assert r.returncode == 0, (r.stdout + r.stderr)[-3000:]
     assert "succeeded" in r.stdout
     assert _outputs(tmp_path / "job") == expected
+
+
+@pytest.mark.ray
+def test_a_client_without_the_token_is_refused(local_cluster) -> None:
+    """The job server refuses a client that has the auth mode but not the token; with it, it answers."""
+    env = {k: v for k, v in local_cluster["env"].items() if not k.startswith("RAY_AUTH_TOKEN")}
+
+    def job_list(env: dict[str, str]) -> subprocess.CompletedProcess:
+        return subprocess.run(
+            [str(BIN / "ray"), "job", "list", "--address", local_cluster["dashboard"]],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+
+    refused = job_list(env)
+    assert refused.returncode != 0
+    assert "token" in (refused.stdout + refused.stderr).lower()
+    ok = job_list(local_cluster["env"])
+    assert ok.returncode == 0, ok.stderr[-2000:]
