@@ -94,6 +94,9 @@ def start_local_cluster(
         RAY_AUTH_TOKEN_PATH=str(token),
         RAY_USAGE_STATS_ENABLED="0",
         PYTHONPATH=str(ROOT),
+        # this environment's scripts first (as on a node where the project is installed): `ray job
+        # submit -- curate run ...` runs the same `curate` as the tests
+        PATH=f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}",
         **(extra_env or {}),
     )
     env.pop("RAY_ADDRESS", None)
@@ -130,12 +133,19 @@ def start_local_cluster(
         for i in range(workers):
             gpus = ["--num-gpus", "1"] if i >= workers - gpu_workers else []
             tag = ["--resources", json.dumps({f"worker_{i}": 1})]
+            # Each worker node gets its own temp dir, as on a machine of its own: nodes that share one
+            # (Ray's default on one machine) share the runtime-env folder, and a worker node's agent,
+            # installing a job's --working-dir there, deletes and unpacks again the folder that the job's
+            # driver on the head runs in (Ray's `overwrite=True` for working_dir); the driver's cwd is
+            # then gone (os.getcwd() raises FileNotFoundError). tests/test_cluster.py shows it.
             subprocess.run(
                 [
                     str(BIN / "ray"),
                     "start",
                     "--address",
                     f"127.0.0.1:{port}",
+                    "--temp-dir",
+                    f"{temp_dir}-w{i}",
                     *common,
                     *gpus,
                     *tag,
