@@ -287,7 +287,7 @@ def test_local_runs_are_unchanged(tmp_path: Path, monkeypatch) -> None:
 
 
 def test_run_dir_verbs_take_a_bucket_url(s3, tmp_path: Path, monkeypatch) -> None:
-    """`curate inspect` and `curate export` on s3:// work on a local mirror and upload what they write."""
+    """`curate inspect`, `select` and `export` on s3:// work on a local mirror and upload what they write."""
     from curate.cli import main
 
     monkeypatch.setenv("CURATE_STAGE", str(tmp_path / "stage"))
@@ -297,6 +297,8 @@ def test_run_dir_verbs_take_a_bucket_url(s3, tmp_path: Path, monkeypatch) -> Non
         parse_pipeline(pipeline(f"{tmp_path}/in/*")), out, engine=InlineEngine(progress=False), phases=False
     )
     assert main(["inspect", out, "--n", "1"]) == 0
+    assert main(["select", out, "--output", str(tmp_path / "reselected")]) == 0
+    assert json.loads((tmp_path / "reselected" / "manifest.json").read_text())["accounting"]["balanced"]
     assert main(["export", out, "--format", "parquet"]) == 0
     exp = s3_json(s3, "run/export/manifest.json")
     assert exp["files"]
