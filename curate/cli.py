@@ -123,7 +123,7 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-RUN_DIR_VERBS = ("inspect", "export", "report", "proxy")  # verbs whose RUN_DIR may be a bucket URL
+RUN_DIR_VERBS = ("inspect", "export", "report", "proxy", "select")  # verbs whose RUN_DIR may be a bucket URL
 
 
 def _mirrored(handler: Any) -> Any:

@@ -149,8 +149,19 @@ def _output_to(path: str | os.PathLike[str] | None) -> Iterator[None]:
                 os.close(fd)
 
 
+def _read_table(path: str, columns: list[str] | None) -> pa.Table:
+    """A key table at a local path, or at a URL in the run directory's object storage (through fsspec):
+    a task on any node reads what a task on another node wrote."""
+    if "://" not in path:
+        return pq.read_table(path, columns=columns)
+    import fsspec  # only for a run directory in object storage
+
+    with fsspec.open(path, "rb") as f:
+        return pq.read_table(pa.BufferReader(f.read()), columns=columns)
+
+
 def _partition(path: str, key: str, num_partitions: int, columns: list[str] | None) -> list[pa.Table]:
-    table = pq.read_table(path, columns=columns)
+    table = _read_table(path, columns)
     if table.num_rows == 0:
         return [table] * num_partitions
     keys = np.asarray(table.column(key).to_numpy(), dtype=np.uint64)

@@ -11,24 +11,22 @@ written (:mod:`curate.manifest`); the phases after curation are :mod:`curate.pha
 The run directory may be an object-storage URL (``s3://bucket/runs/web``): every file goes through
 :class:`curate.io.storage.Location`, whose writes are atomic there too (one PUT per file), and a unit is
 committed by its ``done-*.json`` marker listing its files' sizes, checked on resume. Global stages'
-scratch (key tables, shuffle files, drop lists, their pickled state) is recomputable and stays on a
-local disk then (:func:`curate.io.stage.stage_dir`).
+scratch (key tables, shuffle files, drop lists, their pickled state) lives under ``_work/`` too, in the
+same storage, so every node of a cluster reads what another wrote: no node's local disk is shared
+(:mod:`curate.io.scratch`).
 """
 
 from __future__ import annotations
 
 import functools
-import json
 import logging
 import pickle
-import shutil
 import time
 from pathlib import Path
 from typing import Any
 
 from curate.config import PipelineConfig, build_source, build_stages
 from curate.engine import Engine, make_engine
-from curate.io.files import atomic_write_bytes
 from curate.io.stage import stage_dir
 from curate.io.storage import Location
 from curate.manifest import AccountingError, build_manifest
@@ -67,9 +65,9 @@ class Runner:
         self.cfg = cfg
         self.out = Location.of(out_dir)
         self.work = self.out.child("_work")
-        # Global-stage scratch: beside the parts on a local run directory, on this machine's disk for
-        # one in object storage (recomputable from the committed parts).
-        self.scratch = self.work.local if not self.out.remote else stage_dir(self.out.url) / "_work"
+        # Global-stage scratch: beside the parts, in the run directory's storage (a path or a bucket), so
+        # that tasks on every node read what tasks on other nodes wrote.
+        self.scratch = self.work
         self.engine = engine
         self.progress = progress
         self.source = build_source(cfg)
@@ -89,7 +87,13 @@ class Runner:
         # that is in object storage (the stages read the fitted models from there, as the dedup scratch).
         target_root = stage_dir(self.out.url) if self.out.remote else self.out.local
         self.target = prepare(
-            self.cfg, target_root, scoring_stages(self.stages), self.engine, self.source, echo=self.progress
+            self.cfg,
+            target_root,
+            scoring_stages(self.stages),
+            self.engine,
+            self.source,
+            echo=self.progress,
+            remote=self.out.child("target") if self.out.remote else None,
         )
         stats: dict[str, dict[str, Any]] = {}
         order: list[str] = [READ_STAGE]
@@ -175,10 +179,7 @@ class Runner:
             raise RunDirError(
                 f"{self.out} already holds output without resume state; choose another --output"
             )
-        elif self.out.remote and self.scratch.exists():
-            shutil.rmtree(self.scratch)  # a new run at this URL: an older run's scratch is not ours
         marker.write_json(ident)
-        self.scratch.mkdir(parents=True, exist_ok=True)
         for seg in self.segments:
             self.work.child(f"s{seg.index}").makedirs()
 
@@ -189,7 +190,7 @@ class Runner:
         todo = [it for it, u in zip(items, units, strict=True) if u not in done]
         if todo:
             state_path = (
-                str(self.scratch / f"g{seg.index - 1}.state.pkl") if seg.applier is not None else None
+                self.scratch.child(f"g{seg.index - 1}.state.pkl").url if seg.applier is not None else None
             )
             factory = functools.partial(
                 SegmentWorker,
@@ -228,22 +229,22 @@ class Runner:
     def _reduce(self, seg: Segment, parts: list[str]) -> tuple[Any, dict[str, float]]:
         g = seg.collector
         assert g is not None
-        state_path = self.scratch / f"g{seg.index}.state.pkl"
-        summary_path = self.scratch / f"g{seg.index}.summary.json"
+        state_path = self.scratch.child(f"g{seg.index}.state.pkl")
+        summary_path = self.scratch.child(f"g{seg.index}.summary.json")
         if state_path.exists() and summary_path.exists():
-            s = json.loads(summary_path.read_text())
+            s = summary_path.read_json()
             return s["summary"], s["stats"]
         w0, c0 = time.perf_counter(), time.process_time()
-        key_dir = self.scratch / f"g{seg.index}"
-        key_dir.mkdir(exist_ok=True)
+        key_dir = self.scratch.child(f"g{seg.index}")
+        key_dir.makedirs()
         src_dir = self.work.child(f"s{seg.index}").url
-        tasks = [(g, src_dir, i, p, str(key_dir / f"k{p}.parquet")) for i, p in enumerate(parts)]
+        tasks = [(g, src_dir, i, p, key_dir.child(f"k{p}.parquet").url) for i, p in enumerate(parts)]
         key_paths = self.engine.map(collect_keys, tasks, resources=g.resources, desc=f"{g.label}: collect")
         state = g.reduce(key_paths, self.engine)
-        atomic_write_bytes(state_path, pickle.dumps(state, protocol=pickle.HIGHEST_PROTOCOL))
+        state_path.write_bytes(pickle.dumps(state, protocol=pickle.HIGHEST_PROTOCOL))
         summary = g.summary(state)
         gstats = {"wall_s": time.perf_counter() - w0, "cpu_s": time.process_time() - c0}
-        Location.of(summary_path).write_json({"summary": summary, "stats": gstats})
+        summary_path.write_json({"summary": summary, "stats": gstats})
         return summary, gstats
 
     def _finalize(self, parts: list[str]) -> None:

@@ -15,7 +15,6 @@ import pickle
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -158,8 +157,8 @@ class SegmentWorker:
         self.state = None
         if segment.applier is not None:
             segment.applier.ensure_setup()
-            with open(state_path, "rb") as f:  # type: ignore[arg-type]
-                self.state = pickle.load(f)
+            # the global stage's state, in the run directory's storage (any node reads it)
+            self.state = pickle.loads(Location.of(str(state_path)).read_bytes())
         for st in segment.rows:
             st.ensure_setup()
 
@@ -244,5 +243,5 @@ def collect_keys(args: tuple[GlobalStage, str, int, str, str]) -> str:
     stage.ensure_setup()
     table = read_parquet(Location.of(work).child(f"p{part}.parquet"))
     keys = stage.collect(with_order(table, part_index))
-    write_parquet(keys, Location.of(Path(out)))
+    write_parquet(keys, Location.of(out))
     return out

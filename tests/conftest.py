@@ -1,4 +1,5 @@
-"""Shared fixtures: the real corpora (skipped when absent), one Ray session per test run, a loopback S3.
+"""Shared fixtures: the real corpora (skipped when absent), one Ray session per test run, one local
+two-node Ray cluster per test run, a loopback S3.
 
 Shared builders and constants (``make_table``, ``corpora_path``, ...) live in tests/helpers.py.
 """
@@ -30,6 +31,19 @@ def ray_engine():
     engine = RayEngine(num_cpus=2, progress=False)
     yield engine
     engine.shutdown()
+
+
+@pytest.fixture(scope="session")
+def local_cluster(tmp_path_factory):
+    """A head and one worker node on this machine (one CPU each, token auth on), shared by the session.
+
+    tests/test_cluster.py, the driver-kill test in tests/reliability/test_faults.py and the token test use
+    it; the nodes are stopped by their private temp dir at the end (never ``ray stop``).
+    """
+    from tests.ray_cluster import start_local_cluster
+
+    with start_local_cluster(tmp_path_factory.mktemp("auth"), workers=1) as cluster:
+        yield cluster
 
 
 @pytest.fixture

@@ -47,10 +47,24 @@ def _processes() -> list[tuple[int, str]]:
     return out
 
 
-def _kill_cluster(temp_dir: str) -> None:
+def _environ_has(pid: int, needle: bytes) -> bool:
+    try:
+        return needle in Path(f"/proc/{pid}/environ").read_bytes()
+    except OSError:
+        return False
+
+
+_PRIVATE_FS = 'mount -t tmpfs tmpfs /tmp && mkdir -p /tmp/home && exec "$@"'
+
+
+def _kill_cluster(temp_dir: str, token: Path) -> None:
+    """Stop the cluster's processes: those whose command line names its temp dir, and those whose
+    environment marks them as this cluster's (Ray renames its agents ``ray::DashboardAgent`` and starts
+    a client server whose command line has neither; both outlive a SIGTERM of the raylet)."""
+    needle = f"CURATE_TEST_CLUSTER={token}\0".encode()
     for sig in (signal.SIGTERM, signal.SIGKILL):
         for pid, cmd in _processes():
-            if temp_dir in cmd:
+            if pid != os.getpid() and (temp_dir in cmd or _environ_has(pid, needle)):
                 with contextlib.suppress(ProcessLookupError):
                     os.kill(pid, sig)
         time.sleep(1)
@@ -64,11 +78,16 @@ def start_local_cluster(
     prefix: str = "rc",
     gpu_workers: int = 0,
     extra_env: dict[str, str] | None = None,
+    private_fs: bool = False,
 ) -> Iterator[dict]:
     """A head and ``workers`` worker nodes on this machine, token auth on, each node with one CPU; the
     last ``gpu_workers`` workers also declare one logical GPU (``--num-gpus 1``, no CUDA needed).
     Worker ``i`` also has the custom resource ``worker_<i>`` (so :func:`remove_worker` can find it).
     ``extra_env``: variables every node's processes get (e.g. object-storage credentials).
+    ``private_fs``: every node in a mount namespace of its own with an empty ``/tmp`` (a tmpfs) and
+    ``HOME=/tmp/home``, so no node sees a file another node (or the test) wrote there, as on separate
+    machines; the project and its environment stay visible (the same software on every node). Run a
+    driver inside the head's namespace with :func:`on_head`. Needs root (``unshare -m``).
 
     Yields the GCS address, the job-server URL, the environment clients need (same auth settings) and
     the cluster's temp dir.
@@ -83,10 +102,22 @@ def start_local_cluster(
         RAY_AUTH_TOKEN_PATH=str(token),
         RAY_USAGE_STATS_ENABLED="0",
         PYTHONPATH=str(ROOT),
+        # this environment's scripts first (as on a node where the project is installed): `ray job
+        # submit -- curate run ...` runs the same `curate` as the tests
+        PATH=f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}",
         **(extra_env or {}),
     )
     env.pop("RAY_ADDRESS", None)
-    temp_dir = f"/tmp/{prefix}-{uuid.uuid4().hex[:8]}"  # short: Ray's unix socket paths stay under 107 chars
+    if private_fs:
+        # the token file is in the test's /tmp, which the nodes do not see: pass the token itself
+        env.pop("RAY_AUTH_TOKEN_PATH")
+        env.update(RAY_AUTH_TOKEN=token.read_text(), HOME="/tmp/home")
+    env["CURATE_TEST_CLUSTER"] = str(token)  # marks every process of this cluster, for _kill_cluster
+    temp_dir = f"/tmp/{prefix}-{uuid.uuid4().hex[:8]}"
+    # each node in its own mount namespace with an empty /tmp (see private_fs)
+    wrap = (
+        ["unshare", "-m", "--propagation", "private", "sh", "-c", _PRIVATE_FS, "sh"] if private_fs else []
+    )  # short: Ray's unix socket paths stay under 107 chars
     port, dash = _free_port(), _free_port()
     common = ["--node-ip-address", "127.0.0.1", "--num-cpus", "1", "--disable-usage-stats"]
 
@@ -110,7 +141,7 @@ def start_local_cluster(
     ]
     try:
         subprocess.run(
-            [str(BIN / "ray"), "start", *head, *common, *node_ports()],
+            [*wrap, str(BIN / "ray"), "start", *head, *common, *node_ports()],
             check=True,
             env=env,
             capture_output=True,
@@ -119,12 +150,20 @@ def start_local_cluster(
         for i in range(workers):
             gpus = ["--num-gpus", "1"] if i >= workers - gpu_workers else []
             tag = ["--resources", json.dumps({f"worker_{i}": 1})]
+            # Each worker node gets its own temp dir, as on a machine of its own: nodes that share one
+            # (Ray's default on one machine) share the runtime-env folder, and a worker node's agent,
+            # installing a job's --working-dir there, deletes and unpacks again the folder that the job's
+            # driver on the head runs in (Ray's `overwrite=True` for working_dir); the driver's cwd is
+            # then gone (os.getcwd() raises FileNotFoundError). tests/test_cluster.py shows it.
             subprocess.run(
                 [
+                    *wrap,
                     str(BIN / "ray"),
                     "start",
                     "--address",
                     f"127.0.0.1:{port}",
+                    "--temp-dir",
+                    f"{temp_dir}-w{i}",
                     *common,
                     *gpus,
                     *tag,
@@ -142,7 +181,7 @@ def start_local_cluster(
             "temp_dir": temp_dir,
         }
     finally:
-        _kill_cluster(temp_dir)
+        _kill_cluster(temp_dir, token)
 
 
 def remove_worker(cluster: dict, i: int) -> int:
@@ -186,3 +225,13 @@ def submit_job(
         if r.returncode == 0 or "No available agent" not in r.stderr or time.time() > deadline:
             return r
         time.sleep(3)
+
+
+def on_head(cluster: dict, cmd: list[str]) -> list[str]:
+    """``cmd`` run inside the head node's mount namespace (its private /tmp and HOME, see ``private_fs``):
+    a driver there connects to the head's raylet as a driver on that machine would."""
+    for pid, line in _processes():
+        argv = line.split("\0")
+        if "raylet" in argv[0] and f"--temp_dir={cluster['temp_dir']}" in argv:
+            return ["nsenter", "-t", str(pid), "-m", "--", *cmd]
+    raise AssertionError(f"no head raylet in {cluster['temp_dir']}")

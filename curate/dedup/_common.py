@@ -18,10 +18,9 @@ import numpy as np
 import polars as pl
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.parquet as pq
 
 from curate import schema
-from curate.io.files import atomic_path
+from curate.io import scratch
 
 if TYPE_CHECKING:
     from curate.engine import Engine
@@ -172,7 +171,7 @@ def derived_path(path: str, suffix: str) -> str:
 
 def _explode_task(item: tuple[int, str, str, str, tuple[str, ...]]) -> str:
     part, path, key_col, suffix, extra = item
-    table = pq.read_table(path, columns=[ROW, key_col, *extra])
+    table = scratch.read_table(path, columns=[ROW, key_col, *extra])
     order = orders(part, table.column(ROW).to_numpy())
     col = table.column(key_col)
     cols: dict[str, Any] = {}
@@ -192,10 +191,7 @@ def _explode_task(item: tuple[int, str, str, str, tuple[str, ...]]) -> str:
         cols[ORDER] = order
         for name in extra:
             cols[name] = table.column(name)
-    out = derived_path(path, suffix)
-    with atomic_path(out) as tmp:
-        pq.write_table(pa.table(cols), tmp)
-    return out
+    return scratch.write_table(pa.table(cols), derived_path(path, suffix))
 
 
 def explode_keys(
@@ -211,7 +207,7 @@ def explode_keys(
 
 def _lookup_task(item: tuple[str, np.ndarray, tuple[str, ...]]) -> pa.Table:
     path, rows, columns = item
-    table = pq.read_table(path, columns=[ROW, *columns])
+    table = scratch.read_table(path, columns=[ROW, *columns])
     pos = np.asarray(table.column(ROW).to_numpy(), dtype=np.int64)
     where = np.searchsorted(pos, rows)
     return table.take(pa.array(where)).drop_columns([ROW])

@@ -9,10 +9,8 @@ and writes the survivors as adjacency rows for :mod:`curate.dedup.components`.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -21,6 +19,7 @@ import pyarrow as pa
 from curate.dedup import _common as c
 from curate.dedup._pairs import _score_task
 from curate.dedup.components import adjacency, partition_of, write_table
+from curate.io import scratch
 
 if TYPE_CHECKING:
     from curate.engine import Engine
@@ -55,7 +54,7 @@ def _band_edges(out_dir: str, num_partitions: int) -> Any:
         if len(a) == 0:
             return None
         pair = c.fmix64(a ^ c.fmix64(b))
-        path = os.path.join(out_dir, f"b{partition_of(table, c.KEY, num_partitions):05d}.parquet")
+        path = scratch.join(out_dir, f"b{partition_of(table, c.KEY, num_partitions):05d}.parquet")
         return write_table(pa.table({A: a, B: b, PAIR: pair}), path)
 
     return reduce
@@ -76,7 +75,7 @@ def _checked_pairs(
             pairs = pairs[keep]
         if len(pairs) == 0:
             return None, n, rejected
-        path = os.path.join(out_dir, f"e{partition_of(table, PAIR, num_partitions):05d}.parquet")
+        path = scratch.join(out_dir, f"e{partition_of(table, PAIR, num_partitions):05d}.parquet")
         return write_table(adjacency(pairs[:, 0], pairs[:, 1]), path), n, rejected
 
     return reduce
@@ -86,7 +85,7 @@ def pair_edges(
     long_paths: Sequence[str],
     key_paths: Sequence[str],
     engine: Engine,
-    work: Path,
+    work: str,
     *,
     num_partitions: int,
     column: str | None,
@@ -94,22 +93,21 @@ def pair_edges(
 ) -> tuple[list[str], PairCounts]:
     """Candidate pairs from the exploded band keys, checked (``column`` >= ``cut``; no check when
     ``column`` is None), as adjacency files under ``work``; returns their paths and the counts."""
-    bands_dir, pairs_dir = work / "band_edges", work / "pairs"
+    bands_dir, pairs_dir = scratch.join(work, "band_edges"), scratch.join(work, "pairs")
     for d in (bands_dir, pairs_dir):
-        d.mkdir(parents=True, exist_ok=True)
-        for old in d.glob("*.parquet"):
-            old.unlink()
+        scratch.makedirs(d)
+        scratch.remove(d, "*.parquet")
     written = engine.shuffle(
         list(long_paths),
         key=c.KEY,
-        reduce=_band_edges(str(bands_dir), num_partitions),
+        reduce=_band_edges(bands_dir, num_partitions),
         num_partitions=num_partitions,
         desc="band groups",
     )
     results = engine.shuffle(
         [w for w in written if w is not None],
         key=PAIR,
-        reduce=_checked_pairs(key_paths, str(pairs_dir), num_partitions, column, cut),
+        reduce=_checked_pairs(key_paths, pairs_dir, num_partitions, column, cut),
         num_partitions=num_partitions,
         desc="candidate pairs",
     )

@@ -13,9 +13,9 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.parquet as pq
 
 from curate.dedup import _common as c
+from curate.io import scratch
 
 if TYPE_CHECKING:
     from curate.engine import Engine
@@ -31,7 +31,7 @@ def _read_rows(key_paths: Sequence[str], nodes: np.ndarray, column: str) -> pa.C
     pieces = []
     for p in np.unique(part):
         sel = rows[part == p]
-        table = pq.read_table(
+        table = scratch.read_table(
             key_paths[p],
             columns=[c.ROW, column],
             filters=[(c.ROW, ">=", int(sel.min())), (c.ROW, "<=", int(sel.max()))],

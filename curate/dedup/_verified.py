@@ -14,9 +14,7 @@ at least the threshold, which is sequential in input order, but only within a co
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -26,6 +24,7 @@ import pyarrow.compute as pc
 from curate import schema
 from curate.dedup import _common as c
 from curate.dedup import components as cc
+from curate.io import scratch
 
 if TYPE_CHECKING:
     from curate.engine import Engine
@@ -75,7 +74,7 @@ def _edge_roots(out_dir: str, num_partitions: int) -> Any:
         size = np.asarray(lab.column(cc.SIZE).to_numpy(), np.int64)[at]
         out = pa.table({cc.ROOT: root, A: node, B: nbr, cc.SIZE: size})
         name = f"j{cc.partition_of(table, cc.NODE, num_partitions):05d}.parquet"
-        return cc.write_table(out, os.path.join(out_dir, name))
+        return cc.write_table(out, scratch.join(out_dir, name))
 
     return reduce
 
@@ -104,7 +103,7 @@ def _components_greedy(out_dir: str, num_partitions: int) -> Any:
             }
         )
         name = f"g{cc.partition_of(table, cc.ROOT, num_partitions):05d}.parquet"
-        return cc.write_table(out, os.path.join(out_dir, name)), int(np.count_nonzero(survivor != nodes))
+        return cc.write_table(out, scratch.join(out_dir, name)), int(np.count_nonzero(survivor != nodes))
 
     return reduce
 
@@ -114,7 +113,7 @@ def verified_drop_lists(
     comp: cc.Components,
     key_paths: Sequence[str],
     engine: Engine,
-    work: Path,
+    work: str,
     *,
     num_partitions: int,
 ) -> tuple[str, int]:
@@ -122,20 +121,19 @@ def verified_drop_lists(
     ``work/drops``, from the verified adjacency rows and their component labels; returns the folder
     and the number of documents dropped."""
     for sub in ("joined", "greedy"):
-        (work / sub).mkdir(parents=True, exist_ok=True)
-        for old in (work / sub).glob("*.parquet"):
-            old.unlink()
+        scratch.makedirs(scratch.join(work, sub))
+        scratch.remove(scratch.join(work, sub), "*.parquet")
     joined = engine.shuffle(
         [*comp.label_paths, *edge_paths],
         key=cc.NODE,
-        reduce=_edge_roots(str(work / "joined"), num_partitions),
+        reduce=_edge_roots(scratch.join(work, "joined"), num_partitions),
         num_partitions=num_partitions,
         desc="verify: edge roots",
     )
     greedy = engine.shuffle(
         [j for j in joined if j is not None],
         key=cc.ROOT,
-        reduce=_components_greedy(str(work / "greedy"), num_partitions),
+        reduce=_components_greedy(scratch.join(work, "greedy"), num_partitions),
         num_partitions=num_partitions,
         desc="verify: survivors",
     )
@@ -143,7 +141,7 @@ def verified_drop_lists(
         [g[0] for g in greedy if g[0] is not None],
         engine,
         key_paths,
-        work / "ids",
+        scratch.join(work, "ids"),
         column=cc.ROOT,
         out_column=cc.CLUSTER_ID,
         num_partitions=num_partitions,
@@ -152,7 +150,7 @@ def verified_drop_lists(
         named,
         engine,
         key_paths,
-        work / "ids",
+        scratch.join(work, "ids"),
         column=SURVIVOR,
         out_column=schema.DUPLICATE_OF,
         num_partitions=num_partitions,
@@ -160,7 +158,7 @@ def verified_drop_lists(
     drop_dir = cc.split_by_part(
         named,
         engine,
-        work / "drops",
+        scratch.join(work, "drops"),
         num_partitions=num_partitions,
         key_paths=key_paths,
         desc="verify: drop lists",

@@ -24,8 +24,6 @@ that ``apply`` on a part reads only its own list.
 
 from __future__ import annotations
 
-import os
-import shutil
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,11 +31,10 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.parquet as pq
 
 from curate import schema
 from curate.dedup import _common as c
-from curate.io.files import atomic_path
+from curate.io import scratch
 
 if TYPE_CHECKING:
     from curate.engine import Engine
@@ -61,10 +58,9 @@ class Components:
 
 
 def write_table(table: pa.Table, path: str | Path) -> str:
-    """Write atomically (temporary name, then rename), so a retried task never leaves half a file."""
-    with atomic_path(path) as tmp:
-        pq.write_table(table, tmp)
-    return str(path)
+    """Write atomically (a rename, or one PUT), so a retried task never leaves half a file; ``path`` may
+    be a URL in the run directory's storage (:mod:`curate.io.scratch`)."""
+    return scratch.write_table(table, path)
 
 
 def adjacency(a: np.ndarray, b: np.ndarray) -> pa.Table:
@@ -153,7 +149,7 @@ def _round_reduce(op: Callable[[pa.Table], tuple[pa.Table, int]], out_dir: str, 
         out, count = op(table)
         if out.num_rows == 0:
             return None, 0, count
-        path = os.path.join(out_dir, f"e{partition_of(table, NODE, num_partitions):05d}.parquet")
+        path = scratch.join(out_dir, f"e{partition_of(table, NODE, num_partitions):05d}.parquet")
         return write_table(out, path), out.num_rows, count
 
     return reduce
@@ -163,11 +159,11 @@ def _shuffle_round(
     engine: Engine,
     paths: Sequence[str],
     op: Callable[[pa.Table], tuple[pa.Table, int]],
-    out_dir: Path,
+    out_dir: str,
     num_partitions: int,
     desc: str,
 ) -> tuple[list[str], int, int]:
-    out_dir.mkdir(parents=True, exist_ok=True)
+    scratch.makedirs(out_dir)
     results = engine.shuffle(
         list(paths),
         key=NODE,
@@ -185,22 +181,21 @@ def star_components(
 ) -> Components:
     """Components of the graph whose adjacency rows are in ``edge_paths``; labels written under
     ``work_dir`` (cleared first). Raises ``RuntimeError`` if ``MAX_ROUNDS`` rounds do not converge."""
-    work = Path(work_dir)
-    if work.exists():
-        shutil.rmtree(work)
-    work.mkdir(parents=True)
+    work = str(work_dir)
+    scratch.clear(work)
+    scratch.makedirs(work)
     paths = list(edge_paths)
     rounds = 0
-    consumed: Path | None = None  # the folder whose files the next shuffle reads (not the caller's)
+    consumed: str | None = None  # the folder whose files the next shuffle reads (not the caller's)
 
     def step(
         op: Callable[[pa.Table], tuple[pa.Table, int]], name: str, desc: str
     ) -> tuple[list[str], int, int]:
         nonlocal consumed
-        out = _shuffle_round(engine, paths, op, work / name, num_partitions, desc)
+        out = _shuffle_round(engine, paths, op, scratch.join(work, name), num_partitions, desc)
         if consumed is not None:  # a round's input is dead once its output is written: keep disk flat
-            shutil.rmtree(consumed, ignore_errors=True)
-        consumed = work / name
+            scratch.clear(consumed)
+        consumed = scratch.join(work, name)
         return out
 
     while paths:
@@ -218,18 +213,17 @@ def star_components(
 def part_lists(drop_dir: str, table: pa.Table) -> pa.Table | None:
     """The per-part list(s) ``table`` needs: its own part's file when the runner's order column says
     which part it is, else (a direct call on a table without one) every file. None when there is none."""
-    root = Path(drop_dir)
     if schema.ORDER in table.column_names and table.num_rows:
         part = int(table.column(schema.ORDER)[0].as_py()) >> 32
-        files = [f for f in [root / f"p{part:05d}.parquet"] if f.exists()]
+        files = [f for f in [scratch.join(drop_dir, f"p{part:05d}.parquet")] if scratch.exists(f)]
     else:
-        files = sorted(root.glob("p*.parquet"))
-    return pa.concat_tables([pq.read_table(f) for f in files]) if files else None
+        files = scratch.files(drop_dir, "p*.parquet")
+    return scratch.read_tables(files)
 
 
 def _ids(key_path: str) -> tuple[np.ndarray, pa.Array]:
     """The key table's ``(row, id)`` columns (rows ascending, as ``collect`` wrote them)."""
-    t = pq.read_table(key_path, columns=[c.ROW, schema.ID])
+    t = scratch.read_table(key_path, columns=[c.ROW, schema.ID])
     return np.asarray(t.column(c.ROW).to_numpy(), np.int64), c.id_column(t)
 
 
@@ -262,7 +256,7 @@ def _attach_ids(
         ids = _take_ids(key_paths, orders >> c.PART_SHIFT, orders)
         out = table.drop_columns([column, part_col]).append_column(out_column, ids)
         name = f"{column}-{partition_of(table, part_col, num_partitions):05d}.parquet"
-        return write_table(out, os.path.join(out_dir, name))
+        return write_table(out, scratch.join(out_dir, name))
 
     return reduce
 
@@ -279,14 +273,13 @@ def attach_ids(
 ) -> list[str]:
     """Replace the row-order ``column`` of the rows in ``paths`` by ids (``out_column``), shuffling by
     ``column + "_part"`` so that each reduce reads the id column of its own parts' key tables only."""
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    for old in out.glob(f"{column}-*.parquet"):
-        old.unlink()
+    out = str(out_dir)
+    scratch.makedirs(out)
+    scratch.remove(out, f"{column}-*.parquet")
     results = engine.shuffle(
         list(paths),
         key=column + "_part",
-        reduce=_attach_ids(list(key_paths), column, out_column, str(out), num_partitions),
+        reduce=_attach_ids(list(key_paths), column, out_column, out, num_partitions),
         num_partitions=num_partitions,
         desc=f"ids of {column}",
     )
@@ -308,7 +301,7 @@ def _split_by_part(key_paths: Sequence[str], out_dir: str) -> Any:
         for part in np.unique(parts):
             sel = pa.array(order[parts[order] == part])
             cols = {schema.ID: ids.take(sel), **{n: table.column(n).take(sel) for n in rest}}
-            write_table(pa.table(cols), os.path.join(out_dir, f"p{int(part):05d}.parquet"))
+            write_table(pa.table(cols), scratch.join(out_dir, f"p{int(part):05d}.parquet"))
         return len(np.unique(parts))
 
     return reduce
@@ -326,18 +319,17 @@ def split_by_part(
     """Shuffle rows ``(node, node_part, [id], ...)`` by ``node_part`` into one file per input part,
     ``out_dir/p<part>.parquet`` (``out_dir`` cleared first); ids missing from the rows are read from
     ``key_paths``. Returns ``out_dir``."""
-    out = Path(out_dir)
-    if out.exists():
-        shutil.rmtree(out)
-    out.mkdir(parents=True)
+    out = str(out_dir)
+    scratch.clear(out)
+    scratch.makedirs(out)
     engine.shuffle(
         list(paths),
         key=NODE_PART,
-        reduce=_split_by_part(list(key_paths), str(out)),
+        reduce=_split_by_part(list(key_paths), out),
         num_partitions=num_partitions,
         desc=desc,
     )
-    return str(out)
+    return out
 
 
 def drop_lists(
@@ -349,8 +341,8 @@ def drop_lists(
     Two shuffles: by the root's part (each reduce reads the ids of its parts' roots from their key
     tables), then by the node's part (each reduce reads its parts' ids and writes their files).
     """
-    out = Path(out_dir)
-    mid = out.parent / (out.name + ".ids")
+    out = str(out_dir)
+    mid = out.rstrip("/") + ".ids"
     named = attach_ids(
         comp.label_paths,
         engine,

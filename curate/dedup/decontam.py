@@ -26,10 +26,10 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.parquet as pq
 
 from curate import schema
 from curate.dedup import _common as c
+from curate.io import scratch
 from curate.registry import STAGES, bounds
 from curate.stage import GlobalStage, with_rejections
 
@@ -217,7 +217,7 @@ class Decontaminate(GlobalStage):
 
 
 def _read_hits(path: str) -> tuple[list[str], np.ndarray]:
-    table = pq.read_table(path, columns=[schema.ID, ITEMS])
+    table = scratch.read_table(path, columns=[schema.ID, ITEMS])
     lens = pc.list_value_length(table.column(ITEMS)).to_numpy(zero_copy_only=False)
     ids = table.column(schema.ID).filter(pa.array(lens > 0)).to_pylist()
     return ids, pc.list_flatten(table.column(ITEMS)).to_numpy(zero_copy_only=False)

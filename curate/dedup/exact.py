@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import logging
-import os
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -15,6 +13,7 @@ import pyarrow.compute as pc
 from curate import schema
 from curate.dedup import _common as c
 from curate.dedup import components as cc
+from curate.io import scratch
 from curate.registry import STAGES
 from curate.stage import GlobalStage, with_rejections
 
@@ -89,7 +88,7 @@ def _reduce_exact(out_dir: str, num_partitions: int) -> Any:
             }
         )
         name = f"x{cc.partition_of(table, c.KEY, num_partitions):05d}.parquet"
-        return cc.write_table(out, os.path.join(out_dir, name)), groups, len(dup)
+        return cc.write_table(out, scratch.join(out_dir, name)), groups, len(dup)
 
     return reduce
 
@@ -121,17 +120,16 @@ class ExactDedup(GlobalStage):
         long = c.explode_keys(
             key_paths, engine, key_col=HASH, suffix=f"{self.label}.keys", extra=(schema.ID,)
         )
-        work = Path(key_paths[0]).parent / f"{self.label}.drops"
-        work.mkdir(parents=True, exist_ok=True)
-        for old in work.glob("x*.parquet"):
-            old.unlink()
+        work = scratch.join(scratch.parent(key_paths[0]), f"{self.label}.drops")
+        scratch.makedirs(work)
+        scratch.remove(work, "x*.parquet")
         parts = engine.shuffle(
-            long, key=c.KEY, reduce=_reduce_exact(str(work), n), num_partitions=n, desc=self.label
+            long, key=c.KEY, reduce=_reduce_exact(work, n), num_partitions=n, desc=self.label
         )
         drop_dir = cc.split_by_part(
             [r[0] for r in parts if r[0] is not None],
             engine,
-            work / "parts",
+            scratch.join(work, "parts"),
             num_partitions=n,
             desc=f"{self.label}: drop lists",
         )

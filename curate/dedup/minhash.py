@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -46,6 +45,7 @@ from curate.dedup._pairs import score_pairs
 from curate.dedup._verified import greedy_survivors as _greedy_survivors
 from curate.dedup._verified import verified_drop_lists
 from curate.dedup.exact import DropState, mark_duplicates
+from curate.io import scratch
 from curate.registry import STAGES, bounds
 from curate.stage import GlobalStage
 
@@ -212,15 +212,15 @@ class MinhashDedup(GlobalStage):
     def _reduce_on_engine(self, key_paths: list[str], engine: Engine) -> MinhashState:
         p: MinhashParams = self.params
         n = p.num_partitions or max(1, engine.num_workers)
-        work = Path(key_paths[0]).parent / f"{self.label}.cc"
+        work = scratch.join(scratch.parent(key_paths[0]), f"{self.label}.cc")
         long = c.explode_keys(key_paths, engine, key_col=BANDS, suffix=f"{self.label}.bands")
         column, cut = self._check()
         edges, pairs = me.pair_edges(long, key_paths, engine, work, num_partitions=n, column=column, cut=cut)
-        comp = cc.star_components(edges, engine, work / "cc", num_partitions=n)
+        comp = cc.star_components(edges, engine, scratch.join(work, "cc"), num_partitions=n)
         if p.verify:
             drop_dir, duplicates = verified_drop_lists(edges, comp, key_paths, engine, work, num_partitions=n)
         else:
-            drop_dir = cc.drop_lists(comp, key_paths, engine, work / "drops", num_partitions=n)
+            drop_dir = cc.drop_lists(comp, key_paths, engine, scratch.join(work, "drops"), num_partitions=n)
             duplicates = comp.clustered_docs - comp.clusters
         facts: dict[str, Any] = {"bands": self.bands, "rows": self.rows, "candidate_pairs": pairs.candidates}
         if column is not None and pairs.candidates:

@@ -1,9 +1,10 @@
 """The local side of a run directory in object storage: its stage folder and the mirror of its files.
 
-Global stages' scratch (shuffle files, drop lists, their pickled state), Ray's start-up log and the
-post-run phases (proxy runs, export, report, which write token shards through ``np.memmap``, with seeks,
-and read files by path) work on a local folder; :class:`Mirror` fetches the run's files there and
-uploads what the phases wrote.
+Ray's start-up log, the target-aware scorers' fits (made here, then uploaded to the run's ``target/``)
+and the post-run phases (proxy runs, export, report, which write token shards through ``np.memmap``,
+with seeks, and read files by path) work on a local folder; :class:`Mirror` fetches the run's files
+there and uploads what the phases wrote. Global stages' scratch is not here: its tasks run on every
+node, so it stays in the run directory's storage (:mod:`curate.io.scratch`).
 """
 
 from __future__ import annotations
@@ -17,8 +18,8 @@ from curate.io.storage import Location, redact
 
 
 def stage_dir(url: str) -> Path:
-    """The local mirror of a run directory in object storage: global-stage scratch (shuffle files, drop
-    lists), Ray's log, and the post-run phases (proxy, export, report) that work on local files. Under
+    """The local mirror of a run directory in object storage: Ray's log, target fits, and the post-run
+    phases (proxy, export, report) that work on local files. Under
     ``CURATE_STAGE`` when set, else ``~/.cache/curate/stage``; one per URL, so a resume finds it."""
     root = Path(os.environ.get("CURATE_STAGE") or Path.home() / ".cache" / "curate" / "stage")
     name = posixpath.basename(url.rstrip("/")) or "run"

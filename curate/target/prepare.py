@@ -168,7 +168,14 @@ def _echo(line: str, echo: bool) -> None:
 
 
 def prepare(
-    cfg: Any, run_dir: Path, stages: list[Any], engine: Any, source: Any, *, echo: bool = True
+    cfg: Any,
+    run_dir: Path,
+    stages: list[Any],
+    engine: Any,
+    source: Any,
+    *,
+    echo: bool = True,
+    remote: Any = None,
 ) -> dict[str, Any] | None:
     """Everything above; returns the manifest's ``target`` block (None without a ``target:`` section).
 
@@ -224,7 +231,7 @@ def prepare(
         echo,
     )
     roles = {k: v for k, v in roles.items() if k != "key"}
-    roles["fitted"] = fit_stages(stages, sample, work, echo=echo)
+    roles["fitted"] = fit_stages(stages, sample, work, echo=echo, remote=remote)
     return roles
 
 
@@ -348,8 +355,12 @@ def _eval_role(e: Any) -> dict[str, Any]:
     return {"kind": e.kind, "from": where}
 
 
-def fit_stages(stages: list[Any], sample: TargetSample, work: Path, *, echo: bool = False) -> dict[str, str]:
-    """Fit every target-aware stage without a model (reusing complete fits); returns label -> artifact."""
+def fit_stages(
+    stages: list[Any], sample: TargetSample, work: Path, *, echo: bool = False, remote: Any = None
+) -> dict[str, str]:
+    """Fit every target-aware stage without a model (reusing complete fits); returns label -> artifact.
+    ``remote``: the run directory's ``target/`` in object storage (a :class:`~curate.io.storage.Location`),
+    where each fit's folder is uploaded so that workers on other nodes can fetch it."""
     out = {}
     for s in stages:
         if not isinstance(s, TargetFitted) or not s.needs_fit():
@@ -371,5 +382,12 @@ def fit_stages(stages: list[Any], sample: TargetSample, work: Path, *, echo: boo
                 raise TargetError(f"target: {s.label} cannot be fitted to the target sample: {e}") from None
             atomic_write_json(done, {"artifact": path, "key": key}, indent=1)
         s.use_model(path)
+        if remote is not None and Path(path).is_relative_to(folder):
+            dst = remote.child(folder.name)
+            for f in sorted(p for p in folder.rglob("*") if p.is_file()):
+                rel = f.relative_to(folder).as_posix()
+                if dst.child(*rel.split("/")).size() != f.stat().st_size:
+                    dst.child(*rel.split("/")).upload(f)
+            s.ship_from(dst.url, Path(path).relative_to(folder).as_posix())
         out[s.label] = path
     return out

@@ -133,9 +133,17 @@ def test_s3_resume_redoes_uncommitted_and_truncated_parts(s3, tmp_path: Path, mo
     assert fs.size(part) > 100
 
 
-@pytest.mark.slow
-def test_s3_kill_mid_run_and_resume_gives_identical_output(s3, tmp_path: Path) -> None:
-    write_inputs(tmp_path / "in", n_files=12, n_docs=60)
+@pytest.mark.parametrize(
+    ("n_files", "n_docs", "kill_after"),
+    [
+        (4, 40, 2),  # in `make test`: 12 parts after the dedup, killed after 2 (~10 s)
+        pytest.param(12, 60, 4, marks=pytest.mark.slow),  # 48 parts, killed after 4
+    ],
+)
+def test_s3_kill_mid_run_and_resume_gives_identical_output(
+    s3, tmp_path: Path, n_files: int, n_docs: int, kill_after: int
+) -> None:
+    write_inputs(tmp_path / "in", n_files=n_files, n_docs=n_docs)
     src = upload_dir(s3, tmp_path / "in", "in")
     (tmp_path / "p.yaml").write_text(pipeline(f"{src}/*", "  - transform: sleepy_test_v1\n"))
     (tmp_path / "slow_main.py").write_text(SLOW_MAIN)
@@ -158,17 +166,18 @@ def test_s3_kill_mid_run_and_resume_gives_identical_output(s3, tmp_path: Path) -
     proc = subprocess.Popen(
         cmd(f"s3://{s3.bucket}/killed"), env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
     )
-    segment = f"{s3.bucket}/killed/_work/s1"  # after the dedup: 48 parts, 0.3 s each
+    segment = f"{s3.bucket}/killed/_work/s1"  # after the dedup: 3 parts per file, 0.3 s each
+    n_parts = 3 * n_files
 
     def n_done() -> int:
         return len(s3.fs.glob(f"{segment}/done-*.json", refresh=True)) if s3.fs.exists(segment) else 0
 
     deadline = time.time() + 300
-    while time.time() < deadline and n_done() < 4:
+    while time.time() < deadline and n_done() < kill_after:
         time.sleep(0.1)
     proc.send_signal(signal.SIGKILL)
     proc.wait()
-    assert 4 <= n_done() < 40, "the run was not interrupted mid-way"
+    assert kill_after <= n_done() < n_parts, "the run was not interrupted mid-way"
     assert not s3.fs.exists(f"{s3.bucket}/killed/manifest.json")
     subprocess.run(cmd(f"s3://{s3.bucket}/killed"), check=True, env=env, capture_output=True, timeout=600)
     assert outputs(s3_json(s3, "killed/manifest.json")) == outputs(s3_json(s3, "whole/manifest.json"))
@@ -278,7 +287,7 @@ def test_local_runs_are_unchanged(tmp_path: Path, monkeypatch) -> None:
 
 
 def test_run_dir_verbs_take_a_bucket_url(s3, tmp_path: Path, monkeypatch) -> None:
-    """`curate inspect` and `curate export` on s3:// work on a local mirror and upload what they write."""
+    """`curate inspect`, `select` and `export` on s3:// work on a local mirror and upload what they write."""
     from curate.cli import main
 
     monkeypatch.setenv("CURATE_STAGE", str(tmp_path / "stage"))
@@ -288,6 +297,8 @@ def test_run_dir_verbs_take_a_bucket_url(s3, tmp_path: Path, monkeypatch) -> Non
         parse_pipeline(pipeline(f"{tmp_path}/in/*")), out, engine=InlineEngine(progress=False), phases=False
     )
     assert main(["inspect", out, "--n", "1"]) == 0
+    assert main(["select", out, "--output", str(tmp_path / "reselected")]) == 0
+    assert json.loads((tmp_path / "reselected" / "manifest.json").read_text())["accounting"]["balanced"]
     assert main(["export", out, "--format", "parquet"]) == 0
     exp = s3_json(s3, "run/export/manifest.json")
     assert exp["files"]

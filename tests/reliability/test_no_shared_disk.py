@@ -1,0 +1,180 @@
+"""No shared disk: Ray nodes on one machine that cannot see each other's files (each in a mount namespace
+of its own, with a private /tmp and HOME), the run directory and the input in a bucket (a loopback S3).
+
+Everything one node writes for another must then go through the run directory's storage or through
+Ray: the global stages' key tables, shuffle outputs, drop lists and pickled state (under ``_work/`` in
+the bucket, :mod:`curate.io.scratch`), and the target-aware scorers' fits (uploaded to ``target/`` in
+the bucket, fetched by the workers: ``curate.target.fitted.fetch_folder``). A worker that read a path
+only the driver's disk has would fail here (it did, before: the key tables went to the driver's
+``~/.cache/curate/stage``). The output equals the inline run's, digest for digest.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from curate.config import parse_pipeline
+from curate.engine import InlineEngine
+from curate.runner import run_pipeline
+from tests.helpers import slow_main
+from tests.ray_cluster import on_head, remove_worker, start_local_cluster
+
+WORDS = [
+    "river",
+    "stone",
+    "cloud",
+    "field",
+    "light",
+    "winter",
+    "harbor",
+    "garden",
+    "signal",
+    "paper",
+    "orbit",
+    "valley",
+    "ember",
+    "copper",
+]
+
+PIPELINE = """\
+name: no_shared_disk
+input: {{path: '{inp}/*.jsonl', format: jsonl, batch_docs: 20}}
+stages:
+  - transform: normalize_v1
+  - dedup: exact_dedup_v1
+  - dedup: minhash_dedup_v1
+    params: {{threshold: 0.7}}
+{extra}"""
+
+
+def _inputs(s3, n_files: int, n_docs: int) -> str:
+    """``n_files`` files of ``n_docs`` 40-word documents, with exact copies and near copies (one word
+    changed) of earlier files' documents; uploaded to the bucket. Returns the input URL prefix."""
+    rng = np.random.default_rng(0)
+    docs = [[" ".join(rng.choice(WORDS, 40)) for _ in range(n_docs)] for _ in range(n_files)]
+    for f in range(1, n_files):
+        docs[f][:3] = docs[f - 1][3:6]  # exact copies
+        for i in range(3, 6):  # near copies
+            words = docs[f - 1][i + 3].split()
+            words[7] = "meadow"
+            docs[f][i] = " ".join(words)
+    for f, texts in enumerate(docs):
+        body = "".join(json.dumps({"id": f"f{f}-{i}", "text": t}) + "\n" for i, t in enumerate(texts))
+        s3.fs.pipe_file(f"{s3.bucket}/in/part-{f}.jsonl", body.encode())
+    return f"s3://{s3.bucket}/in"
+
+
+def _target(s3) -> str:
+    """A ``target:`` section over a target sample in the bucket (documents of the first half of the
+    vocabulary), for dsir_v1, which the driver fits and every node applies."""
+    rng = np.random.default_rng(1)
+    texts = [" ".join(rng.choice(WORDS[:7], 40)) for _ in range(20)]
+    body = "".join(json.dumps({"id": f"t{i}", "text": t}) + "\n" for i, t in enumerate(texts))
+    s3.fs.pipe_file(f"{s3.bucket}/target/target.jsonl", body.encode())
+    return f"target:\n  path: s3://{s3.bucket}/target/target.jsonl\n  raw_docs: 60\n"
+
+
+def _outputs(m: dict) -> dict:
+    return {"outputs": m["outputs"], "accounting": m["accounting"], "removed": m["removed_by_reason"]}
+
+
+def _cluster_run(cluster: dict, yaml: str, out: str, prog: tuple[str, ...] = ()) -> subprocess.Popen:
+    """`curate run` (or ``prog run``) as a driver inside the head's namespace (the pipeline file written
+    to its /tmp, from the variable PIPELINE_YAML)."""
+    script = 'mkdir -p /tmp/d && printf %s "$PIPELINE_YAML" > /tmp/d/p.yaml && exec "$@"'
+    cmd = [*(prog or (sys.executable, "-m", "curate")), "run", "/tmp/d/p.yaml", "--output", out, "-q"]
+    cmd += ["--address", cluster["address"]]
+    return subprocess.Popen(
+        on_head(cluster, ["sh", "-c", script, "sh", *cmd]),
+        env={**cluster["env"], "PIPELINE_YAML": yaml},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def _private_cluster(tmp_path_factory, s3_endpoint, workers: int):
+    _, env = s3_endpoint
+    aws = {k: v for k, v in env.items() if k.startswith("AWS_")}
+    return start_local_cluster(
+        tmp_path_factory.mktemp("auth"), workers=workers, prefix="rp", extra_env=aws, private_fs=True
+    )
+
+
+@pytest.fixture(scope="module")
+def private_cluster(tmp_path_factory, s3_endpoint):
+    with _private_cluster(tmp_path_factory, s3_endpoint, workers=1) as cluster:
+        yield cluster
+
+
+def test_the_nodes_share_no_files(private_cluster, tmp_path: Path) -> None:
+    """The harness itself: the head's /tmp is not the test's, and a worker node's is not the head's."""
+    (tmp_path / "mine").write_text("x")
+    r = subprocess.run(
+        on_head(private_cluster, ["sh", "-c", f"ls {tmp_path}/mine; ls -d {private_cluster['temp_dir']}-w0"]),
+        capture_output=True,
+        text=True,
+    )
+    assert "No such file" in r.stderr
+    assert r.stderr.count("No such file") == 2, r.stderr
+
+
+@pytest.mark.ray
+def test_dedup_on_nodes_that_share_no_disk_equals_the_inline_run(private_cluster, s3, tmp_path: Path) -> None:
+    src = _inputs(s3, n_files=4, n_docs=30)
+    target = _target(s3)
+    yaml = PIPELINE.format(inp=src, extra="  - score: dsir_v1\n") + target
+    inline = run_pipeline(parse_pipeline(yaml), f"s3://{s3.bucket}/inline", engine=InlineEngine())
+    assert inline["removed_by_reason"]["exact_dedup_v1:duplicate"] >= 9
+    assert inline["removed_by_reason"]["minhash_dedup_v1:near_duplicate"] >= 3
+    proc = _cluster_run(private_cluster, yaml, f"s3://{s3.bucket}/cluster")
+    _out, err = proc.communicate(timeout=600)
+    assert proc.returncode == 0, err[-3000:]
+    m = json.loads(s3.fs.cat_file(f"{s3.bucket}/cluster/manifest.json"))
+    assert m["engine"]["nodes"] == 2
+    assert _outputs(m) == _outputs(inline)
+    # the global stages' scratch went to the bucket, beside the parts
+    assert s3.fs.exists(f"{s3.bucket}/cluster/_work/g0.state.pkl")
+    assert s3.fs.glob(f"{s3.bucket}/cluster/_work/g1/minhash_dedup_v1.cc/drops/p*.parquet")
+    # ... and so did the target-aware scorer's fit, which the worker node fetched from there
+    assert s3.fs.glob(f"{s3.bucket}/cluster/target/dsir_v1-*/dsir.npz")
+    assert m["stages"]
+
+
+@pytest.mark.ray
+@pytest.mark.slow
+def test_a_node_lost_between_the_dedups_on_nodes_that_share_no_disk(
+    tmp_path_factory, s3_endpoint, s3
+) -> None:
+    """Three nodes sharing no files; a worker node killed (its raylet SIGKILLed) while the segment between
+    the exact and the MinHash dedup runs (slowed by a test transform): the output equals the inline run's."""
+    src = _inputs(s3, n_files=8, n_docs=40)
+    sleepy = PIPELINE.replace(
+        "  - dedup: minhash_dedup_v1", "  - transform: sleepy_test_v1\n  - dedup: minhash_dedup_v1"
+    )
+    inline = run_pipeline(
+        parse_pipeline(PIPELINE.format(inp=src, extra="")), f"s3://{s3.bucket}/inline", engine=InlineEngine()
+    )
+    with _private_cluster(tmp_path_factory, s3_endpoint, workers=2) as cluster:
+        prog = (sys.executable, "-c", slow_main(0.5))
+        proc = _cluster_run(cluster, sleepy.format(inp=src, extra=""), f"s3://{s3.bucket}/cluster", prog)
+        segment = f"{s3.bucket}/cluster/_work/s2"
+        deadline = time.time() + 300
+        while time.time() < deadline and proc.poll() is None:
+            if s3.fs.exists(segment) and len(s3.fs.glob(f"{segment}/done-*.json", refresh=True)) >= 3:
+                break
+            time.sleep(0.2)
+        assert proc.poll() is None, "the run ended before a node could be removed"
+        remove_worker(cluster, 1)
+        _out, err = proc.communicate(timeout=600)
+        assert proc.returncode == 0, err[-3000:]
+    m = json.loads(s3.fs.cat_file(f"{s3.bucket}/cluster/manifest.json"))
+    assert m["engine"]["nodes"] == 3
+    assert _outputs(m) == _outputs(inline)
