@@ -16,6 +16,7 @@ from curate.report.tables import (
     GOODPUT_COLUMNS,
     Cell,
     attempts_note,
+    bounded,
     counted,
     export_summary,
     extrapolated_parts,
@@ -103,6 +104,8 @@ def _goodput_table(g: dict[str, Any]) -> str:
                 main += f'<span class="ci">CI {_metric(cells[1])}{star["ci_low"]}–{_metric(cells[2])}{star["ci_high"]}</span>'
                 if any(ex.values()):
                     main += f'<span class="flag">{"extrapolated" if ex["value"] else "CI bound extrapolated"}</span>'
+                elif bounded(g, r):
+                    main += '<span class="flag">beyond the measured range: a bound</span>'
             elif len(cells) == 3:
                 main += f'<span class="ci">CI {_metric(cells[1])}–{_metric(cells[2])}</span>'
             tds.append(f"<td>{main}</td>")

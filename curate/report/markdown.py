@@ -73,8 +73,9 @@ def _goodput(g: dict[str, Any] | None, error: str | None) -> list[str]:
     out += _table(["recipe"] + [h for h, _ in GOODPUT_COLUMNS], rows)
     out += [
         "",
-        "Values with 95% CIs in parentheses; * = a multiplier (or CI bound) beyond the tokens the baseline "
-        "was measured at, read from its fitted tail (extrapolated); yield counts tokens, the funnel documents.",
+        "Values with 95% CIs in parentheses; multipliers are read from the baseline's finished runs at the "
+        "budgets in baseline_curve, and '>'/'<' marks a bound beyond that measured range (never extrapolated; "
+        "* marks an extrapolated number in reports from before it); yield counts tokens, the funnel documents.",
     ]
     rk = g.get("ranking") or {}
     if rk.get("tiers"):

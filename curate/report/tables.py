@@ -86,21 +86,42 @@ def recipe_order(goodput: dict[str, Any]) -> list[str]:
     return sorted(goodput.get("recipes") or {}, key=lambda r: (r != base, r))
 
 
+# A multiplier or goodput number at the end of the baseline's measured range is a bound: its side.
+_BOUND_OF = {
+    "multiplier.value": "multiplier.bounds.value",
+    "multiplier.ci_low": "multiplier.bounds.ci_low",
+    "multiplier.ci_high": "multiplier.bounds.ci_high",
+    "goodput.value": "goodput.bounds.value",
+    "goodput.ci.0": "goodput.bounds.ci.0",
+    "goodput.ci.1": "goodput.bounds.ci.1",
+}
+
+
 def goodput_rows(goodput: dict[str, Any]) -> list[tuple[str, list[list[Cell]]]]:
-    """Per recipe, per column, the cells (value first, then CI bounds when the column has them)."""
+    """Per recipe, per column, the cells (value first, then CI bounds when the column has them). A
+    multiplier or goodput beyond the baseline's measured range reads as a bound (``>2.00``, ``<0.25``)."""
     rows = []
     for r in recipe_order(goodput):
         rec = goodput["recipes"][r]
         cols = []
         for _, metrics in GOODPUT_COLUMNS:
-            cols.append(
-                [
-                    Cell(f"{r}.{suffix}", _get(rec, path), fmt(_get(rec, path)))
-                    for suffix, path, fmt in metrics
-                ]
-            )
+            cells = []
+            for suffix, path, fmt in metrics:
+                value = _get(rec, path)
+                side = _get(rec, _BOUND_OF[path]) if path in _BOUND_OF else None
+                text = fmt(value)
+                cells.append(
+                    Cell(f"{r}.{suffix}", value, f"{side}{text}" if side and value is not None else text)
+                )
+            cols.append(cells)
         rows.append((r, cols))
     return rows
+
+
+def bounded(goodput: dict[str, Any], recipe: str) -> bool:
+    """Whether any number of the recipe's multiplier is a bound (beyond the baseline's measured range)."""
+    b = _get(goodput["recipes"][recipe], "multiplier.bounds") or {}
+    return isinstance(b, dict) and any(b.values())
 
 
 def extrapolated(goodput: dict[str, Any], recipe: str) -> bool:

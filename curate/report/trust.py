@@ -14,11 +14,17 @@ from curate.report.verdict import count, num, pct, ratio
 
 
 def _ci(block: dict[str, Any] | None) -> str:
+    """A multiplier with its CI; a number beyond the baseline's measured range reads as a bound (``>2.00``)."""
     if not block or block.get("value") is None:
         return "—"
+    b = block.get("bounds") or {}
+
+    def m(key: str) -> str:
+        return f"{b.get(key) or ''}{ratio(block.get(key))}"
+
     if block.get("ci_low") is None:
-        return f"{ratio(block['value'])}x"
-    return f"{ratio(block['value'])}x ({ratio(block['ci_low'])}–{ratio(block['ci_high'])})"
+        return f"{m('value')}x"
+    return f"{m('value')}x ({m('ci_low')}–{m('ci_high')})"
 
 
 def _diff(block: dict[str, Any] | None) -> str:
@@ -87,6 +93,17 @@ def sections(g: dict[str, Any]) -> list[tuple[str, str, list[str], list[list[str
             ]
         )
         notes.append(n.get("message", ""))
+    if "planted" in ctl:
+        pl = ctl["planted"]
+        rows.append(
+            [
+                f"planted ({100 * float(pl.get('fraction') or 0):.0f}% of raw word-shuffled)",
+                _diff(pl.get("diff_bpb")),
+                _ci(pl.get("multiplier")),
+                "called worse" if pl.get("called_worse") else "NOT called worse",
+            ]
+        )
+        notes.append(pl.get("message", ""))
     if "rejected" in ctl:
         r = ctl["rejected"]
         rows.append(

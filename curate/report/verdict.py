@@ -96,18 +96,25 @@ def recipe_sentence(name: str, rec: dict[str, Any], baseline: str) -> str:
     mv, lo, hi = m.get("value"), m.get("ci_low"), m.get("ci_high")
     side = _side(lo, hi, mv)
     extra = " (extrapolated beyond the baseline's curve)" if m.get("extrapolated") else ""
+    b = m.get("bounds") or {}  # '>' / '<': beyond the range the baseline was measured at, a bound
+    mtxt = f"{b.get('value') or ''}{ratio(mv)}"
+    mci = (
+        f"CI {b.get('ci_low') or ''}{ratio(lo)}{DASH}{b.get('ci_high') or ''}{ratio(hi)}"
+        if lo is not None
+        else ci_text(lo, hi)
+    )
     if mv is None:
         head = (
             f"{name} reaches a loss the {baseline} baseline never reaches on its fitted curve "
             f"(multiplier unbounded{extra})"
         )
     elif side == "above":
-        head = f"{name} beats {baseline}: {ratio(mv)}x tokens-to-target ({ci_text(lo, hi)}){extra}"
+        head = f"{name} beats {baseline}: {mtxt}x tokens-to-target ({mci}){extra}"
     elif side == "below":
-        head = f"{name} is worse than {baseline}: {ratio(mv)}x tokens-to-target ({ci_text(lo, hi)}){extra}"
+        head = f"{name} is worse than {baseline}: {mtxt}x tokens-to-target ({mci}){extra}"
     else:
         head = (
-            f"{name} vs {baseline}: {ratio(mv)}x tokens-to-target ({ci_text(lo, hi)}){extra}, "
+            f"{name} vs {baseline}: {mtxt}x tokens-to-target ({mci}){extra}, "
             "an interval that includes 1x, so no difference per training token is established"
         )
     y = rec.get("yield")
@@ -223,6 +230,17 @@ def paired_verdict(goodput: dict[str, Any], v: dict[str, Any], curation: str) ->
                 "inside its interval (no instrument bias seen)"
                 if ctl["null"].get("contains_1")
                 else str(ctl["null"].get("message"))
+            )
+        )
+    if "planted" in ctl:
+        pl = ctl["planted"]
+        sentences.append(
+            "Planted control: "
+            + (
+                f"{100 * float(pl.get('fraction') or 0):.0f}% of raw word-shuffled is called worse, so the run can "
+                "see a known effect of that size"
+                if pl.get("called_worse")
+                else str(pl.get("message"))
             )
         )
     if "rejected" in ctl:
