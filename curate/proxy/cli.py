@@ -44,6 +44,7 @@ def format_recipes(g: dict[str, Any]) -> str:
             ci = f"{fmt_multiplier(m, digits=3)} [no CI]"
         else:
             ci = f"{fmt_multiplier(m, digits=3)} [{fmt_multiplier(m, 'ci_low', 3)}, {fmt_multiplier(m, 'ci_high', 3)}]"
+        ci += "*" if m.get("extrapolated") else ""  # reports from before the measured curve
         gp = r["goodput"]["value"]
         lines.append(f"{name:<20} {ci:<26} {r['yield']:>7.3f} {gp if gp is None else round(gp, 3)!s:>8}")
     lo, hi = (g.get("baseline_curve") or {}).get("range") or (None, None)

@@ -23,10 +23,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    from curate.proxy.decoder import ProxyLM
+from typing import Any
 
 LADDER: dict[str, int] = {
     "proxy_tiny": 1,
@@ -95,7 +92,7 @@ class ModelConfig:
 
         return LlamaForCausalLM(self.hf_config())
 
-    def build(self) -> ProxyLM:
+    def build(self) -> Any:  # a curate.proxy.decoder.ProxyLM (the decoder imports this module)
         """A freshly initialised :class:`~curate.proxy.decoder.ProxyLM` (seed torch first for determinism).
 
         Its weights are those :meth:`build_reference` draws at the same RNG state, copied (the reference's

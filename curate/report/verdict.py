@@ -90,6 +90,24 @@ def pick_recipe(goodput: dict[str, Any]) -> str | None:
     return sorted(recipes, key=key)[0]
 
 
+def bounded_text(rec: dict[str, Any], what: str) -> str:
+    """A recipe's multiplier or goodput with its CI, e.g. ``>2.00x (CI 1.21–>2.00)``: a number at the end of
+    the baseline's measured range carries its side (``>`` / ``<``), as it is a bound."""
+    block = rec.get(what) or {}
+    b = block.get("bounds") or {}
+    if what == "multiplier":
+        sides = (b.get("value"), b.get("ci_low"), b.get("ci_high"))
+        nums = (block.get("value"), block.get("ci_low"), block.get("ci_high"))
+    else:
+        ci_b = b.get("ci") or [None, None]
+        glo, ghi = goodput_ci(rec)
+        sides, nums = (b.get("value"), ci_b[0], ci_b[1]), (block.get("value"), glo, ghi)
+    t = [f"{s or ''}{ratio(x)}" for s, x in zip(sides, nums, strict=True)]
+    if nums[1] is None and nums[2] is None:
+        return f"{t[0]}{'x' if what == 'multiplier' else ''} (CI —)"
+    return f"{t[0]}{'x' if what == 'multiplier' else ''} (CI {t[1]}{DASH}{t[2]})"
+
+
 def recipe_sentence(name: str, rec: dict[str, Any], baseline: str) -> str:
     """One recipe against the baseline, e.g. "curated beats raw: 1.38x tokens-to-target (CI 1.34–1.42)"."""
     m = rec.get("multiplier") or {}
@@ -175,11 +193,10 @@ def decision_sentence(goodput: dict[str, Any]) -> str | None:
     best = names[0]
 
     def m(r: str) -> str:
-        mm, g = recs[r]["multiplier"], recs[r].get("goodput") or {}
-        text = f"{r} {ratio(mm['value'])}x ({ci_text(mm.get('ci_low'), mm.get('ci_high'))})"
+        g = recs[r].get("goodput") or {}
+        text = f"{r} {bounded_text(recs[r], 'multiplier')}"
         if recs[r].get("yield") is not None and g.get("value") is not None:
-            glo, ghi = goodput_ci(recs[r])
-            text += f" at yield {pct(recs[r]['yield'])}, goodput {ratio(g['value'])} ({ci_text(glo, ghi)})"
+            text += f" at yield {pct(recs[r]['yield'])}, goodput {bounded_text(recs[r], 'goodput')}"
         return text
 
     pairs = {
@@ -219,7 +236,7 @@ def paired_verdict(goodput: dict[str, Any], v: dict[str, Any], curation: str) ->
         g = (rec.get("goodput") or {}).get("value")
         glo, ghi = goodput_ci(rec)
         sentences.append(
-            f"Yield {pct(rec.get('yield'))} of tokens, data goodput {ratio(g)} ({ci_text(glo, ghi)})"
+            f"Yield {pct(rec.get('yield'))} of tokens, data goodput {bounded_text(rec, 'goodput')}"
             + goodput_words(_side(glo, ghi, g), str(goodput.get("baseline") or "raw"))
         )
     ctl = goodput.get("controls") or {}
@@ -232,7 +249,7 @@ def paired_verdict(goodput: dict[str, Any], v: dict[str, Any], curation: str) ->
                 else str(ctl["null"].get("message"))
             )
         )
-    if "planted" in ctl:
+    if "planted" in ctl and ctl["planted"].get("called_worse"):  # when not, it is the run's first warning
         pl = ctl["planted"]
         sentences.append(
             "Planted control: "
