@@ -183,9 +183,10 @@ class TrainConfig:
 def cpu_has_native_bf16() -> bool:
     """Whether this CPU multiplies bf16 natively (x86 ``avx512_bf16`` or ``amx_bf16`` in /proc/cpuinfo).
 
-    Measured on this project's AMD EPYC (avx512_bf16), 2 threads: bf16 matmuls run 2.2-3x the fp32 rate
-    at the head's shapes, and a whole training step is 1.3-1.8x faster (BENCHMARKS.md, proxy). Without
-    these instructions torch emulates bf16 and it is slower than fp32, so ``auto`` stays fp32 there.
+    Measured on an earlier machine of this project (AMD EPYC with avx512_bf16, 2 threads): bf16 matmuls ran
+    2.2-3x the fp32 rate at the head's shapes, a whole training step 1.3-1.8x faster (BENCHMARKS.md,
+    proxy). Without these instructions torch emulates bf16 and it is slower than fp32 (about 8x on the
+    AVX2-only EPYC of issue 21's measurements), so ``auto`` stays fp32 there.
     """
     try:
         flags = Path("/proc/cpuinfo").read_text()
