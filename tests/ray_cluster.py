@@ -54,7 +54,14 @@ def _environ_has(pid: int, needle: bytes) -> bool:
         return False
 
 
-_PRIVATE_FS = 'mount -t tmpfs tmpfs /tmp && mkdir -p /tmp/home && exec "$@"'
+# An empty /tmp per node; a checkout that itself lives under /tmp (CI's clone may) is bound back in, or
+# the node would not find its own environment (.venv) once the tmpfs hides it.
+_PRIVATE_FS = (
+    'if [ -n "$CURATE_KEEP" ]; then mkdir -p /run/curate-keep && mount --bind "$CURATE_KEEP" /run/curate-keep; fi'
+    " && mount -t tmpfs tmpfs /tmp && mkdir -p /tmp/home"
+    ' && if [ -n "$CURATE_KEEP" ]; then mkdir -p "$CURATE_KEEP" && mount --bind /run/curate-keep "$CURATE_KEEP"; fi'
+    ' && exec "$@"'
+)
 
 
 def _kill_cluster(temp_dir: str, token: Path) -> None:
@@ -112,6 +119,7 @@ def start_local_cluster(
         # the token file is in the test's /tmp, which the nodes do not see: pass the token itself
         env.pop("RAY_AUTH_TOKEN_PATH")
         env.update(RAY_AUTH_TOKEN=token.read_text(), HOME="/tmp/home")
+        env["CURATE_KEEP"] = str(ROOT) if str(ROOT).startswith("/tmp/") else ""
     env["CURATE_TEST_CLUSTER"] = str(token)  # marks every process of this cluster, for _kill_cluster
     temp_dir = f"/tmp/{prefix}-{uuid.uuid4().hex[:8]}"
     # each node in its own mount namespace with an empty /tmp (see private_fs)
