@@ -5,9 +5,12 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from curate.engine import Engine
+
+if TYPE_CHECKING:
+    from curate.io.stage import Mirror
 
 
 class PhaseError(RuntimeError):
@@ -23,6 +26,10 @@ class RunContext:
     ``export:``), which the phase validates itself (unknown keys are errors naming the valid ones).
     The phase writes only under ``run_dir`` and returns a dict recorded in ``manifest.json`` under its
     name.
+
+    ``mirror``: for a run directory in object storage, the driver's local mirror of it (``run_dir`` is
+    its folder); a phase whose tasks may run on other nodes hands them ``mirror.root()`` and moves files
+    with ``mirror.send`` / ``mirror.receive``, so no task reads a path only the driver's disk has.
     """
 
     run_dir: Path
@@ -31,6 +38,7 @@ class RunContext:
     manifest: dict[str, Any]
     section: dict[str, Any] = field(default_factory=dict)
     pipeline_path: str | None = None
+    mirror: Mirror | None = None
 
     @property
     def kept_dir(self) -> Path:

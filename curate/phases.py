@@ -43,6 +43,7 @@ def run_phases(cfg: Any, out_dir: str | Path, engine: Engine, manifest: dict[str
             manifest=manifest,
             section=section,
             pipeline_path=cfg.path,
+            mirror=mirror,
         )
         t0 = time.perf_counter()
         result = mod.run_phase(ctx)

@@ -86,6 +86,7 @@ def start_local_cluster(
     gpu_workers: int = 0,
     extra_env: dict[str, str] | None = None,
     private_fs: bool = False,
+    head_cpus: int = 1,
 ) -> Iterator[dict]:
     """A head and ``workers`` worker nodes on this machine, token auth on, each node with one CPU; the
     last ``gpu_workers`` workers also declare one logical GPU (``--num-gpus 1``, no CUDA needed).
@@ -95,6 +96,8 @@ def start_local_cluster(
     ``HOME=/tmp/home``, so no node sees a file another node (or the test) wrote there, as on separate
     machines; the project and its environment stay visible (the same software on every node). Run a
     driver inside the head's namespace with :func:`on_head`. Needs root (``unshare -m``).
+    ``head_cpus``: 0 puts every task and actor on the worker nodes, never beside the driver (with
+    ``private_fs``: no work can read a file the driver wrote on its own disk).
 
     Yields the GCS address, the job-server URL, the environment clients need (same auth settings) and
     the cluster's temp dir.
@@ -127,7 +130,7 @@ def start_local_cluster(
         ["unshare", "-m", "--propagation", "private", "sh", "-c", _PRIVATE_FS, "sh"] if private_fs else []
     )  # short: Ray's unix socket paths stay under 107 chars
     port, dash = _free_port(), _free_port()
-    common = ["--node-ip-address", "127.0.0.1", "--num-cpus", "1", "--disable-usage-stats"]
+    common = ["--node-ip-address", "127.0.0.1", "--disable-usage-stats"]
 
     def node_ports() -> list[str]:
         # The dashboard agent's HTTP port defaults to 52365 on every node; another Ray session on this machine
@@ -149,7 +152,7 @@ def start_local_cluster(
     ]
     try:
         subprocess.run(
-            [*wrap, str(BIN / "ray"), "start", *head, *common, *node_ports()],
+            [*wrap, str(BIN / "ray"), "start", *head, *common, "--num-cpus", str(head_cpus), *node_ports()],
             check=True,
             env=env,
             capture_output=True,
@@ -173,6 +176,8 @@ def start_local_cluster(
                     "--temp-dir",
                     f"{temp_dir}-w{i}",
                     *common,
+                    "--num-cpus",
+                    "1",
                     *gpus,
                     *tag,
                     *node_ports(),

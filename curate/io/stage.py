@@ -12,9 +12,15 @@ from __future__ import annotations
 import hashlib
 import os
 import posixpath
+from dataclasses import dataclass
 from pathlib import Path
 
 from curate.io.storage import Location, redact
+
+
+def node_cache() -> Path:
+    """This node's own cache of fetched files: ``CURATE_CACHE`` when set, else ``~/.cache/curate``."""
+    return Path(os.environ.get("CURATE_CACHE") or Path.home() / ".cache" / "curate")
 
 
 def stage_dir(url: str) -> Path:
@@ -80,3 +86,91 @@ class Mirror:
         for rel in changed:
             self.remote.child(rel).upload(self.local / rel)
         self._seen = now
+
+    def root(self) -> RemoteRoot:
+        """The mapping a phase's tasks use to reach this mirror's files in the run's storage."""
+        return RemoteRoot(local=str(self.local.resolve()), url=self.remote.url)
+
+    def _rel(self, path: Path) -> str:
+        try:
+            return path.relative_to(self.local).as_posix()
+        except ValueError:  # a phase's paths are resolved (RunContext.path); the mirror's may not be
+            return path.resolve().relative_to(self.local.resolve()).as_posix()
+
+    def send(self, paths: list[Path]) -> None:
+        """Upload these files of the mirror now (tasks on other nodes are about to read them); :meth:`push`
+        does not upload them again unless they change."""
+        for p in paths:
+            rel = self._rel(p)
+            self.remote.child(rel).upload(p)
+            st = p.stat()
+            self._seen[rel] = (st.st_size, st.st_mtime_ns)
+
+    def receive(self, paths: list[Path]) -> None:
+        """Download these files (written to the run's storage by tasks) into the mirror, where the driver
+        reads them; :meth:`push` does not upload them back."""
+        for p in paths:
+            rel = self._rel(p)
+            self.remote.child(rel).download(p)
+            st = p.stat()
+            self._seen[rel] = (st.st_size, st.st_mtime_ns)
+
+
+@dataclass(frozen=True)
+class RemoteRoot:
+    """The driver's mirror of a run directory (``local``) and the run directory itself (``url``), for a
+    phase's tasks, which may run on nodes that cannot see the driver's disk.
+
+    A task names files by their path in the driver's mirror (the names the driver and its records use) and
+    reaches them through this: :meth:`url_of` is the same file in the run's storage, :meth:`fetch` a copy
+    in the node's own cache (:func:`node_cache`), :meth:`cache_of` where a task works on a file locally
+    before :meth:`upload` puts it in the run's storage. Picklable: two strings.
+    """
+
+    local: str
+    url: str
+
+    def rel(self, path: str | Path) -> str:
+        """``path`` (in the driver's mirror) relative to the run directory; refuses a path outside it."""
+        try:
+            return Path(path).relative_to(self.local).as_posix()
+        except ValueError:
+            pass
+        try:  # the driver's unresolved name for it (the mirror's own folder, when its parents are links)
+            return Path(path).resolve().relative_to(self.local).as_posix()
+        except ValueError:
+            raise ValueError(f"{path}: not in the run directory's mirror {self.local}") from None
+
+    def url_of(self, path: str | Path) -> str:
+        return Location.of(self.url).child(self.rel(path)).url
+
+    def cache_of(self, path: str | Path) -> Path:
+        """Where this node keeps its copy of ``path``: one folder per run directory in the node cache."""
+        tag = hashlib.sha256(redact(self.url).encode()).hexdigest()[:12]
+        return (
+            node_cache()
+            / "runs"
+            / f"{posixpath.basename(self.url.rstrip('/')) or 'run'}-{tag}"
+            / self.rel(path)
+        )
+
+    def exists(self, path: str | Path) -> bool:
+        return Location.of(self.url_of(path)).exists()
+
+    def fetch(self, path: str | Path, *, optional: bool = False) -> Path | None:
+        """This node's copy of ``path``, downloaded from the run's storage unless the cached copy has the
+        stored object's size (the files fetched this way are written once: shards, eval sets, the
+        tokenizer). ``optional``: None when the object does not exist (else ``FileNotFoundError``)."""
+        remote, dst = Location.of(self.url_of(path)), self.cache_of(path)
+        size = remote.size()
+        if size is None:
+            if optional:
+                return None
+            raise FileNotFoundError(f"{redact(remote.url)}: not in the run's storage")
+        if not (dst.is_file() and dst.stat().st_size == size):
+            remote.download(dst)
+        return dst
+
+    def upload(self, local: str | Path, path: str | Path) -> None:
+        """Put the node-local file ``local`` in the run's storage under ``path``'s name."""
+        Location.of(self.url_of(path)).upload(local)

@@ -20,7 +20,6 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.parquet as pq
 
 from curate import schema
 from curate.context import PhaseError
@@ -122,11 +121,14 @@ def holdout_mask(ids: list[str | None], frac: float) -> np.ndarray:
 
 
 def raw_rows(path: str, columns: list[str]) -> pa.Table:
-    """The rows of one kept/ or rejected/ file that belong to the raw input (quarantined rows never do)."""
+    """The rows of one kept/ or rejected/ file (a local path or a URL) that belong to the raw input
+    (quarantined rows never do)."""
     import pyarrow.compute as pc
 
+    from curate.io.scratch import read_table
+
     is_rej = Path(path).parent.name == "rejected"
-    t = pq.read_table(path, columns=list(dict.fromkeys(columns + ([schema.REASON] if is_rej else []))))
+    t = read_table(path, columns=list(dict.fromkeys(columns + ([schema.REASON] if is_rej else []))))
     if is_rej and t.num_rows:
         q = pc.fill_null(pc.starts_with(t.column(schema.REASON), schema.QUARANTINE_PREFIX), False)
         t = t.filter(pc.invert(q))
@@ -151,8 +153,10 @@ def _source_texts(args: tuple[str, str]) -> list[str]:
 
 
 def load(ctx: Any, specs: list[EvalSpec], eval_chars: int) -> list[EvalData]:
-    """Every eval set's content (``ctx`` is the phase's :class:`curate.context.RunContext`)."""
-    raw_files = [str(p) for p in ctx.kept_files() + ctx.rejected_files()]
+    """Every eval set's content (``ctx`` is the phase's :class:`curate.context.RunContext`). The tasks
+    read kept/ and rejected/ where the run directory is (a bucket: by URL, not the driver's mirror)."""
+    root = ctx.mirror.root() if getattr(ctx, "mirror", None) else None
+    raw_files = [root.url_of(p) if root else str(p) for p in ctx.kept_files() + ctx.rejected_files()]
     out = []
     for spec in specs:
         if spec.path is not None:

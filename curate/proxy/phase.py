@@ -23,7 +23,6 @@ from __future__ import annotations
 import dataclasses
 import json
 import logging
-import shutil
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -35,7 +34,9 @@ from curate.context import PhaseError, RunContext
 from curate.io.files import atomic_save_npy, atomic_write_json, sha256_file
 from curate.proxy import evalsets
 from curate.proxy.config import ProxyConfig, Recipe, parse
+from curate.proxy.runs import RunItem, run_one
 from curate.proxy.shards import (
+    SHARD_FILES,
     ShardJob,
     concat_shards,
     read_hids,
@@ -48,6 +49,7 @@ from curate.proxy.shards import (
 from curate.stage import Resources
 
 if TYPE_CHECKING:
+    from curate.io.stage import RemoteRoot
     from curate.proxy.tokenizer import ProxyTokenizer
 
 log = logging.getLogger(__name__)
@@ -140,6 +142,7 @@ def _recipe_jobs(
         "exclude_hashes": excl,
         "exclude_grams": grams,
         "exclude_sources": sources,
+        "remote": ctx.mirror.root() if ctx.mirror else None,
     }
     if r.source == "planted":  # raw's rows, a share of them word-shuffled
         common.update({"corrupt_fraction": planted, "corrupt_salt": PLANTED_SALT})
@@ -214,69 +217,6 @@ def resolve_quantiles(ctx: RunContext, rule: dict[str, Any], r: Recipe | None = 
     if "max_quantile" in rule:
         out["max"] = hi
     return out
-
-
-@dataclass
-class RunItem:
-    """One proxy run for ``Engine.map``: everything it needs is a path or a primitive."""
-
-    recipe: str
-    seed: int
-    train_prefix: str
-    eval_prefixes: dict[str, str]
-    out_dir: str
-    train_cfg: dict[str, Any]
-    vocab_size: int
-    eos_id: int
-    threads: int
-    choice_paths: dict[str, str] = dataclasses.field(default_factory=dict)
-    point: str = ""
-
-
-def run_one(item: RunItem) -> dict[str, Any]:
-    """Train one (recipe, seed) run; returns its ``result.json`` (read back when already finished with
-    the same configuration; a run left by another configuration is discarded and retrained)."""
-    import torch
-
-    from curate.proxy.choice import ChoiceRows
-    from curate.proxy.evaluate import EvalSet
-    from curate.proxy.train import Run, TrainConfig
-
-    cfg = TrainConfig(**item.train_cfg)
-    out = Path(item.out_dir)
-    cfg_path, data_path = out / "config.json", out / "data.json"
-    # A run is reused only for the same configuration and the same training data (the shard's metadata:
-    # documents, tokens, draw seed); a run without data.json predates it and is retrained.
-    data_meta = json.loads(Path(item.train_prefix + ".json").read_text())
-    if cfg_path.exists() and (
-        json.loads(cfg_path.read_text()) != json.loads(json.dumps(dataclasses.asdict(cfg), default=str))
-        or not data_path.exists()
-        or json.loads(data_path.read_text()) != data_meta
-    ):
-        log.warning("%s: was trained with another configuration or other data; retraining", out)
-        shutil.rmtree(out)
-    done = out / "result.json"
-    if done.exists():
-        return json.loads(done.read_text())
-    torch.set_num_threads(item.threads)
-    out.mkdir(parents=True, exist_ok=True)
-    _write_json(data_meta, data_path)
-    tokens, idx, _ = read_shard(item.train_prefix)
-    sets = []
-    for name, prefix in sorted(item.eval_prefixes.items()):
-        toks, _, meta = read_shard(prefix)
-        sets.append(EvalSet.from_shard(name, toks, meta["bytes"], eos_id=item.eos_id, seq_len=cfg.seq_len))
-    choices = [ChoiceRows.load(name, p) for name, p in sorted(item.choice_paths.items())]
-    return Run(
-        cfg,
-        train_tokens=tokens,
-        train_idx=idx,
-        train_hids=read_hids(item.train_prefix),
-        eval_sets=sets,
-        choice_sets=choices,
-        vocab_size=item.vocab_size,
-        out_dir=out,
-    ).train()
 
 
 def _write_json(obj: Any, path: Path) -> None:
@@ -422,7 +362,11 @@ def _training_data(
     tok_path = str(pdir / "tokenizer.json")
     jobs = {r.name: _recipe_jobs(ctx, r, pdir, tok_path, excl, grams, sources, cfg.planted) for r in built}
     flat = [j for r in built for j in jobs[r.name]]
+    if ctx.mirror:  # the shard tasks fetch these from the run's storage, on whatever node they run
+        ctx.mirror.send([Path(tok_path), Path(excl), Path(grams)])
     ctx.engine.map(shard_job, flat, resources=Resources(num_cpus=1), desc="proxy shards")
+    if ctx.mirror:  # ... and upload their shards there, which the driver concatenates here
+        ctx.mirror.receive([Path(j.out + sfx) for j in flat for sfx in SHARD_FILES])
     data = {
         r.name: concat_shards(
             [j.out for j in jobs[r.name]], pdir / "data" / data_name(r, cfg.planted) / "train"
@@ -481,6 +425,7 @@ def _run_items(
     tok: ProxyTokenizer,
     evals: tuple[dict[str, str], dict[str, str]],
     runs_dir: str | None,
+    remote: RemoteRoot | None = None,
 ) -> list[RunItem]:
     """Step 3: one run per (ladder point, recipe, seed); the main point's runs go to ``proxy/`` (or
     ``proxy/<runs_dir>``), the others to ``proxy/ladder/<point>/``."""
@@ -510,9 +455,30 @@ def _run_items(
                         eos_id=tok.eos_id,
                         threads=max(1, int(cfg.cpus_per_run)),
                         point=point.name,
+                        remote=remote,
                     )
                 )
     return items
+
+
+def _send_run_inputs(ctx: RunContext, items: list[RunItem]) -> None:
+    """A run directory in object storage: upload what the training tasks read (training and eval shards,
+    choice rows), so a task on any node fetches them from the run's storage, not the driver's disk."""
+    assert ctx.mirror is not None
+    prefixes = sorted(
+        {it.train_prefix for it in items} | {p for it in items for p in it.eval_prefixes.values()}
+    )
+    files = [Path(p + sfx) for p in prefixes for sfx in SHARD_FILES if Path(p + sfx).exists()]
+    files += sorted({Path(p) for it in items for p in it.choice_paths.values()})
+    ctx.mirror.send(files)
+
+
+def _receive_runs(ctx: RunContext, items: list[RunItem]) -> None:
+    """The files of each finished run that the driver reads (curves, results) into its mirror; the
+    weights (model/) stay in the run's storage."""
+    assert ctx.mirror is not None
+    names = ("config.json", "data.json", "metrics.jsonl", "result.json")
+    ctx.mirror.receive([Path(it.out_dir) / n for it in items for n in names])
 
 
 def stream_sharing(items: list[RunItem], baseline: str, point: str) -> dict[str, dict[str, Any]]:
@@ -584,9 +550,14 @@ def run_phase(
     target_source = (ctx.config.get("target") or {}).get("source")
     train_excl = sorted({*sources, *([str(target_source)] if target_source else [])})
     data = _training_data(ctx, cfg, pdir, train_excl, min_tokens=seq_len + 1)
-    items = _run_items(cfg, pdir, data.recipes, tok, eval_paths, runs_dir)
+    remote = ctx.mirror.root() if ctx.mirror else None
+    items = _run_items(cfg, pdir, data.recipes, tok, eval_paths, runs_dir, remote)
+    if ctx.mirror:
+        _send_run_inputs(ctx, items)
     res = Resources(num_cpus=cfg.cpus_per_run, num_gpus=cfg.gpu_fraction if cuda else 0.0)
     results = ctx.engine.map(run_one, items, resources=res, desc="proxy runs")
+    if ctx.mirror:
+        _receive_runs(ctx, items)
     # 4. goodput
     report = assemble(
         ctx,

@@ -10,24 +10,34 @@ shard is never rewritten, so a rerun resumes.
 
 :func:`shard_job` is one work item (one parquet file) for ``Engine.map``; it filters rows the way a
 recipe says (see :class:`ShardJob`), drops rows whose text hash is an eval document's (decontamination),
-and tokenizes what is left.
+and tokenizes what is left. With ``ShardJob.remote`` (a run directory in object storage) the job reads its
+parquet file from the run's storage, fetches the tokenizer and the eval keys into its node's own cache,
+and uploads the shard it wrote (its ``.json`` marker last): nothing it reads or writes is on the
+driver's disk, so it runs on any node (:class:`curate.io.stage.RemoteRoot`).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.parquet as pq
 import xxhash
 
 from curate import schema
 from curate.io.files import atomic_path, atomic_write_json
+from curate.io.scratch import read_table
+from curate.io.storage import Location
+
+if TYPE_CHECKING:
+    from curate.io.stage import RemoteRoot
+
+SHARD_FILES = (".bin", ".idx", ".hid", ".json")  # the .json marks a shard done: written (and uploaded) last
 
 
 def id_hashes(ids: list[str]) -> np.ndarray:
@@ -83,6 +93,8 @@ class ShardJob:
     a row sharing a gram with an eval set is dropped and counted against that set.
     ``corrupt_fraction``: the planted control: rows whose ``unit_hash(id, corrupt_salt)`` falls below it
     have their words shuffled (:func:`shuffle_words`) after decontamination; counted in ``corrupted``.
+    ``remote``: the paths above are names in the driver's mirror of a run directory in object storage;
+    the job reaches them through the run's storage (see :func:`shard_job`).
     """
 
     src: str
@@ -97,6 +109,7 @@ class ShardJob:
     exclude_grams: str | None = None
     corrupt_fraction: float = 0.0
     corrupt_salt: int = 0
+    remote: RemoteRoot | None = None
 
 
 def select_rows(table: pa.Table, job: ShardJob) -> tuple[pa.Table, int, dict[str, int]]:
@@ -190,10 +203,12 @@ def shard_job(job: ShardJob) -> dict[str, Any]:
     """Engine work item: filter one parquet file for a recipe and write its token shard (skipped if done)."""
     from curate.proxy.tokenizer import ProxyTokenizer
 
+    if job.remote is not None:
+        return _remote_shard_job(job, job.remote)
     done = Path(job.out + ".json")
     if done.exists():
         return json.loads(done.read_text())
-    table = pq.read_table(job.src)
+    table = read_table(job.src)  # a local path, or a URL (a remote job's parquet file in the run's storage)
     table, dropped, by_set = select_rows(table, job)
     texts, ids = table.column(schema.TEXT).to_pylist(), [str(i) for i in table.column(schema.ID).to_pylist()]
     corrupted = 0
@@ -208,6 +223,42 @@ def shard_job(job: ShardJob) -> dict[str, Any]:
     meta["decontaminated_by_set"] = by_set
     atomic_write_json(done, meta)
     return meta
+
+
+def _remote_shard_job(job: ShardJob, remote: RemoteRoot) -> dict[str, Any]:
+    """:func:`shard_job` for a run directory in object storage: read the parquet file from the run's
+    storage, fetch the tokenizer and eval keys into this node's cache, write the shard there and upload
+    it, the ``.json`` marker last (a shard whose marker is in the run's storage is done)."""
+    done = Location.of(remote.url_of(job.out + ".json"))
+    if done.exists():
+        return dict(done.read_json())
+
+    def fetched(path: str | None) -> str | None:
+        return str(remote.fetch(path)) if path else None
+
+    local = dataclasses.replace(
+        job,
+        remote=None,
+        src=remote.url_of(job.src),
+        out=str(remote.cache_of(job.out)),
+        tokenizer=str(fetched(job.tokenizer)),
+        exclude_hashes=fetched(job.exclude_hashes),
+        exclude_grams=fetched(job.exclude_grams),
+    )
+    Path(local.out + ".json").unlink(missing_ok=True)  # an earlier attempt here may not have uploaded it
+    meta = shard_job(local)
+    for suffix in SHARD_FILES:
+        if Path(local.out + suffix).exists():
+            remote.upload(local.out + suffix, job.out + suffix)
+    return meta
+
+
+def fetch_shard(remote: RemoteRoot, prefix: str) -> str:
+    """This node's copy of the shard ``prefix`` (a name in the driver's mirror), fetched from the run's
+    storage; returns the local prefix. ``.hid`` is optional (a shard written without ids has none)."""
+    for suffix in SHARD_FILES:
+        remote.fetch(prefix + suffix, optional=suffix == ".hid")
+    return str(remote.cache_of(prefix))
 
 
 def read_hids(prefix: str | Path) -> np.ndarray:

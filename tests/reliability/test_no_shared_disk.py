@@ -100,17 +100,24 @@ def _cluster_run(cluster: dict, yaml: str, out: str, prog: tuple[str, ...] = ())
     )
 
 
-def _private_cluster(tmp_path_factory, s3_endpoint, workers: int):
+def _private_cluster(tmp_path_factory, s3_endpoint, workers: int, head_cpus: int = 1):
     _, env = s3_endpoint
     aws = {k: v for k, v in env.items() if k.startswith("AWS_")}
     return start_local_cluster(
-        tmp_path_factory.mktemp("auth"), workers=workers, prefix="rp", extra_env=aws, private_fs=True
+        tmp_path_factory.mktemp("auth"),
+        workers=workers,
+        prefix="rp",
+        extra_env=aws,
+        private_fs=True,
+        head_cpus=head_cpus,
     )
 
 
 @pytest.fixture(scope="module")
 def private_cluster(tmp_path_factory, s3_endpoint):
-    with _private_cluster(tmp_path_factory, s3_endpoint, workers=1) as cluster:
+    """A head without CPUs (the driver's node: no task or actor runs there) and one worker node, sharing
+    no files: every task runs where the driver's disk is out of reach."""
+    with _private_cluster(tmp_path_factory, s3_endpoint, workers=1, head_cpus=0) as cluster:
         yield cluster
 
 
@@ -178,3 +185,92 @@ def test_a_node_lost_between_the_dedups_on_nodes_that_share_no_disk(
     m = json.loads(s3.fs.cat_file(f"{s3.bucket}/cluster/manifest.json"))
     assert m["engine"]["nodes"] == 3
     assert _outputs(m) == _outputs(inline)
+
+
+PROXY = """\
+proxy:
+  model: proxy_tiny
+  budget: 2048
+  seeds: 1
+  tokenizer: {vocab_size: 300}
+  recipes:
+    raw: {from: raw}
+    curated: {from: kept}
+  controls: []
+  eval:
+    - {name: heldout, holdout: 0.2}
+  train: TRAIN
+  n_boot: 20
+"""
+
+
+def _proxy_inputs(s3) -> str:
+    """Three files of toy-vocabulary documents, with exact copies for the dedup; returns the URL prefix."""
+    from tests.proxy.toy import doc
+
+    rng = np.random.default_rng(0)
+    for f in range(3):
+        rows = [{"id": f"f{f}-{i}", "text": doc(rng, 60)} for i in range(60)]
+        rows += [dict(r, id=r["id"] + "-copy") for r in rows[:8]]
+        body = "".join(json.dumps(r) + "\n" for r in rows)
+        s3.fs.pipe_file(f"{s3.bucket}/pin/part-{f}.jsonl", body.encode())
+    return f"s3://{s3.bucket}/pin"
+
+
+def _bpb(results: dict[str, dict]) -> dict[str, dict]:
+    return {run: r["final_bpb"] for run, r in results.items()}
+
+
+@pytest.mark.ray
+def test_proxy_runs_on_nodes_that_share_no_disk_equal_the_inline_run(
+    private_cluster, s3, tmp_path: Path
+) -> None:
+    """The proxy phase on a node that cannot see the driver's disk (the head has no CPUs), run directory
+    in a bucket: shard tasks read kept/ and rejected/ from the bucket and upload their shards; training
+    tasks fetch their shards into the worker's own cache and upload their run folders. Every run is
+    SIGKILLed once, right after its step-8 checkpoint (``faults``): Ray retries it, and since each attempt
+    starts from an empty working folder and the fault would fire again from any earlier step, finishing
+    shows the run resumed from the checkpoint it had uploaded. bpb equals the inline run's (training is
+    deterministic given the seed), and the driver's mirror holds the curves but no model weights."""
+    from tests.proxy.toy import TINY_TRAIN
+
+    src = _proxy_inputs(s3)
+    base = PIPELINE.format(inp=src, extra="").replace(
+        "  - dedup: minhash_dedup_v1\n    params: {threshold: 0.7}\n", ""
+    )
+    local_yaml = base + PROXY.replace("TRAIN", json.dumps(TINY_TRAIN))
+    killed = dict(TINY_TRAIN, faults={7: "kill"})  # after the checkpoint at step 8 (ckpt_every: 4)
+    cluster_yaml = base + PROXY.replace("TRAIN", json.dumps(killed).replace('{"7": "kill"}', "{7: kill}"))
+    inline = run_pipeline(
+        parse_pipeline(local_yaml), tmp_path / "inline", engine=InlineEngine(progress=False)
+    )
+    runs = ["raw/seed0", "curated/seed0"]
+    want = {r: json.loads((tmp_path / "inline" / "proxy" / r / "result.json").read_text()) for r in runs}
+    proc = _cluster_run(private_cluster, cluster_yaml, f"s3://{s3.bucket}/cluster")
+    _out, err = proc.communicate(timeout=600)
+    assert proc.returncode == 0, err[-3000:]
+    root = f"{s3.bucket}/cluster"
+    m = json.loads(s3.fs.cat_file(f"{root}/manifest.json"))
+    assert m["engine"]["nodes"] == 2
+    assert _outputs(m) == _outputs(inline)
+    got = {r: json.loads(s3.fs.cat_file(f"{root}/proxy/{r}/result.json")) for r in runs}
+    assert _bpb(got) == _bpb(want)
+    for r in runs:  # each run was killed once and resumed from the checkpoint it had uploaded
+        assert f"proxy/{r}: an earlier attempt stopped; resuming from its stored checkpoint" in err, err
+    assert [g["steps"] for g in got.values()] == [w["steps"] for w in want.values()]
+    assert "kill" in parse_pipeline(cluster_yaml).raw["proxy"]["train"]["faults"][7]
+    # the run folders are in the bucket: weights, curves; no checkpoint left behind
+    for r in runs:
+        assert s3.fs.exists(f"{root}/proxy/{r}/model/curate-manifest.json")
+        assert s3.fs.exists(f"{root}/proxy/{r}/metrics.jsonl")
+        assert not s3.fs.exists(f"{root}/proxy/{r}/ckpt.pt")
+    mirror = subprocess.run(
+        on_head(private_cluster, ["sh", "-c", "cd /tmp/home/.cache/curate/stage && find . -type f"]),
+        capture_output=True,
+        text=True,
+    ).stdout.split()
+    assert sum(f.endswith("/raw/seed0/metrics.jsonl") for f in mirror) == 1, mirror
+    assert not [f for f in mirror if "/model/" in f or f.endswith("ckpt.pt")]
+    goodput = json.loads(s3.fs.cat_file(f"{root}/goodput.json"))
+    assert set(goodput["recipes"]) == {"raw", "curated"}
+    assert m["phases"]["proxy"]["runs"] == 2
