@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from curate.engine import Engine
+from curate.io import runfiles
 
 if TYPE_CHECKING:
     from curate.io.stage import Mirror
@@ -49,10 +50,12 @@ class RunContext:
         return self.run_dir / "rejected"
 
     def kept_files(self) -> list[Path]:
-        return sorted(self.kept_dir.glob("part-*.parquet"))
+        """``kept/part-*.parquet``; in a mirror of a bucket run, named in the mirror and read from the
+        bucket (:mod:`curate.io.runfiles`)."""
+        return runfiles.parts(self.run_dir, "kept")
 
     def rejected_files(self) -> list[Path]:
-        return sorted(self.rejected_dir.glob("part-*.parquet"))
+        return runfiles.parts(self.run_dir, "rejected")
 
     def path(self, *parts: str) -> Path:
         """A path inside the run directory; refuses to leave it (e.g. through ``..``)."""

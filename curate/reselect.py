@@ -31,6 +31,7 @@ import yaml
 
 from curate import __version__, schema
 from curate.context import PhaseError, load_manifest
+from curate.io import runfiles
 from curate.io.files import atomic_path, atomic_write_json
 from curate.select import Rule
 
@@ -89,7 +90,7 @@ def apply_sets(stages: list[tuple[str, list[Rule]]], sets: list[str]) -> list[tu
 
 
 def _files(run_dir: Path, sub: str) -> list[Path]:
-    return sorted((run_dir / sub).glob("part-*.parquet"))
+    return runfiles.parts(run_dir, sub)
 
 
 def _decide(table: pa.Table, stages: list[tuple[str, list[Rule]]]) -> tuple[np.ndarray, np.ndarray, int]:
@@ -120,10 +121,10 @@ def _pool(
     """Per file: ``(name, rows in the select pool, rows carried over unchanged, per pool row the select
     stage that had rejected it (None for a kept row))``."""
     for f in _files(run_dir, "kept"):
-        t = pq.read_table(f)
+        t = runfiles.read_table(f)
         yield f.name, t, None, [None] * t.num_rows
     for f in _files(run_dir, "rejected"):
-        t = pq.read_table(f)
+        t = runfiles.read_table(f)
         in_pool = pc.is_in(t.column(schema.STAGE), pa.array(sorted(select_labels), pa.string()))
         in_pool = pc.fill_null(in_pool, False)
         pool = t.filter(in_pool)
@@ -152,7 +153,9 @@ def reselect(run_dir: Path, sets: list[str], output: Path | None = None) -> dict
     manifest = load_manifest(run_dir)
     stages = apply_sets(select_stages(manifest), list(sets))
     stored = {
-        n for f in _files(run_dir, "kept") + _files(run_dir, "rejected") for n in pq.read_schema(f).names
+        n
+        for f in _files(run_dir, "kept") + _files(run_dir, "rejected")
+        for n in runfiles.read_schema(f).names
     }
     for _, rules in stages:
         for rule in rules:
@@ -313,7 +316,7 @@ def _write_manifest(
 
 
 def _text_bytes(path: Path) -> int:
-    return schema.text_bytes(pq.read_table(path, columns=[schema.TEXT]))
+    return schema.text_bytes(runfiles.read_table(path, columns=[schema.TEXT]))
 
 
 def format_summary(s: dict[str, Any], output: Path | None) -> str:

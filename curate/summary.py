@@ -6,10 +6,10 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import pyarrow.parquet as pq
 
 from curate import schema
 from curate.context import load_manifest
+from curate.io import runfiles
 from curate.report.verdict import nbytes
 
 
@@ -107,7 +107,7 @@ def _sample_rows(
     cand: dict[str | None, list[tuple[str, int, int]]] = {}
     for fi, f in enumerate(files):
         cols = [schema.SOURCE] + ([schema.REASON] if reasons is not None else [])
-        t = pq.read_table(f, columns=cols)
+        t = runfiles.read_table(f, columns=cols)
         src = t.column(schema.SOURCE).to_pylist()
         rs = t.column(schema.REASON).to_pylist() if reasons is not None else [None] * t.num_rows
         for row, (r, so) in enumerate(zip(rs, src, strict=True)):
@@ -131,7 +131,7 @@ def _sample_rows(
 
 def _table(path: Path, cache: dict[Path, Any]) -> Any:
     if path not in cache:
-        cache[path] = pq.read_table(path)
+        cache[path] = runfiles.read_table(path)
     return cache[path]
 
 
@@ -155,7 +155,7 @@ def inspect_run(
     )
     deciding = deciding_columns(manifest)
     if wanted:
-        samples = _sample_rows(sorted((Path(run_dir) / "rejected").glob("part-*.parquet")), wanted, n, seed)
+        samples = _sample_rows(runfiles.parts(run_dir, "rejected"), wanted, n, seed)
     for r in wanted:
         lines.append(f"== {r}  ({by_reason[r]:,} documents)")
         for row in samples.get(r, []):
@@ -166,7 +166,7 @@ def inspect_run(
             lines.append(f"  [{row[schema.ID]}] source={row[schema.SOURCE]}{score}{extra}{detail}")
             lines.append("    " + _snippet(row.get(schema.TEXT) or "", width))
     if reason is None or reason == "kept":
-        kept_files = sorted((Path(run_dir) / "kept").glob("part-*.parquet"))
+        kept_files = runfiles.parts(run_dir, "kept")
         lines.append(f"== kept  ({manifest['accounting']['kept']:,} documents)")
         for row in _sample_rows(kept_files, None, n, seed).get(None, []):
             lines.append(f"  [{row[schema.ID]}] source={row[schema.SOURCE]}")

@@ -27,13 +27,13 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.parquet as pq
 
 from curate.context import PhaseError, RunContext
 from curate.export import hf_disk, megatron, memmap, parquet
 from curate.export.columns import choose_columns
 from curate.export.plan import SPLITS, TokenStore, shard_by_size, split_order
-from curate.export.tokenize import TokenizerSpec, plan_tasks, resolve_tokenizer, tokenize_task
+from curate.export.tokenize import TokenizerSpec, plan_tasks, resolve_tokenizer, tokenize_parts
+from curate.io import runfiles
 from curate.io.files import (
     PathEscapeError,
     atomic_write_json,
@@ -163,15 +163,18 @@ def _default_tokenizer(ctx: RunContext, opts: ExportOptions) -> Path:
 
 
 def _inputs(ctx: RunContext, files: list[Path]) -> list[dict[str, Any]]:
-    return [
-        {
-            "path": str(f.relative_to(ctx.run_dir)),
-            "bytes": f.stat().st_size,
-            "sha256": sha256_file(f),
-            "rows": pq.ParquetFile(f).metadata.num_rows,
-        }
-        for f in files
-    ]
+    out = []
+    for f in files:
+        size, digest = runfiles.size_and_sha256(f)  # a bucket run's part: streamed, not stored
+        out.append(
+            {
+                "path": str(f.relative_to(ctx.run_dir)),
+                "bytes": size,
+                "sha256": digest,
+                "rows": runfiles.parquet_file(f).metadata.num_rows,
+            }
+        )
+    return out
 
 
 def _clear(out: Path) -> None:
@@ -234,7 +237,7 @@ def _write_tokens(
 
 
 def _read_kept(files: list[Path], opts: ExportOptions) -> pa.Table:
-    tables = [pq.read_table(f) for f in files]
+    tables = [runfiles.read_table(f) for f in files]
     table = pa.concat_tables(tables, promote_options="permissive")
     return choose_columns(table, columns=opts.columns, drop=opts.drop_columns)
 
@@ -304,7 +307,8 @@ def _tokenized(
     work = ctx.path("export", ".work")
     work.mkdir()
     tasks = plan_tasks(files, work, spec, max_rows=opts.tokenize_rows)
-    parts = ctx.engine.map(tokenize_task, tasks, desc="export: tokenize")
+    # a bucket run's tasks may run where work/ (on this driver's disk) is out of reach
+    parts = tokenize_parts(ctx.engine, tasks, detached=runfiles.remote_of(ctx.run_dir) is not None)
     store = TokenStore([(p.tokens_path, p.lengths_path) for p in parts])
     if len(store) != n_docs:
         raise PhaseError(f"export: tokenized {len(store)} documents but the kept files hold {n_docs}")

@@ -12,15 +12,18 @@ their names, so only small results travel between processes.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
-import pyarrow.parquet as pq
 
 from curate import schema
 from curate.context import PhaseError
+from curate.io import runfiles
 from curate.io.files import atomic_save_npy, sha256_file
 
 # Tried in order when no EOS token is given: the usual end-of-document markers of BPE tokenizers.
@@ -127,20 +130,19 @@ def plan_tasks(
     """Split the kept files into tasks of at most ~``max_rows`` rows (whole row groups), in file order."""
     tasks: list[TokenizeTask] = []
     for path in files:
-        meta = pq.ParquetFile(path).metadata
+        meta = runfiles.parquet_file(path).metadata
+        src = runfiles.where(path)  # a task on another node reads a bucket run's part from the bucket
         group: list[int] = []
         rows = 0
         for rg in range(meta.num_row_groups):
             n = meta.row_group(rg).num_rows
             if group and rows + n > max_rows:
-                tasks.append(
-                    TokenizeTask(str(path), tuple(group), str(out_dir / f"part-{len(tasks):05d}"), spec)
-                )
+                tasks.append(TokenizeTask(src, tuple(group), str(out_dir / f"part-{len(tasks):05d}"), spec))
                 group, rows = [], 0
             group.append(rg)
             rows += n
         if group or meta.num_row_groups == 0:
-            tasks.append(TokenizeTask(str(path), tuple(group), str(out_dir / f"part-{len(tasks):05d}"), spec))
+            tasks.append(TokenizeTask(src, tuple(group), str(out_dir / f"part-{len(tasks):05d}"), spec))
     return tasks
 
 
@@ -148,7 +150,7 @@ def read_texts(path: str, row_groups: tuple[int, ...]) -> list[str]:
     """The ``text`` column of the given row groups (nulls as empty strings)."""
     if not row_groups:
         return []
-    table = pq.ParquetFile(path).read_row_groups(list(row_groups), columns=[schema.TEXT])
+    table = runfiles.parquet_file(path).read_row_groups(list(row_groups), columns=[schema.TEXT])
     return table.column(schema.TEXT).fill_null("").to_pylist()
 
 
@@ -169,3 +171,32 @@ def tokenize_task(task: TokenizeTask) -> TokenizedPart:
     atomic_save_npy(tokens_path, tokens)
     atomic_save_npy(lengths_path, lengths)
     return TokenizedPart(tokens_path, lengths_path, docs=len(texts), tokens=int(tokens.size))
+
+
+def tokenize_detached(args: tuple[TokenizeTask, str]) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`tokenize_task` for a node that may not see the driver's disk (a run directory in a bucket):
+    the tokenizer travels as its JSON text, the task's kept file is read from the bucket (``task.path`` is
+    a URL), and the ids and lengths come back through the engine instead of files."""
+    task, tokenizer_json = args
+    with tempfile.TemporaryDirectory(prefix="curate-tok-") as d:
+        tok = Path(d) / "tokenizer.json"
+        tok.write_text(tokenizer_json, encoding="utf-8")
+        spec = dataclasses.replace(task.tokenizer, path=str(tok))
+        part = tokenize_task(dataclasses.replace(task, out_prefix=str(Path(d) / "part"), tokenizer=spec))
+        return np.load(part.tokens_path), np.load(part.lengths_path)
+
+
+def tokenize_parts(engine: Any, tasks: list[TokenizeTask], *, detached: bool) -> list[TokenizedPart]:
+    """Run ``tasks`` on ``engine``. ``detached`` (a run directory in a bucket): through
+    :func:`tokenize_detached`, the driver then writing each task's files where the task would have."""
+    if not detached:
+        return list(engine.map(tokenize_task, tasks, desc="export: tokenize"))
+    blob = Path(tasks[0].tokenizer.path).read_text(encoding="utf-8") if tasks else ""
+    arrays = engine.map(tokenize_detached, [(t, blob) for t in tasks], desc="export: tokenize")
+    parts = []
+    for t, (tokens, lengths) in zip(tasks, arrays, strict=True):
+        paths = (f"{t.out_prefix}.tokens.npy", f"{t.out_prefix}.lengths.npy")
+        atomic_save_npy(paths[0], tokens)
+        atomic_save_npy(paths[1], lengths)
+        parts.append(TokenizedPart(*paths, docs=len(lengths), tokens=int(tokens.size)))
+    return parts

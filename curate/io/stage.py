@@ -10,11 +10,13 @@ node, so it stays in the run directory's storage (:mod:`curate.io.scratch`).
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import posixpath
 from dataclasses import dataclass
 from pathlib import Path
 
+from curate.io.runfiles import MARKER
 from curate.io.storage import Location, redact
 
 
@@ -47,8 +49,7 @@ class Mirror:
     manifest finds its files complete.
     """
 
-    SKIP = ("_work/", "ray.log")
-    READ_ONLY = ("kept/", "rejected/")  # the pipeline's output: pulled, never pushed back
+    SKIP = ("_work/", "ray.log", "kept/", "rejected/", MARKER)  # the pipeline's output: read in place
 
     def __init__(self, remote: Location) -> None:
         self.remote = remote
@@ -68,8 +69,11 @@ class Mirror:
         return out
 
     def pull(self) -> Path:
-        """Fetch every file of the run (not ``_work/``) whose local copy is missing or of another size."""
+        """Fetch every file of the run whose local copy is missing or of another size, except ``_work/``
+        and the pipeline's output parts (``kept/``, ``rejected/``), which readers stream from the bucket
+        (:mod:`curate.io.runfiles`, told the run's URL by :data:`~curate.io.runfiles.MARKER`)."""
         self.local.mkdir(parents=True, exist_ok=True)
+        (self.local / MARKER).write_text(json.dumps({"url": self.remote.url}))
         have = self._local_files()
         for rel, size, _ in self.remote.walk_files():
             if self._skip(rel) or (rel in have and have[rel][0] == size):
@@ -81,7 +85,7 @@ class Mirror:
     def push(self) -> None:
         """Upload the files the phases wrote or changed since :meth:`pull` (manifests last)."""
         now = self._local_files()
-        changed = [r for r, st in now.items() if self._seen.get(r) != st and not r.startswith(self.READ_ONLY)]
+        changed = [r for r, st in now.items() if self._seen.get(r) != st]
         changed.sort(key=lambda r: (r == "manifest.json", posixpath.basename(r) == "manifest.json", r))
         for rel in changed:
             self.remote.child(rel).upload(self.local / rel)

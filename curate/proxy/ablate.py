@@ -28,10 +28,10 @@ from typing import Any
 
 import numpy as np
 import pyarrow.compute as pc
-import pyarrow.parquet as pq
 
 from curate import schema
 from curate.context import PhaseError, RunContext
+from curate.io import runfiles
 from curate.io.files import atomic_write_json
 from curate.proxy import analysis, stats
 from curate.proxy.assemble import baseline_curve, read_curves
@@ -45,8 +45,8 @@ PREFIX = "without_"
 def removed_by_stage(run_dir: Path, manifest: dict[str, Any]) -> dict[str, int]:
     """Rows each stage rejected (quarantine excluded), in the manifest's stage order."""
     counts: dict[str, int] = {}
-    for f in sorted((Path(run_dir) / "rejected").glob("part-*.parquet")):
-        t = pq.read_table(f, columns=[schema.STAGE, schema.REASON])
+    for f in runfiles.parts(run_dir, "rejected"):
+        t = runfiles.read_table(f, columns=[schema.STAGE, schema.REASON])
         q = pc.fill_null(pc.starts_with(t.column(schema.REASON), schema.QUARANTINE_PREFIX), False)
         for s in t.filter(pc.invert(q)).column(schema.STAGE).to_pylist():
             counts[s] = counts.get(s, 0) + 1

@@ -125,7 +125,7 @@ def raw_rows(path: str, columns: list[str]) -> pa.Table:
     (quarantined rows never do)."""
     import pyarrow.compute as pc
 
-    from curate.io.scratch import read_table
+    from curate.io.runfiles import read_table
 
     is_rej = Path(path).parent.name == "rejected"
     t = read_table(path, columns=list(dict.fromkeys(columns + ([schema.REASON] if is_rej else []))))
@@ -155,8 +155,9 @@ def _source_texts(args: tuple[str, str]) -> list[str]:
 def load(ctx: Any, specs: list[EvalSpec], eval_chars: int) -> list[EvalData]:
     """Every eval set's content (``ctx`` is the phase's :class:`curate.context.RunContext`). The tasks
     read kept/ and rejected/ where the run directory is (a bucket: by URL, not the driver's mirror)."""
-    root = ctx.mirror.root() if getattr(ctx, "mirror", None) else None
-    raw_files = [root.url_of(p) if root else str(p) for p in ctx.kept_files() + ctx.rejected_files()]
+    from curate.io import runfiles
+
+    raw_files = [runfiles.where(p) for p in ctx.kept_files() + ctx.rejected_files()]
     out = []
     for spec in specs:
         if spec.path is not None:

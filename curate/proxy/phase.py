@@ -31,7 +31,10 @@ import numpy as np
 
 from curate import schema
 from curate.context import PhaseError, RunContext
+from curate.io import runfiles
 from curate.io.files import atomic_save_npy, atomic_write_json, sha256_file
+from curate.io.stage import Mirror
+from curate.io.storage import Location
 from curate.proxy import evalsets
 from curate.proxy.config import ProxyConfig, Recipe, parse
 from curate.proxy.runs import RunItem, run_one
@@ -173,20 +176,21 @@ def recipe_scores(ctx: RunContext, r: Recipe | None, column: str) -> np.ndarray:
     non-quarantined rejected row). ``r=None``: kept/ only. Rows rejected before ``column`` was computed
     carry no score and do not count."""
     import pyarrow.compute as pc
-    import pyarrow.parquet as pq
 
     parts = []
     if r is None or r.source != "rejected":
         parts += [
-            pq.read_table(f, columns=[column]).column(column).to_numpy(zero_copy_only=False)
+            runfiles.read_table(f, columns=[column]).column(column).to_numpy(zero_copy_only=False)
             for f in ctx.kept_files()
         ]
     if r is not None and (r.source == "rejected" or r.without_stages):
         for f in ctx.rejected_files():
-            names = pq.read_schema(f).names
+            names = runfiles.read_schema(f).names
             if column not in names:
                 continue
-            t = pq.read_table(f, columns=[c for c in (column, schema.STAGE, schema.REASON) if c in names])
+            t = runfiles.read_table(
+                f, columns=[c for c in (column, schema.STAGE, schema.REASON) if c in names]
+            )
             mask = np.ones(t.num_rows, dtype=bool)
             if schema.REASON in names:
                 q = pc.fill_null(pc.starts_with(t.column(schema.REASON), schema.QUARANTINE_PREFIX), False)
@@ -534,6 +538,9 @@ def run_phase(
     from curate.proxy.assemble import assemble
 
     cuda = ctx.engine.cluster_gpus() > 0  # the cluster's GPUs, not this driver's: workers pick their device
+    url = runfiles.remote_of(ctx.run_dir)
+    if ctx.mirror is None and url:  # `curate proxy s3://...`: the verb's mirror; tasks use the bucket too
+        ctx = dataclasses.replace(ctx, mirror=Mirror(Location.of(url)))
     cfg = parse(ctx.section)
     pdir = ctx.path("proxy")
     pdir.mkdir(parents=True, exist_ok=True)

@@ -138,7 +138,7 @@ def _run_remote(item: RunItem, remote: RemoteRoot) -> dict[str, Any]:
         if (work / "ckpt.pt").exists():  # said at warning level: the worker's log reaches the driver
             log.warning(
                 "%s: an earlier attempt stopped; resuming from its stored checkpoint",
-                run.relative_to(remote.local),
+                remote.rel(run),
             )
     local = dataclasses.replace(
         item,

@@ -31,7 +31,7 @@ import xxhash
 
 from curate import schema
 from curate.io.files import atomic_path, atomic_write_json
-from curate.io.scratch import read_table
+from curate.io.runfiles import read_table
 from curate.io.storage import Location
 
 if TYPE_CHECKING:

@@ -23,6 +23,7 @@ import pyarrow.parquet as pq
 
 from curate import schema
 from curate.context import load_manifest
+from curate.io import runfiles
 
 log = logging.getLogger(__name__)
 
@@ -148,7 +149,7 @@ def score_columns(files: list[Path], *, limit: int = 32, always: tuple[str, ...]
     order."""
     cols: list[str] = []
     for f in files:
-        for fld in pq.read_schema(f):
+        for fld in runfiles.read_schema(f):
             if (
                 fld.name not in NOT_SCORES
                 and "." in fld.name
@@ -232,7 +233,7 @@ def histograms(
     hi = dict.fromkeys(cols, -math.inf)
     present: dict[Path, list[str]] = {}
     for f in kept + rejected:
-        pf = pq.ParquetFile(f)
+        pf = runfiles.parquet_file(f)
         names = set(pf.schema_arrow.names)
         present[f] = [c for c in cols if c in names]
         ranges, unknown = _stat_ranges(pf, present[f])
@@ -260,7 +261,7 @@ def histograms(
             want = [c for c in present[f] if c in edges]
             if not want:
                 continue
-            t = pq.read_table(f, columns=want)
+            t = runfiles.read_table(f, columns=want)
             for c in want:
                 v = _finite(t.column(c))
                 missing[c] += t.num_rows - len(v)
@@ -298,7 +299,7 @@ def sample_examples(
     for f in rejected:
         if not any(need.values()):
             break
-        pf = pq.ParquetFile(f)
+        pf = runfiles.parquet_file(f)
         names = set(pf.schema_arrow.names)
         if schema.REASON not in names:
             continue
@@ -378,8 +379,8 @@ def load_run(run_dir: str | Path, *, per_reason: int = 3, bins: int = 40) -> Run
     export, eerr = _read_json(run_dir / EXPORT_MANIFEST)
     if eerr:
         log.warning("report: %s", eerr)
-    kept = sorted((run_dir / "kept").glob("part-*.parquet"))
-    rejected = sorted((run_dir / "rejected").glob("part-*.parquet"))
+    kept = runfiles.parts(run_dir, "kept")
+    rejected = runfiles.parts(run_dir, "rejected")
     removing = removing_columns(manifest)
     cols = score_columns(kept + rejected, always=tuple(sorted(removing, key=lambda c: (-removing[c], c))))
     hists = histograms(kept, rejected, cols, thresholds(manifest), bins=bins)

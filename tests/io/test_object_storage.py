@@ -5,7 +5,6 @@ taken as done; names built from data cannot leave the run directory."""
 
 from __future__ import annotations
 
-import gzip
 import json
 import logging
 import signal
@@ -21,48 +20,15 @@ from curate.engine import InlineEngine
 from curate.io.storage import Location, StorageError, redact
 from curate.runner import run_pipeline
 from tests.helpers import S3_KEY_ID, S3_SECRET, slow_main
+from tests.io.s3_runs import pipeline, s3_json, write_inputs
 
 ROOT = Path(__file__).resolve().parents[2]
-
-
-def write_inputs(d: Path, n_files: int = 3, n_docs: int = 40) -> None:
-    """jsonl files (one gzipped) with duplicates across files, a malformed line and an empty text."""
-    d.mkdir(parents=True, exist_ok=True)
-    for f in range(n_files):
-        lines = [
-            json.dumps(
-                {"id": f"f{f}-{i}", "text": f"Doc {i % 9} says  {'hello' if i % 2 else 'world'} {f % 2}."}
-            )
-            for i in range(n_docs)
-        ]
-        lines += ["{broken", json.dumps({"id": f"f{f}-empty", "text": " \x00 "})]
-        data = ("\n".join(lines) + "\n").encode()
-        if f == 0:
-            (d / f"in-{f}.jsonl.gz").write_bytes(gzip.compress(data, mtime=0))
-        else:
-            (d / f"in-{f}.jsonl").write_bytes(data)
-
-
-def pipeline(inp: str, extra: str = "") -> str:
-    return f"""\
-name: s3t
-input: {{path: '{inp}', format: jsonl, batch_docs: 16}}
-stages:
-  - transform: normalize_v1
-  - select:
-      - {{column: text, equals: "Doc 1 says hello 1.", reason: not_doc1}}
-  - dedup: exact_dedup_v1
-{extra}"""
 
 
 def upload_dir(s3, local: Path, prefix: str) -> str:
     for f in sorted(local.iterdir()):
         s3.fs.put_file(str(f), f"{s3.bucket}/{prefix}/{f.name}")
     return f"s3://{s3.bucket}/{prefix}"
-
-
-def s3_json(s3, key: str) -> dict:
-    return json.loads(s3.fs.cat_file(f"{s3.bucket}/{key}"))
 
 
 def cli(args: list[str], env: dict[str, str], **kw) -> subprocess.CompletedProcess:

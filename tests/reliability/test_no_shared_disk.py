@@ -24,7 +24,8 @@ from curate.config import parse_pipeline
 from curate.engine import InlineEngine
 from curate.runner import run_pipeline
 from tests.helpers import slow_main
-from tests.ray_cluster import on_head, remove_worker, start_local_cluster
+from tests.ray_cluster import on_head, remove_worker
+from tests.reliability.private_nodes import cluster_run, outputs, start_private_cluster
 
 WORDS = [
     "river",
@@ -81,43 +82,14 @@ def _target(s3) -> str:
     return f"target:\n  path: s3://{s3.bucket}/target/target.jsonl\n  raw_docs: 60\n"
 
 
-def _outputs(m: dict) -> dict:
-    return {"outputs": m["outputs"], "accounting": m["accounting"], "removed": m["removed_by_reason"]}
-
-
-def _cluster_run(cluster: dict, yaml: str, out: str, prog: tuple[str, ...] = ()) -> subprocess.Popen:
-    """`curate run` (or ``prog run``) as a driver inside the head's namespace (the pipeline file written
-    to its /tmp, from the variable PIPELINE_YAML)."""
-    script = 'mkdir -p /tmp/d && printf %s "$PIPELINE_YAML" > /tmp/d/p.yaml && exec "$@"'
-    cmd = [*(prog or (sys.executable, "-m", "curate")), "run", "/tmp/d/p.yaml", "--output", out, "-q"]
-    cmd += ["--address", cluster["address"]]
-    return subprocess.Popen(
-        on_head(cluster, ["sh", "-c", script, "sh", *cmd]),
-        env={**cluster["env"], "PIPELINE_YAML": yaml},
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-
-
-def _private_cluster(tmp_path_factory, s3_endpoint, workers: int, head_cpus: int = 1):
-    _, env = s3_endpoint
-    aws = {k: v for k, v in env.items() if k.startswith("AWS_")}
-    return start_local_cluster(
-        tmp_path_factory.mktemp("auth"),
-        workers=workers,
-        prefix="rp",
-        extra_env=aws,
-        private_fs=True,
-        head_cpus=head_cpus,
-    )
-
-
 @pytest.fixture(scope="module")
 def private_cluster(tmp_path_factory, s3_endpoint):
-    """A head without CPUs (the driver's node: no task or actor runs there) and one worker node, sharing
-    no files: every task runs where the driver's disk is out of reach."""
-    with _private_cluster(tmp_path_factory, s3_endpoint, workers=1, head_cpus=0) as cluster:
+    """A head without CPUs (the driver's node: no task or actor runs there) and one worker node with a
+    logical GPU (``--num-gpus 1``, no CUDA), sharing no files: every task runs where the driver's disk is
+    out of reach, and the proxy phase sees a cluster with a GPU its driver does not have."""
+    with start_private_cluster(
+        tmp_path_factory, s3_endpoint, workers=1, head_cpus=0, gpu_workers=1
+    ) as cluster:
         yield cluster
 
 
@@ -141,12 +113,12 @@ def test_dedup_on_nodes_that_share_no_disk_equals_the_inline_run(private_cluster
     inline = run_pipeline(parse_pipeline(yaml), f"s3://{s3.bucket}/inline", engine=InlineEngine())
     assert inline["removed_by_reason"]["exact_dedup_v1:duplicate"] >= 9
     assert inline["removed_by_reason"]["minhash_dedup_v1:near_duplicate"] >= 3
-    proc = _cluster_run(private_cluster, yaml, f"s3://{s3.bucket}/cluster")
+    proc = cluster_run(private_cluster, yaml, f"s3://{s3.bucket}/cluster")
     _out, err = proc.communicate(timeout=600)
     assert proc.returncode == 0, err[-3000:]
     m = json.loads(s3.fs.cat_file(f"{s3.bucket}/cluster/manifest.json"))
     assert m["engine"]["nodes"] == 2
-    assert _outputs(m) == _outputs(inline)
+    assert outputs(m) == outputs(inline)
     # the global stages' scratch went to the bucket, beside the parts
     assert s3.fs.exists(f"{s3.bucket}/cluster/_work/g0.state.pkl")
     assert s3.fs.glob(f"{s3.bucket}/cluster/_work/g1/minhash_dedup_v1.cc/drops/p*.parquet")
@@ -169,9 +141,9 @@ def test_a_node_lost_between_the_dedups_on_nodes_that_share_no_disk(
     inline = run_pipeline(
         parse_pipeline(PIPELINE.format(inp=src, extra="")), f"s3://{s3.bucket}/inline", engine=InlineEngine()
     )
-    with _private_cluster(tmp_path_factory, s3_endpoint, workers=2) as cluster:
+    with start_private_cluster(tmp_path_factory, s3_endpoint, workers=2) as cluster:
         prog = (sys.executable, "-c", slow_main(0.5))
-        proc = _cluster_run(cluster, sleepy.format(inp=src, extra=""), f"s3://{s3.bucket}/cluster", prog)
+        proc = cluster_run(cluster, sleepy.format(inp=src, extra=""), f"s3://{s3.bucket}/cluster", prog)
         segment = f"{s3.bucket}/cluster/_work/s2"
         deadline = time.time() + 300
         while time.time() < deadline and proc.poll() is None:
@@ -184,7 +156,7 @@ def test_a_node_lost_between_the_dedups_on_nodes_that_share_no_disk(
         assert proc.returncode == 0, err[-3000:]
     m = json.loads(s3.fs.cat_file(f"{s3.bucket}/cluster/manifest.json"))
     assert m["engine"]["nodes"] == 3
-    assert _outputs(m) == _outputs(inline)
+    assert outputs(m) == outputs(inline)
 
 
 PROXY = """\
@@ -231,13 +203,15 @@ def test_proxy_runs_on_nodes_that_share_no_disk_equal_the_inline_run(
     SIGKILLed once, right after its step-8 checkpoint (``faults``): Ray retries it, and since each attempt
     starts from an empty working folder and the fault would fire again from any earlier step, finishing
     shows the run resumed from the checkpoint it had uploaded. bpb equals the inline run's (training is
-    deterministic given the seed), and the driver's mirror holds the curves but no model weights."""
+    deterministic given the seed), and the driver's mirror holds the curves but no model weights. The
+    export (memmap, tokenized on the worker node) equals the inline run's, file for file."""
     from tests.proxy.toy import TINY_TRAIN
 
     src = _proxy_inputs(s3)
     base = PIPELINE.format(inp=src, extra="").replace(
         "  - dedup: minhash_dedup_v1\n    params: {threshold: 0.7}\n", ""
     )
+    base += "export: {formats: [memmap]}\n"  # tokenized with the proxy's tokenizer, on the worker node
     local_yaml = base + PROXY.replace("TRAIN", json.dumps(TINY_TRAIN))
     killed = dict(TINY_TRAIN, faults={7: "kill"})  # after the checkpoint at step 8 (ckpt_every: 4)
     cluster_yaml = base + PROXY.replace("TRAIN", json.dumps(killed).replace('{"7": "kill"}', "{7: kill}"))
@@ -246,18 +220,22 @@ def test_proxy_runs_on_nodes_that_share_no_disk_equal_the_inline_run(
     )
     runs = ["raw/seed0", "curated/seed0"]
     want = {r: json.loads((tmp_path / "inline" / "proxy" / r / "result.json").read_text()) for r in runs}
-    proc = _cluster_run(private_cluster, cluster_yaml, f"s3://{s3.bucket}/cluster")
+    proc = cluster_run(private_cluster, cluster_yaml, f"s3://{s3.bucket}/cluster")
     _out, err = proc.communicate(timeout=600)
     assert proc.returncode == 0, err[-3000:]
     root = f"{s3.bucket}/cluster"
     m = json.loads(s3.fs.cat_file(f"{root}/manifest.json"))
     assert m["engine"]["nodes"] == 2
-    assert _outputs(m) == _outputs(inline)
+    assert outputs(m) == outputs(inline)
     got = {r: json.loads(s3.fs.cat_file(f"{root}/proxy/{r}/result.json")) for r in runs}
     assert _bpb(got) == _bpb(want)
     for r in runs:  # each run was killed once and resumed from the checkpoint it had uploaded
         assert f"proxy/{r}: an earlier attempt stopped; resuming from its stored checkpoint" in err, err
     assert [g["steps"] for g in got.values()] == [w["steps"] for w in want.values()]
+    # the phase's GPU decision: the cluster has a GPU (the CPU-only driver does not), so every run asked
+    # Ray for proxy.gpu_fraction of one and got it on the GPU worker; its torch has no CUDA, which it says
+    assert [(g["device"], g["gpu_assigned_without_cuda"]) for g in got.values()] == [("cpu", True)] * 2
+    assert [w["gpu_assigned_without_cuda"] for w in want.values()] == [False, False]
     assert "kill" in parse_pipeline(cluster_yaml).raw["proxy"]["train"]["faults"][7]
     # the run folders are in the bucket: weights, curves; no checkpoint left behind
     for r in runs:
@@ -271,6 +249,11 @@ def test_proxy_runs_on_nodes_that_share_no_disk_equal_the_inline_run(
     ).stdout.split()
     assert sum(f.endswith("/raw/seed0/metrics.jsonl") for f in mirror) == 1, mirror
     assert not [f for f in mirror if "/model/" in f or f.endswith("ckpt.pt")]
+    exp = json.loads(s3.fs.cat_file(f"{root}/export/manifest.json"))
+    local_exp = json.loads((tmp_path / "inline" / "export" / "manifest.json").read_text())
+    assert [(f["path"], f["sha256"]) for f in exp["files"]] == [
+        (f["path"], f["sha256"]) for f in local_exp["files"]
+    ]
     goodput = json.loads(s3.fs.cat_file(f"{root}/goodput.json"))
     assert set(goodput["recipes"]) == {"raw", "curated"}
     assert m["phases"]["proxy"]["runs"] == 2
