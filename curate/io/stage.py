@@ -1,10 +1,13 @@
 """The local side of a run directory in object storage: its stage folder and the mirror of its files.
 
 Ray's start-up log, the target-aware scorers' fits (made here, then uploaded to the run's ``target/``)
-and the post-run phases (proxy runs, export, report, which write token shards through ``np.memmap``,
-with seeks, and read files by path) work on a local folder; :class:`Mirror` fetches the run's files
-there and uploads what the phases wrote. Global stages' scratch is not here: its tasks run on every
-node, so it stays in the run directory's storage (:mod:`curate.io.scratch`).
+and the driver's side of the post-run phases (proxy runs, export, report, which write token shards
+through ``np.memmap``, with seeks, and read files by path) work on a local folder; :class:`Mirror`
+fetches the run's small files there (not ``kept/`` and ``rejected/``, read in place:
+:mod:`curate.io.runfiles`) and uploads what the phases wrote. The phases' tasks, which may run on
+other nodes, reach the run's files through :class:`RemoteRoot` (the bucket and their node's own cache),
+never this folder. Global stages' scratch is not here either: its tasks run on every node, so it stays
+in the run directory's storage (:mod:`curate.io.scratch`).
 """
 
 from __future__ import annotations
@@ -43,8 +46,9 @@ def show_url(text: str, url: str) -> str:
 class Mirror:
     """A local copy of a run directory in object storage, for the phases that work on local files.
 
-    Proxy training, export (token shards are written through ``np.memmap``, with seeks) and the report
-    run on :func:`stage_dir`; :meth:`push` then uploads what they wrote, every ``manifest.json`` after the
+    The driver's side of proxy training, export (token shards are written through ``np.memmap``, with
+    seeks) and the report run on :func:`stage_dir`; :meth:`send` and :meth:`receive` move the files
+    their tasks exchange with the run's storage; :meth:`push` then uploads what they wrote, every ``manifest.json`` after the
     files it describes and the run's own ``manifest.json`` last, so a reader (or a resume) that finds a
     manifest finds its files complete.
     """
