@@ -31,7 +31,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmarks._common import CORPORA, ROOT, PeakMemory, machine
+from benchmarks._common import CORPORA, ROOT, PeakMemory, machine, tree_rss_bytes
 from curate.config import parse_pipeline
 from curate.engine import make_engine
 from curate.runner import run_pipeline
@@ -60,7 +60,8 @@ def run_curate(
 ) -> dict[str, Any]:
     """``curate run`` of ``pipeline`` (default: the tree's ``pipelines/web.yaml``) over ``glob`` with the
     code of ``tree``, in a subprocess (phases off; inline runs with one polars thread): wall, CPU
-    seconds of the finished process tree, peak RSS of the tree, and the run's manifest."""
+    seconds of the finished process tree, peak RSS of its process tree (sampled every 0.2 s), and the
+    run's manifest."""
     env = dict(os.environ, PYTHONPATH=str(tree))
     if engine == "inline":
         env["POLARS_MAX_THREADS"] = "1"
@@ -69,16 +70,22 @@ def run_curate(
     for kv in sets:
         cmd += ["--set", kv]
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    with PeakMemory() as mem:
-        t0 = time.perf_counter()
-        proc = subprocess.run(cmd, env=env, capture_output=True, text=True, cwd=tree, check=False)
-        wall = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    proc = subprocess.Popen(cmd, env=env, cwd=tree, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    peak = 0
+    while proc.poll() is None:  # the run's own process tree (Ray's processes included), not ours
+        peak = max(peak, tree_rss_bytes(proc.pid))
+        time.sleep(0.2)
+    wall = time.perf_counter() - t0
+    stderr = proc.stderr.read() if proc.stderr else ""
+    if proc.stdout:
+        proc.stdout.read()
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if proc.returncode:
-        raise RuntimeError(f"{' '.join(cmd)} failed ({proc.returncode}):\n{proc.stderr[-3000:]}")
+        raise RuntimeError(f"{' '.join(cmd)} failed ({proc.returncode}):\n{stderr[-3000:]}")
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     manifest = json.loads((out / "manifest.json").read_text())
-    return {"wall_s": wall, "cpu_s": cpu, "peak_rss_MiB": mem.peak / 2**20, "manifest": manifest}
+    return {"wall_s": wall, "cpu_s": cpu, "peak_rss_MiB": peak / 2**20, "manifest": manifest}
 
 
 def summarize(r: dict[str, Any]) -> dict[str, Any]:
