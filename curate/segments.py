@@ -108,20 +108,52 @@ def with_order(table: pa.Table, part_index: int) -> pa.Table:
     return table.append_column(ORDER, pa.array(order))
 
 
-def _peel(table: pa.Table, stage_label: str) -> tuple[pa.Table, pa.Table | None]:
-    """Split rows marked in REJECT off the table, labelled with stage and reason."""
+def _peel(table: pa.Table, stage_label: str) -> tuple[pa.Table, pa.Table | None, np.ndarray | None]:
+    """Split rows marked in REJECT off the table, labelled with stage and reason; also the boolean mask
+    of the rows kept (None when every row is kept)."""
     if schema.REJECT not in table.column_names:
-        return table, None
+        return table, None, None
     mask = pc.is_valid(table.column(schema.REJECT))
     if not pc.any(mask).as_py():
-        return table.drop_columns([schema.REJECT]), None
+        return table.drop_columns([schema.REJECT]), None, None
     rejected = table.filter(mask)
     rejected = rejected.append_column(schema.STAGE, pa.array([stage_label] * rejected.num_rows, pa.string()))
     rejected = rejected.rename_columns(
         [schema.REASON if c == schema.REJECT else c for c in rejected.column_names]
     )
     kept = table.filter(pc.invert(mask)).drop_columns([schema.REJECT])
-    return kept, rejected
+    return kept, rejected, ~mask.to_numpy(zero_copy_only=False)
+
+
+class _RowTally:
+    """UTF-8 bytes and tokens of every row of the batch in flight, counted once per distinct text.
+
+    A stage that leaves the text as it was (every scorer and filter) is accounted from the counts of its
+    input rows, filtered with the rows it keeps; a stage that rewrites text is counted again. Whether the
+    text changed is decided by comparing the text columns (Arrow compares buffers by pointer first, so
+    an untouched column costs nothing)."""
+
+    def __init__(self, tokens: TokenCounter) -> None:
+        self.tokens = tokens
+        self.text: pa.ChunkedArray | None = None
+        self.n_bytes = np.zeros(0, dtype=np.int64)
+        self.n_tokens = np.zeros(0, dtype=np.int64)
+
+    def of(self, table: pa.Table) -> tuple[np.ndarray, np.ndarray]:
+        """Per-row bytes and tokens of ``table``."""
+        text = table.column(schema.TEXT)
+        if self.text is None or len(text) != len(self.text) or not text.equals(self.text):
+            self.text = text
+            lengths = pc.binary_length(text.fill_null("")) if len(text) else pa.array([], pa.int64())
+            self.n_bytes = np.asarray(lengths.to_numpy(), dtype=np.int64) if len(text) else self.n_bytes[:0]
+            self.n_tokens = self.tokens.per_row(text)
+        return self.n_bytes, self.n_tokens
+
+    def keep(self, table: pa.Table, mask: np.ndarray | None) -> None:
+        """``table`` holds the rows of ``mask`` (None: all) of the table last counted."""
+        if mask is not None:
+            self.n_bytes, self.n_tokens = self.n_bytes[mask], self.n_tokens[mask]
+        self.text = table.column(schema.TEXT)
 
 
 def _timed(it: Iterator[Any], s: dict[str, Any]) -> Iterator[Any]:
@@ -196,26 +228,31 @@ class SegmentWorker:
         self, table: pa.Table, item: Any, stats: dict[str, dict[str, Any]]
     ) -> tuple[pa.Table, pa.Table | None]:
         rejected: list[pa.Table] = []
+        tally = _RowTally(self.tokens)
 
         def run(
             label: str, fn: Callable[[pa.Table], pa.Table], t: pa.Table, stage: RowStage | None = None
         ) -> pa.Table:
             s = stats.setdefault(label, new_stats(label))
             w0, c0 = time.perf_counter(), time.process_time()
+            n_bytes, n_tokens = tally.of(t)
             s["docs_in"] += t.num_rows
-            s["bytes_in"] += schema.text_bytes(t)
-            s["tokens_in"] += self.tokens.count(t)
+            s["bytes_in"] += int(n_bytes.sum())
+            s["tokens_in"] += int(n_tokens.sum())
             out = fn(t) if t.num_rows else t
             if stage is not None and out.num_rows:
                 merge_stats(s, {"removed": {}, "counts": stage.counters(out)})
-            out, rej = _peel(out, label)
+            if out.num_rows:
+                tally.of(out)  # a stage that rewrote the text is counted again
+            out, rej, kept_rows = _peel(out, label)
+            tally.keep(out, kept_rows)
             if rej is not None:
                 rejected.append(rej)
                 for r, c in zip(*value_counts(rej.column(schema.REASON)), strict=True):
                     s["removed"][r] = s["removed"].get(r, 0) + c
             s["docs_out"] += out.num_rows
-            s["bytes_out"] += schema.text_bytes(out)
-            s["tokens_out"] += self.tokens.count(out)
+            s["bytes_out"] += int(tally.n_bytes.sum())
+            s["tokens_out"] += int(tally.n_tokens.sum())
             s["wall_s"] += time.perf_counter() - w0
             s["cpu_s"] += time.process_time() - c0
             return out

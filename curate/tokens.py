@@ -12,6 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import polars as pl
 import pyarrow as pa
 
@@ -44,23 +45,28 @@ class TokenCounter:
         a stage's output is the next stage's input, so each batch is counted once per stage."""
         if self._last is not None and self._last[0] is table:
             return self._last[1]
-        n = self._count(table.column(schema.TEXT)) if table.num_rows else 0
+        n = int(self.per_row(table.column(schema.TEXT)).sum()) if table.num_rows else 0
         self._last = (table, n)
         return n
 
-    def _count(self, text: pa.ChunkedArray | pa.Array) -> int:
+    def per_row(self, text: pa.ChunkedArray | pa.Array) -> np.ndarray:
+        """Tokens of every text (int64, a null counts 0): summed over any subset of rows, the count of
+        that subset, so the segment worker counts each text once and filters the counts with the rows."""
+        if len(text) == 0:
+            return np.zeros(0, dtype=np.int64)
         if self.tokenizer is None:
-            return int(pl.Series(text).fill_null("").str.count_matches(r"\S+").sum())
+            s = pl.Series(text).fill_null("").str.count_matches(r"\S+")
+            return s.to_numpy().astype(np.int64, copy=False)
         if self._tok is None:
             from tokenizers import Tokenizer
 
             self._tok = Tokenizer.from_file(str(self.tokenizer))
         values = [t or "" for t in text.to_pylist()]
-        total = 0
-        for s in range(0, len(values), _BATCH):
-            enc = self._tok.encode_batch(values[s : s + _BATCH], add_special_tokens=False)
-            total += sum(len(e.ids) for e in enc)
-        return total
+        out = np.zeros(len(values), dtype=np.int64)
+        for s0 in range(0, len(values), _BATCH):
+            enc = self._tok.encode_batch(values[s0 : s0 + _BATCH], add_special_tokens=False)
+            out[s0 : s0 + len(enc)] = [len(e.ids) for e in enc]
+        return out
 
 
 def token_counter(export_section: dict[str, Any] | None) -> TokenCounter:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import numpy as np
 import pyarrow as pa
 import pytest
 
@@ -78,3 +79,27 @@ def test_a_configured_tokenizer_counts_instead(tmp_path: Path) -> None:
 def test_a_missing_tokenizer_names_the_key(tmp_path: Path) -> None:
     with pytest.raises(FileNotFoundError, match=r"export.tokenizer: .*nope.json does not exist"):
         token_counter({"tokenizer": str(tmp_path / "nope.json")})
+
+
+def test_per_row_counts_sum_to_the_batch_count() -> None:
+    counter = TokenCounter()
+    table = pa.table({"id": ["a", "b", "c"], "text": ["one two", None, " x\ty z "], "source": ["s"] * 3})
+    assert counter.per_row(table.column("text")).tolist() == [2, 0, 3]
+    assert counter.count(table) == 5
+    assert counter.per_row(pa.chunked_array([], pa.string())).tolist() == []
+
+
+def test_the_row_tally_recounts_only_rewritten_text() -> None:
+    from curate.segments import _RowTally
+
+    tally = _RowTally(TokenCounter())
+    t = make_table(["a b", "ccc", "d e f"])
+    assert [x.tolist() for x in tally.of(t)] == [[3, 3, 5], [2, 1, 3]]
+    scored = t.append_column("score", pa.array([1, 2, 3]))  # same text: the counts are reused
+    assert [x.tolist() for x in tally.of(scored)] == [[3, 3, 5], [2, 1, 3]]
+
+    kept = scored.filter(pa.array([True, False, True]))
+    tally.keep(kept, np.array([True, False, True]))
+    assert [x.tolist() for x in tally.of(kept)] == [[3, 5], [2, 3]]
+    rewritten = kept.set_column(1, "text", pa.array(["a", "d e f g"]))
+    assert [x.tolist() for x in tally.of(rewritten)] == [[1, 7], [1, 4]]

@@ -27,6 +27,7 @@ import logging
 import re
 import threading
 from collections import OrderedDict
+from dataclasses import dataclass
 from typing import Any, Literal
 
 import numpy as np
@@ -288,10 +289,22 @@ def split_words_generic(frame: pl.DataFrame) -> pl.DataFrame:
 
 # Memo of the last few word tables, keyed by splitter and a digest of the batch's ``doc``/``text`` content.
 # Several filters scoring the same unchanged batch one after another ("score once, select many") then
-# split its words once. A batch whose rows changed (e.g. after a Select removed some) has a different
-# digest and is split again. Entries are frames of a few MB; at most _MEMO_SIZE are kept.
+# split its words once. A batch whose rows changed (e.g. after a filter rejected some) is looked up by
+# its texts: when every text of it is a text of a remembered batch, its words are gathered from that
+# batch's words (a document's words depend on its text alone), else it is split again. Entries are
+# frames of a few MB; at most _MEMO_SIZE are kept.
 _MEMO_SIZE = 4
-_MEMO: OrderedDict[tuple[str, str], pl.DataFrame] = OrderedDict()
+
+
+@dataclass
+class _Entry:
+    words: pl.DataFrame  # doc, word in text order, docs ascending
+    text: pl.Series  # the batch's texts (row = doc)
+    starts: np.ndarray  # words of doc d: rows starts[d] to starts[d + 1]
+    plain: bool  # docs are the row index 0..n-1 (only then can rows be gathered from it)
+
+
+_MEMO: OrderedDict[tuple[str, str], _Entry] = OrderedDict()
 _MEMO_LOCK = threading.Lock()
 
 
@@ -309,11 +322,49 @@ def _content_key(frame: pl.DataFrame, splitter: str) -> tuple[str, str]:
     return splitter, h.hexdigest()
 
 
+def _plain_docs(frame: pl.DataFrame) -> bool:
+    return bool(np.array_equal(frame.get_column("doc").to_numpy(), np.arange(frame.height)))
+
+
+def _entry(words: pl.DataFrame, frame: pl.DataFrame) -> _Entry:
+    text, plain = frame.get_column("text"), _plain_docs(frame)
+    starts = np.zeros(len(text) + 1, dtype=np.int64)
+    if plain:
+        np.cumsum(np.bincount(words.get_column("doc").to_numpy(), minlength=len(text)), out=starts[1:])
+    return _Entry(words=words, text=text, starts=starts, plain=plain)
+
+
+def _gather(frame: pl.DataFrame, entry: _Entry) -> pl.DataFrame | None:
+    """The words of ``frame`` taken from ``entry`` when every text of ``frame`` is one of the entry's
+    texts (compared in full, not by hash), else None."""
+    if not (entry.plain and _plain_docs(frame)):
+        return None  # docs are not the row index: split as asked
+    text = frame.get_column("text")
+    old = pl.DataFrame({"text": entry.text}).with_row_index("old").unique("text", keep="first")
+    hit = (
+        pl.DataFrame({"text": text}).join(old, on="text", how="left", maintain_order="left").get_column("old")
+    )
+    if hit.null_count():
+        return None
+    src = hit.to_numpy().astype(np.int64)
+    lo, n = entry.starts[src], entry.starts[src + 1] - entry.starts[src]
+    total = int(n.sum())
+    offsets = np.zeros(len(src), dtype=np.int64)
+    np.cumsum(n[:-1], out=offsets[1:])
+    rows = np.repeat(lo - offsets, n) + np.arange(total, dtype=np.int64)
+    doc = np.repeat(np.arange(len(src), dtype=np.uint32), n)
+    return pl.DataFrame(
+        {"doc": doc, "word": entry.words.get_column("word").gather(rows)},
+        schema={"doc": pl.UInt32, "word": pl.String},
+    )
+
+
 def split_words(frame: pl.DataFrame, splitter: Splitter = "en") -> pl.DataFrame:
     """Words of every document in ``frame`` (``doc, text``) as ``doc, word`` rows, in text order.
 
-    Results for the last few distinct batches are memoized by content (see ``_MEMO``), so consecutive
-    filters on the same batch share one split. Callers get their own shallow copy of the frame.
+    Results for the last few distinct batches are memoized (see ``_MEMO``), so consecutive filters on
+    the same batch, or on what an earlier filter kept of it, share one split. Callers get their own
+    shallow copy of the frame.
     """
     if splitter not in ("en", "generic"):
         raise ValueError(f"unknown word splitter {splitter!r}; valid: en, generic")
@@ -322,10 +373,17 @@ def split_words(frame: pl.DataFrame, splitter: Splitter = "en") -> pl.DataFrame:
         hit = _MEMO.get(key)
         if hit is not None:
             _MEMO.move_to_end(key)
-            return hit.clone()
-    words = split_words_en(frame) if splitter == "en" else split_words_generic(frame)
+            return hit.words.clone()
+        earlier = [e for (sp, _), e in reversed(_MEMO.items()) if sp == splitter]
+    words = None
+    for entry in earlier:
+        words = _gather(frame, entry)
+        if words is not None:
+            break
+    if words is None:
+        words = split_words_en(frame) if splitter == "en" else split_words_generic(frame)
     with _MEMO_LOCK:
-        _MEMO[key] = words
+        _MEMO[key] = _entry(words, frame)
         while len(_MEMO) > _MEMO_SIZE:
             _MEMO.popitem(last=False)
     return words.clone()

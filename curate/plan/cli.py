@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import argparse
+import json
+from pathlib import Path
 from typing import Any
 
 EXAMPLE = """example:
   curate plan pipelines/web.yaml --docs 1e9 --bytes 1e12 --nodes 16 --cores 32
   curate plan pipelines/web.yaml --docs 100e6 --bytes 100e9 --nodes 1 --cores 64 --dup-rate 0.2
+  curate plan pipelines/web.yaml --bytes 1e9 --cores 2 --from-run runs/web_pilot   # calibrated by a pilot
 
 Rates are per-core throughputs measured by this repository's benchmarks (BENCHMARKS.md); see
 docs/scale.md for what the model assumes and how far it has been checked.
@@ -23,9 +26,17 @@ def _number(text: str) -> int:
 
 def _plan(args: argparse.Namespace) -> int:
     from curate.config import load_pipeline
-    from curate.plan.model import format_plan, pipeline_stage_names, project
+    from curate.plan.model import format_plan, pilot_from_manifest, pipeline_stage_names, project
 
     names, driver_components = pipeline_stage_names(load_pipeline(args.pipeline))
+    pilot = None
+    if args.from_run:
+        path = Path(args.from_run) / "manifest.json"
+        if not path.exists():
+            raise SystemExit(
+                f"curate plan: --from-run {args.from_run}: no manifest.json (not a finished run)"
+            )
+        pilot = pilot_from_manifest(json.loads(path.read_text()), names, where=str(args.from_run))
     plan = project(
         names,
         docs=args.docs,
@@ -34,6 +45,7 @@ def _plan(args: argparse.Namespace) -> int:
         cores=args.cores,
         dup_rate=args.dup_rate,
         driver_components=driver_components,
+        pilot=pilot,
     )
     print(format_plan(plan))
     return 0
@@ -55,5 +67,10 @@ def register(sub: Any) -> None:
     p.add_argument("--cores", type=_number, default=8, help="CPU cores per node (default 8)")
     p.add_argument(
         "--dup-rate", type=float, default=0.1, help="share of documents in near-duplicate clusters (0.1)"
+    )
+    p.add_argument(
+        "--from-run",
+        help="a finished run of the same pipeline (a smaller pilot): use its per-stage rates and the "
+        "share of the text each stage saw instead of the built-in rates",
     )
     p.set_defaults(func=_plan)

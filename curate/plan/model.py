@@ -91,6 +91,7 @@ class Plan:
     docs_estimated: bool = False
     output_bytes: float = 0.0  # kept/ + rejected/
     scratch_bytes: float = 0.0  # _work/: every segment's parts and the global stages' key tables
+    calibrated: bool = False  # rates and stage shares from a pilot run (--from-run)
 
     @property
     def wall_s(self) -> float:
@@ -107,6 +108,37 @@ class Plan:
         return max(measured, key=lambda s: s.wall_s)
 
 
+@dataclass(frozen=True)
+class Pilot:
+    """Per-stage rates and text shares measured by a finished run (``curate plan --from-run``)."""
+
+    rates: dict[str, Rate]  # MB of text in per CPU-second, by registry name
+    shares: dict[str, float]  # bytes a stage saw / bytes read: what earlier stages removed
+
+
+def pilot_from_manifest(manifest: dict[str, Any], stage_names: list[str], where: str = "the run") -> Pilot:
+    """A :class:`Pilot` from a run's ``manifest.json``: stage ``i`` of ``stage_names`` (``read`` first,
+    as :func:`pipeline_stage_names` gives them) is the manifest's funnel row ``i``. A stage's rate is
+    its text in over its CPU-seconds (a global stage's reduce included); its share is its text in over
+    the text read."""
+    rows = manifest.get("stages", [])
+    if len(rows) != len(stage_names):
+        raise ValueError(
+            f"{where}: its manifest has {len(rows)} stage rows, the pipeline {len(stage_names)}; "
+            "calibrate from a run of the same pipeline"
+        )
+    read_bytes = max(int(rows[0].get("bytes_out") or 0), 1)
+    rates, shares = {}, {}
+    for name, row in zip(stage_names, rows, strict=True):
+        mb_in = (row["bytes_in"] if name != "read" else row["bytes_out"]) / MB
+        rates[name] = Rate(
+            max(mb_in, 1e-9) / max(row["cpu_s"], 1e-3),
+            f"{where}: {mb_in:,.1f} MB in {row['cpu_s']:.1f} CPU-s",
+        )
+        shares[name] = 1.0 if name == "read" else row["bytes_in"] / read_bytes
+    return Pilot(rates=rates, shares=shares)
+
+
 def project(
     stage_names: list[str],
     *,
@@ -116,19 +148,23 @@ def project(
     cores: int,
     dup_rate: float = 0.1,
     driver_components: bool = False,
+    pilot: Pilot | None = None,
 ) -> Plan:
     """Project a run of the stages (registry names, in order, ``read`` first) over ``docs`` documents
     of ``nbytes`` bytes of text on ``nodes`` nodes of ``cores`` cores each. ``dup_rate``: the share of
     documents in near-duplicate clusters (sets the edge count of MinHash's components);
-    ``driver_components``: MinHash runs with ``components: driver`` (pairs gathered on the driver)."""
+    ``driver_components``: MinHash runs with ``components: driver`` (pairs gathered on the driver);
+    ``pilot``: rates and text shares measured by a smaller run of the same pipeline, used instead of
+    the built-in rates and the assumption that every stage sees all input."""
     total = nodes * cores
     estimated = docs is None
     docs = round(nbytes / DOC_BYTES) if docs is None else docs
     plan = Plan(docs=docs, bytes=nbytes, nodes=nodes, cores=cores, docs_estimated=estimated)
+    plan.calibrated = pilot is not None
     partitions = total
     for name in stage_names:
-        rate = RATES.get(name, UNMEASURED)
-        core_s = nbytes / MB / rate.mb_per_core_s
+        rate = pilot.rates[name] if pilot else RATES.get(name, UNMEASURED)
+        core_s = nbytes * (pilot.shares[name] if pilot else 1.0) / MB / rate.mb_per_core_s
         sp = StagePlan(name=name, core_s=core_s, wall_s=core_s / total, source=rate.source)
         per_doc = SHUFFLE_BYTES_PER_DOC.get(name)
         if name == "line_dedup_v1":
@@ -195,8 +231,13 @@ def format_plan(plan: Plan) -> str:
         " scratch (_work/: each segment's parts, the global stages' key tables; in the run directory, a local"
         " mirror for a bucket); shuffle partitions move through Ray's object store (memory, spilled to each"
         " node's Ray temp dir)",
-        "assumes: linear scaling in cores, every stage sees all input, 10 Gbit/s per node, "
-        "rates from a 2-core shared machine (pessimistic); not validated beyond 2 M documents",
+        (
+            "assumes: linear scaling in cores, each stage sees the share of the text it saw in the pilot run, "
+            "10 Gbit/s per node, the pilot's rates (its machine and load)"
+            if plan.calibrated
+            else "assumes: linear scaling in cores, every stage sees all input, 10 Gbit/s per node, "
+            "rates from a 2-core shared machine (pessimistic); not validated beyond 2 M documents"
+        ),
     ]
     lines += [f"note: {n}" for n in plan.notes]
     return "\n".join(lines)

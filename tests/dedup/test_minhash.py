@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from curate.dedup import _common as c
-from curate.dedup._minhash_math import candidate_probability, optimal_bands
+from curate.dedup._minhash_math import candidate_probability, optimal_bands, permutations, signatures
 from curate.dedup.minhash import MinhashDedup, MinhashParams
 from tests.dedup.dedup_helpers import column, run_global, split
 from tests.helpers import make_table
@@ -139,3 +139,18 @@ def test_ray_matches_inline(ray_engine, inline_engine, tmp_path):
         assert column(a, col) == column(b, col)
     assert sa.facts == sb.facts
     assert column(b, "__reject__").count(None) == 30
+
+
+def test_signatures_are_each_documents_minimum_over_its_shingles():
+    rng = np.random.default_rng(3)
+    lens = np.array([0, 1, 5, 0, 40_000, 3, 17_000, 2])  # empty docs, and docs wider than one chunk
+    offsets = np.zeros(len(lens) + 1, dtype=np.int64)
+    np.cumsum(lens, out=offsets[1:])
+    shingles = rng.integers(0, 2**63, size=int(offsets[-1]), dtype=np.uint64) * np.uint64(2)
+    a, b = permutations(16, seed=5)
+    got = signatures(shingles, offsets, a, b)
+    with np.errstate(over="ignore"):
+        for d in range(len(lens)):
+            s = shingles[offsets[d] : offsets[d + 1]]
+            want = (s[:, None] * a + b).min(axis=0) if len(s) else np.full(16, 2**64 - 1, np.uint64)
+            assert np.array_equal(got[d], want), d

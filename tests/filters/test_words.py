@@ -78,3 +78,29 @@ def test_chunk_shapes_agree_with_spacy_on_web_chunks() -> None:
     bad = [(c, w, e) for (c, w), e in zip(settled, expected, strict=True) if w != e]
     assert len(settled) > 0.8 * len(got) > 20_000
     assert bad == []
+
+
+def test_a_batch_of_remembered_texts_gathers_the_words_a_fresh_split_gives() -> None:
+    texts = [
+        "Don't stop (now), Dr. Smith's cat...",
+        "",
+        "one two",
+        "u.s.a. 3.14 e-mail",
+        "one two",
+        "x  y\tz",
+    ]
+    W.clear_word_memo()
+    W.split_words(W.texts_frame(texts))  # remembered
+    (entry,) = W._MEMO.values()
+    for pick in ([0, 3, 5], [5, 2, 4, 0], [1], [4, 4, 2]):  # kept rows, reordered, duplicated
+        sub = W.texts_frame([texts[i] for i in pick])
+        gathered = W._gather(sub, entry)
+        assert gathered is not None, pick
+        assert gathered.equals(W.split_words_en(sub)), pick
+        assert W.split_words(sub).equals(gathered)
+    unseen = W.texts_frame(["never seen before", "one two"])
+    assert W._gather(unseen, entry) is None
+    assert W.split_words(unseen).equals(W.split_words_en(unseen))
+    # and those words are spaCy's, chunk by chunk (the split itself is checked above)
+    got = W.words_lists([texts[3], texts[0]])
+    assert got == [[t for c in text.split() for t in spacy_tokens([c])[0]] for text in (texts[3], texts[0])]

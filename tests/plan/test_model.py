@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from curate.cli import main
-from curate.plan.model import RATES, UNMEASURED, project
+from curate.plan.model import RATES, UNMEASURED, pilot_from_manifest, project
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -103,3 +103,35 @@ def test_docs_are_estimated_from_bytes_and_disk_is_projected(capsys: pytest.Capt
     assert disk.endswith(
         "shuffle partitions move through Ray's object store (memory, spilled to each node's Ray temp dir)"
     )
+
+
+def _row(name: str, bytes_in: int, bytes_out: int, cpu_s: float) -> dict[str, object]:
+    return {"name": name, "bytes_in": bytes_in, "bytes_out": bytes_out, "cpu_s": cpu_s}
+
+
+PILOT = {
+    "stages": [
+        _row("read", 0, 10_000_000, 1.0),  # 10 MB read in 1 CPU-s
+        _row("normalize_v1", 10_000_000, 10_000_000, 2.0),
+        _row("language_v1", 10_000_000, 4_000_000, 5.0),
+        _row("gopher_quality_v1", 4_000_000, 3_000_000, 0.5),
+    ]
+}
+
+
+def test_a_pilot_run_sets_rates_and_the_share_of_text_each_stage_sees() -> None:
+    names = ["read", "normalize_v1", "language_v1", "gopher_quality_v1"]
+    pilot = pilot_from_manifest(PILOT, names, where="runs/pilot")
+    assert pilot.shares == {"read": 1.0, "normalize_v1": 1.0, "language_v1": 1.0, "gopher_quality_v1": 0.4}
+    assert pilot.rates["language_v1"].mb_per_core_s == pytest.approx(2.0)
+    assert pilot.rates["gopher_quality_v1"].source == "runs/pilot: 4.0 MB in 0.5 CPU-s"
+    plan = project(names, docs=None, nbytes=160_000_000, nodes=1, cores=2, pilot=pilot)
+    # 16x the pilot's text: 16x its CPU-seconds (16 + 32 + 80 + 8), over 2 cores
+    assert [s.core_s for s in plan.stages] == pytest.approx([16.0, 32.0, 80.0, 8.0])
+    assert plan.wall_s == pytest.approx(68.0)
+    assert plan.calibrated
+
+
+def test_a_pilot_of_another_pipeline_is_refused() -> None:
+    with pytest.raises(ValueError, match="runs/x: its manifest has 4 stage rows, the pipeline 2"):
+        pilot_from_manifest(PILOT, ["read", "normalize_v1"], where="runs/x")
