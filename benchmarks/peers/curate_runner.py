@@ -75,8 +75,8 @@ def main(argv: list[str]) -> int:
         ]
     reasons: dict[str, str] = {}
     for p in sorted((run / "rejected").glob("*.parquet")):
-        t = pq.read_table(p, columns=["id", "reason"])
-        reasons.update(zip(t.column("id").to_pylist(), t.column("reason").to_pylist(), strict=True))
+        rej = pq.read_table(p, columns=["id", "reason"])
+        reasons.update(zip(rej.column("id").to_pylist(), rej.column("reason").to_pylist(), strict=True))
     write_reasons(out, reasons)
     write_result(out, kept, t.seconds)
     return 0
