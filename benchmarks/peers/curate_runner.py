@@ -1,0 +1,86 @@
+"""Our side of ``bench_peers.py``: one stage kind through ``curate.run`` (the project's API), inline engine.
+
+    PYTHONPATH=. .venv/bin/python benchmarks/peers/curate_runner.py STAGE IN.jsonl OUTDIR
+
+Writes ``OUTDIR/kept.txt`` (survivor ids, one a line), ``OUTDIR/reasons.json`` (id -> our reject reason)
+and ``OUTDIR/result.json`` (``work_s``: wall seconds of the run after imports), as ``_protocol.py`` says. STAGE is one
+of ``bench_peers.STAGES``; the pipeline for each is below, with the parameters of ``pipelines/web.yaml``.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import yaml
+
+import curate
+from curate.config import load_pipeline  # noqa: F401  (imported here so import time is not work)
+from curate.runner import run_pipeline  # noqa: F401
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _protocol import Timed, write_reasons, write_result
+
+HEURISTICS = [
+    {"filter": "gopher_repetition_v1"},
+    {"filter": "gopher_quality_v1"},
+    {"filter": "c4_quality_v1"},
+    {"filter": "fineweb_quality_v1"},
+]
+LANGID = [{"filter": "language_v1", "params": {"languages": ["en"], "threshold": 0.65}}]
+PIPELINES: dict[str, list[dict]] = {
+    # "read" needs one stage; normalize_v1 with form NFC on already-NFC text keeps every row.
+    "read": [{"transform": "normalize_v1"}],
+    "exact": [{"dedup": "exact_dedup_v1"}],
+    "minhash": [{"dedup": "minhash_dedup_v1"}],
+    "heuristics": HEURISTICS,
+    "langid": LANGID,
+    "recipe": None,  # pipelines/web.yaml's own stage list
+}
+
+
+def stages_for(stage: str, root: Path) -> list[dict]:
+    spec = PIPELINES[stage]
+    if spec is None:
+        with open(root / "pipelines" / "web.yaml") as f:
+            return yaml.safe_load(f)["stages"]
+    return spec
+
+
+def main(argv: list[str]) -> int:
+    stage, src, out = argv[0], argv[1], Path(argv[2])
+    root = Path(__file__).resolve().parents[2]
+    out.mkdir(parents=True, exist_ok=True)
+    pipe = {
+        "name": f"peers_{stage}",
+        "input": {"path": str(Path(src).resolve()), "format": "jsonl"},
+        "stages": stages_for(stage, root),
+        "engine": {"kind": "inline"},
+        "allow_empty": True,
+    }
+    yml = out / "pipeline.yaml"
+    yml.write_text(yaml.safe_dump(pipe, sort_keys=False))
+    run = out / "run"
+    if run.exists():
+        shutil.rmtree(run)
+    with Timed(out) as t:
+        curate.run(yml, output=run, engine="inline", phases=False)
+        kept = [
+            i
+            for p in sorted((run / "kept").glob("*.parquet"))
+            for i in pq.read_table(p, columns=["id"]).column("id").to_pylist()
+        ]
+    reasons: dict[str, str] = {}
+    for p in sorted((run / "rejected").glob("*.parquet")):
+        rej = pq.read_table(p, columns=["id", "reason"])
+        reasons.update(zip(rej.column("id").to_pylist(), rej.column("reason").to_pylist(), strict=True))
+    write_reasons(out, reasons)
+    write_result(out, kept, t.seconds)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
