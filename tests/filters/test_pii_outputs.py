@@ -125,3 +125,25 @@ def test_a_cached_verdict_is_the_uncached_one(planted, pattern, make) -> None:
     assert [make()(m) for m in candidates] == verdicts  # a fresh validator for each: no cache
     assert len(candidates) >= 30
     assert 0 < sum(map(bool, verdicts)) < len(candidates)  # both verdicts occur
+
+
+def test_the_ipv4_table_is_ipaddress_is_global() -> None:
+    import ipaddress
+    import random
+
+    rng = random.Random(0)
+    values = [c + d for c in pp._V4_STARTS for d in (-1, 0, 1) if 0 <= c + d < 1 << 32]
+    values += [rng.getrandbits(32) for _ in range(20_000)]
+    texts = [str(ipaddress.IPv4Address(v)) for v in values]
+    texts += ["01.2.3.4", "1.2.3.04", "256.1.1.1", "1.2.3.999", "100.64.0.1", "100.128.0.0"]
+
+    def plain(s: str) -> bool | None:
+        try:
+            return ipaddress.ip_address(s).is_global
+        except ValueError:
+            return None
+
+    assert [pp._v4_is_global(s) for s in texts] == [plain(s) for s in texts]
+    assert pp._v4_is_global("8.8.8.8") is True
+    assert pp._v4_is_global("192.168.1.1") is False
+    assert pp._v4_is_global("01.2.3.4") is None
