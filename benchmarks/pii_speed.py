@@ -40,11 +40,10 @@ if "--one-pass" not in sys.argv:  # a one-pass child times the curate its PYTHON
     sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(HERE))
 
-import pii_labelled  # noqa: E402
-from _common import machine  # noqa: E402
-from bench_pii import OUT, PEERS, load  # noqa: E402
-
 from curate.filters.pii import Pii, PiiParams  # noqa: E402
+
+OUT = ROOT / "bench-out" / "pii"
+DATATROVE = ROOT / "bench-out" / "dt-venv" / "bin" / "python"
 
 
 def ours_once(texts: list[str], types: list[str] | None, batch: int = 2000) -> tuple[float, str]:
@@ -94,7 +93,7 @@ def one_pass(src: Path) -> int:
 
 
 def datatrove_once(src: Path) -> float:
-    python = PEERS["datatrove"] / "bin" / "python"
+    python = DATATROVE
     dst = OUT / f"speed-datatrove.{src.stem}.jsonl"
     subprocess.run(
         [str(python), str(HERE / "pii_peers.py"), "datatrove", str(src), str(dst), "1"],
@@ -117,7 +116,12 @@ def main() -> int:
     args = ap.parse_args()
     if args.one_pass:
         return one_pass(args.one_pass)
-    if not (PEERS["datatrove"] / "bin" / "python").exists():
+    # bench_pii puts this checkout first on sys.path: imported here, never in a --one-pass child
+    import pii_labelled
+    from _common import machine
+    from bench_pii import load
+
+    if not DATATROVE.exists():
         print("datatrove's environment is missing: see this script's docstring")
         return 2
     OUT.mkdir(parents=True, exist_ok=True)
