@@ -10,7 +10,10 @@ import bisect
 import ipaddress
 import re
 from collections.abc import Callable
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
+
+if TYPE_CHECKING:
+    from phonenumbers import PhoneNumber
 
 TYPES = ("secret", "email", "iban", "card", "ssn", "ip", "phone")
 PLACEHOLDERS = {
@@ -259,6 +262,7 @@ class _PhoneCheck:
         self.pn = phonenumbers
         self.regions = regions
         self._verdicts: dict[str, bool] = {}
+        self._lengths: dict[int, frozenset[int]] = {}
 
     def __call__(self, m: re.Match[str]) -> int:
         """The length of the valid number that starts the match (0: none). One trailing group split
@@ -295,9 +299,28 @@ class _PhoneCheck:
                 num = self.pn.parse(s, region)
             except self.pn.NumberParseException:
                 continue
-            if self.pn.is_valid_number(num):
+            if self._length_possible(num) and self.pn.is_valid_number(num):
                 return True
         return False
+
+    def _length_possible(self, num: PhoneNumber) -> bool:
+        """Whether the national number's length is one the general description of some region of its
+        country code allows. ``is_valid_number`` refuses it otherwise (its first test, in every region
+        it tries), but only after trying each region (25 for +1), so this answers the same, sooner.
+        True where a region lists no lengths (no test then)."""
+        cc = num.country_code or 0
+        lengths = self._lengths.get(cc)
+        if lengths is None:
+            found: set[int] = set()
+            for region in self.pn.COUNTRY_CODE_TO_REGION_CODE.get(cc, ()):
+                meta = self.pn.PhoneMetadata.metadata_for_region_or_calling_code(cc, region)
+                desc = meta.general_desc if meta is not None else None
+                if desc is None or not desc.possible_length:
+                    found = set()  # a region without lengths: no shortcut for this country code
+                    break
+                found |= set(desc.possible_length)
+            lengths = self._lengths[cc] = frozenset(found)
+        return not lengths or len(self.pn.national_significant_number(num)) in lengths
 
 
 def _national_shape(s: str) -> bool:

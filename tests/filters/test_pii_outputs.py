@@ -147,3 +147,30 @@ def test_the_ipv4_table_is_ipaddress_is_global() -> None:
     assert pp._v4_is_global("8.8.8.8") is True
     assert pp._v4_is_global("192.168.1.1") is False
     assert pp._v4_is_global("01.2.3.4") is None
+
+
+def test_phone_verdicts_are_plain_phonenumbers_verdicts(planted) -> None:
+    """``_PhoneCheck._check`` (with its length shortcut) against the check as it was: parse, then
+    ``is_valid_number``, per region."""
+    import phonenumbers as pn
+
+    def plain(s: str) -> bool:
+        if not 7 <= sum(ch.isdigit() for ch in s) <= 15 or re.fullmatch(r"\d{1,3}(?:\.\d{1,3}){3}", s):
+            return False
+        if not s.startswith("+") and not pp._national_shape(s):
+            return False
+        for region in [None] if s.startswith("+") else ["US", "GB"]:
+            try:
+                if pn.is_valid_number(pn.parse(s, region)):
+                    return True
+            except pn.NumberParseException:
+                continue
+        return False
+
+    texts = [d.text for d in planted] + LOOKALIKES
+    strings = sorted({m.group() for t in texts for m in pp._PHONE.finditer(t)})
+    strings += ["+1 800 555 0199 12", "020 7946 0018", "(020) 7946 0018", "+44 1234 56", "1 212 736 5000"]
+    check = pp._PhoneCheck(["US", "GB"])
+    verdicts = [check._check(s) for s in strings]
+    assert verdicts == [plain(s) for s in strings]
+    assert 80 <= sum(verdicts) < len(strings)
