@@ -29,7 +29,9 @@ in ``types``. ``mode: redact`` (default) replaces each span by its placeholder; 
 leaves the text alone and rejects a document with any span as ``pii_v1:<type>`` (the first type in the
 order above). Vectorized where it counts: one RE2 pass per type over the whole batch
 (``pyarrow.compute.match_substring_regex``) picks the documents that can hold a span; only those go
-through Python's ``re`` and the validators.
+through Python's ``re`` and the validators. On PII-dense text the validators dominate: phone and IP
+verdicts are cached per stage (so per worker), e-mails are tried only before an ``@``, IPv6 only where
+two colons hint at one (:mod:`curate.filters._pii_patterns`; ``BENCHMARKS.md``).
 """
 
 from __future__ import annotations

@@ -148,17 +148,35 @@ def effects(
     return out
 
 
-def run_ablation(ctx: RunContext) -> dict[str, Any]:
-    """Train the leave-one-stage-out recipes and write ``ablation.json``; returns its content."""
+def _why_skipped(record: dict[str, Any]) -> str:
+    """Why a stage that rejected no document has no ``without_`` recipe. A stage that changed text (a
+    redacting ``pii_v1``, ``normalize_v1``) is not "the curated recipe itself": raw and every recipe are
+    built from the stored rows, which hold its output, so no recipe can leave it out."""
+    if record.get("bytes_in") is not None and record.get("bytes_in") != record.get("bytes_out"):
+        return (
+            "changed text but removed no documents: raw and every recipe hold its output, so stored rows "
+            "cannot ablate it (a filter's reject mode can be ablated)"
+        )
+    return "removed no documents (its ablation is the curated recipe itself)"
+
+
+def run_ablation(ctx: RunContext, stages: list[str] | None = None) -> dict[str, Any]:
+    """Train the leave-one-stage-out recipes and write ``ablation.json``; returns its content.
+    ``stages``: ablate only these (each must have rejected documents); default every stage that did."""
     from curate.proxy.phase import run_phase
 
     removed = removed_by_stage(ctx.run_dir, ctx.manifest)
-    stage_names = [str(s.get("name")) for s in ctx.manifest.get("stages") or []]
-    skipped = {
-        s: "removed no documents (its ablation is the curated recipe itself)"
-        for s in stage_names
-        if s != "read" and s not in removed
-    }
+    records = {str(s.get("name")): s for s in ctx.manifest.get("stages") or []}
+    skipped = {s: _why_skipped(rec) for s, rec in records.items() if s != "read" and s not in removed}
+    if stages is not None:
+        unknown = [s for s in stages if s not in removed]
+        if unknown or not stages:
+            raise PhaseError(
+                f"ablate: --stages {','.join(stages)}: {', '.join(unknown) or 'none given'} rejected no "
+                f"document in {ctx.run_dir}; stages that did: {', '.join(removed) or 'none'}"
+            )
+        skipped |= {s: "not asked for (--stages)" for s in removed if s not in stages}
+        removed = {s: n for s, n in removed.items() if s in stages}
     if not removed:
         raise PhaseError(
             f"ablate: no stage of {ctx.run_dir} rejected a document (quarantine aside): nothing to ablate"

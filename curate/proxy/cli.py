@@ -83,6 +83,7 @@ def _handler(args: argparse.Namespace) -> int:
 ABLATE_EXAMPLE = """example:
   curate ablate runs/web
   curate ablate runs/web --set seeds=5 --engine inline
+  curate ablate runs/web --stages pii_v1,semantic_dedup_v1
 Trains, for every stage that rejected documents, the recipe kept/ + that stage's rejected rows
 (without_<stage>) beside the baseline and the curated recipe, with the run's proxy settings (finished
 runs in proxy/ are reused), and writes ablation.json: each stage's paired effect on the multiplier and
@@ -121,7 +122,8 @@ def _ablate(args: argparse.Namespace) -> int:
                 manifest=manifest,
                 section=_section_of(args, config),
                 pipeline_path=manifest.get("pipeline"),
-            )
+            ),
+            stages=args.stages.split(",") if args.stages else None,
         )
     finally:
         engine.shutdown()
@@ -212,6 +214,11 @@ def register(subparsers: Any) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     _run_args(a)
+    a.add_argument(
+        "--stages",
+        metavar="A,B",
+        help="ablate only these stages (default: every stage that rejected documents)",
+    )
     a.set_defaults(func=_ablate)
     p = subparsers.add_parser(
         "proxy",

@@ -8,6 +8,8 @@ proxy:
       gopher_quality_v1.word_count: {min: [50, 100]}
     product: false                            # ... or true: every combination of one option per column
     without_stages: []                        # candidates draw from kept/ plus the rows these stages rejected
+    toggle_stages: []                         # stages a candidate may leave out (each alone, or every subset
+                                              # with product: true), beside the column options
     sample: null                              # N: a seeded random subset of N candidates (random search)
     seed: 0
     objective: multiplier                     # or goodput (yield x multiplier)
@@ -47,6 +49,7 @@ BOUNDS = ("min", "max", "min_quantile", "max_quantile")
 KEYS = [
     "columns",
     "without_stages",
+    "toggle_stages",
     "product",
     "sample",
     "seed",
@@ -65,7 +68,9 @@ class Rung:
 
 @dataclass
 class SearchSpec:
-    """A parsed ``proxy.search`` section; ``candidates`` maps a name to its select rules."""
+    """A parsed ``proxy.search`` section; ``candidates`` maps a name to its select rules, ``off`` a
+    name to the ``toggle_stages`` it leaves out (besides ``without_stages``, which every candidate
+    leaves out)."""
 
     candidates: dict[str, list[dict[str, Any]]]
     rungs: list[Rung]
@@ -75,14 +80,21 @@ class SearchSpec:
     seed: int = 0
     without_stages: list[str] = field(default_factory=list)
     raw: dict[str, Any] = field(default_factory=dict)
+    off: dict[str, list[str]] = field(default_factory=dict)
+
+    def without(self, name: str) -> list[str]:
+        """Every stage candidate ``name`` leaves out: its rows come back from rejected/."""
+        return [*self.without_stages, *self.off.get(name, [])]
 
 
-def _name(rules: list[dict[str, Any]]) -> str:
+def _name(rules: list[dict[str, Any]], off: tuple[str, ...] = ()) -> str:
+    """``search:<column>@<bound>=<value>+...-<stage>...``; ``search:kept`` for kept/ as it is."""
     parts = []
     for r in rules:
         bound = next(b for b in BOUNDS if b in r)
         parts.append(f"{r['column']}@{bound}={r[bound]:g}")
-    return "search:" + "+".join(parts)
+    name = "+".join(parts) + "".join(f"-{st}" for st in off)
+    return "search:" + (name or "kept")
 
 
 def _search_error(keys: tuple[str | int, ...], msg: str) -> Exception:
@@ -138,15 +150,16 @@ def parse_search(raw: Any, budget: int, seeds: list[int]) -> SearchSpec:
     unknown = sorted(set(raw) - set(KEYS))
     if unknown:
         raise bad((unknown[0],), f"unknown key; valid keys: {', '.join(KEYS)}")
-    options = _column_options(raw.get("columns"))
-    combos = (
-        [list(c) for c in itertools.product(*options)]
-        if raw.get("product")
-        else [[o] for opts in options for o in opts]
-    )
     ws = raw.get("without_stages", [])
     if not isinstance(ws, list) or not all(isinstance(x, str) and x for x in ws):
         raise bad(("without_stages",), f"expected a list of stage names, got {ws!r}")
+    toggles = raw.get("toggle_stages", [])
+    if not isinstance(toggles, list) or not all(isinstance(x, str) and x for x in toggles):
+        raise bad(("toggle_stages",), f"expected a list of stage names, got {toggles!r}")
+    if set(toggles) & set(ws) or len(set(toggles)) < len(toggles):
+        raise bad(("toggle_stages",), "a stage is listed twice (or is in without_stages too)")
+    options = _column_options(raw.get("columns")) if "columns" in raw or not toggles else []
+    combos = _combos(options, toggles, bool(raw.get("product")))
     seed = int(raw.get("seed", 0))
     n = raw.get("sample")
     if n is not None:
@@ -154,7 +167,7 @@ def parse_search(raw: Any, budget: int, seeds: list[int]) -> SearchSpec:
             raise bad(("sample",), f"expected an integer >= 1, got {n!r}")
         import random
 
-        combos = sorted(random.Random(seed).sample(combos, min(n, len(combos))), key=_name)
+        combos = sorted(random.Random(seed).sample(combos, min(n, len(combos))), key=lambda c: _name(*c))
     objective = raw.get("objective", "multiplier")
     if objective not in ("multiplier", "goodput"):
         raise bad(("objective",), f"expected multiplier or goodput, got {objective!r}")
@@ -168,7 +181,8 @@ def parse_search(raw: Any, budget: int, seeds: list[int]) -> SearchSpec:
     if set(confirm) & {s for r in rungs for s in r.seeds}:
         raise bad(("confirm_seeds",), "confirmation seeds must be fresh: none of the rungs' seeds")
     return SearchSpec(
-        candidates={_name(c): c for c in combos},
+        candidates={_name(*c): c[0] for c in combos},
+        off={_name(*c): list(c[1]) for c in combos if c[1]},
         rungs=rungs,
         eta=eta,
         objective=objective,
@@ -177,6 +191,34 @@ def parse_search(raw: Any, budget: int, seeds: list[int]) -> SearchSpec:
         raw=raw,
         without_stages=list(ws),
     )
+
+
+def _combos(
+    options: list[list[dict[str, Any]]], toggles: list[str], product: bool
+) -> list[tuple[list[dict[str, Any]], tuple[str, ...]]]:
+    """Candidates as (rules, stages left out). Without ``product``: each column option alone, then, when
+    stages are toggled, kept/ as it is and kept/ without each toggled stage. With it: every combination
+    of one option per column and every subset of the toggled stages."""
+    if not product:
+        out: list[tuple[list[dict[str, Any]], tuple[str, ...]]] = [
+            ([o], ()) for opts in options for o in opts
+        ]
+        if toggles:
+            out += [([], ()), *(([], (st,)) for st in toggles)]
+        return out
+    subsets = [tuple(c) for k in range(len(toggles) + 1) for c in itertools.combinations(toggles, k)]
+    return [(list(rules), off) for rules in itertools.product(*options) for off in subsets]
+
+
+def candidate_recipe(spec: SearchSpec, name: str) -> dict[str, Any]:
+    """The proxy recipe of candidate ``name``: kept/, plus the rows of the stages it leaves out, through
+    its select rules."""
+    without, rules = spec.without(name), spec.candidates[name]
+    return {
+        "from": "kept",
+        **({"without_stages": without} if without else {}),
+        **({"select": rules} if rules else {}),
+    }
 
 
 def successive_halving(
@@ -253,8 +295,7 @@ def run_search(ctx: RunContext, spec: SearchSpec) -> dict[str, Any]:
     per_rung: list[dict[str, Any]] = []
 
     def candidate(n: str) -> dict[str, Any]:
-        ws = {"without_stages": spec.without_stages} if spec.without_stages else {}
-        return {"from": "kept", **ws, "select": spec.candidates[n]}
+        return candidate_recipe(spec, n)
 
     def evaluate(names: list[str], k: int) -> dict[str, float | None]:
         rung = spec.rungs[k]
@@ -282,7 +323,10 @@ def run_search(ctx: RunContext, spec: SearchSpec) -> dict[str, Any]:
         "baseline": cfg.baseline,
         "rungs": [{"budget": r.budget, "seeds": list(r.seeds)} for r in spec.rungs],
         "eta": spec.eta,
-        "candidates": {n: {"rules": spec.candidates[n]} for n in sorted(spec.candidates)},
+        "candidates": {
+            n: {"rules": spec.candidates[n], **({"without_stages": spec.off[n]} if n in spec.off else {})}
+            for n in sorted(spec.candidates)
+        },
         "history": [{**h, "numbers": per_rung[i]} for i, h in enumerate(history)],
         "empty": empty,
         "winner": winner,
@@ -304,7 +348,7 @@ def run_search(ctx: RunContext, spec: SearchSpec) -> dict[str, Any]:
         }
         rep = _phase(ctx, section, "confirm", empty)
         out["confirmation"] = {"seeds": list(spec.confirm_seeds), **_numbers(rep["recipes"][winner])}
-        out["winner_pipeline"] = _write_winner(ctx, winner, spec.candidates[winner], spec.without_stages)
+        out["winner_pipeline"] = _write_winner(ctx, winner, spec.candidates[winner], spec.without(winner))
     atomic_write_json(ctx.path("search.json"), out, indent=1, allow_nan=False)
     return out
 
@@ -324,7 +368,7 @@ def _write_winner(
     ctx: RunContext, name: str, rules: list[dict[str, Any]], without: list[str] | None = None
 ) -> str:
     """The run's pipeline with the winner's rules as a final ``select:`` (absolute thresholds over the
-    rows the candidates drew from) and without the ``without_stages`` stages."""
+    rows the candidates drew from; none when it has no rules) and without the stages it left out."""
     import yaml
 
     from curate.proxy.config import Recipe
@@ -334,7 +378,7 @@ def _write_winner(
     resolved = [resolve_quantiles(ctx, r, src) for r in rules]
     config = json.loads(json.dumps(ctx.config))
     stages = [e for e in config.get("stages") or [] if _stage_name(e) not in set(without or [])]
-    config["stages"] = [*stages, {"select": resolved, "label": "search_winner"}]
+    config["stages"] = [*stages, *([{"select": resolved, "label": "search_winner"}] if resolved else [])]
     path = Path(ctx.path("search", "winner.yaml"))
     path.parent.mkdir(parents=True, exist_ok=True)
     atomic_write_text(path, f"# curate search winner: {name}\n" + yaml.safe_dump(config, sort_keys=False))
