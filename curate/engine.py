@@ -380,7 +380,10 @@ class RayEngine(Engine):
 
         cpus = max(resources.num_cpus, 0.001)
         n = len(items)
-        slots = self.num_workers / cpus if cpus else self.num_workers
+        # Sized by the CPUs of the nodes alive now, not those at start: after a lost node, an actor more
+        # than the survivors can hold never starts, and the calls placed on it would wait forever.
+        workers = min(self.num_workers, max(1, int(ray.cluster_resources().get("CPU", 1))))
+        slots = workers / cpus if cpus else workers
         if resources.num_gpus:
             gpus = ray.available_resources().get("GPU", 0)
             slots = min(slots, gpus / resources.num_gpus) if gpus else 1
