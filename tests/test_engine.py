@@ -82,3 +82,28 @@ def test_ray_actor_pool_is_sized_by_the_cpus_alive_now(ray_engine, monkeypatch):
     got = ray_engine.map_worker(lambda: lambda item: (item, os.getpid()), list(range(8)))
     assert [item for item, _ in got] == list(range(8))
     assert len({pid for _, pid in got}) <= 2
+
+
+@pytest.mark.ray
+@pytest.mark.timeout(120)
+def test_ray_actor_pool_gives_no_work_to_an_actor_that_never_starts(ray_engine):
+    """An actor of the pool that cannot start (its CPU held elsewhere, as after a lost node whose loss
+    the cluster has not yet noticed) gets no work: the items go to the actors that started. Calls placed
+    on every actor up front waited forever on that one (the slow web test's node-loss run hung so)."""
+    import os
+
+    import ray
+
+    @ray.remote(num_cpus=1)
+    class Blocker:
+        def pid(self) -> int:
+            return os.getpid()
+
+    blocker = Blocker.remote()  # holds one of the runtime's 2 CPUs for the whole call
+    try:
+        ray.get(blocker.pid.remote())
+        got = ray_engine.map_worker(lambda: lambda item: (item, os.getpid()), list(range(6)))
+    finally:
+        ray.kill(blocker)
+    assert [item for item, _ in got] == list(range(6))
+    assert len({pid for _, pid in got}) == 1
