@@ -15,6 +15,7 @@ finish in, so every run's output is deterministic.
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import functools
 import logging
@@ -226,6 +227,91 @@ class InlineEngine(Engine):
         return [reduce(_concat(parts[m][i] for m in range(len(paths)))) for i in range(p)]
 
 
+class _ActorPool:
+    """The actors of one ``map_worker`` call, and which work item runs where.
+
+    A call goes only to an actor that has started (its ``ready()`` answered), at most ``PER_ACTOR`` at
+    a time, the next item to whichever actor finishes one. An actor that never starts (after a lost
+    node its CPU may never come back: the survivors' CPUs are held by the other actors) then holds no
+    work, where calls placed on it up front waited forever. A call whose actor died or became
+    unreachable (a worker or a node lost: "the task may or may not have been executed") goes back to
+    the queue for another actor, up to ``max_retries`` times per item; safe because every unit of work
+    writes atomically and is idempotent. When every actor is lost, one more is started.
+    """
+
+    PER_ACTOR = 2
+
+    def __init__(self, start: Callable[[], Any], n: int, max_retries: int) -> None:
+        self.start, self.max_retries = start, max_retries
+        self.actors: list[Any] = []
+        self.busy: dict[int, int] = {}  # started, usable actor -> its calls in flight
+        self.starting: dict[Any, int] = {}  # ready() ref -> actor
+        self.calls: dict[Any, tuple[int, int]] = {}  # call ref -> (item, actor)
+        self.lost = 0
+        for _ in range(n):
+            self._add()
+
+    def _add(self) -> None:
+        self.actors.append(self.start())
+        self.starting[self.actors[-1].ready.remote()] = len(self.actors) - 1
+
+    def _dispatch(self, todo: collections.deque[int], items: Sequence[Any]) -> None:
+        for k in list(self.busy):
+            while todo and self.busy[k] < self.PER_ACTOR:
+                i = todo.popleft()
+                self.calls[self.actors[k].run.remote(items[i])] = (i, k)
+                self.busy[k] += 1
+        if todo and not self.busy and not self.starting:  # every actor lost: one more
+            self._add()
+
+    def _started(self, ref: Any) -> None:
+        import ray
+
+        k = self.starting.pop(ref)
+        try:
+            ray.get(ref)
+        except (ray.exceptions.ActorUnavailableError, ray.exceptions.ActorDiedError):
+            self.lost += 1
+            if self.lost > len(self.actors) + self.max_retries:  # e.g. the worker cannot be built
+                raise
+            return
+        self.busy[k] = 0
+
+    def run(self, items: Sequence[Any], results: list[Any], bar: tqdm) -> None:
+        import ray
+
+        todo = collections.deque(range(len(items)))
+        attempts: dict[int, int] = {}
+        left = len(items)
+        while left:
+            self._dispatch(todo, items)
+            (ref,), _ = ray.wait([*self.starting, *self.calls], num_returns=1)
+            if ref in self.starting:
+                self._started(ref)
+                continue
+            i, k = self.calls.pop(ref)
+            try:
+                results[i] = ray.get(ref)
+            except (ray.exceptions.ActorUnavailableError, ray.exceptions.ActorDiedError) as e:
+                attempts[i] = attempts.get(i, 0) + 1
+                if attempts[i] > self.max_retries:
+                    raise
+                log.warning("work item %d: %s; retrying it (attempt %d)", i, type(e).__name__, attempts[i])
+                self.busy.pop(k, None)  # no more calls to that actor
+                todo.appendleft(i)
+                continue
+            if k in self.busy:
+                self.busy[k] -= 1
+            left -= 1
+            bar.update(1)
+
+    def kill(self) -> None:
+        import ray
+
+        for a in self.actors:
+            ray.kill(a)
+
+
 class RayEngine(Engine):
     """Runs work on Ray: an embedded local runtime by default, or the cluster at ``address``."""
 
@@ -295,20 +381,13 @@ class RayEngine(Engine):
         bar: tqdm,
         pending: Iterable[tuple[int, Callable[[], Any]]],
         max_in_flight: int,
-        resubmit: Callable[[int, int, BaseException], Any] | None = None,
     ) -> None:
-        """Collect results as they finish, keeping ``max_in_flight`` submitted.
-
-        ``resubmit(index, attempt, error)``: for actor calls, the call again (on another actor) when its
-        actor died or became unreachable (a worker or a node lost: "the task may or may not have been
-        executed"), up to ``max_retries`` times; safe because every unit of work writes atomically and
-        is idempotent.
-        """
+        """Collect task results as they finish, keeping ``max_in_flight`` submitted (Ray retries the
+        tasks themselves; actor calls go through :class:`_ActorPool`)."""
         import ray
 
         pending = iter(pending)
         exhausted = False
-        attempts: dict[int, int] = {}
         while refs or not exhausted:
             while not exhausted and len(refs) < max_in_flight:
                 try:
@@ -321,18 +400,7 @@ class RayEngine(Engine):
                 break
             done, _ = ray.wait(list(refs), num_returns=1)
             for ref in done:
-                idx = refs.pop(ref)
-                try:
-                    results[idx] = ray.get(ref)
-                except (ray.exceptions.ActorUnavailableError, ray.exceptions.ActorDiedError) as e:
-                    attempts[idx] = attempts.get(idx, 0) + 1
-                    if resubmit is None or attempts[idx] > self.max_retries:
-                        raise
-                    log.warning(
-                        "work item %d: %s; retrying it (attempt %d)", idx, type(e).__name__, attempts[idx]
-                    )
-                    refs[resubmit(idx, attempts[idx], e)] = idx
-                    continue
+                results[refs.pop(ref)] = ray.get(ref)
                 bar.update(1)
 
     def map(
@@ -375,44 +443,33 @@ class RayEngine(Engine):
             def __init__(self, factory: Callable[[], Worker]) -> None:
                 self.worker = factory()
 
+            def ready(self) -> bool:
+                return True
+
             def run(self, item: Any) -> Any:
                 return self.worker(item)
 
         cpus = max(resources.num_cpus, 0.001)
         n = len(items)
-        slots = self.num_workers / cpus if cpus else self.num_workers
+        # Sized by the CPUs of the nodes alive now, not those at start (a lost node's are gone).
+        workers = min(self.num_workers, max(1, int(ray.cluster_resources().get("CPU", 1))))
+        slots = workers / cpus if cpus else workers
         if resources.num_gpus:
             gpus = ray.available_resources().get("GPU", 0)
             slots = min(slots, gpus / resources.num_gpus) if gpus else 1
-        n_actors = max(1, min(n, int(slots)))
         # No actor restarts: a restarted actor waits for a CPU, and after a node is lost there may be
-        # none (the survivors' CPUs are held by the other actors), so its queued calls would wait
-        # forever. A dead actor's calls fail fast instead and go to a live one (``_gather``).
+        # none (the survivors' CPUs are held by the other actors). A dead actor's calls fail fast instead
+        # and go to a live one (_ActorPool).
         actor_cls = cast(Any, _Actor).options(
             num_cpus=resources.num_cpus, num_gpus=resources.num_gpus, max_restarts=0
         )
-        actors = [actor_cls.remote(factory) for _ in range(n_actors)]
-        dead: set[int] = set()
-        placed: dict[int, int] = {}  # item -> actor
-
-        def submit(i: int, attempt: int = 0, error: BaseException | None = None) -> Any:
-            if error is not None and isinstance(error, ray.exceptions.ActorDiedError):
-                dead.add(placed[i])
-            live = [k for k in range(len(actors)) if k not in dead]
-            if not live:  # every actor lost: start one more where resources are left
-                actors.append(actor_cls.remote(factory))
-                live = [len(actors) - 1]
-            placed[i] = live[(i + attempt) % len(live)]
-            return actors[placed[i]].run.remote(items[i])
-
+        pool = _ActorPool(lambda: actor_cls.remote(factory), max(1, min(n, int(slots))), self.max_retries)
         results: list[Any] = [None] * n
         try:
             with self._bar(n, desc) as bar:
-                submits = ((i, lambda i=i: submit(i)) for i in range(n))
-                self._gather({}, results, bar, submits, max_in_flight=2 * n_actors, resubmit=submit)
+                pool.run(items, results, bar)
         finally:
-            for a in actors:
-                ray.kill(a)
+            pool.kill()
         return results
 
     def shuffle(

@@ -67,3 +67,43 @@ def test_ray_shuffle_defaults_to_one_partition_per_worker(ray_engine, key_paths)
 
 def test_shuffle_of_no_files_reduces_empty_partitions(inline_engine):
     assert inline_engine.shuffle([], key="k", reduce=REDUCE, num_partitions=3) == [{}, {}, {}]
+
+
+@pytest.mark.ray
+@pytest.mark.timeout(120)
+def test_ray_actor_pool_is_sized_by_the_cpus_alive_now(ray_engine, monkeypatch):
+    """After a lost node the engine's worker count (taken at start) is stale: an actor pool sized by it
+    has actors that never start, and the calls placed on them waited forever (the web recipe's node-loss
+    test hung so, in the segment after the MinHash dedup). Here the embedded runtime has 2 CPUs and the
+    engine believes it has 6: every item still finishes, on at most 2 actors."""
+    import os
+
+    monkeypatch.setattr(ray_engine, "num_workers", 6)
+    got = ray_engine.map_worker(lambda: lambda item: (item, os.getpid()), list(range(8)))
+    assert [item for item, _ in got] == list(range(8))
+    assert len({pid for _, pid in got}) <= 2
+
+
+@pytest.mark.ray
+@pytest.mark.timeout(120)
+def test_ray_actor_pool_gives_no_work_to_an_actor_that_never_starts(ray_engine):
+    """An actor of the pool that cannot start (its CPU held elsewhere, as after a lost node whose loss
+    the cluster has not yet noticed) gets no work: the items go to the actors that started. Calls placed
+    on every actor up front waited forever on that one (the slow web test's node-loss run hung so)."""
+    import os
+
+    import ray
+
+    @ray.remote(num_cpus=1)
+    class Blocker:
+        def pid(self) -> int:
+            return os.getpid()
+
+    blocker = Blocker.remote()  # holds one of the runtime's 2 CPUs for the whole call
+    try:
+        ray.get(blocker.pid.remote())
+        got = ray_engine.map_worker(lambda: lambda item: (item, os.getpid()), list(range(6)))
+    finally:
+        ray.kill(blocker)
+    assert [item for item, _ in got] == list(range(6))
+    assert len({pid for _, pid in got}) == 1

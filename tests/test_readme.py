@@ -31,7 +31,9 @@ SKIPPED = {
     "curate search runs/web --spec search.yaml": "trains proxy LMs for minutes: tests/proxy/test_search.py",
     "curate run pipelines/web.yaml --address 10.0.0.1:6379 --output /shared/runs/web": "tests/test_cluster.py",
     "ray job submit --address http://127.0.0.1:8265 --working-dir . -- curate run pipelines/web.yaml "
-    "--output /shared/runs/web": "tests/test_cluster.py::test_ray_job_submit",
+    "--output /shared/runs/web": (
+        "tests/test_cluster.py::test_ray_job_submit_of_a_pipeline_with_proxy_and_target"
+    ),
     "export AWS_PROFILE=curation": "needs a bucket: tests/io/test_object_storage.py (a loopback S3 endpoint)",
     "curate run pipelines/web.yaml --input 's3://my-corpus/web/*.jsonl.gz' --output s3://my-runs/web": (
         "tests/io/test_object_storage.py::test_s3_run_equals_local_run_and_keeps_credentials_out"

@@ -136,14 +136,16 @@ SLOW = pytest.mark.slow
     [
         pytest.param("score", marks=SLOW),
         pytest.param("exact:collect", marks=SLOW),
-        "exact:reduce",  # in `make test`: a shuffle reduce task of a global stage, ~11 s on 2 cores
+        "exact:reduce",  # in `make test`, on the small input: a shuffle reduce task of a global stage
         pytest.param("exact:apply", marks=SLOW),
         pytest.param("minhash:reduce", marks=SLOW),
     ],
 )
 def test_worker_sigkill_mid_stage_gives_identical_output(
-    where: str, reference: dict, tmp_path: Path, ray_engine
+    where: str, request: pytest.FixtureRequest, tmp_path: Path, ray_engine
 ) -> None:
+    # the fast case (`make test`) on the 6-part input; the slow ones on the 24-part input
+    reference = request.getfixturevalue("small_reference" if where == "exact:reduce" else "reference")
     pid_file, log_file = tmp_path / "stalled.pid", tmp_path / "calls.log"
     cfg = parse_pipeline(
         fault_pipeline(reference["input"], where=where, pid_file=str(pid_file), log_file=str(log_file))
@@ -260,7 +262,8 @@ def test_driver_sigkill_mid_dedup_on_a_cluster_then_rerun_resumes(
     small_reference: dict, tmp_path: Path, local_cluster
 ) -> None:
     """The fast version (in `make test`): the driver is a client of a running two-node cluster, so no
-    runtime starts or dies with it. It is SIGKILLed while the exact dedup's apply is in flight on the
+    runtime starts or dies with it. It is also CI's proof that `curate run --address` on several nodes
+    gives the inline run's output (test_cluster.py's plain multi-node run is `slow`). It is SIGKILLed while the exact dedup's apply is in flight on the
     cluster; the same command finishes the run with identical output, redoing neither segment 0 nor the
     exact dedup's reduce (its checkpoint)."""
     pid_file, log_file = tmp_path / "stalled.pid", tmp_path / "calls.log"
@@ -291,6 +294,7 @@ def test_driver_sigkill_mid_dedup_on_a_cluster_then_rerun_resumes(
     assert r.returncode == 0, r.stderr[-3000:]
     m = json.loads((tmp_path / "run" / "manifest.json").read_text())
     assert m["engine"]["address"] == local_cluster["address"]
+    assert m["engine"]["nodes"] == 2  # `curate run --address` on two nodes: the inline run's output
     assert digests(m) == digests(small_reference["manifest"])
     assert sorted(output_ids(tmp_path / "run")) == small_reference["ids"]
     # The rerun redid neither segment 0 (no scoring) nor the exact dedup's collect: its only collects are

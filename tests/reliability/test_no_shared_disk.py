@@ -106,28 +106,6 @@ def test_the_nodes_share_no_files(private_cluster, tmp_path: Path) -> None:
 
 
 @pytest.mark.ray
-def test_dedup_on_nodes_that_share_no_disk_equals_the_inline_run(private_cluster, s3, tmp_path: Path) -> None:
-    src = _inputs(s3, n_files=4, n_docs=30)
-    target = _target(s3)
-    yaml = PIPELINE.format(inp=src, extra="  - score: dsir_v1\n") + target
-    inline = run_pipeline(parse_pipeline(yaml), f"s3://{s3.bucket}/inline", engine=InlineEngine())
-    assert inline["removed_by_reason"]["exact_dedup_v1:duplicate"] >= 9
-    assert inline["removed_by_reason"]["minhash_dedup_v1:near_duplicate"] >= 3
-    proc = cluster_run(private_cluster, yaml, f"s3://{s3.bucket}/cluster")
-    _out, err = proc.communicate(timeout=600)
-    assert proc.returncode == 0, err[-3000:]
-    m = json.loads(s3.fs.cat_file(f"{s3.bucket}/cluster/manifest.json"))
-    assert m["engine"]["nodes"] == 2
-    assert outputs(m) == outputs(inline)
-    # the global stages' scratch went to the bucket, beside the parts
-    assert s3.fs.exists(f"{s3.bucket}/cluster/_work/g0.state.pkl")
-    assert s3.fs.glob(f"{s3.bucket}/cluster/_work/g1/minhash_dedup_v1.cc/drops/p*.parquet")
-    # ... and so did the target-aware scorer's fit, which the worker node fetched from there
-    assert s3.fs.glob(f"{s3.bucket}/cluster/target/dsir_v1-*/dsir.npz")
-    assert m["stages"]
-
-
-@pytest.mark.ray
 @pytest.mark.slow
 def test_a_node_lost_between_the_dedups_on_nodes_that_share_no_disk(
     tmp_path_factory, s3_endpoint, s3
@@ -176,30 +154,22 @@ proxy:
 """
 
 
-def _proxy_inputs(s3) -> str:
-    """Three files of toy-vocabulary documents, with exact copies for the dedup; returns the URL prefix."""
-    from tests.proxy.toy import doc
-
-    rng = np.random.default_rng(0)
-    for f in range(3):
-        rows = [{"id": f"f{f}-{i}", "text": doc(rng, 60)} for i in range(60)]
-        rows += [dict(r, id=r["id"] + "-copy") for r in rows[:8]]
-        body = "".join(json.dumps(r) + "\n" for r in rows)
-        s3.fs.pipe_file(f"{s3.bucket}/pin/part-{f}.jsonl", body.encode())
-    return f"s3://{s3.bucket}/pin"
-
-
 def _bpb(results: dict[str, dict]) -> dict[str, dict]:
     return {run: r["final_bpb"] for run, r in results.items()}
 
 
 @pytest.mark.ray
-def test_proxy_runs_on_nodes_that_share_no_disk_equal_the_inline_run(
+def test_dedup_and_proxy_on_nodes_that_share_no_disk_equal_the_inline_run(
     private_cluster, s3, tmp_path: Path
 ) -> None:
-    """The proxy phase on a node that cannot see the driver's disk (the head has no CPUs), run directory
-    in a bucket: shard tasks read kept/ and rejected/ from the bucket and upload their shards; training
-    tasks fetch their shards into the worker's own cache and upload their run folders. Every run is
+    """Exact + MinHash dedup and a target-aware scorer (dsir_v1, fitted by the driver), then the proxy
+    phase and an export, on a worker node that cannot see the driver's disk (the head has no CPUs), run
+    directory and input in a bucket. The global stages' scratch goes to the bucket beside the parts, and
+    so does the scorer's fit, which the worker node fetches from there; kept/ and rejected/ equal the
+    inline run's, digest for digest.
+
+    The proxy phase there: shard tasks read kept/ and rejected/ from the bucket and upload their shards;
+    training tasks fetch their shards into the worker's own cache and upload their run folders. Every run is
     SIGKILLed once, right after its step-8 checkpoint (``faults``): Ray retries it, and since each attempt
     starts from an empty working folder and the fault would fire again from any earlier step, finishing
     shows the run resumed from the checkpoint it had uploaded. bpb equals the inline run's (training is
@@ -207,10 +177,8 @@ def test_proxy_runs_on_nodes_that_share_no_disk_equal_the_inline_run(
     export (memmap, tokenized on the worker node) equals the inline run's, file for file."""
     from tests.proxy.toy import TINY_TRAIN
 
-    src = _proxy_inputs(s3)
-    base = PIPELINE.format(inp=src, extra="").replace(
-        "  - dedup: minhash_dedup_v1\n    params: {threshold: 0.7}\n", ""
-    )
+    src = _inputs(s3, n_files=4, n_docs=30)
+    base = PIPELINE.format(inp=src, extra="  - score: dsir_v1\n") + _target(s3)
     base += "export: {formats: [memmap]}\n"  # tokenized with the proxy's tokenizer, on the worker node
     local_yaml = base + PROXY.replace("TRAIN", json.dumps(TINY_TRAIN))
     killed = dict(TINY_TRAIN, faults={7: "kill"})  # after the checkpoint at step 8 (ckpt_every: 4)
@@ -218,6 +186,8 @@ def test_proxy_runs_on_nodes_that_share_no_disk_equal_the_inline_run(
     inline = run_pipeline(
         parse_pipeline(local_yaml), tmp_path / "inline", engine=InlineEngine(progress=False)
     )
+    assert inline["removed_by_reason"]["exact_dedup_v1:duplicate"] >= 9
+    assert inline["removed_by_reason"]["minhash_dedup_v1:near_duplicate"] >= 3
     runs = ["raw/seed0", "curated/seed0"]
     want = {r: json.loads((tmp_path / "inline" / "proxy" / r / "result.json").read_text()) for r in runs}
     proc = cluster_run(private_cluster, cluster_yaml, f"s3://{s3.bucket}/cluster")
@@ -227,6 +197,12 @@ def test_proxy_runs_on_nodes_that_share_no_disk_equal_the_inline_run(
     m = json.loads(s3.fs.cat_file(f"{root}/manifest.json"))
     assert m["engine"]["nodes"] == 2
     assert outputs(m) == outputs(inline)
+    # the global stages' scratch went to the bucket, beside the parts
+    assert s3.fs.exists(f"{root}/_work/g0.state.pkl")
+    assert s3.fs.glob(f"{root}/_work/g1/minhash_dedup_v1.cc/drops/p*.parquet")
+    # ... and so did the target-aware scorer's fit, which the worker node fetched from there
+    assert s3.fs.glob(f"{root}/target/dsir_v1-*/dsir.npz")
+    assert m["stages"]
     got = {r: json.loads(s3.fs.cat_file(f"{root}/proxy/{r}/result.json")) for r in runs}
     assert _bpb(got) == _bpb(want)
     for r in runs:  # each run was killed once and resumed from the checkpoint it had uploaded

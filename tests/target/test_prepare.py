@@ -261,7 +261,7 @@ proxy: {{eval_suite: web_targets}}
 
 def test_prepare_without_a_target_imports_nothing_of_the_proxy(tmp_path):
     # curate.proxy.config imports torch, which cannot load in a `ray job submit` driver here
-    # (tests/test_cluster.py::test_ray_job_submit): a run without a target must not pull it in.
+    # (tests/test_cluster.py, the `ray job submit` tests): a run without a target must not pull it in.
     import subprocess
     import sys
 
