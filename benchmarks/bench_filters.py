@@ -10,6 +10,10 @@ does (our per-batch memo; datatrove's per-text lru_cache), timed per filter. Bot
 (spaCy, regexes) on 56 other documents (the next 7 of each file), outside the timing, so no measured
 document is in any cache before it is measured. Threads are pinned to one
 (POLARS_MAX_THREADS=1, RAYON_NUM_THREADS=1) so "per core" holds for polars too.
+
+``--clock cpu`` (default) times the CPU seconds of this process (``time.process_time``: every thread,
+polars' included), so neighbours on a shared machine do not stretch either side; ``--clock wall`` times
+wall seconds (``time.perf_counter``) as the runs before 2026-12-03 did.
 """
 
 from __future__ import annotations
@@ -35,6 +39,7 @@ sys.path.insert(0, str(ROOT))
 from curate.select import Select  # noqa: E402
 
 WARM_PER_FILE = 7
+CLOCK = time.process_time  # --clock: process CPU seconds (default) or wall seconds
 
 
 def load(n_per_file: int, warm_per_file: int = 0) -> tuple[pa.Table, pa.Table]:
@@ -66,10 +71,10 @@ def run_ours(stages: list, table: pa.Table, batch: int, *, isolated: bool = Fals
         for i, stage in enumerate(stages):
             if isolated:
                 clear_word_memo()
-            t0 = time.perf_counter()
+            t0 = CLOCK()
             out = stage.process(part)
             Select(rules=rules[i], prefix=stage.label).process(out)
-            times[i] += time.perf_counter() - t0
+            times[i] += CLOCK() - t0
     return times
 
 
@@ -88,9 +93,9 @@ def run_datatrove(filters: list, texts: list[str], *, isolated: bool = False) ->
     )
     for j, i in order:
         doc = Document(text=texts[i], id=str(i))
-        t0 = time.perf_counter()
+        t0 = CLOCK()
         filters[j].filter(doc)
-        times[j] += time.perf_counter() - t0
+        times[j] += CLOCK() - t0
     return times
 
 
@@ -103,7 +108,12 @@ def main() -> None:
         action="store_true",
         help="no word split shared between filters on either side (each filter alone)",
     )
+    ap.add_argument(
+        "--clock", choices=("cpu", "wall"), default="cpu", help="CPU seconds of the process or wall"
+    )
     args = ap.parse_args()
+    global CLOCK
+    CLOCK = time.process_time if args.clock == "cpu" else time.perf_counter
     os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
 
     import datatrove.pipeline.filters as dtf
@@ -132,7 +142,7 @@ def main() -> None:
     run_datatrove(refs, warm_texts)
     print(
         f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
-        f"python {platform.python_version()}; pinned to 1 core; load average "
+        f"python {platform.python_version()}; pinned to 1 core; clock {args.clock}; load average "
         + " ".join(f"{x:.2f}" for x in os.getloadavg())
     )
     print(
@@ -151,6 +161,7 @@ def main() -> None:
         print(
             f"{name:20s} {n / t_o:12.0f} {mb / t_o:10.2f} {n / t_d:10.0f} {mb / t_d:8.3f} {t_d / t_o:6.1f}x"
         )
+    print("load average at the end " + " ".join(f"{x:.2f}" for x in os.getloadavg()))
 
 
 if __name__ == "__main__":
