@@ -124,6 +124,9 @@ def main(argv: list[str]) -> int:
     # checks the cluster with `ray status` under a 10 s timeout, which a loaded 2-core machine misses.
     # A short temporary folder: Ray's socket paths must stay under 108 characters.
     ray_tmp = tempfile.mkdtemp(prefix="ncray-")
+    # Ray starts its workers at nice 15 by default: on a shared machine under load they all but stop, and
+    # the run's wall time (not its CPU seconds) grows without bound. Nice 0, as every other tool runs.
+    os.environ.setdefault("RAY_worker_niceness", "0")
     info = ray.init(
         _temp_dir=ray_tmp, include_dashboard=True, dashboard_host="127.0.0.1", log_to_driver=False
     )
