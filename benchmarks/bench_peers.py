@@ -1,7 +1,7 @@
 """Peers side by side: datatrove, NeMo Curator, Data-Juicer and curate on the same web sample, interleaved.
 
     make bench-peers                       # creates the peer venvs under bench-out/envs/ when missing
-    python benchmarks/bench_peers.py [--docs N] [--repeats R] [--stages a,b] [--tools a,b]
+    python benchmarks/bench_peers.py [--docs N] [--repeats R] [--stages a,b] [--tools a,b] [--tag T]
 
 Input: the first N/8 documents of each ``../shared/corpora/web/*.jsonl.gz`` file (fewer where a file is
 shorter), written once to ``bench-out/peers/sample.jsonl`` (``id``, ``text``, ``source``, ``url`` where
@@ -256,7 +256,9 @@ def main() -> None:
     ap.add_argument("--stages", default=",".join(STAGES))
     ap.add_argument("--tools", default=",".join(TOOLS))
     ap.add_argument("--timeout", type=float, default=1800, help="seconds per run")
+    ap.add_argument("--tag", default="", help="write runs and results under bench-out/peers/TAG/")
     args = ap.parse_args()
+    dest = OUT / args.tag if args.tag else OUT
     stages, tools = args.stages.split(","), args.tools.split(",")
     if "curate" not in tools:
         tools.append("curate")
@@ -278,9 +280,9 @@ def main() -> None:
             for tool in tools:
                 if "skipped" in per_tool[tool]:
                     continue
-                row = run_one(tool, stage, src, OUT / "runs" / stage / tool, args.timeout)
+                row = run_one(tool, stage, src, dest / "runs" / stage / tool, args.timeout)
                 row["repeat"] = rep
-                kept = kept_ids(OUT / "runs" / stage / tool) if "error" not in row else None
+                kept = kept_ids(dest / "runs" / stage / tool) if "error" not in row else None
                 per_tool[tool].setdefault("kept_sets", []).append(sorted(kept) if kept is not None else None)
                 per_tool[tool]["runs"].append(row)
                 print(
@@ -290,7 +292,7 @@ def main() -> None:
                     flush=True,
                 )
         per_tool["_load"]["after"] = " ".join(f"{x:.2f}" for x in os.getloadavg())
-        outs = {t: OUT / "runs" / stage / t for t in tools}
+        outs = {t: dest / "runs" / stage / t for t in tools}
         for tool in tools:
             res = per_tool[tool]
             sets = [s for s in res.pop("kept_sets", []) if s is not None]
@@ -301,12 +303,12 @@ def main() -> None:
                 res["agreement"] = compare(src, stage, tool, outs, n)
         results["stages"][stage] = {k: v for k, v in per_tool.items() if k != "_load"}
         results.setdefault("load_per_stage", {})[stage] = per_tool["_load"]
-        (OUT / "results.json").write_text(json.dumps(results, indent=1))  # so far, should a later stage fail
+        (dest / "results.json").write_text(json.dumps(results, indent=1))  # so far, should a later stage fail
     results["load_after"] = " ".join(f"{x:.2f}" for x in os.getloadavg())
     results["finished"] = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime())
-    (OUT / "results.json").write_text(json.dumps(results, indent=1))
+    (dest / "results.json").write_text(json.dumps(results, indent=1))
     text = report(results)
-    (OUT / "report.md").write_text(text + "\n")
+    (dest / "report.md").write_text(text + "\n")
     print(text)
 
 
