@@ -212,41 +212,86 @@ def median(rows: list[dict], key: str) -> float | None:
     return statistics.median(vals) if vals else None
 
 
-def report(results: dict) -> str:
+HEADER = [
+    "| stage | tool | run | kept | docs per CPU-s (median) | vs ours, same run | work wall s | peak RSS MiB "
+    "| same decision as ours | only ours kept / only peer kept | load during the stage |",
+    "| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |",
+]
+
+
+def stage_rows(results: dict, stage: str, run: str, tools: tuple[str, ...] = TOOLS) -> list[str]:
+    """One table row per tool of one stage of one run; "vs ours" against ours in that same run."""
+    n, per_tool = results["docs"], results["stages"][stage]
+    load = results.get("load_per_stage", {}).get(stage, {})
+    load_txt = f"{load.get('before', '?').split()[0]} -> {load.get('after', '?').split()[0]}"
+    ours_cpu = median(per_tool.get("curate", {}).get("runs", []), "cpu_work_s")
+    lines = []
+    for tool in [t for t in tools if t in per_tool]:
+        res = per_tool[tool]
+        if "skipped" in res:
+            lines.append(
+                f"| {stage} | {tool} | {run} | - | no CPU path | - | - | - | - | {res['skipped']} | |"
+            )
+            continue
+        runs = [r for r in res["runs"] if "error" not in r]
+        if not runs:
+            err = res["runs"][0].get("error", "").strip().splitlines()[-1:] if res["runs"] else ["?"]
+            why = err[0][:120].replace("|", "/") if err else "?"
+            lines.append(f"| {stage} | {tool} | {run} | failed | - | - | - | - | - | {why} | {load_txt} |")
+            continue
+        cpu = median(runs, "cpu_work_s")
+        rate = f"{n / cpu:,.0f}" if cpu else "?"
+        ratio = f"{cpu / ours_cpu:.1f}x" if cpu and ours_cpu and tool != "curate" else "-"
+        agree = res.get("agreement", {})
+        same = f"{agree['same_decision_pct']:.2f}%" if agree else "-"
+        diff = f"{agree['kept_only_by_ours']} / {agree['kept_only_by_peer']}" if agree else "-"
+        lines.append(
+            f"| {stage} | {tool} | {run} | {runs[0]['kept']} | {rate} | {ratio} | {median(runs, 'work_s'):.1f} | "
+            f"{max(r['peak_rss_mib'] for r in runs):,.0f} | {same} | {diff} | {load_txt} |"
+        )
+    return lines
+
+
+FOOTER = [
+    "",
+    '"vs ours, same run": the peer\'s CPU seconds over ours in the same invocation (above 1: we are faster',
+    "per core). docs per CPU-s = documents / CPU seconds of the runner's process tree between its work marks.",
+]
+
+
+def report(results: dict, run: str = "-") -> str:
     n = results["docs"]
     lines = [
         f"machine: {results['machine']}; docs: {n} ({results['mb']:.1f} MB); repeats: {results['repeats']}",
-        f"load before: {results['load_before']}; load after: {results['load_after']}",
+        f"load before: {results['load_before']}; load after: {results.get('load_after', '?')}",
         "",
-        "| stage | tool | kept | docs per CPU-s (median) | vs ours | work wall s | peak RSS MiB | same decision as ours | only ours kept / only peer kept |",
-        "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+        *HEADER,
     ]
-    for stage, per_tool in results["stages"].items():
-        ours_cpu = median(per_tool.get("curate", {}).get("runs", []), "cpu_work_s")
-        for tool, res in per_tool.items():
-            if "skipped" in res:
-                lines.append(f"| {stage} | {tool} | - | no CPU path | - | - | - | - | {res['skipped']} |")
-                continue
-            runs = [r for r in res["runs"] if "error" not in r]
-            if not runs:
-                err = res["runs"][0].get("error", "").strip().splitlines()[-1:] if res["runs"] else ["?"]
-                lines.append(
-                    f"| {stage} | {tool} | failed | - | - | - | - | - | {err[0][:120] if err else '?'} |"
-                )
-                continue
-            cpu = median(runs, "cpu_work_s")
-            rate = f"{n / cpu:,.0f}" if cpu else "?"
-            ratio = f"{cpu / ours_cpu:.1f}x" if cpu and ours_cpu and tool != "curate" else "-"
-            agree = res.get("agreement", {})
-            same = f"{agree['same_decision_pct']:.2f}%" if agree else "-"
-            diff = f"{agree['kept_only_by_ours']} / {agree['kept_only_by_peer']}" if agree else "-"
-            lines.append(
-                f"| {stage} | {tool} | {runs[0]['kept']} | {rate} | {ratio} | {median(runs, 'work_s'):.1f} | "
-                f"{max(r['peak_rss_mib'] for r in runs):,.0f} | {same} | {diff} |"
-            )
-    lines.append("")
-    lines.append('"vs ours": the peer\'s CPU seconds over ours (above 1: we are faster per core).')
-    return "\n".join(lines)
+    for stage in results["stages"]:
+        lines += stage_rows(results, stage, run)
+    return "\n".join(lines + FOOTER)
+
+
+def merged(tags: list[str]) -> str:
+    """One table from several invocations (``--tag``), stage by stage; each peer's ratio is against ours
+    in its own invocation, and ours is listed once per invocation."""
+    runs = {
+        t: json.loads((OUT / t / "results.json").read_text())
+        for t in tags
+        if (OUT / t / "results.json").exists()
+    }
+    lines = [f"- run `{t}`: no results yet" for t in tags if t not in runs]
+    for t, r in runs.items():
+        lines.append(
+            f"- run `{t}`: {r['docs']} docs ({r['mb']:.1f} MB), repeats {r['repeats']}, started {r.get('started')}, "
+            f"finished {r.get('finished', '(stopped early)')}, load {r['load_before']} -> {r.get('load_after', '?')}"
+        )
+    lines += ["", *HEADER]
+    for stage in STAGES:
+        for t, r in runs.items():
+            if stage in r["stages"]:
+                lines += stage_rows(r, stage, t)
+    return "\n".join(lines + FOOTER)
 
 
 def main() -> None:
@@ -257,7 +302,11 @@ def main() -> None:
     ap.add_argument("--tools", default=",".join(TOOLS))
     ap.add_argument("--timeout", type=float, default=1800, help="seconds per run")
     ap.add_argument("--tag", default="", help="write runs and results under bench-out/peers/TAG/")
+    ap.add_argument("--merge", default="", help="only print one table from these tags' results (a,b,...)")
     args = ap.parse_args()
+    if args.merge:
+        print(merged(args.merge.split(",")))
+        return
     dest = OUT / args.tag if args.tag else OUT
     stages, tools = args.stages.split(","), args.tools.split(",")
     if "curate" not in tools:
@@ -285,6 +334,13 @@ def main() -> None:
                 kept = kept_ids(dest / "runs" / stage / tool) if "error" not in row else None
                 per_tool[tool].setdefault("kept_sets", []).append(sorted(kept) if kept is not None else None)
                 per_tool[tool]["runs"].append(row)
+                # So far (without agreement), should the run be stopped before the stage ends.
+                results["stages"][stage] = {
+                    k: {kk: vv for kk, vv in v.items() if kk != "kept_sets"}
+                    for k, v in per_tool.items()
+                    if k != "_load"
+                }
+                (dest / "results.json").write_text(json.dumps(results, indent=1))
                 print(
                     f"{stage:10s} {tool:13s} rep {rep}: rc {row['rc']} kept {row.get('kept', '-')} "
                     f"cpu {row.get('cpu_work_s', float('nan')):.1f}s wall {row['wall_s']:.1f}s "
