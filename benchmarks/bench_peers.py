@@ -22,6 +22,7 @@ Writes ``bench-out/peers/results.json`` and ``bench-out/peers/report.md``.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import glob
 import gzip
 import json
@@ -143,7 +144,15 @@ def run_one(tool: str, stage: str, src: Path, out: Path, timeout: float) -> dict
         try:
             rc = proc.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
+            # The whole tree: a runner's own children (datatrove's, Ray's) would outlive it otherwise.
+            try:
+                tree = psutil.Process(proc.pid).children(recursive=True)
+            except psutil.Error:
+                tree = []
             proc.kill()
+            for child in tree:
+                with contextlib.suppress(psutil.Error):
+                    child.kill()
             rc = proc.wait()
         mon.done.set()
         mon.join()
