@@ -243,8 +243,13 @@ def stage_rows(results: dict, stage: str, run: str, tools: tuple[str, ...] = TOO
             )
             continue
         runs = [r for r in res["runs"] if "error" not in r]
+        if not res["runs"]:
+            lines.append(
+                f"| {stage} | {tool} | {run} | not run (stopped) | - | - | - | - | - | - | {load_txt} |"
+            )
+            continue
         if not runs:
-            err = res["runs"][0].get("error", "").strip().splitlines()[-1:] if res["runs"] else ["?"]
+            err = res["runs"][0].get("error", "").strip().splitlines()[-1:]
             why = err[0][:120].replace("|", "/") if err else "?"
             lines.append(f"| {stage} | {tool} | {run} | failed | - | - | - | - | - | {why} | {load_txt} |")
             continue
