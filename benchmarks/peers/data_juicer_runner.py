@@ -109,11 +109,12 @@ def explain(stage: str, src: str, ids: list[str]) -> dict[str, str]:
             continue
         out[d["id"]] = "kept by every op"
         for spec, op in zip(specs, ops, strict=True):
-            sample = {"text": d["text"], Fields.stats: {}}
-            sample = op.compute_stats_single(sample)
-            if not op.process_single(sample):
+            # Batched ops (words_num_filter, ...) implement only the batch form: a batch of one.
+            batch = op.compute_stats_batched({"text": [d["text"]], Fields.stats: [{}]})
+            stats = batch[Fields.stats][0]
+            if not next(iter(op.process_batched(batch))):
                 name = next(iter(spec))
-                out[d["id"]] = f"{name}({json.dumps(sample[Fields.stats])}; {json.dumps(spec[name])})"
+                out[d["id"]] = f"{name}({json.dumps(stats)}; {json.dumps(spec[name])})"
                 break
     return out
 
