@@ -37,10 +37,12 @@ def lid_home(base: Path) -> str:
 
 EXACT = [{"document_deduplicator": {"lowercase": True, "ignore_non_character": False}}]
 # As minhash_dedup_v1: word 5-grams of the lower-cased text, 14 bands x 8 rows (112 hashes), Jaccard 0.8.
+# "space" is its word tokenization; "punctuation" makes its tokens the runs of text between punctuation
+# marks, so every document with fewer than 5 of them has no shingle and all of those collide.
 MINHASH = [
     {
         "document_minhash_deduplicator": {
-            "tokenization": "punctuation",
+            "tokenization": "space",
             "window_size": 5,
             "lowercase": True,
             "num_permutations": 112,
