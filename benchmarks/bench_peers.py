@@ -251,6 +251,8 @@ def stage_rows(results: dict, stage: str, run: str, tools: tuple[str, ...] = TOO
         if not runs:
             err = res["runs"][0].get("error", "").strip().splitlines()[-1:]
             why = err[0][:120].replace("|", "/") if err else "?"
+            if res["runs"][0]["rc"] in (-9, 137):
+                why = f"killed at the timeout ({res['runs'][0]['wall_s']:.0f} s wall)"
             lines.append(f"| {stage} | {tool} | {run} | failed | - | - | - | - | - | {why} | {load_txt} |")
             continue
         cpu = median(runs, "cpu_work_s")
