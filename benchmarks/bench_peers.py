@@ -2,6 +2,7 @@
 
     make bench-peers                       # creates the peer venvs under bench-out/envs/ when missing
     python benchmarks/bench_peers.py [--docs N] [--repeats R] [--stages a,b] [--tools a,b] [--tag T]
+    python benchmarks/bench_peers.py --merge T1,T2   # one table from several --tag runs
 
 Input: the first N/8 documents of each ``../shared/corpora/web/*.jsonl.gz`` file (fewer where a file is
 shorter), written once to ``bench-out/peers/sample.jsonl`` (``id``, ``text``, ``source``, ``url`` where
