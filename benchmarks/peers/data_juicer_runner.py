@@ -37,10 +37,12 @@ def lid_home(base: Path) -> str:
 
 EXACT = [{"document_deduplicator": {"lowercase": True, "ignore_non_character": False}}]
 # As minhash_dedup_v1: word 5-grams of the lower-cased text, 14 bands x 8 rows (112 hashes), Jaccard 0.8.
+# "space" is its word tokenization; "punctuation" makes its tokens the runs of text between punctuation
+# marks, so every document with fewer than 5 of them has no shingle and all of those collide.
 MINHASH = [
     {
         "document_minhash_deduplicator": {
-            "tokenization": "punctuation",
+            "tokenization": "space",
             "window_size": 5,
             "lowercase": True,
             "num_permutations": 112,
@@ -109,11 +111,12 @@ def explain(stage: str, src: str, ids: list[str]) -> dict[str, str]:
             continue
         out[d["id"]] = "kept by every op"
         for spec, op in zip(specs, ops, strict=True):
-            sample = {"text": d["text"], Fields.stats: {}}
-            sample = op.compute_stats_single(sample)
-            if not op.process_single(sample):
+            # Batched ops (words_num_filter, ...) implement only the batch form: a batch of one.
+            batch = op.compute_stats_batched({"text": [d["text"]], Fields.stats: [{}]})
+            stats = batch[Fields.stats][0]
+            if not next(iter(op.process_batched(batch))):
                 name = next(iter(spec))
-                out[d["id"]] = f"{name}({json.dumps(sample[Fields.stats])}; {json.dumps(spec[name])})"
+                out[d["id"]] = f"{name}({json.dumps(stats)}; {json.dumps(spec[name])})"
                 break
     return out
 
