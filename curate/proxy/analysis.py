@@ -10,7 +10,9 @@ The multiplier is a monotone transform of the same difference, so it never disag
 baseline's *finished* runs at several budgets (:class:`Baseline`: measured, interpolated in log-tokens,
 never extrapolated; beyond the measured range a bound). ``m(0) = 1``; the CI's ends map ``d``'s through the
 mean curve and every seed's own curve, the widest, so the curve's uncertainty is in it and it still
-excludes 1 exactly when ``d``'s excludes 0 (up to flat stretches of the envelope, where ``m`` touches 1).
+excludes 1 exactly when ``d``'s excludes 0 (up to flat stretches of the envelope, where ``m`` touches 1;
+a seed whose curve does not fall through ``T`` is read relative to the budget where it first reached its
+own ``B``, so ``m(0) = 1`` on every curve).
 
 Statistics (:class:`Pool`): recipes x seeds with the residual variance pooled over the baseline and the
 non-control recipes; controls keep their own per-seed spread. Power: the minimum detectable difference at
@@ -85,11 +87,24 @@ class Baseline:
         return _t_on(self.budgets, self.curve, b)
 
     def multiplier(self, d: float, curve: np.ndarray | None = None) -> tuple[float, str | None]:
-        """``m(d) = t_base(B + d) / T`` on the mean curve (or on one seed's ``curve``, at its own ``B``),
-        and the bound's side when it leaves the measured range."""
+        """``m(d) = t_base(B + d) / t_base(B)`` on the mean curve (or on one seed's ``curve``, at its own
+        ``B``), and the bound's side when it leaves the measured range. ``t_base(B)`` is ``T`` on a curve that
+        falls through ``T``; on one that does not (a finished run at ``T`` no better than a shorter one,
+        measured: the demo's seed 5 at proxy_1m@294,912), dividing by it keeps ``m(0) = 1``, so a map
+        through that curve cannot move an interval's end across 1 (it read ``[0.31, 1.00]`` for raw
+        against itself). A value beyond the measured range is that range's end and its side."""
         c = self.curve if curve is None else np.asarray(curve, dtype=np.float64)
-        t, side = _t_on(self.budgets, c, float(c[self._at_t]) + d)
-        return t / self.budget, side
+        b = float(c[self._at_t])
+        t, side = _t_on(self.budgets, c, b + d)
+        if side:
+            return t / self.budget, side
+        m = t / _t_on(self.budgets, c, b)[0]
+        lo, hi = self.range
+        if m > hi:
+            return hi, "above"
+        if m < lo:
+            return lo, "below"
+        return m, None
 
     def diff_for(self, m: float) -> float | None:
         """The bpb difference at ``T`` that multiplier ``m`` means on the mean measured curve:

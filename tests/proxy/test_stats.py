@@ -109,6 +109,27 @@ def test_the_multiplier_interval_widens_with_each_seeds_own_curve_and_keeps_the_
     assert steep < block["ci_high"]
 
 
+def test_a_seed_whose_finished_run_at_t_is_worse_than_a_shorter_one_keeps_m0_at_1():
+    # Seed 5 of the demo at proxy_1m@294,912 (2026-12-03): its finished run at T is worse than at T/2.
+    # Mapped through that curve, d = 0 read 0.31x, so raw against itself got [0.31, 1.00] and a recipe
+    # called better (d's interval below 0) got a multiplier interval reaching down to 0.39.
+    budgets = np.array([73_728.0, 147_456.0, 294_912.0, 589_824.0])
+    curves = np.array([[3.2018, 3.1413, 3.0210, 2.7927], [3.1976, 3.1259, 3.1761, 2.8665]])
+    base = analysis.Baseline(budgets, curves, 294_912)
+    assert base.multiplier(0.0, curves[1]) == (1.0, None)
+    itself = analysis.multiplier_block(base, stats.paired_interval([0.0, 0.0]))
+    assert (itself["value"], itself["ci_low"], itself["ci_high"]) == (1.0, 1.0, 1.0)
+    called = analysis.multiplier_block(base, stats.Interval(-0.089, -0.153, -0.026, 6, 0.07))
+    assert called["ci_low"] > 1  # d's interval excludes 0, so m's excludes 1 on every seed's curve
+    # seed 5, better by 0.02: on its envelope (3.1976, 3.1259, 3.1259, 2.8665) its own B = 3.1761 is first
+    # reached at 73,728 * 2^0.300 and B - 0.02 at 73,728 * 2^0.579, interpolated in log-tokens
+    m, side = base.multiplier(-0.02, curves[1])
+    step = 3.1976 - 3.1259
+    assert (m, side) == (pytest.approx(2 ** ((3.1976 - 3.1561) / step - (3.1976 - 3.1761) / step)), None)
+    # better by 0.1 reaches past 2T on that scale: a bound at the measured range's end, not a number
+    assert base.multiplier(-0.1, curves[1]) == (2.0, "above")
+
+
 def test_mde_on_a_synthetic_curve_has_the_known_multiplier():
     base = analysis.Baseline(TOKENS, CURVE[None, :], TOKENS[3])
     heads = {
