@@ -97,7 +97,7 @@ def _crn_gain(rep: dict[str, Any]) -> dict[str, Any]:
 def summarize(
     name: str, sets: dict[str, Any], rep: dict[str, Any], cost: tuple[float, int]
 ) -> dict[str, Any]:
-    cpu_s, train_tokens = cost
+    train_wall_s, train_tokens = cost
     pw = rep["power"]
     curve = rep["baseline_curve"]
     budgets, mean = curve["budgets"], curve["bpb_mean"]
@@ -112,7 +112,7 @@ def summarize(
         "model": rep["model"]["name"],
         "budget": t,
         "seeds": rep["seeds"],
-        "cpu_s": round(cpu_s, 1),
+        "train_wall_s": round(train_wall_s, 1),  # wall seconds summed over runs: inflated by load, not CPU
         "train_tokens": train_tokens,
         "sd_diff_bpb": sd,
         "sd_dof": pw.get("sd_dof"),
