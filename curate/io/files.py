@@ -132,6 +132,18 @@ def atomic_save_npz(path: str | os.PathLike[str], **arrays: Any) -> Path:
     return Path(path)
 
 
+def repo_path(path: str | os.PathLike[str]) -> Path:
+    """A path as given, else relative to the repository root: the working directory first (absolute
+    paths and paths that exist there win), then the checkout's root, where ``models/`` lives, so
+    ``models/quality_fasttext.ftz`` works from any directory. Returns the absolute path (which may not
+    exist: the caller says what is missing)."""
+    p = Path(path)
+    if p.is_absolute() or p.exists():
+        return p.resolve()
+    repo = Path(__file__).resolve().parents[2] / p
+    return repo if repo.exists() else p.resolve()
+
+
 def sha256_file(path: str | os.PathLike[str], *, chunk: int = CHUNK) -> str:
     """Hex sha256 of the bytes of the file at ``path``, read ``chunk`` bytes at a time."""
     h = hashlib.sha256()

@@ -15,6 +15,8 @@ proxy:
   budget: 300000                 # T, training tokens per run
   seeds: 3                       # or a list, e.g. [0, 1, 2]
   tokenizer: {vocab_size: 2048, sample_chars: 2000000, seed: 0}   # or {path: path/to/tokenizer.json}
+                                 # (optional sha256: pin); a fixed file keeps a corpus revision's runs
+                                 # comparable (a retrained BPE renumbers every token: a new noise draw)
                                  # trained on raw rows drawn by xxh64(seed, id): layout- and recipe-free
   eval_suite: web_targets        # a built-in target suite (curate.proxy.suites), before `eval:` entries
   eval:                          # default: [{name: heldout, kind: heldout, holdout: 0.02}]
@@ -80,7 +82,7 @@ KEYS = [
 RECIPE_KEYS = ["from", "select", "without_stages", "sweep"]
 EVAL_KEYS = ["name", "kind", "holdout", "path", "source", "max_docs", "max_items", "format"]
 EVAL_KINDS = ("text", "choice", "heldout")
-TOKENIZER_KEYS = ["path", "vocab_size", "sample_chars", "seed"]
+TOKENIZER_KEYS = ["path", "sha256", "vocab_size", "sample_chars", "seed"]
 LADDER_KEYS = ["model", "budget", "seeds"]
 CONTROLS = ("null", "rejected", "planted")
 DEFAULT_CURVE = (0.25, 0.5, 1.0, 2.0)
@@ -144,6 +146,7 @@ class ProxyConfig:
     budget: int = 300_000
     seeds: list[int] = field(default_factory=lambda: [0, 1, 2])
     tokenizer_path: str | None = None
+    tokenizer_sha256: str | None = None
     vocab_size: int = 2048
     sample_chars: int = 2_000_000
     eval: list[EvalSpec] = field(
@@ -362,11 +365,21 @@ def _plain_keys(raw: dict[str, Any]) -> dict[str, Any]:
         s = raw["seeds"]
         kw["seeds"] = list(range(s)) if isinstance(s, int) else [int(x) for x in s]
     if "tokenizer" in raw:
-        tok = _check_keys(raw["tokenizer"], TOKENIZER_KEYS, "proxy.tokenizer")
-        kw["tokenizer_path"] = tok.get("path")
-        kw["vocab_size"] = int(tok.get("vocab_size", 2048))
-        kw["sample_chars"] = int(tok.get("sample_chars", 2_000_000))
-        kw["tokenizer_seed"] = int(tok.get("seed", 0))
+        kw.update(_tokenizer_keys(raw["tokenizer"]))
+    return kw
+
+
+def _tokenizer_keys(raw: Any) -> dict[str, Any]:
+    """``proxy.tokenizer``: a file (``path``, optionally pinned by ``sha256``) or how to train one."""
+    tok = _check_keys(raw, TOKENIZER_KEYS, "proxy.tokenizer")
+    kw: dict[str, Any] = {"tokenizer_path": tok.get("path")}
+    if "sha256" in tok:
+        if not tok.get("path"):
+            raise ProxyConfigError(("tokenizer", "sha256"), "pins a tokenizer file: give tokenizer.path too")
+        kw["tokenizer_sha256"] = str(tok["sha256"]).lower()
+    kw["vocab_size"] = int(tok.get("vocab_size", 2048))
+    kw["sample_chars"] = int(tok.get("sample_chars", 2_000_000))
+    kw["tokenizer_seed"] = int(tok.get("seed", 0))
     return kw
 
 

@@ -32,7 +32,7 @@ import numpy as np
 from curate import schema
 from curate.context import PhaseError, RunContext
 from curate.io import runfiles
-from curate.io.files import atomic_save_npy, atomic_write_json, sha256_file
+from curate.io.files import atomic_save_npy, atomic_write_json, repo_path, sha256_file
 from curate.io.stage import Mirror
 from curate.io.storage import Location
 from curate.proxy import evalsets
@@ -100,7 +100,13 @@ def _tokenizer(
     if dest.exists() and info_path.exists():
         return ProxyTokenizer.load(dest), json.loads(info_path.read_text())
     if cfg.tokenizer_path:
-        tok = ProxyTokenizer.load(cfg.tokenizer_path)
+        src = repo_path(cfg.tokenizer_path)
+        if cfg.tokenizer_sha256 and sha256_file(src) != cfg.tokenizer_sha256:
+            raise PhaseError(
+                f"proxy.tokenizer: {cfg.tokenizer_path} has sha256 {sha256_file(src)}, not the pinned "
+                f"{cfg.tokenizer_sha256}: the file changed, so runs measured with it are not comparable"
+            )
+        tok = ProxyTokenizer.load(src)
         info: dict[str, Any] = {"source": "file", "given_path": cfg.tokenizer_path}
     else:
         sample, docs = _tokenizer_sample(ctx, cfg, exclude, sources)
@@ -238,7 +244,8 @@ def _check_spec(pdir: Path, cfg: ProxyConfig) -> None:
             "vocab_size": cfg.vocab_size,
             "sample_chars": cfg.sample_chars,
             "seed": cfg.tokenizer_seed,
-        },
+        }
+        | ({"sha256": cfg.tokenizer_sha256} if cfg.tokenizer_sha256 else {}),
         "seq_len": cfg.train_config(0).seq_len,
     }
     path = pdir / "spec.json"

@@ -8,7 +8,6 @@ the ``sha256`` param). Scoring is one batched ``predict`` per Arrow batch on tex
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, ClassVar
 
 import numpy as np
@@ -21,20 +20,15 @@ from curate.stage import Resources, Scorer
 
 
 def resolve_model_path(path: str) -> str:
-    """An absolute model path, resolved on the driver so that workers (any cwd) find the same file.
-
-    A relative path is looked up in the working directory first, then in the repository root (where
-    the default ``models/`` live), so ``models/quality_fasttext.ftz`` works from anywhere.
-    """
+    """An absolute model path, resolved on the driver so that workers (any cwd) find the same file
+    (:func:`curate.io.files.repo_path`: the working directory first, then the repository root, where
+    the default ``models/`` live). A remote path is returned as it is (fetched by each worker)."""
+    from curate.io.files import repo_path
     from curate.io.storage import is_remote
 
     if is_remote(path):
         return path  # fetched on each worker by setup()
-    p = Path(path)
-    if p.is_absolute() or p.exists():
-        return str(p.resolve())
-    repo = Path(__file__).resolve().parents[2] / p
-    return str(repo) if repo.exists() else str(p.resolve())
+    return str(repo_path(path))
 
 
 @dataclass

@@ -249,6 +249,72 @@ def test_tokenizer_sample_ignores_file_layout(tmp_path):
     assert infos[0]["sample_chars"] >= 3000
 
 
+def test_a_tokenizer_file_is_used_as_it_is_and_its_pin_is_checked(tmp_path):
+    """``tokenizer.path``: two corpora that differ in one document train different BPEs, but with a file
+    both runs tokenize alike (the demo's stability rests on this); a wrong ``sha256`` pin is refused, and
+    a relative path is found from the repository root as ``models/`` is."""
+    from curate.engine import InlineEngine
+    from curate.io.files import sha256_file
+    from curate.proxy.config import parse as parse_cfg
+    from curate.proxy.phase import _tokenizer
+
+    (tmp_path / "a").mkdir()
+    a, _ = _run_dir(tmp_path / "a")
+    b = tmp_path / "b"
+    (b / "kept").mkdir(parents=True)
+    (b / "rejected").mkdir()
+    kept = pq.read_table(a / "kept" / "part-00000.parquet")
+    texts = kept.column("text").to_pylist()
+    texts[0] = texts[0] + " zebra quokka " * 20  # one document changed
+    pq.write_table(
+        kept.set_column(kept.schema.get_field_index("text"), "text", [texts]),
+        b / "kept" / "part-00000.parquet",
+    )
+    pq.write_table(
+        pq.read_table(a / "rejected" / "part-00000.parquet"), b / "rejected" / "part-00000.parquet"
+    )
+
+    def tokenizer(d, section):
+        (d / "proxy").mkdir(exist_ok=True)
+        for f in ("tokenizer.json", "tokenizer.info.json"):
+            (d / "proxy" / f).unlink(missing_ok=True)
+        return _tokenizer(
+            _ctx(d, InlineEngine(progress=False), {}), parse_cfg(section), set(), [], d / "proxy"
+        )
+
+    trained = [tokenizer(d, {"tokenizer": {"vocab_size": 300}})[1]["sha256"] for d in (a, b)]
+    assert trained[0] != trained[1]  # a retrained BPE follows the corpus
+    pinned = a / "proxy" / "pinned.json"
+    (a / "proxy" / "tokenizer.json").rename(pinned)
+    sha = sha256_file(pinned)
+    got = [tokenizer(d, {"tokenizer": {"path": str(pinned), "sha256": sha}}) for d in (a, b)]
+    assert [g[1]["sha256"] for g in got] == [sha, sha]
+    assert got[0][1]["source"] == "file"
+    assert (
+        got[0][0].encode_batch(["the quokka sat"])[0].tolist()
+        == got[1][0].encode_batch(["the quokka sat"])[0].tolist()
+    )
+    with pytest.raises(PhaseError, match=r"has sha256 [0-9a-f]{64}, not the pinned 00ff: the file changed"):
+        tokenizer(b, {"tokenizer": {"path": str(pinned), "sha256": "00FF"}})
+    with pytest.raises(
+        PhaseError, match=r"proxy.tokenizer.sha256: pins a tokenizer file: give tokenizer.path"
+    ):
+        parse_cfg({"tokenizer": {"sha256": sha}})
+    shipped = tokenizer(b, {"tokenizer": {"path": "models/proxy_tokenizer_python_docs.json"}})
+    assert shipped[0].vocab_size == 2048
+
+
+def test_the_demo_pins_the_tokenizer_it_ships():
+    """``pipelines/demo.yaml`` names a tokenizer file in ``models/`` with the sha256 of the file there."""
+    import yaml
+
+    from curate.io.files import repo_path, sha256_file
+
+    tok = yaml.safe_load(repo_path("pipelines/demo.yaml").read_text())["proxy"]["tokenizer"]
+    assert tok["path"] == "models/proxy_tokenizer_python_docs.json"
+    assert sha256_file(repo_path(tok["path"])) == tok["sha256"]
+
+
 def test_config_errors_name_the_key_and_the_valid_ones():
     with pytest.raises(PhaseError, match=r"proxy: unknown key\(s\) bugdet; valid keys: baseline, recipes"):
         parse({"bugdet": 10})
