@@ -163,7 +163,7 @@ def _why_skipped(record: dict[str, Any]) -> str:
 def run_ablation(ctx: RunContext, stages: list[str] | None = None) -> dict[str, Any]:
     """Train the leave-one-stage-out recipes and write ``ablation.json``; returns its content.
     ``stages``: ablate only these (each must have rejected documents); default every stage that did."""
-    from curate.proxy.phase import run_phase
+    from curate.proxy.measure import measure
 
     removed = removed_by_stage(ctx.run_dir, ctx.manifest)
     records = {str(s.get("name")): s for s in ctx.manifest.get("stages") or []}
@@ -182,7 +182,7 @@ def run_ablation(ctx: RunContext, stages: list[str] | None = None) -> dict[str, 
             f"ablate: no stage of {ctx.run_dir} rejected a document (quarantine aside): nothing to ablate"
         )
     section, baseline, subject = ablation_section(ctx.section, list(removed))
-    run_phase(
+    measure(
         dataclasses.replace(ctx, section=section),
         report_name=REPORT,
     )

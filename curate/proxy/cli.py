@@ -149,7 +149,8 @@ def _search(args: argparse.Namespace) -> int:
     from curate.context import PhaseError, RunContext, load_manifest
     from curate.engine import make_engine
     from curate.proxy.config import parse
-    from curate.proxy.search import format_table, parse_search, run_search
+    from curate.proxy.search import format_table, run_search
+    from curate.proxy.searchspec import parse_search
 
     run_dir = Path(args.run_dir)
     manifest = load_manifest(run_dir)

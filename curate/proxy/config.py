@@ -50,6 +50,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from curate.context import PhaseError
+from curate.proxy.errors import ProxyConfigError
 from curate.proxy.model import LADDER
 from curate.proxy.train import TrainConfig
 
@@ -86,15 +87,6 @@ TOKENIZER_KEYS = ["path", "sha256", "vocab_size", "sample_chars", "seed"]
 LADDER_KEYS = ["model", "budget", "seeds"]
 CONTROLS = ("null", "rejected", "planted")
 DEFAULT_CURVE = (0.25, 0.5, 1.0, 2.0)
-
-
-class ProxyConfigError(PhaseError):
-    """A ``proxy:`` section that cannot run; ``keys`` locate it under ``proxy`` (for file:line errors)."""
-
-    def __init__(self, keys: tuple[str | int, ...], msg: str) -> None:
-        self.keys, self.msg = keys, msg
-        where = "proxy" + "".join(f"[{k}]" if isinstance(k, int) else f".{k}" for k in keys)
-        super().__init__(f"{where}: {msg}")
 
 
 @dataclass
@@ -437,7 +429,7 @@ def _check_budgets(cfg: ProxyConfig, raw: dict[str, Any]) -> None:
     except ValueError as e:
         raise ProxyConfigError(("curve",), str(e)) from None
     if "search" in raw:
-        from curate.proxy.search import parse_search
+        from curate.proxy.searchspec import parse_search
 
         spec = parse_search(raw["search"], cfg.budget, cfg.seeds)
         for i, rung in enumerate(spec.rungs):

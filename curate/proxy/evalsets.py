@@ -219,25 +219,6 @@ def build_gram_index(sets: list[EvalData], out: Path) -> dict[str, int]:
     return {s.name: int((o == k).sum()) for k, s in enumerate(sets)}
 
 
-def gram_hits(texts: list[str], index_path: str) -> np.ndarray:
-    """``(n_docs, n_sets)`` booleans: which eval sets each document shares a gram with."""
-    from curate.dedup import _common as c
-
-    z = np.load(index_path)
-    grams, owner, n_sets = z["grams"], z["owner"], len(z["names"])
-    hits = np.zeros((len(texts), n_sets), dtype=bool)
-    if not texts or not len(grams):
-        return hits
-    tokens, off = c.word_hashes(pa.array(texts, pa.string()))
-    for k in z["lengths"].tolist():
-        h, hoff = c.ngram_hashes(tokens, off, int(k), short=False)
-        pos = np.minimum(np.searchsorted(grams, h), len(grams) - 1)
-        hit = grams[pos] == h
-        doc = np.repeat(np.arange(len(off) - 1), np.diff(hoff))
-        hits[doc[hit], owner[pos[hit]]] = True
-    return hits
-
-
 def scorer_overlaps(
     config: dict[str, Any], recipes: list[Any], sets: list[EvalData], pipeline_path: str | None
 ) -> list[dict[str, str]]:

@@ -130,7 +130,7 @@ class DocStream:
     def __init__(
         self, tokens: np.ndarray, idx: np.ndarray, hids: np.ndarray, *, seq_len: int, seed: int
     ) -> None:
-        from curate.proxy.shards import mix64
+        from curate.proxy.hashing import mix64
 
         self.tokens, self.idx, self.seq_len, self.seed = (
             tokens,

@@ -33,6 +33,7 @@ from curate import schema
 from curate.io.files import atomic_path, atomic_write_json
 from curate.io.runfiles import read_table
 from curate.io.storage import Location
+from curate.proxy.hashing import unit_hash
 
 if TYPE_CHECKING:
     from curate.io.stage import RemoteRoot
@@ -45,22 +46,6 @@ def id_hashes(ids: list[str]) -> np.ndarray:
     return np.fromiter(
         (xxhash.xxh64_intdigest(str(i).encode("utf-8")) for i in ids), dtype=np.uint64, count=len(ids)
     )
-
-
-def unit_hash(hids: np.ndarray, salt: int) -> np.ndarray:
-    """A uniform draw in [0, 1) per document id hash, a function of ``(salt, id)`` only (splitmix64)."""
-    return (
-        mix64(np.asarray(hids, dtype=np.uint64) ^ mix64(np.array([salt], dtype=np.uint64))) >> np.uint64(11)
-    ).astype(np.float64) / float(1 << 53)
-
-
-def mix64(x: np.ndarray) -> np.ndarray:
-    """splitmix64's finaliser on uint64 arrays (wrapping arithmetic): a cheap, well-mixed hash."""
-    with np.errstate(over="ignore"):
-        z = np.asarray(x, dtype=np.uint64) + np.uint64(0x9E3779B97F4A7C15)
-        z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
-        z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
-        return z ^ (z >> np.uint64(31))
 
 
 def shuffle_words(text: str, key: int) -> str:
@@ -145,7 +130,7 @@ def select_rows(table: pa.Table, job: ShardJob) -> tuple[pa.Table, int, dict[str
             by_set["exact"] = dropped
         table = table.filter(pa.array(~hit))
     if job.exclude_grams and table.num_rows:
-        from curate.proxy.evalsets import gram_hits
+        from curate.proxy.grams import gram_hits
 
         hits = gram_hits(table.column(schema.TEXT).to_pylist(), job.exclude_grams)
         names = np.load(job.exclude_grams)["names"].tolist()

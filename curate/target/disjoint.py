@@ -10,8 +10,8 @@ from typing import Any
 
 import numpy as np
 
-from curate.config import ConfigError
 from curate.target.config import TargetSpec
+from curate.yamlkeys import ConfigError
 
 
 class TargetError(ConfigError):
@@ -44,7 +44,8 @@ def _overlap_error(spec: TargetSpec, hits: np.ndarray, files: list[str], evals: 
 def check_disjoint(spec: TargetSpec, texts: list[str], files: list[str], evals: list[Any], work: Path) -> str:
     """Refuse a target sharing an exact text or a word 13-gram with a file eval set; returns the path of
     the eval sets' gram index (``""`` when there is none)."""
-    from curate.proxy.evalsets import build_gram_index, gram_hits
+    from curate.proxy.evalsets import build_gram_index
+    from curate.proxy.grams import gram_hits
     from curate.proxy.shards import text_hashes
 
     if not evals:
@@ -63,7 +64,7 @@ def check_disjoint(spec: TargetSpec, texts: list[str], files: list[str], evals: 
 def recheck(run_dir: Path, evals: list[Any], index_path: str) -> None:
     """The proxy phase's guard: a run's stored target sample (``RUN_DIR/target/target.jsonl.gz``) against
     the eval sets it is about to train with (``curate proxy --set eval=...`` may have changed them)."""
-    from curate.proxy.evalsets import gram_hits
+    from curate.proxy.grams import gram_hits
     from curate.proxy.shards import text_hashes
 
     path = Path(run_dir) / "target" / "target.jsonl.gz"

@@ -124,7 +124,7 @@ def _scan(args: dict[str, Any]) -> dict[str, Any]:
     """One input shard: the raw-sample candidates (smallest keys) and source-eval rows' target hits."""
     import xxhash
 
-    from curate.proxy.evalsets import gram_hits
+    from curate.proxy.grams import gram_hits
 
     t = _rows(args["source"], args["shard"])
     ids, texts = t.column(schema.ID).to_pylist(), t.column(schema.TEXT).to_pylist()

@@ -225,7 +225,7 @@ def test_tokenizer_sample_ignores_file_layout(tmp_path):
     """The same raw rows split into other files (another stage list's layout) train the same BPE."""
     from curate.engine import InlineEngine
     from curate.proxy.config import parse as parse_cfg
-    from curate.proxy.phase import _tokenizer
+    from curate.proxy.inputs import tokenizer_for as _tokenizer
 
     (tmp_path / "a").mkdir()
     a, _ = _run_dir(tmp_path / "a")
@@ -256,7 +256,7 @@ def test_a_tokenizer_file_is_used_as_it_is_and_its_pin_is_checked(tmp_path):
     from curate.engine import InlineEngine
     from curate.io.files import sha256_file
     from curate.proxy.config import parse as parse_cfg
-    from curate.proxy.phase import _tokenizer
+    from curate.proxy.inputs import tokenizer_for as _tokenizer
 
     (tmp_path / "a").mkdir()
     a, _ = _run_dir(tmp_path / "a")
@@ -453,7 +453,7 @@ def test_quantiles_resolve_over_the_rows_a_recipe_draws_from(tmp_path):
     import pyarrow as pa
 
     from curate.proxy.config import Recipe
-    from curate.proxy.phase import recipe_scores, resolve_quantiles
+    from curate.proxy.data import recipe_scores, resolve_quantiles
 
     (tmp_path / "kept").mkdir()
     pq.write_table(
@@ -491,7 +491,7 @@ def test_a_recipes_select_applies_to_the_rows_without_stages_adds(tmp_path):
     import pyarrow as pa
 
     from curate.proxy.config import Recipe
-    from curate.proxy.phase import _recipe_jobs
+    from curate.proxy.data import recipe_jobs as _recipe_jobs
     from curate.proxy.shards import select_rows
 
     (tmp_path / "kept").mkdir()

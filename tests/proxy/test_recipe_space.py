@@ -13,7 +13,7 @@ from curate.api import run
 from curate.context import PhaseError, RunContext, load_manifest
 from curate.proxy.ablate import _why_skipped, ablation_section, removed_by_stage, run_ablation
 from curate.proxy.config import ProxyConfigError, parse
-from curate.proxy.search import candidate_recipe, parse_search
+from curate.proxy.searchspec import candidate_recipe, parse_search
 from curate.proxy.shards import ShardJob, select_rows
 
 BASE = (

@@ -12,7 +12,8 @@ import yaml
 from curate.context import RunContext
 from curate.proxy.config import ProxyConfigError, parse
 from curate.proxy.phase import run_phase
-from curate.proxy.search import Rung, format_table, pareto, parse_search, successive_halving
+from curate.proxy.search import format_table, pareto, successive_halving
+from curate.proxy.searchspec import Rung, parse_search
 from tests.proxy.toy import tiny_section, write_kept, write_rejected
 
 # bpb(t) = a + c / sqrt(t): "fast" leads at short budgets, "best" has the lowest bpb at the full budget.

@@ -1,0 +1,15 @@
+"""The proxy section's configuration error, apart from :mod:`curate.proxy.config` so that what it parses
+(:mod:`curate.proxy.searchspec`) can raise it without importing the config back."""
+
+from __future__ import annotations
+
+from curate.context import PhaseError
+
+
+class ProxyConfigError(PhaseError):
+    """A ``proxy:`` section that cannot run; ``keys`` locate it under ``proxy`` (for file:line errors)."""
+
+    def __init__(self, keys: tuple[str | int, ...], msg: str) -> None:
+        self.keys, self.msg = keys, msg
+        where = "proxy" + "".join(f"[{k}]" if isinstance(k, int) else f".{k}" for k in keys)
+        super().__init__(f"{where}: {msg}")

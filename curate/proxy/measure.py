@@ -1,0 +1,226 @@
+"""One measurement: train tiny LMs on each recipe (and the controls) and write ``goodput.json``.
+
+Steps (each resumable: finished shards and finished runs are never redone):
+
+1. Eval sets (``proxy.eval`` / ``proxy.eval_suite``, :mod:`curate.proxy.evalsets`): ``text`` documents,
+   ``choice`` benchmark items, ``heldout`` id-hash splits of the raw input. Every recipe drops documents
+   equal to an eval document (xxh64 of normalised text) or sharing a word 13-gram with an eval set.
+2. Tokenizer: ``proxy.tokenizer.path``, or a byte-level BPE trained on raw rows drawn by
+   ``xxh64(seed:id)``: independent of file layout and of the stage list; fingerprinted (sha256).
+3. Token shards per recipe and input file (``Engine.map``), concatenated into
+   ``proxy/data/<recipe>/train.{bin,idx,json}``; the ``null`` control is a seeded document subsample of
+   raw's shard at the controlled recipe's token count, drawn afresh for every seed
+   (``proxy/data/null/seed<k>/train``); the ``rejected`` control is every row a
+   non-quarantine stage rejected.
+4. Runs: one ``Engine.map`` item per (ladder point, recipe, seed); the main point writes
+   ``proxy/<recipe>/seed<k>/``, other ladder points ``proxy/ladder/<model>@<budget>/<recipe>/seed<k>/``.
+   A finished run is reused only if its ``config.json`` equals the run asked for.
+5. ``goodput.json`` (:mod:`curate.proxy.assemble`; schema in ``docs/goodput.md``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from curate.context import PhaseError, RunContext
+from curate.io import runfiles
+from curate.io.stage import Mirror
+from curate.io.storage import Location
+from curate.proxy import evalsets
+from curate.proxy.config import ProxyConfig, Recipe, parse
+from curate.proxy.data import (
+    PLANTED_DEFAULT,
+    data_name,
+    null_prefix,
+    training_data,
+)
+from curate.proxy.inputs import check_spec, eval_sets, eval_shards, tokenizer_for, write_json
+from curate.proxy.runs import RunItem, run_one
+from curate.proxy.shards import (
+    SHARD_FILES,
+    read_hids,
+    read_shard,
+)
+from curate.stage import Resources
+
+if TYPE_CHECKING:
+    from curate.io.stage import RemoteRoot
+    from curate.proxy.tokenizer import ProxyTokenizer
+
+log = logging.getLogger(__name__)
+
+
+def run_folder(r: Recipe, cfg: ProxyConfig) -> str:
+    """A recipe's run folder: its name, except for a non-default null draw or planted rate (calibration
+    studies), which train beside the default ones instead of over them."""
+    if r.source == "null" and cfg.null_draw:
+        return f"null-draw{cfg.null_draw}"
+    if r.source == "planted" and cfg.planted != PLANTED_DEFAULT:
+        return data_name(r, cfg.planted)
+    return r.name
+
+
+def run_items(
+    cfg: ProxyConfig,
+    pdir: Path,
+    recipes: list[Recipe],
+    tok: ProxyTokenizer,
+    evals: tuple[dict[str, str], dict[str, str]],
+    runs_dir: str | None,
+    remote: RemoteRoot | None = None,
+) -> list[RunItem]:
+    """Step 3: one run per (ladder point, recipe, seed); the main point's runs go to ``proxy/`` (or
+    ``proxy/<runs_dir>``), the others to ``proxy/ladder/<point>/``."""
+    eval_prefixes, choice_paths = evals
+    items = []
+    for k, point in enumerate(cfg.points()):
+        main_dir = pdir / runs_dir if runs_dir else pdir
+        base_dir = main_dir if k == 0 else pdir / "ladder" / point.name
+        for r in recipes:
+            for seed in point.seeds:
+                items.append(
+                    RunItem(
+                        recipe=r.name,
+                        seed=seed,
+                        train_prefix=str(
+                            null_prefix(pdir, seed, cfg.null_draw)
+                            if r.source == "null"
+                            else pdir / "data" / data_name(r, cfg.planted) / "train"
+                        ),
+                        eval_prefixes=eval_prefixes,
+                        choice_paths=choice_paths,
+                        out_dir=str(base_dir / run_folder(r, cfg) / f"seed{seed}"),
+                        train_cfg=dataclasses.asdict(
+                            cfg.train_config(seed, point, baseline=r.name == cfg.baseline)
+                        ),
+                        vocab_size=tok.vocab_size,
+                        eos_id=tok.eos_id,
+                        threads=max(1, int(cfg.cpus_per_run)),
+                        point=point.name,
+                        remote=remote,
+                    )
+                )
+    return items
+
+
+def send_run_inputs(ctx: RunContext, items: list[RunItem]) -> None:
+    """A run directory in object storage: upload what the training tasks read (training and eval shards,
+    choice rows), so a task on any node fetches them from the run's storage, not the driver's disk."""
+    assert ctx.mirror is not None
+    prefixes = sorted(
+        {it.train_prefix for it in items} | {p for it in items for p in it.eval_prefixes.values()}
+    )
+    files = [Path(p + sfx) for p in prefixes for sfx in SHARD_FILES if Path(p + sfx).exists()]
+    files += sorted({Path(p) for it in items for p in it.choice_paths.values()})
+    ctx.mirror.send(files)
+
+
+def receive_runs(ctx: RunContext, items: list[RunItem]) -> None:
+    """The files of each finished run that the driver reads (curves, results) into its mirror; the
+    weights (model/) stay in the run's storage."""
+    assert ctx.mirror is not None
+    names = ("config.json", "data.json", "metrics.jsonl", "result.json")
+    ctx.mirror.receive([Path(it.out_dir) / n for it in items for n in names])
+
+
+def stream_sharing(items: list[RunItem], baseline: str, point: str) -> dict[str, dict[str, Any]]:
+    """Per recipe, the share of its stream's first ``T`` tokens (at each seed of ``point``) that come from
+    documents the baseline's stream also reads within its first ``T`` tokens: how much of the two runs'
+    data is common (common random numbers; 1.0 for the baseline itself)."""
+    from curate.proxy.evaluate import DocStream
+
+    def docs(it: RunItem) -> dict[int, int]:
+        toks, idx, _ = read_shard(it.train_prefix)
+        cfg = it.train_cfg
+        budget = int(cfg.get("eval_budget") or cfg["tokens"])
+        stream = DocStream(toks, idx, read_hids(it.train_prefix), seq_len=cfg["seq_len"], seed=it.seed)
+        return stream.doc_tokens(budget)
+
+    mine = [it for it in items if it.point == point]
+    base = {it.seed: set(docs(it)) for it in mine if it.recipe == baseline}
+    out: dict[str, dict[str, Any]] = {}
+    for it in mine:
+        d = docs(it) if it.recipe != baseline else None
+        share = (
+            1.0 if d is None else sum(n for h, n in d.items() if h in base[it.seed]) / max(1, sum(d.values()))
+        )
+        out.setdefault(it.recipe, {"per_seed": []})["per_seed"].append(round(share, 4))
+    for v in out.values():
+        v["mean"] = round(float(np.mean(v["per_seed"])), 4)
+    return out
+
+
+def measure(
+    ctx: RunContext, *, report_name: str = "goodput.json", runs_dir: str | None = None
+) -> dict[str, Any]:
+    """Measure the ``proxy:`` section's recipes on a finished pipeline run (no ablation, no search: those
+    are :func:`curate.proxy.phase.run_phase`'s follow-ups); returns a summary for the manifest.
+    ``report_name``: where the report goes (``curate ablate`` writes ``ablation/goodput.json``);
+    ``runs_dir``: a folder under ``proxy/`` for the main point's runs instead of ``proxy/`` itself (the
+    search's rungs train other budgets and seeds than the run's own)."""
+    from curate.proxy.assemble import assemble
+
+    cuda = ctx.engine.cluster_gpus() > 0  # the cluster's GPUs, not this driver's: workers pick their device
+    url = runfiles.remote_of(ctx.run_dir)
+    if ctx.mirror is None and url:  # `curate proxy s3://...`: the verb's mirror; tasks use the bucket too
+        ctx = dataclasses.replace(ctx, mirror=Mirror(Location.of(url)))
+    cfg = parse(ctx.section)
+    pdir = ctx.path("proxy")
+    pdir.mkdir(parents=True, exist_ok=True)
+    if not ctx.kept_files() and not ctx.rejected_files():
+        raise PhaseError(f"proxy: {ctx.run_dir} has no kept/ or rejected/ parquet files")
+    evalsets.check_files(cfg.eval, ctx.pipeline_path)
+    check_spec(pdir, cfg)
+    evals, exclude, grams_per_set, overlaps = eval_sets(ctx, cfg, pdir)
+    sources = sorted({e.spec.source for e in evals if e.spec.source})
+    tok, tok_info = tokenizer_for(ctx, cfg, set(exclude.tolist()), sources, pdir)
+    seq_len = cfg.train_config(0).seq_len
+    eval_paths = eval_shards(evals, tok, pdir, seq_len)
+    # a target sample drawn from an input source never trains a recipe (targets and training disjoint)
+    target_source = (ctx.config.get("target") or {}).get("source")
+    train_excl = sorted({*sources, *([str(target_source)] if target_source else [])})
+    data = training_data(ctx, cfg, pdir, train_excl, min_tokens=seq_len + 1)
+    remote = ctx.mirror.root() if ctx.mirror else None
+    items = run_items(cfg, pdir, data.recipes, tok, eval_paths, runs_dir, remote)
+    if ctx.mirror:
+        send_run_inputs(ctx, items)
+    res = Resources(num_cpus=cfg.cpus_per_run, num_gpus=cfg.gpu_fraction if cuda else 0.0)
+    results = ctx.engine.map(run_one, items, resources=res, desc="proxy runs")
+    if ctx.mirror:
+        receive_runs(ctx, items)
+    # 4. goodput
+    report = assemble(
+        ctx,
+        cfg,
+        items=items,
+        results=results,
+        data=data.meta,
+        evals=evals,
+        recipes=data.recipes,
+        controlled=data.controlled,
+        controls_skipped=data.skipped,
+        grams_per_set=grams_per_set,
+    )
+    report["tokenizer"] = tok_info
+    for r, share in stream_sharing(items, cfg.baseline, cfg.main_point.name).items():
+        report["recipes"][r]["stream_shared_with_baseline"] = share
+    report["scorer_overlaps"] = overlaps  # non-headline sets only (headline overlaps are refused above)
+    report["held_out_sources"] = train_excl  # eval sources and a target: source, in no recipe
+    ctx.path(report_name).parent.mkdir(parents=True, exist_ok=True)
+    write_json(report, ctx.path(report_name))
+    return {
+        "goodput": report_name,
+        "recipes": {
+            r: {"multiplier": v["multiplier"]["value"], "goodput": v["goodput"]["value"]}
+            for r, v in report["recipes"].items()
+        },
+        "ranking": report["ranking"]["order"],
+        "verdict": report["verdict"]["sentence"],
+        "runs": len(items),
+        "device_s": round(sum(x["device_s"] for x in results), 3),
+    }
