@@ -1,6 +1,6 @@
 """Calibrate the goodput instrument on a finished run: null draws and planted doses (issue 21).
 
-    python benchmarks/goodput_calibration.py RUN_DIR [--draws 20] [--doses 0.1 0.2 0.4] [--engine inline]
+    python benchmarks/goodput_calibration.py RUN_DIR [--draws 20] [--doses 0.1 0.2 0.4] [--engine inline] [--set KEY=VALUE]
 
 * **Null draws.** The null control (raw's documents drawn by an id hash at the controlled recipe's token
   count) is trained for ``--draws`` independent draw families (``proxy.null_draw`` = 0 .. N-1) at the run's
@@ -47,12 +47,22 @@ def main() -> None:
     ap.add_argument("--first-draw", type=int, default=0)
     ap.add_argument("--doses", type=float, nargs="*", default=[0.1, 0.2, 0.4])
     ap.add_argument("--engine", default="inline", choices=["inline", "ray"])
+    ap.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="override a proxy key as `curate proxy --set` does (e.g. the tokenizer the run was measured with)",
+    )
     args = ap.parse_args()
 
     from curate.context import load_manifest
     from curate.engine import make_engine
+    from curate.proxy.cli import set_dotted
 
     base = dict((load_manifest(args.run_dir).get("config") or {}).get("proxy") or {})
+    for kv in args.set:
+        set_dotted(base, kv)
     base.pop("search", None)
     base["ablate"] = False
     engine = make_engine(args.engine, progress=False)

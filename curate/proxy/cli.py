@@ -17,7 +17,8 @@ Finished runs are reused; goodput.json is rewritten.
 """
 
 
-def _set(section: dict[str, Any], dotted: str) -> None:
+def set_dotted(section: dict[str, Any], dotted: str) -> None:
+    """``--set key.path=value``: the YAML value at that dotted path of the section (created as needed)."""
     import yaml
 
     if "=" not in dotted:
@@ -100,7 +101,7 @@ def _section_of(args: argparse.Namespace, config: dict[str, Any]) -> dict[str, A
     else:
         section = dict(config.get("proxy") or {})
     for s in args.set or []:
-        _set(section, s)
+        set_dotted(section, s)
     return section
 
 
