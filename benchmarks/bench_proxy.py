@@ -269,12 +269,14 @@ def speed(args: argparse.Namespace) -> dict:
     ``device_s``; Trainer: a callback at its first ``on_step_begin`` to ``on_train_end``), so neither
     pays for model construction or Trainer set-up. Ours with ``autocast="off"`` is fp32 throughout (fused
     fp32 head); ``autocast="bf16"`` is what ``auto`` picks on CPUs with native bf16 (see
-    ``curate.proxy.train.cpu_has_native_bf16``). MFU divides by the matmul peak of the precision used.
+    ``curate.proxy.device.cpu_has_native_bf16``). MFU divides by the matmul peak of the precision used.
     """
     import torch
 
+    from curate.proxy.device import cpu_has_native_bf16
     from curate.proxy.model import ModelConfig
-    from curate.proxy.train import Run, TrainConfig, cpu_has_native_bf16
+    from curate.proxy.schedule import TrainConfig
+    from curate.proxy.train import Run
 
     threads = os.cpu_count() or 1
     torch.set_num_threads(threads)

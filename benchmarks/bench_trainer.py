@@ -29,9 +29,11 @@ from typing import Any
 import numpy as np
 import torch
 
+from curate.proxy.device import use_autocast as _use_autocast
 from curate.proxy.fused_ce import linear_cross_entropy
 from curate.proxy.model import ModelConfig
-from curate.proxy.train import TrainConfig, _use_autocast, build_optimizer, lm_loss
+from curate.proxy.schedule import TrainConfig
+from curate.proxy.train import build_optimizer, lm_loss
 
 
 def main_lm_loss(

@@ -17,8 +17,10 @@ from collections import defaultdict
 import numpy as np
 import torch
 
+from curate.proxy.device import use_autocast as _use_autocast
 from curate.proxy.model import ModelConfig
-from curate.proxy.train import TrainConfig, _use_autocast, build_optimizer, lm_loss
+from curate.proxy.schedule import TrainConfig
+from curate.proxy.train import build_optimizer, lm_loss
 
 GROUPS = [
     ("matmul", ("addmm", "mm", "bmm", "matmul", "linear")),

@@ -34,7 +34,7 @@ proxy:
                                  # the measured tokens-to-bpb curve every multiplier is read from
   ladder:                        # extra (model, budget[, seeds]) points; every recipe runs at each
     - {model: proxy_tiny, budget: 200000, seeds: 2}
-  train: {seq_len: 128, batch_size: 16, n_evals: 5, lr: 0.003}   # any curate.proxy.train.TrainConfig field
+  train: {seq_len: 128, batch_size: 16, n_evals: 5, lr: 0.003}   # any curate.proxy.schedule.TrainConfig field
   cpus_per_run: 1                # Ray resources per run; on CPU, runs queue for cores
   gpu_fraction: 0.25             # num_gpus per run when CUDA is present (runs share a GPU)
   n_boot: 1000                   # bootstrap resamples for the CIs
@@ -52,7 +52,7 @@ from typing import Any
 from curate.context import PhaseError
 from curate.proxy.errors import ProxyConfigError
 from curate.proxy.model import LADDER
-from curate.proxy.train import TrainConfig
+from curate.proxy.schedule import TrainConfig
 
 # CPU-sized defaults (the demo): 2 recipes x 3 seeds of proxy_tiny on 300k tokens each.
 CPU_TRAIN: dict[str, Any] = {"seq_len": 128, "batch_size": 16, "n_evals": 5}

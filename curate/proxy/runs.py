@@ -27,7 +27,7 @@ from curate.proxy.shards import fetch_shard, read_hids, read_shard
 
 if TYPE_CHECKING:
     from curate.io.stage import RemoteRoot
-    from curate.proxy.train import TrainConfig
+    from curate.proxy.schedule import TrainConfig
 
 log = logging.getLogger(__name__)
 RESUME_FILES = ("config.json", "data.json", "metrics.jsonl")  # uploaded with each checkpoint
@@ -55,7 +55,7 @@ class RunItem:
 def run_one(item: RunItem) -> dict[str, Any]:
     """Train one (recipe, seed) run; returns its ``result.json`` (read back when already finished with
     the same configuration; a run left by another configuration is discarded and retrained)."""
-    from curate.proxy.train import TrainConfig
+    from curate.proxy.schedule import TrainConfig
 
     if item.remote is not None:
         return _run_remote(item, item.remote)
@@ -118,7 +118,7 @@ def _train(
 
 def _run_remote(item: RunItem, remote: RemoteRoot) -> dict[str, Any]:
     """:func:`run_one` on a node that may not see the driver's disk (module docstring)."""
-    from curate.proxy.train import TrainConfig
+    from curate.proxy.schedule import TrainConfig
 
     cfg = TrainConfig(**item.train_cfg)
     run = Path(item.out_dir)  # the run's folder as the driver names it

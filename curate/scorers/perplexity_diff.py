@@ -75,7 +75,7 @@ class PerplexityDiff(TargetFitted, Scorer):
         return ["diff", "bpb_target", "bpb_raw"]
 
     def train_config(self, seed: int) -> Any:
-        from curate.proxy.train import TrainConfig
+        from curate.proxy.schedule import TrainConfig
 
         p = self.params
         return TrainConfig(

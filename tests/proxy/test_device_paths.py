@@ -13,7 +13,7 @@ import pytest
 import torch
 
 import curate.engine
-from curate.proxy import train
+from curate.proxy import device, train
 from curate.proxy.evaluate import EvalSet
 from tests.proxy.tiny_trainer import VOCAB, tiny_config, train_tiny, write_data
 
@@ -36,10 +36,10 @@ def test_a_run_picks_cuda_when_torch_sees_it_and_then_trains_in_bf16(tmp_path: P
 
 def test_without_cuda_a_run_is_on_cpu_and_bf16_only_where_the_cpu_has_it(tmp_path: Path, monkeypatch) -> None:
     monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
-    monkeypatch.setattr(train, "cpu_has_native_bf16", lambda: False)
+    monkeypatch.setattr(device, "cpu_has_native_bf16", lambda: False)
     run = _run(tmp_path, tiny_config())
     assert (run.device, run.autocast) == (torch.device("cpu"), False)
-    monkeypatch.setattr(train, "cpu_has_native_bf16", lambda: True)
+    monkeypatch.setattr(device, "cpu_has_native_bf16", lambda: True)
     assert _run(tmp_path, tiny_config()).autocast is True
     assert _run(tmp_path, tiny_config(autocast="bf16"), device="cpu").autocast is True
     with pytest.raises(ValueError, match="autocast='fp8'; valid: auto, bf16, off"):
@@ -62,10 +62,10 @@ def test_the_bf16_autocast_path_trains_on_cpu(tmp_path: Path) -> None:
 def test_a_gpu_that_torch_cannot_use_is_said_in_the_result(tmp_path: Path, monkeypatch, caplog) -> None:
     monkeypatch.setattr(curate.engine, "assigned_gpus", lambda: ["0"])
     monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
-    assert train.gpu_assigned_without_cuda() is True
+    assert device.gpu_assigned_without_cuda() is True
     assert "assigned GPU(s) ['0'] but torch has no CUDA: training on CPU" in caplog.text
     write_data(tmp_path)
     res = train_tiny(tmp_path, "gpu", tiny_config(tokens=32 * 8 * 4))
     assert (res["device"], res["gpu_assigned_without_cuda"]) == ("cpu", True)
     monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
-    assert train.gpu_assigned_without_cuda() is False  # a GPU torch can use: nothing to say
+    assert device.gpu_assigned_without_cuda() is False  # a GPU torch can use: nothing to say

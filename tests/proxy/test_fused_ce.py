@@ -6,9 +6,10 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from curate.proxy import train as train_mod
+from curate.proxy import device as train_mod
+from curate.proxy.device import use_autocast as _use_autocast
 from curate.proxy.fused_ce import linear_cross_entropy
-from curate.proxy.train import TrainConfig, _use_autocast
+from curate.proxy.schedule import TrainConfig
 
 
 def _inputs(n: int = 37, d: int = 16, v: int = 50, seed: int = 0):

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from curate.engine import InlineEngine, assigned_gpus
-from curate.proxy.train import gpu_assigned_without_cuda
+from curate.proxy.device import gpu_assigned_without_cuda
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -32,7 +32,7 @@ PROBE = """
 import json, os
 import ray
 from curate.engine import RayEngine, assigned_gpus
-from curate.proxy.train import gpu_assigned_without_cuda
+from curate.proxy.device import gpu_assigned_without_cuda
 from curate.stage import Resources
 
 def probe(_):

@@ -13,8 +13,8 @@ import curate
 
 ROOT = Path(curate.__file__).resolve().parent
 INSTRUMENT = {
-    "tokenizer", "model", "decoder", "fused_ce", "train", "evaluate", "hashing", "grams", "shards", "runs",
-    "choice",
+    "tokenizer", "model", "decoder", "fused_ce", "schedule", "device", "train", "evaluate", "hashing", "grams",
+    "shards", "runs", "choice",
 }  # fmt: skip
 
 

@@ -12,7 +12,8 @@ import numpy as np
 import torch
 
 from curate.proxy.evaluate import EvalSet
-from curate.proxy.train import Run, TrainConfig
+from curate.proxy.schedule import TrainConfig
+from curate.proxy.train import Run
 
 VOCAB = 512
 
