@@ -7,7 +7,6 @@ the regime. The schema is documented in ``docs/goodput.md``.
 from __future__ import annotations
 
 import json
-import math
 from pathlib import Path
 from typing import Any
 
@@ -15,40 +14,11 @@ import numpy as np
 
 from curate.context import PhaseError
 from curate.proxy import analysis, stats
+from curate.proxy.controls import controls_block, ladder_null_warning
 from curate.proxy.goodput import RecipeCurves, finite_or_none, goodput_report, value_at
+from curate.proxy.regime import regime
 
 SCHEMA_VERSION = 2
-
-# Published proxy regimes, for the report's "where this run sits" table (facts as the papers state them).
-PUBLISHED_REGIMES = [
-    {
-        "name": "Chinchilla compute-optimal (Hoffmann et al. 2022)",
-        "params": None,
-        "tokens_per_param": 20,
-        "note": "the usual '1x' training length",
-    },
-    {
-        "name": "DCLM smallest competition scale (Li et al. 2024)",
-        "params": 412e6,
-        "tokens": 8.2e9,
-        "tokens_per_param": 20,
-        "note": "412M parameters at 1x Chinchilla",
-    },
-    {
-        "name": "DataDecide (Magnusson et al. 2025)",
-        "params": 150e6,
-        "tokens_per_param": 100,
-        "note": "150M-parameter rankings predict the 1B winner in ~80% of pairs, with continuous metrics",
-    },
-    {
-        "name": "RegMix (Liu et al. 2024)",
-        "params": 1e6,
-        "tokens": 1e9,
-        "tokens_per_param": 1000,
-        "note": "mixtures ranked with 1M-parameter models, each trained on ~1B tokens",
-    },
-]
-GPU_DEVICE, GPU_PEAK_FLOPS, GPU_MFU = "one H100 SXM", 989e12, 0.3
 
 
 def read_curves(out_dir: Path) -> tuple[list[int], dict[str, list[float]], dict[str, Any], dict[str, Any]]:
@@ -193,126 +163,6 @@ def _point_summary(
     }
 
 
-def _controls_block(
-    base: analysis.Baseline,
-    heads: dict[str, np.ndarray],
-    baseline: str,
-    controlled: str | None,
-    skipped: dict[str, str],
-    epochs: dict[str, float],
-    planted: float = 0.0,
-) -> dict[str, Any]:
-    out: dict[str, Any] = {"for": controlled, "skipped": skipped}
-    if "null" in heads:
-        iv = analysis.paired(heads["null"], heads[baseline])
-        mult = analysis.multiplier_block(base, iv)
-        ok = not iv.excludes(0.0)
-        msg = (
-            "the null control (a random subsample of raw at the controlled recipe's token count) is "
-            "indistinguishable from raw, as it must be: the instrument shows no bias at this budget"
-        )
-        if not ok:
-            msg = (
-                f"the null control differs from raw ({analysis.fmt_multiplier(mult)}x, CI "
-                f"{analysis.fmt_multiplier(mult, 'ci_low')}–{analysis.fmt_multiplier(mult, 'ci_high')}x) "
-                "though it is the same distribution: the instrument is biased at this budget. Likely causes: "
-                f"repetition (null is seen {epochs.get('null', math.nan):.2f} epochs within T, raw "
-                f"{epochs.get(baseline, math.nan):.2f}), the tokenizer (trained on raw), or a small eval set. "
-                "Read every multiplier of this run relative to the null's, or raise the budget/seeds."
-            )
-        out["null"] = {
-            "diff_bpb": iv.as_dict(),
-            "multiplier": mult,
-            "contains_1": ok,
-            "epochs_at_T": epochs.get("null"),
-            "message": msg,
-        }
-    if "planted" in heads:
-        iv = analysis.paired(heads["planted"], heads[baseline])
-        mult = analysis.multiplier_block(base, iv)
-        seen = analysis.call(iv) == "worse"
-        out["planted"] = {
-            "fraction": planted,
-            "diff_bpb": iv.as_dict(),
-            "multiplier": mult,
-            "called_worse": seen,
-            "message": (
-                f"the planted control ({planted:.0%} of raw's documents word-shuffled, worse by construction) is "
-                f"called worse than raw ({analysis.fmt_multiplier(mult)}x): the instrument sees a known effect of "
-                "this size"
-                if seen
-                else f"the planted control ({planted:.0%} of raw's documents word-shuffled, worse by construction) "
-                f"is NOT called worse than raw ({analysis.fmt_multiplier(mult)}x, CI "
-                f"{analysis.fmt_multiplier(mult, 'ci_low')}–{analysis.fmt_multiplier(mult, 'ci_high')}x): this run "
-                "could not see a known effect, so a recipe it does not call may still matter; raise the budget or "
-                "the seeds"
-            ),
-        }
-    if "rejected" in heads and controlled in heads:
-        iv = analysis.paired(heads[controlled], heads["rejected"])
-        ratio = analysis.relative_multiplier(base, float(heads["rejected"][:, -1].mean()), iv)
-        ratio["method"] = (
-            "t_base(R + d) / t_base(R) over the paired interval of d = kept - rejected (R: rejected's bpb)"
-        )
-        c = analysis.call(iv)
-        out["rejected"] = {
-            "diff_bpb_kept_minus_rejected": iv.as_dict(),
-            "call": c,
-            "m_kept_over_m_rejected": ratio,
-            "epochs_at_T": epochs.get("rejected"),
-            "message": {
-                "better": f"the kept data ({controlled}) teaches more per token than the rejected rows: the filters carry learning signal for these targets",
-                "worse": f"the rejected rows teach more per token than the kept data ({controlled}): the filters remove signal these targets need",
-                "not_called": "kept and rejected rows are not separated at this budget: no evidence either way that the filters carry signal",
-            }[c],
-        }
-    return out
-
-
-def ladder_null_warning(points: list[dict[str, Any]]) -> tuple[list[str], str] | None:
-    """The ladder points (besides the main one, whose null is in ``controls``) where the null control
-    separates from raw, and the warning that says so; ``None`` when it separates nowhere. The null is
-    checked at every point: a biased instrument at the reference point makes decision accuracy as doubtful
-    as a biased main point makes the verdict."""
-    biased = [q for q in points if q["recipes"].get("null", {}).get("call") not in (None, "not_called")]
-    if not biased:
-        return None
-    return [q["name"] for q in biased], (
-        "the null control (a random subsample of raw) separates from raw at "
-        + ", ".join(
-            f"{q['name']} ({analysis.fmt_multiplier(q['recipes']['null']['multiplier'])}x)" for q in biased
-        )
-        + ": the seed-to-seed interval there misses variance a random subsample shows (which documents were "
-        "drawn, the tokenizer), so rankings at that point, and decision accuracy against it, are doubtful"
-    )
-
-
-def _regime(main: dict[str, Any], ladder: list[dict[str, Any]]) -> dict[str, Any]:
-    rate = GPU_PEAK_FLOPS * GPU_MFU
-    gpu_tps = rate / main["flops_per_token"] if main["flops_per_token"] else None
-    dd_flops = 6 * 150e6 * 150e6 * 100  # DataDecide-like 150M model at 100 tokens/param
-    return {
-        "model": main["model"],
-        "params": main["params"],
-        "non_embedding": main["non_embedding"],
-        "tokens": main["budget"],
-        "tokens_per_param": main["tokens_per_param"],
-        "compute_flops_per_run": main["compute_flops_per_run"],
-        "measured_tokens_per_s": main["tokens_per_s"],
-        "published": PUBLISHED_REGIMES,
-        "gpu_projection": {
-            "device": GPU_DEVICE,
-            "peak_flops": GPU_PEAK_FLOPS,
-            "mfu": GPU_MFU,
-            "note": "a projection from FLOPs, not a measurement: tokens/s = peak x MFU / flops_per_token",
-            "this_point_tokens_per_s": gpu_tps,
-            "this_point_run_s": main["budget"] / gpu_tps if gpu_tps else None,
-            "datadecide_150m_run_hours": dd_flops / rate / 3600,
-            "ladder_compute_flops": [p["compute_flops_per_run"] for p in ladder],
-        },
-    }
-
-
 def assemble(
     ctx: Any,
     cfg: Any,
@@ -454,7 +304,7 @@ def assemble(
         )
         verdict["sentence"] += f". Warning: {ladder_block['warning']}"
     warnings = [ladder_block["warning"]] if "warning" in ladder_block else []
-    controls = _controls_block(base, heads, cfg.baseline, controlled, controls_skipped, epochs, cfg.planted)
+    controls = controls_block(base, heads, cfg.baseline, controlled, controls_skipped, epochs, cfg.planted)
     if "planted" in controls and not controls["planted"]["called_worse"]:
         warnings.insert(0, controls["planted"]["message"])
     null_warning = ladder_null_warning(ladder[1:])
@@ -491,7 +341,7 @@ def assemble(
             "verdict": verdict,
             "warnings": warnings,
             "ladder": ladder_block,
-            "regime": _regime(ladder[0], ladder),
+            "regime": regime(ladder[0], ladder),
             "baseline_curve": {
                 "budgets": [int(b) for b in base.budgets],
                 "bpb_mean": base.curve.tolist(),

@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from curate.proxy import analysis, assemble
+from curate.proxy import analysis, controls
 
 TOKENS = np.geomspace(1_000, 64_000, 7)
 CURVE = 5 - 0.1 * np.log(TOKENS)
@@ -92,14 +92,14 @@ def test_a_null_control_from_the_same_data_lands_inside_its_interval():
     for k in range(40):  # same distribution, fresh noise on both: a 95% interval contains 0 ~38 times in 40
         raw, null = _heads(0.0, 0.003, 300 + k), _heads(0.0, 0.003, 100 + k)
         base = _base(raw)
-        block = assemble._controls_block(
+        block = controls.controls_block(
             base, {"raw": raw, "null": null, "cur": raw}, "raw", "cur", {}, {"null": 0.5, "raw": 0.2}
         )
         hits += block["null"]["contains_1"]
         assert block["null"]["multiplier"]["ci_low"] is not None
     assert hits == 37  # 92.5% with these fixed seeds: within binomial noise of the nominal 95%
     biased = _heads(0.05, 0.003, 200)
-    block = assemble._controls_block(
+    block = controls.controls_block(
         base, {"raw": raw, "null": biased, "cur": raw}, "raw", "cur", {}, {"null": 3.0, "raw": 0.2}
     )
     assert block["null"]["contains_1"] is False
@@ -110,7 +110,7 @@ def test_a_null_control_from_the_same_data_lands_inside_its_interval():
 def test_kept_vs_rejected_separation():
     raw, kept, rej = _heads(0.0, 0.002, 8), _heads(-0.01, 0.002, 9), _heads(0.05, 0.002, 10)
     base = _base(raw)
-    block = assemble._controls_block(
+    block = controls.controls_block(
         base, {"raw": raw, "curated": kept, "rejected": rej}, "raw", "curated", {}, {}
     )
     r = block["rejected"]
@@ -132,9 +132,9 @@ def _point(name: str, null_call: str, value: float) -> dict:
 
 
 def test_a_null_control_separated_at_a_ladder_point_is_a_warning_naming_it():
-    assert assemble.ladder_null_warning([_point("proxy_tiny@512", "not_called", 1.1)]) is None
-    assert assemble.ladder_null_warning([{"name": "p", "recipes": {"raw": {"call": "not_called"}}}]) is None
-    names, msg = assemble.ladder_null_warning(
+    assert controls.ladder_null_warning([_point("proxy_tiny@512", "not_called", 1.1)]) is None
+    assert controls.ladder_null_warning([{"name": "p", "recipes": {"raw": {"call": "not_called"}}}]) is None
+    names, msg = controls.ladder_null_warning(
         [_point("proxy_tiny@512", "not_called", 0.9), _point("proxy_5m@491520", "worse", 1.2)]
     )
     assert names == ["proxy_5m@491520"]
