@@ -39,7 +39,7 @@ def controls_block(
                 f"{analysis.fmt_multiplier(mult, 'ci_low')}–{analysis.fmt_multiplier(mult, 'ci_high')}x) "
                 "though it is the same distribution: the instrument is biased at this budget. Likely causes: "
                 f"repetition (null is seen {epochs.get('null', math.nan):.2f} epochs within T, raw "
-                f"{epochs.get(baseline, math.nan):.2f}), the tokenizer (trained on raw), or a small eval set. "
+                f"{epochs.get(baseline, math.nan):.2f}), the tokenizer (when trained on raw), or a small eval set. "
                 "Read every multiplier of this run relative to the null's, or raise the budget/seeds."
             )
         out["null"] = {
