@@ -41,8 +41,8 @@ def import_spacy() -> ModuleType:
         sys.meta_path.insert(0, finder)
         try:
             import spacy
-            import spacy.lang.en  # noqa: F401  (spacy.blank("en") imports it later otherwise)
-            import spacy.pipeline  # noqa: F401
+            import spacy.lang.en  # spacy.blank("en") would import it later, torch unblocked
+            import spacy.pipeline
         finally:
             sys.meta_path.remove(finder)
         return spacy
