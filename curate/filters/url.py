@@ -97,12 +97,17 @@ class UrlFilter(Scorer):
         banned, soft, sub = list(p.banned_words), list(p.soft_banned_words), list(p.banned_subwords)
         if p.use_integrated_lists:
             assets = datatrove_assets()
-            with tarfile.open(os.path.join(assets, "url_filterblacklistsv0_3_0.tar.gz"), "r:gz") as tar:
-                for member in tar.getmembers():
-                    f = tar.extractfile(member)
-                    if f is None or member.name not in ("domains", "urls"):
+            # One streaming pass ("r|gz"): "r:gz" lists the members first and then seeks back, which
+            # decompresses the 124 MB archive twice. Lines are split in polars, not as Python strings.
+            with tarfile.open(os.path.join(assets, "url_filterblacklistsv0_3_0.tar.gz"), "r|gz") as tar:
+                for member in tar:
+                    if member.name not in ("domains", "urls"):
                         continue
-                    s = pl.Series(f.read().decode().split("\n")).str.strip_chars()
+                    f = tar.extractfile(member)
+                    if f is None:
+                        continue
+                    text = pl.Series([f.read()], dtype=pl.Binary).cast(pl.String)
+                    s = text.str.split("\n").explode().str.strip_chars()
                     s = s.filter(~s.str.starts_with("#"))
                     if member.name == "domains":
                         domains = pl.concat([domains, s])

@@ -56,3 +56,29 @@ def test_url_filter_checks_in_order() -> None:
 def test_url_filter_without_url_column() -> None:
     _, reasons = _reasons(UrlFilter(), make_table(["x", "y"]))
     assert reasons == [None, None]
+
+
+def test_url_blocklists_load_as_a_plain_python_parse_reads_them() -> None:
+    """The blocklists read in one streaming pass and split in polars hold exactly the lines a plain
+    Python parse of the archive gives (stripped, ``#`` comments dropped), extra entries included."""
+    import os
+    import tarfile
+
+    import numpy as np
+    import polars as pl
+
+    from curate.filters.url import UrlFilterParams, _sorted_hashes, datatrove_assets
+
+    lists: dict[str, list[str]] = {"domains": ["extra.example"], "urls": ["https://x.example/a"]}
+    path = os.path.join(datatrove_assets(), "url_filterblacklistsv0_3_0.tar.gz")
+    with tarfile.open(path, "r:gz") as tar:
+        for member in tar.getmembers():
+            f = tar.extractfile(member)
+            if f is not None and member.name in lists:
+                lines = [x.strip() for x in f.read().decode().split("\n")]
+                lists[member.name] += [x for x in lines if not x.startswith("#")]
+    stage = UrlFilter(UrlFilterParams(extra_domains=["extra.example"], extra_urls=["https://x.example/a"]))
+    stage.ensure_setup()
+    assert len(stage._domains) == len(lists["domains"]) == 4_558_940 + 1
+    assert np.array_equal(stage._domains, _sorted_hashes(pl.Series(lists["domains"])))
+    assert np.array_equal(stage._urls, _sorted_hashes(pl.Series(lists["urls"])))
