@@ -5,9 +5,9 @@ The lists are the ones datatrove ships (``datatrove/assets``: the UT1-derived do
 we read them in place (no extraction, no download), and keep the hashes of the archive's lists in a
 cache file (``CURATE_CACHE``, default ``~/.cache/curate``: :func:`integrated_hashes`). Domains come from
 ``tldextract`` with its bundled public-suffix snapshot (no network). The 4.5 million blocked domains are
-held as sorted 64-bit hashes. Documents without a ``url`` value pass. Columns (0/1 unless said): ``domain``, ``subdomain``, ``url``,
-``hard_blacklisted``, ``soft_words`` (count of soft-banned words) and ``blacklisted_subword``; the
-reference rules check them in datatrove's order with its reason names.
+held as sorted 64-bit hashes. Documents without a ``url`` value pass. Columns (0/1 unless said):
+``domain``, ``subdomain``, ``url``, ``hard_blacklisted``, ``soft_words`` (count of soft-banned words) and
+``blacklisted_subword``; the reference rules check them in datatrove's order with its reason names.
 """
 
 from __future__ import annotations
