@@ -230,6 +230,8 @@ def _check_sections(raw: dict[str, Any], path: str, err: Any) -> dict[str, Any]:
 def _check_phase_options(sections: dict[str, Any], err: Any) -> None:
     """``export:`` and ``report:`` are checked at load with the phases' own validators (choices of
     ``export.formats``, types), so a typo fails before any work rather than after the run."""
+    if sections["export"] is None and sections["report"] is None:
+        return  # nothing to check: skip importing the phases (~1 CPU-s of report/export modules)
     from curate.context import PhaseError
     from curate.export.exporter import ExportOptions
     from curate.report.phase import options

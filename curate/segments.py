@@ -215,7 +215,10 @@ class SegmentWorker:
             stats.setdefault(READ_STAGE if self.segment.index == 0 else "_io", new_stats(READ_STAGE)),
         ):
             kept, rejected = self._process(table, item, stats)
-            files[f"p{part}.parquet"] = write_parquet(kept, seg_dir.child(f"p{part}.parquet"))
+            # Parts a later segment reads back (not the last segment's: they become kept/) skip dictionaries.
+            files[f"p{part}.parquet"] = write_parquet(
+                kept, seg_dir.child(f"p{part}.parquet"), dictionary=self.segment.collector is None
+            )
             if rejected is not None and rejected.num_rows:
                 files[f"r{part}.parquet"] = write_parquet(rejected, seg_dir.child(f"r{part}.parquet"))
             parts.append(part)

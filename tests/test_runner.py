@@ -201,3 +201,25 @@ def test_a_run_that_quarantines_everything_is_an_error(tmp_path: Path) -> None:
         parse_pipeline(text, overrides=["allow_empty=true"]), tmp_path / "run2", engine=InlineEngine()
     )
     assert m["accounting"] == {"input": 2, "kept": 0, "rejected": 0, "quarantined": 2, "balanced": True}
+
+
+def test_parts_read_back_by_the_run_skip_dictionary_encoding(tmp_path: Path) -> None:
+    """A segment's parts that the next segment reads are written without Parquet dictionaries (texts are
+    distinct: wasted work); the last segment's parts (copied to kept/) and rejected parts keep them."""
+    write_inputs(tmp_path / "in")
+    cfg = parse_pipeline(pipeline(tmp_path / "in", "  - dedup: exact_dedup_v1\n"))
+    run_pipeline(cfg, tmp_path / "run", engine=InlineEngine())
+
+    def dictionary_columns(path: Path) -> set[str]:
+        rg = pq.ParquetFile(path).metadata.row_group(0)
+        cols = [rg.column(i) for i in range(rg.num_columns)]
+        return {c.path_in_schema for c in cols if any("DICTIONARY" in e for e in c.encodings)}
+
+    work = tmp_path / "run" / "_work"
+    intermediate = sorted((work / "s0").glob("p*.parquet"))
+    assert len(intermediate) == 9  # 3 files of 42 lines in parts of 16 documents
+    assert all(dictionary_columns(p) == set() for p in intermediate)
+    final = [p for p in (work / "s1").glob("p*.parquet") if pq.ParquetFile(p).metadata.num_rows]
+    assert len(final) == 1  # the one that holds the first "Doc 1 from file 0" (the others are duplicates)
+    assert all({"id", "text", "source"} <= dictionary_columns(p) for p in final)
+    assert {"id", "text", "source"} <= dictionary_columns(next((work / "s0").glob("r*.parquet")))

@@ -19,6 +19,7 @@ import polars as pl
 import pyarrow as pa
 
 from curate import schema
+from curate.filters._spacy import import_spacy
 from curate.filters._text import PY_SPACE, PY_SPACE_CHARS, SPLITLINES_SEP, char_class, doc_frame
 from curate.filters.words import chunk_tokens, spacy_english
 from curate.registry import STAGES
@@ -166,6 +167,7 @@ _WS_TOKEN = "\ue000"
 @functools.cache
 def _punct_chars() -> str:
     """A regex class of spaCy's sentencizer ``punct_chars`` (all single characters)."""
+    import_spacy()  # without torch
     from spacy.pipeline import Sentencizer
 
     return char_class(Sentencizer.default_punct_chars)

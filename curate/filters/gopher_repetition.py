@@ -155,9 +155,10 @@ def _ngram_chars(
     duplicated k-gram characters: ``{("top", k): array, ("dup", k): array}``.
 
     k-grams are grouped size by size (k = 2, 3, ...), each size only over the positions whose
-    (k-1)-gram occurs at least twice in its document: every occurrence of a repeated k-gram starts with a
-    repeated (k-1)-gram, so counts and first occurrences >= 2 stay exact while the arrays shrink fast.
-    A k-gram left out of a level occurs once in its document.
+    (k-1)-gram and the (k-1)-gram one word later both occur at least twice in the document: every
+    occurrence of a repeated k-gram starts with a repeated (k-1)-gram and ends with one, so counts and
+    first occurrences >= 2 stay exact while the arrays shrink fast. A k-gram left out of a level occurs
+    once in its document.
     """
     out: dict[tuple[str, int], np.ndarray] = {}
     k_max = max([*tops, *dups], default=0)
@@ -172,12 +173,12 @@ def _ngram_chars(
     same_next = doc[1:] == doc[:-1]
     pos = np.flatnonzero(same_next)
     g = g[:-1][same_next] * _MULT + h[1:][same_next]
+    rep_at = np.zeros(n_words + 1, dtype=bool)  # the (k-1)-gram starting at a position repeats
     for k in range(2, k_max + 1):
-        if k > 2:  # extend each surviving (k-1)-gram by the next word of the same document
-            end = pos + (k - 1)
-            ok = end < n_words
-            ok[ok] = doc[end[ok]] == doc[pos[ok]]
-            pos, g = pos[ok], g[ok] * _MULT + h[end[ok]]
+        if k > 2:  # extend a repeated (k-1)-gram by one word where the (k-1)-gram after it repeats too
+            ok = rep_at[pos + 1]  # (so that one lies in the same document, and so does the k-gram)
+            rep_at[pos] = False
+            pos, g = pos[ok], g[ok] * _MULT + h[pos[ok] + (k - 1)]
         # A stable sort keeps positions in text order within equal hashes: the run's head is its first one
         # (needed for duplicated n-grams only; counts do not depend on the order within a run).
         order = np.argsort(g, kind="stable" if k in dups else "quicksort")
@@ -197,6 +198,7 @@ def _ngram_chars(
             first[order] = np.repeat(pos[order[heads]], sizes)
             out[("dup", k)] = _dup_chars(doc, pos, g, first, chars, k, n_docs)
         pos, g = pos[repeated], g[repeated]
+        rep_at[pos] = True
     return out
 
 

@@ -2,16 +2,19 @@
 
 The lists are the ones datatrove ships (``datatrove/assets``: the UT1-derived domain and URL blocklists in
 ``url_filterblacklistsv0_3_0.tar.gz``, and ``banned_words``, ``soft_banned_words``, ``banned_subwords``);
-we read them in place (no extraction, no download). Domains come from ``tldextract`` with its bundled
-public-suffix snapshot (no network). The 4.5 million blocked domains are held as sorted 64-bit hashes.
-Documents without a ``url`` value pass. Columns (0/1 unless said): ``domain``, ``subdomain``, ``url``,
-``hard_blacklisted``, ``soft_words`` (count of soft-banned words) and ``blacklisted_subword``; the
-reference rules check them in datatrove's order with its reason names.
+we read them in place (no extraction, no download), and keep the hashes of the archive's lists in a
+cache file (``CURATE_CACHE``, default ``~/.cache/curate``: :func:`integrated_hashes`). Domains come from
+``tldextract`` with its bundled public-suffix snapshot (no network). The 4.5 million blocked domains are
+held as sorted 64-bit hashes. Documents without a ``url`` value pass. Columns (0/1 unless said):
+``domain``, ``subdomain``, ``url``, ``hard_blacklisted``, ``soft_words`` (count of soft-banned words) and
+``blacklisted_subword``; the reference rules check them in datatrove's order with its reason names.
 """
 
 from __future__ import annotations
 
+import hashlib
 import importlib.util
+import logging
 import os
 import re
 import tarfile
@@ -22,10 +25,13 @@ import numpy as np
 import polars as pl
 import pyarrow as pa
 
+from curate.io.files import atomic_save_npz
 from curate.registry import STAGES
 from curate.rules import Rule
 from curate.stage import Scorer
 
+log = logging.getLogger(__name__)
+ARCHIVE = "url_filterblacklistsv0_3_0.tar.gz"
 _FIELDS = ["domain", "subdomain", "url", "hard_blacklisted", "soft_words", "blacklisted_subword"]
 _SEED = 11
 
@@ -62,6 +68,57 @@ def _sorted_hashes(values: pl.Series) -> np.ndarray:
     return values.hash(seed=_SEED).sort().to_numpy()
 
 
+def _read_archive(path: str) -> dict[str, pl.Series]:
+    """The ``domains`` and ``urls`` lists of datatrove's archive: stripped lines, ``#`` comments dropped.
+
+    One streaming pass ("r|gz"; "r:gz" lists the members first and then seeks back, which decompresses
+    the 124 MB archive twice), lines split in polars rather than as Python strings."""
+    lists = {"domains": pl.Series([], dtype=pl.String), "urls": pl.Series([], dtype=pl.String)}
+    with tarfile.open(path, "r|gz") as tar:
+        for member in tar:
+            f = tar.extractfile(member) if member.name in lists else None
+            if f is None:
+                continue
+            s = pl.Series([f.read()], dtype=pl.Binary).cast(pl.String).str.split("\n").explode()
+            s = s.str.strip_chars()
+            lists[member.name] = pl.concat([lists[member.name], s.filter(~s.str.starts_with("#"))])
+    return lists
+
+
+def cache_dir() -> str:
+    """This node's cache, as ``curate.io.stage.node_cache``: ``CURATE_CACHE``, else ``~/.cache/curate``."""
+    return os.environ.get("CURATE_CACHE") or os.path.join(os.path.expanduser("~"), ".cache", "curate")
+
+
+def integrated_hashes(archive: str) -> dict[str, np.ndarray]:
+    """Sorted hashes of the archive's ``domains`` and ``urls``, cached on local disk.
+
+    Reading the archive costs ~1.3 CPU-s per process (and per Ray worker); the cache file costs ~0.05.
+    Its name holds the archive's path, size and modification time, the polars version (whose string hash
+    we store) and the seed, so a changed archive or hash function is read afresh; a cache that cannot be
+    read or written is ignored."""
+    st = os.stat(archive)
+    tag = f"{os.path.abspath(archive)}|{st.st_size}|{st.st_mtime_ns}|polars {pl.__version__}|seed {_SEED}"
+    path = os.path.join(cache_dir(), f"url-blocklists-{hashlib.sha256(tag.encode()).hexdigest()[:20]}.npz")
+    try:
+        with np.load(path) as z:
+            return {"domains": z["domains"], "urls": z["urls"]}
+    except (OSError, KeyError, ValueError):
+        pass
+    out = {name: _sorted_hashes(values) for name, values in _read_archive(archive).items()}
+    try:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        atomic_save_npz(path, **out)
+    except OSError as e:
+        log.info("url_filter_v1: blocklist cache not written (%s): %s", path, e)
+    return out
+
+
+def _merged(extra: np.ndarray, listed: np.ndarray) -> np.ndarray:
+    """Sorted hashes of both lists: the array sorting the hashes of all their entries gives."""
+    return np.sort(np.concatenate([extra, listed])) if len(extra) else listed
+
+
 @dataclass
 class UrlFilterParams:
     """Attributes:
@@ -95,27 +152,18 @@ class UrlFilter(Scorer):
         domains = pl.Series([d.strip() for d in p.extra_domains], dtype=pl.String)
         urls = pl.Series([u.strip() for u in p.extra_urls], dtype=pl.String)
         banned, soft, sub = list(p.banned_words), list(p.soft_banned_words), list(p.banned_subwords)
+        self._domains, self._urls = _sorted_hashes(domains), _sorted_hashes(urls)
         if p.use_integrated_lists:
             assets = datatrove_assets()
-            with tarfile.open(os.path.join(assets, "url_filterblacklistsv0_3_0.tar.gz"), "r:gz") as tar:
-                for member in tar.getmembers():
-                    f = tar.extractfile(member)
-                    if f is None or member.name not in ("domains", "urls"):
-                        continue
-                    s = pl.Series(f.read().decode().split("\n")).str.strip_chars()
-                    s = s.filter(~s.str.starts_with("#"))
-                    if member.name == "domains":
-                        domains = pl.concat([domains, s])
-                    else:
-                        urls = pl.concat([urls, s])
+            listed = integrated_hashes(os.path.join(assets, ARCHIVE))
+            self._domains = _merged(self._domains, listed["domains"])
+            self._urls = _merged(self._urls, listed["urls"])
             banned += _word_list(os.path.join(assets, "banned_words.txt"))
             soft += _word_list(os.path.join(assets, "soft_banned_words.txt"))
             sub += _word_list(os.path.join(assets, "banned_subwords.txt"))
         self._banned = sorted({_norm_word(w) for w in banned})
         self._soft = sorted({_norm_word(w) for w in soft})
         self._sub = sorted({_norm_word(w) for w in sub})
-        self._domains = _sorted_hashes(domains)
-        self._urls = _sorted_hashes(urls)
         self._extract: Any = tldextract.TLDExtract(suffix_list_urls=(), cache_dir=None)
 
     def _in(self, values: pl.Series, sorted_hashes: np.ndarray) -> np.ndarray:

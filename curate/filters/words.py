@@ -35,6 +35,8 @@ import polars as pl
 import pyarrow as pa
 import xxhash
 
+from curate.filters._spacy import import_spacy
+
 log = logging.getLogger(__name__)
 
 # Python's str.isspace() set: Unicode White_Space plus the information separators \x1c-\x1f.
@@ -101,7 +103,7 @@ class _SpacyEnglish:
     """spaCy's blank English tokenizer for the chunks we do not settle ourselves (one per process)."""
 
     def __init__(self) -> None:
-        import spacy
+        spacy = import_spacy()  # without torch (see curate.filters._spacy)
         from spacy.tokenizer import Tokenizer
         from spacy.vocab import Vocab
 

@@ -56,3 +56,43 @@ def test_url_filter_checks_in_order() -> None:
 def test_url_filter_without_url_column() -> None:
     _, reasons = _reasons(UrlFilter(), make_table(["x", "y"]))
     assert reasons == [None, None]
+
+
+def test_url_blocklists_load_as_a_plain_python_parse_reads_them(tmp_path, monkeypatch) -> None:
+    """The blocklists read in one streaming pass and split in polars hold exactly the lines a plain
+    Python parse of the archive gives (stripped, ``#`` comments dropped), extra entries included; the
+    second setup reads the same hashes from the cache file the first one wrote, not the archive."""
+    import os
+    import tarfile
+
+    import numpy as np
+    import polars as pl
+
+    from curate.filters import url as U
+    from curate.filters.url import UrlFilterParams, _sorted_hashes, datatrove_assets
+
+    monkeypatch.setenv("CURATE_CACHE", str(tmp_path))
+
+    lists: dict[str, list[str]] = {"domains": ["extra.example"], "urls": ["https://x.example/a"]}
+    path = os.path.join(datatrove_assets(), "url_filterblacklistsv0_3_0.tar.gz")
+    with tarfile.open(path, "r:gz") as tar:
+        for member in tar.getmembers():
+            f = tar.extractfile(member)
+            if f is not None and member.name in lists:
+                lines = [x.strip() for x in f.read().decode().split("\n")]
+                lists[member.name] += [x for x in lines if not x.startswith("#")]
+    stage = UrlFilter(UrlFilterParams(extra_domains=["extra.example"], extra_urls=["https://x.example/a"]))
+    stage.ensure_setup()
+    assert len(stage._domains) == len(lists["domains"]) == 4_558_940 + 1
+    assert np.array_equal(stage._domains, _sorted_hashes(pl.Series(lists["domains"])))
+    assert np.array_equal(stage._urls, _sorted_hashes(pl.Series(lists["urls"])))
+    assert [p.name[:15] for p in tmp_path.iterdir()] == ["url-blocklists-"]
+
+    def unread(path: str) -> None:
+        raise AssertionError(f"{path} read again although cached")
+
+    monkeypatch.setattr(U, "_read_archive", unread)
+    again = UrlFilter(UrlFilterParams(extra_domains=["extra.example"], extra_urls=["https://x.example/a"]))
+    again.ensure_setup()
+    assert np.array_equal(again._domains, stage._domains)
+    assert np.array_equal(again._urls, stage._urls)

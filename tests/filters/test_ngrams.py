@@ -57,9 +57,11 @@ def test_ngram_chars_hand_cases() -> None:
         list("abcab"),  # "a b" twice (6); every 3-gram once: the first one ("a b c", 5 chars) is the top
         list("ababab"),  # "a b" 3 times (9) beats "b a" twice; 5-gram: none repeated
         list("aaaaaaaaaaaa"),  # 12 equal words: duplicate 5-grams at 1 and 6 (skipping 5 each): 10 chars
+        list("abcabd"),  # "a b" twice but "b c", "b d" once: no 3-gram repeats (the first, 5 chars, is top)
+        list("xabab"),  # "a b" twice; every 3-gram once
     ]
     got = ours(docs)
-    assert got[("top", 2)].tolist() == [0, 3, 6, 9, 33]
-    assert got[("top", 3)].tolist() == [0, 0, 5, 10, 50]
-    assert got[("dup", 5)].tolist() == [0, 0, 0, 0, 10]
-    assert got[("dup", 6)].tolist() == [0, 0, 0, 0, 6]
+    assert got[("top", 2)].tolist() == [0, 3, 6, 9, 33, 6, 6]
+    assert got[("top", 3)].tolist() == [0, 0, 5, 10, 50, 5, 5]
+    assert got[("dup", 5)].tolist() == [0, 0, 0, 0, 10, 0, 0]
+    assert got[("dup", 6)].tolist() == [0, 0, 0, 0, 6, 0, 0]

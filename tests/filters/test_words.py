@@ -104,3 +104,23 @@ def test_a_batch_of_remembered_texts_gathers_the_words_a_fresh_split_gives() -> 
     # and those words are spaCy's, chunk by chunk (the split itself is checked above)
     got = W.words_lists([texts[3], texts[0]])
     assert got == [[t for c in text.split() for t in spacy_tokens([c])[0]] for text in (texts[3], texts[0])]
+
+
+def test_spacy_tokenizer_loads_without_importing_torch() -> None:
+    """spaCy's tokenizer and sentencizer load without thinc importing torch (~2.5 CPU-s per process),
+    the splits are spaCy's, and torch stays importable afterwards."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "from curate.filters import words, c4\n"
+        "sp = words.spacy_english()\n"
+        "print(sp.tokenize(['(Don\\'t),', 'U.S.A.']))\n"
+        "c4._punct_chars()\n"
+        "print('torch' in sys.modules)\n"
+        "import torch\n"
+        "print(torch.tensor([1]).sum().item())\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.splitlines() == ["[['(', 'Do', \"n't\", ')', ','], ['U.S.A.']]", "False", "1"]
