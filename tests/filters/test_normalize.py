@@ -32,3 +32,21 @@ def test_space_runs_collapse_as_every_run_replaced() -> None:
     texts += ["".join(rng.choice(" \t\na") for _ in range(rng.randint(0, 30))) for _ in range(3000)]
     got = pc.replace_substring_regex(pa.array(texts), _SPACE_RUN, " ").to_pylist()
     assert got == [re.sub(r"[ \t]+", " ", t) for t in texts]
+
+
+def test_unicode_forms_equal_pyarrows_utf8_normalize() -> None:
+    """Composition, compatibility and Hangul cases, and nulls, in every form the params allow."""
+    from curate.filters.normalize import _unicode_normalize
+
+    texts = ["e\u0301", "\ufb01le", "\u1100\u1161\u11a8", "\u212b", "s\u0307\u0323", None, "", "plain"]
+    arr = pa.chunked_array([pa.array(texts, pa.string())])
+    for form in ("NFC", "NFKC", "NFD", "NFKD"):
+        assert _unicode_normalize(arr, form).to_pylist() == pc.utf8_normalize(arr, form).to_pylist()
+    assert _unicode_normalize(arr, "NFC").to_pylist()[:5] == [
+        "\u00e9",
+        "\ufb01le",
+        "\uac01",
+        "\u00c5",
+        "\u1e69",
+    ]
+    assert _unicode_normalize(arr, "NFKC").to_pylist()[1] == "file"
