@@ -9,7 +9,9 @@ the embedded Ray engine (all cores): docs/s, MB/s (UTF-8 text read) and the peak
 with this checkout's code and once with the code in ``OLD_TREE`` (e.g. ``git archive ca2cb90`` unpacked
 somewhere), interleaved (old, new, old, new, ...) ``--reps`` times, inline with one polars thread (one
 core); per run wall, CPU seconds of the process tree, docs/s and docs per CPU-s, and the ``kept/`` and
-``rejected/`` digests of the manifest, which must be equal between old and new (only speed changed).
+``rejected/`` digests of the manifest, and a digest of the decisions (kept ids, rejected ids and reasons),
+which must be equal between old and new (only speed changed; a score computed in another float order
+changes the files' digests, not the decisions).
 
     .venv/bin/python benchmarks/bench_pipeline.py --compare /tmp/old --reps 3 [--glob ...]
 """
@@ -17,6 +19,7 @@ core); per run wall, CPU seconds of the process tree, docs/s and docs per CPU-s,
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import resource
@@ -32,6 +35,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks._common import CORPORA, ROOT, PeakMemory, machine, tree_rss_bytes
+from curate import schema
 from curate.config import parse_pipeline
 from curate.engine import make_engine
 from curate.runner import run_pipeline
@@ -88,6 +92,25 @@ def run_curate(
     return {"wall_s": wall, "cpu_s": cpu, "peak_rss_MiB": peak / 2**20, "manifest": manifest}
 
 
+def decisions_digest(run: Path) -> str:
+    """sha256 of the sorted kept ids and the sorted (id, reason) of the rejected rows: equal when two runs
+    decide alike even if a score column differs in its last bits (the files' digests would not be)."""
+    import pyarrow.parquet as pq
+
+    h = hashlib.sha256()
+    for sub, cols in (("kept", [schema.ID]), ("rejected", [schema.ID, "reason"])):
+        files = sorted((run / sub).glob("part-*.parquet"))
+        rows = sorted(
+            tuple(str(v) for v in row)
+            for f in files
+            for row in zip(*(pq.read_table(f, columns=cols).column(c).to_pylist() for c in cols), strict=True)
+        )
+        h.update(f"{sub}:{len(rows)}\n".encode())
+        for row in rows:
+            h.update(("\t".join(row) + "\n").encode())
+    return h.hexdigest()[:16]
+
+
 def summarize(r: dict[str, Any]) -> dict[str, Any]:
     m = r["manifest"]
     docs = m["accounting"]["input"]
@@ -113,6 +136,7 @@ def compare(old: Path, glob: str, reps: int) -> int:
         for name, tree in (("old", old), ("new", ROOT)):
             out = Path(tempfile.mkdtemp(prefix=f"bench-{name}-"))
             row = summarize(run_curate(tree, glob, out / "run"))
+            row["decisions_sha256"] = decisions_digest(out / "run")
             shutil.rmtree(out, ignore_errors=True)
             row |= {"rep": rep, "load_after": load()}
             rows[name].append(row)
@@ -124,13 +148,15 @@ def compare(old: Path, glob: str, reps: int) -> int:
         for k, v in rows.items()
     }
     digests = {(r["kept_sha256"], r["rejected_sha256"]) for v in rows.values() for r in v}
+    decisions = {r["decisions_sha256"] for v in rows.values() for r in v}
     print(json.dumps({"median": med}, indent=1))
     print(
         f"new/old docs per CPU-s {med['new']['docs_per_cpu_s'] / med['old']['docs_per_cpu_s']:.2f}x, "
         f"docs/s (wall) {med['new']['docs_per_s'] / med['old']['docs_per_s']:.2f}x; "
-        f"outputs {'identical' if len(digests) == 1 else 'DIFFERENT: ' + str(digests)}; {load()}"
+        f"decisions {'identical' if len(decisions) == 1 else 'DIFFERENT: ' + str(decisions)}; "
+        f"output files {'identical' if len(digests) == 1 else 'differ: ' + str(digests)}; {load()}"
     )
-    return 0 if len(digests) == 1 else 1
+    return 0 if len(decisions) == 1 else 1
 
 
 def main() -> int:

@@ -59,9 +59,9 @@ def main() -> None:
     low = {e: stage(e, 0.3) for e in ("fasttext", "numpy")}
     print(
         "| corpus | docs | labels differ | max abs score diff | decisions differ (en > 0.65) | "
-        "max abs languages_score diff (threshold 0.3) | fastText CPU-s | numpy CPU-s | ratio |"
+        "max abs languages_score diff (threshold 0.3) | MB | fastText CPU-s | numpy CPU-s | ratio | numpy MB/CPU-s |"
     )
-    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
     total = {"fasttext": 0.0, "numpy": 0.0}
     for name, paths in SETS.items():
         texts = texts_of(paths, args.limit)
@@ -89,9 +89,11 @@ def main() -> None:
             d_low = max(d_low, float(np.abs(lo_f - lo_n).max(initial=0.0)))
         for e in cpu:
             total[e] += cpu[e]
+        mb = sum(len(t.encode("utf-8")) for t in texts) / 1e6
         print(
-            f"| {name} | {len(texts):,} | {n_lab} | {d_score:.2e} | {n_dec} | {d_low:.2e} | "
-            f"{cpu['fasttext']:.2f} | {cpu['numpy']:.2f} | {cpu['fasttext'] / max(cpu['numpy'], 1e-9):.2f}x |"
+            f"| {name} | {len(texts):,} | {n_lab} | {d_score:.2e} | {n_dec} | {d_low:.2e} | {mb:.1f} | "
+            f"{cpu['fasttext']:.2f} | {cpu['numpy']:.2f} | {cpu['fasttext'] / max(cpu['numpy'], 1e-9):.2f}x | "
+            f"{mb / max(cpu['numpy'], 1e-9):.2f} |"
         )
     print(
         f"\nall: fastText {total['fasttext']:.2f} CPU-s, numpy {total['numpy']:.2f} CPU-s, "

@@ -173,8 +173,18 @@ def huffman_tree(counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return left, right
 
 
-def _f32(x: np.ndarray) -> np.ndarray:
-    return x.astype(np.float32).astype(np.float64)
+def path_matrices(left: np.ndarray, right: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(internal node, label) = 1 where the label lies under the node's left (resp. right) child."""
+    osz = (len(left) + 1) // 2
+    on_left = np.zeros((max(osz - 1, 0), osz))
+    on_right = np.zeros((max(osz - 1, 0), osz))
+    # labels under each node, then each node's left/right subsets
+    under: list[np.ndarray] = [np.array([i]) for i in range(osz)] + [np.zeros(0, np.int64)] * (osz - 1)
+    for node in range(osz, 2 * osz - 1):  # children before parents: child ids are smaller
+        under[node] = np.concatenate([under[left[node]], under[right[node]]])
+        on_left[node - osz, under[left[node]]] = 1.0
+        on_right[node - osz, under[right[node]]] = 1.0
+    return on_left, on_right
 
 
 class NumpyPredictor:
@@ -185,6 +195,7 @@ class NumpyPredictor:
         m = self.model
         self.labels = m.labels
         self._left, self._right = huffman_tree(m.label_counts)
+        self._on_left, self._on_right = path_matrices(self._left, self._right)
         self._eos = m.words.get(EOS, -1)
         self._cache_index: dict[str, int] = {}
         self._cache_sums = np.zeros((0, m.input.shape[1]), np.float64)
@@ -203,18 +214,14 @@ class NumpyPredictor:
         hidden, n_ids = self._hidden(texts)
         m = self.model
         osz = len(self.labels)
-        logp = np.empty((len(hidden), 2 * osz - 1), np.float64)
-        root = 2 * osz - 2
-        logp[:, root] = 0.0
-        if osz > 1:
-            # float32 where fastText keeps a `real`: the node's sigmoid and the running score
+        if osz == 1:
+            leaf = np.zeros((len(hidden), 1), np.float64)
+        else:
+            # each label's log-probability: the sum over its path of log(sigmoid or 1 - sigmoid + 1e-5), as two
+            # matrix products over the path memberships (fastText adds them root first, in float32)
             dots = (hidden @ m.output.T).astype(np.float32).astype(np.float64)
             f = (1.0 / (1.0 + np.exp(-dots))).astype(np.float32).astype(np.float64)
-            for node in range(root, osz - 1, -1):  # parents before children: internal ids fall downwards
-                fn = f[:, node - osz]
-                logp[:, self._left[node]] = _f32(logp[:, node] + _f32(np.log(1.0 - fn + 1e-5)))
-                logp[:, self._right[node]] = _f32(logp[:, node] + _f32(np.log(fn + 1e-5)))
-        leaf = logp[:, :osz]
+            leaf = np.log(1.0 - f + 1e-5) @ self._on_left + np.log(f + 1e-5) @ self._on_right
         leaf[leaf < np.log(1e-5)] = -np.inf  # fastText's dfs drops a branch below log(threshold + 1e-5)
         return leaf, n_ids > 0
 
