@@ -138,7 +138,14 @@ def stream_sharing(items: list[RunItem], baseline: str, point: str) -> dict[str,
         toks, idx, _ = read_shard(it.train_prefix)
         cfg = it.train_cfg
         budget = int(cfg.get("eval_budget") or cfg["tokens"])
-        stream = DocStream(toks, idx, read_hids(it.train_prefix), seq_len=cfg["seq_len"], seed=it.seed)
+        stream = DocStream(
+            toks,
+            idx,
+            read_hids(it.train_prefix),
+            seq_len=cfg["seq_len"],
+            seed=it.seed,
+            chunk=cfg.get("doc_chunk", 0),
+        )
         return stream.doc_tokens(budget)
 
     mine = [it for it in items if it.point == point]

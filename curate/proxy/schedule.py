@@ -29,6 +29,9 @@ class TrainConfig:
     1.15-1.17x tokens per CPU-second at proxy_5m on the 2-core CPU, after a one-off compilation of 76-189 s
     there at load 10-19 (seconds once inductor's on-disk cache holds the graph); off by default, as on a
     cold cache it pays only past ~500-1,200 steps (BENCHMARKS.md, issue 21).
+    doc_chunk: documents longer than this many tokens enter the stream as pieces of at most ``doc_chunk``
+    tokens, each placed by its own hash (``curate.proxy.evaluate.DocStream``), so one long document is
+    spread over the run instead of filling a stretch of consecutive steps; 0 keeps whole documents.
     faults: test-only fault injection, ``{step: "nan" | "spike" | "kill"}``.
     """
 
@@ -62,6 +65,7 @@ class TrainConfig:
     spike_grad: float = 10.0
     spike_warmup: int = 20
     max_bad_in_a_row: int = 3
+    doc_chunk: int = 512
     faults: dict[int, str] = field(default_factory=dict)
 
     @property

@@ -129,7 +129,14 @@ class Run:
         # Without document offsets the tokens are one document (a scorer's own small training text).
         idx = train_idx if train_idx is not None else np.array([0, len(train_tokens)], dtype=np.int64)
         hids = train_hids if train_hids is not None else np.arange(len(idx) - 1, dtype=np.uint64)
-        self.order = DocStream(train_tokens, idx, hids, seq_len=cfg.seq_len, seed=cfg.seed)
+        self.order = DocStream(
+            train_tokens,
+            idx,
+            hids,
+            seq_len=cfg.seq_len,
+            seed=cfg.seed,
+            chunk=cfg.doc_chunk if train_idx is not None else 0,
+        )
         self.autocast = use_autocast(cfg, self.device)
 
     # -- state -------------------------------------------------------------------------------------

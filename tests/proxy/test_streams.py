@@ -97,3 +97,49 @@ def test_planted_corruption_shuffles_words_deterministically():
     u = unit_hash(id_hashes([f"d{i}" for i in range(20000)]), 0x706C616E74)
     assert ((u >= 0) & (u < 1)).all()
     assert abs((u < 0.2).mean() - 0.2) < 0.01  # a uniform draw: 20% of documents below 0.2
+
+
+def test_long_documents_enter_the_stream_in_pieces_spread_over_the_run():
+    """``chunk``: a 200-token document among 40 short ones becomes 20 pieces of 10 tokens, each placed by
+    its own key; every token is read once per epoch, and the pieces do not sit together."""
+    lengths = [200] + [5] * 40
+    idx = np.concatenate([[0], np.cumsum(lengths)])
+    toks = np.arange(1, idx[-1] + 1, dtype=np.uint16)
+    hids = id_hashes([f"d{i}" for i in range(len(lengths))])
+    s = DocStream(toks, idx, hids, seq_len=4, seed=0, chunk=10)
+    assert len(s.lengths) == 20 + 40
+    assert s.lengths.tolist() == [10] * 20 + [5] * 40
+    order = s.order(0).tolist()
+    packed = np.concatenate([toks[s.starts[i] : s.starts[i] + s.lengths[i]] for i in order])
+    assert sorted(packed.tolist()) == toks.tolist()  # each token once in an epoch
+    where = [k for k, i in enumerate(order) if i < 20]  # the long document's pieces
+    assert max(where) - min(where) > 30  # spread over the order, not consecutive
+    # The whole-document stream keeps the long document in one piece.
+    whole = DocStream(toks, idx, hids, seq_len=4, seed=0)
+    assert len(whole.lengths) == 41
+    # Accounting is per document: the long one's pieces add up under its id hash.
+    counts = s.doc_tokens(int(idx[-1]))
+    assert counts[int(hids[0])] == 200
+    assert sum(counts.values()) == int(idx[-1])
+
+
+def test_pieces_keep_common_random_numbers(tmp_path):
+    """With pieces, a recipe's stream is still raw's with its dropped documents' pieces deleted."""
+    from curate.proxy.shards import write_shard
+
+    ids, texts = _docs(40)
+    texts = [t * 6 for t in texts]  # 100-500 tokens: several pieces each
+    write_shard(texts, tmp_path / "raw", _Tok(), ids=ids)
+    keep = [i for i in range(40) if i % 3]
+    write_shard([texts[i] for i in keep], tmp_path / "cur", _Tok(), ids=[ids[i] for i in keep])
+
+    def pieces(prefix):
+        toks, idx, _ = read_shard(prefix)
+        s = DocStream(toks, idx, read_hids(prefix), seq_len=8, seed=1, chunk=64)
+        return [(int(s.doc_hids[i]), int(s.starts[i] - idx[np.searchsorted(idx, s.starts[i], "right") - 1]))
+                for i in s.order(0)]  # fmt: skip
+
+    raw, cur = pieces(tmp_path / "raw"), pieces(tmp_path / "cur")
+    kept = set(id_hashes([ids[i] for i in keep]).tolist())
+    assert len(raw) > 80
+    assert cur == [p for p in raw if p[0] in kept]
