@@ -215,9 +215,9 @@ class SegmentWorker:
             stats.setdefault(READ_STAGE if self.segment.index == 0 else "_io", new_stats(READ_STAGE)),
         ):
             kept, rejected = self._process(table, item, stats)
-            # Parts a later segment reads back (not the last segment's: they become kept/) skip dictionaries.
+            # Parts a later segment reads back (not the last segment's: they become kept/) are scratch files.
             files[f"p{part}.parquet"] = write_parquet(
-                kept, seg_dir.child(f"p{part}.parquet"), dictionary=self.segment.collector is None
+                kept, seg_dir.child(f"p{part}.parquet"), scratch=self.segment.collector is not None
             )
             if rejected is not None and rejected.num_rows:
                 files[f"r{part}.parquet"] = write_parquet(rejected, seg_dir.child(f"r{part}.parquet"))

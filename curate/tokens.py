@@ -13,7 +13,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import polars as pl
 import pyarrow as pa
 
 from curate import schema
@@ -55,8 +54,7 @@ class TokenCounter:
         if len(text) == 0:
             return np.zeros(0, dtype=np.int64)
         if self.tokenizer is None:
-            s = pl.Series(text).fill_null("").str.count_matches(r"\S+")
-            return s.to_numpy().astype(np.int64, copy=False)
+            return whitespace_word_counts(text)
         if self._tok is None:
             from tokenizers import Tokenizer
 
@@ -67,6 +65,66 @@ class TokenCounter:
             enc = self._tok.encode_batch(values[s0 : s0 + _BATCH], add_special_tokens=False)
             out[s0 : s0 + len(enc)] = [len(e.ids) for e in enc]
         return out
+
+
+# Unicode White_Space (what ``\\s`` matches in polars' regex engine) beyond ASCII: UTF-8 sequences read as one
+# integer each (lead byte first), for the rare bytes that can start one.
+_WIDE = [
+    c.encode()
+    for c in "\x85\xa0\u1680\u2028\u2029\u202f\u205f\u3000" + "".join(map(chr, range(0x2000, 0x200B)))
+]
+_LEAD = np.zeros(256, dtype=bool)
+_LEAD[[w[0] for w in _WIDE]] = True
+_WIDE2 = np.array([int.from_bytes(w, "big") for w in _WIDE if len(w) == 2], dtype=np.int64)
+_WIDE3 = np.array([int.from_bytes(w, "big") for w in _WIDE if len(w) == 3], dtype=np.int64)
+
+
+def whitespace_word_counts(text: pa.ChunkedArray | pa.Array) -> np.ndarray:
+    """Maximal runs of non-whitespace characters in every text (int64; a null counts 0): what
+    ``str.count_matches(r"\\S+")`` counts, with Unicode White_Space as whitespace (so \\x1c-\\x1f are
+    not), computed on the UTF-8 bytes in numpy (~4x less CPU than the regex on web text).
+
+    A byte is whitespace when it is an ASCII space character or part of one of the 19 wider Unicode
+    spaces; every byte of a character then agrees with the character, so a word starts at each
+    non-whitespace byte that follows a whitespace byte or begins a text."""
+    arr = text.combine_chunks() if isinstance(text, pa.ChunkedArray) else text
+    n = len(arr)
+    if n == 0:
+        return np.zeros(0, dtype=np.int64)
+    if not pa.types.is_large_string(arr.type):
+        arr = arr.cast(pa.large_string())
+    _, off_buf, data_buf = arr.buffers()
+    offsets = np.frombuffer(off_buf, np.int64)[arr.offset : arr.offset + n + 1]
+    lo, hi = int(offsets[0]), int(offsets[-1])
+    b = (
+        np.frombuffer(data_buf, np.uint8)[lo:hi]
+        if data_buf is not None and hi > lo
+        else np.zeros(0, np.uint8)
+    )
+    rel = offsets - lo
+    space = (b == 32) | ((b - np.uint8(9)) <= np.uint8(4))  # \t \n \v \f \r and " " (uint8 wraps below 9)
+    lead = np.flatnonzero(b >= 0xC2)
+    lead = lead[_LEAD[b[lead]]]
+    if len(lead):
+        end = len(b) - 1  # (valid UTF-8 has the continuation bytes inside the buffer)
+        b1, b2 = b[np.minimum(lead + 1, end)], b[np.minimum(lead + 2, end)]
+        two = (b[lead].astype(np.int64) << 8) | b1
+        three = (two << 8) | b2
+        for width, hit in ((2, np.isin(two, _WIDE2)), (3, np.isin(three, _WIDE3))):
+            at = lead[hit]
+            for j in range(width):
+                space[at + j] = True
+    # word starts inside the buffer: a non-space byte after a space byte; then each non-empty text whose
+    # first byte is no space starts a word even when the text before it ended without one
+    inner = np.flatnonzero(~space[1:] & space[:-1]) + 1
+    counts = np.diff(np.searchsorted(inner, rel, side="left")).astype(np.int64)
+    first = rel[:-1]
+    nonempty = rel[1:] > first
+    at = first[nonempty]
+    counts[nonempty] += ~space[at] & ((at == 0) | ~space[np.maximum(at - 1, 0)])
+    if arr.null_count:
+        counts[~np.asarray(arr.is_valid().to_numpy(zero_copy_only=False), dtype=bool)] = 0
+    return counts
 
 
 def token_counter(export_section: dict[str, Any] | None) -> TokenCounter:

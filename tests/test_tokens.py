@@ -13,7 +13,7 @@ from curate.config import parse_pipeline
 from curate.engine import InlineEngine
 from curate.runner import run_pipeline
 from curate.summary import format_run_summary
-from curate.tokens import WHITESPACE_WORDS, TokenCounter, token_counter
+from curate.tokens import WHITESPACE_WORDS, TokenCounter, token_counter, whitespace_word_counts
 
 
 def make_table(texts: list[str]) -> pa.Table:
@@ -44,6 +44,31 @@ def test_whitespace_words_are_counted_exactly() -> None:
     assert counter.count(make_table(DOCS)) == 10
     assert counter.count(pa.table({"id": ["a", "b"], "text": [None, " \n "], "source": ["s", "s"]})) == 0
     assert counter.count(make_table(["x"]).slice(0, 0)) == 0
+
+
+def test_whitespace_words_are_unicode_whitespace_runs_as_the_regex_counts() -> None:
+    # every Unicode White_Space character separates words; \x1c-\x1f (str.isspace only), U+200B and
+    # U+FEFF do not; a text's first word counts even when the text before it ends mid-word
+    texts = [
+        "a\x85b\xa0c\u1680d\u2000e\u200af\u2028g\u2029h\u202fi\u205fj\u3000k",
+        "x\x1cy\x1fz\u200bw\ufeffv",
+        "\u3000\u3000",
+        None,
+        "",
+        "tail",
+        "é中😀 Â\u00e2\u2019s",
+        "\u2000lead and trail\u3000",
+    ]
+    want = [11, 1, 0, 0, 0, 1, 2, 3]
+    arr = pa.array(texts, pa.string())
+    assert whitespace_word_counts(arr).tolist() == want
+    assert whitespace_word_counts(arr.slice(5)).tolist() == want[5:]
+    assert whitespace_word_counts(pa.chunked_array([arr, arr])).tolist() == want * 2
+    assert whitespace_word_counts(arr.cast(pa.large_string())).tolist() == want
+    import polars as pl
+
+    regex = pl.Series(arr).fill_null("").str.count_matches(r"\S+").to_list()
+    assert regex == want  # the definition the numpy count reproduces
 
 
 def test_every_stage_row_has_tokens_in_and_out(tmp_path: Path) -> None:

@@ -349,23 +349,26 @@ class Location:
 
 
 # -- Parquet files at a location ---------------------------------------------------------------------------
-def write_parquet(table: Any, loc: Location, *, dictionary: bool = True) -> int:
+def write_parquet(table: Any, loc: Location, *, scratch: bool = False) -> int:
     """Write ``table`` (zstd) to ``loc`` atomically; returns the file's size in bytes.
 
-    ``dictionary=False`` turns Parquet's dictionary encoding off: for files of documents that only the
-    run itself reads back (a segment's parts before a global stage) it is wasted work, since texts are
-    all distinct (writing and reading such a part costs ~2x less CPU, and zstd alone compresses it as
-    well). Files a user reads (``kept/``, ``rejected/``) keep the default encoding."""
+    ``scratch=True`` is for files of documents that only the run itself reads back (a segment's parts
+    before a global stage): no Parquet dictionary encoding (texts are all distinct, so it is wasted work:
+    writing and reading such a part costs ~2x less CPU, and zstd alone compresses it as well), and on
+    local disk lz4 instead of zstd (a write and read of the web corpus's 61 MiB of text: 0.42 instead of
+    0.65 CPU-s, 39 instead of 26 MiB); on remote storage, where the bytes cross the network, zstd stays.
+    Files a user reads (``kept/``, ``rejected/``) keep the defaults."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
+    options = {"compression": "zstd", "use_dictionary": not scratch}
     if not loc.remote:
         path = loc.local
         with atomic_path(path) as tmp:
-            pq.write_table(table, tmp, compression="zstd", use_dictionary=dictionary)
+            pq.write_table(table, tmp, **options | ({"compression": "lz4"} if scratch else {}))
         return path.stat().st_size
     sink = pa.BufferOutputStream()
-    pq.write_table(table, sink, compression="zstd", use_dictionary=dictionary)
+    pq.write_table(table, sink, **options)
     data = sink.getvalue().to_pybytes()
     loc.write_bytes(data)
     return len(data)

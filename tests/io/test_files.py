@@ -147,3 +147,20 @@ def test_confined_resolve_refuses_a_link_out(tmp_path: Path) -> None:
 def test_path_escape_error_is_a_value_error() -> None:
     assert issubclass(PathEscapeError, ValueError)
     assert not escapes("a/b..c/..d")  # only whole '..' parts climb
+
+
+def test_scratch_parquet_is_lz4_without_dictionaries_on_local_disk(tmp_path: Path) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from curate.io.storage import Location, read_parquet, write_parquet
+
+    table = pa.table({"id": ["a", "b", "a"], "text": ["one two", "three", "one two"]})
+    for scratch, codec, dictionary in ((True, "LZ4", False), (False, "ZSTD", True)):
+        loc = Location.of(str(tmp_path / f"p{scratch}.parquet"))
+        size = write_parquet(table, loc, scratch=scratch)
+        assert size == loc.local.stat().st_size
+        col = pq.ParquetFile(loc.local).metadata.row_group(0).column(1)
+        assert col.compression == codec
+        assert ("RLE_DICTIONARY" in col.encodings) is dictionary
+        assert read_parquet(loc).equals(table)
