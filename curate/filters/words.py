@@ -342,6 +342,8 @@ def _gather(frame: pl.DataFrame, entry: _Entry) -> pl.DataFrame | None:
     if not (entry.plain and _plain_docs(frame)):
         return None  # docs are not the row index: split as asked
     text = frame.get_column("text")
+    if len(text) and not (entry.text == text[-1]).any():
+        return None  # cheap refusal of another batch's entry before joining all the texts
     old = pl.DataFrame({"text": entry.text}).with_row_index("old").unique("text", keep="first")
     hit = (
         pl.DataFrame({"text": text}).join(old, on="text", how="left", maintain_order="left").get_column("old")
