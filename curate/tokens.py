@@ -2,7 +2,7 @@
 
 With a tokenizer configured (``export.tokenizer``: a Hugging Face ``tokenizer.json``), every stage's
 documents are counted with it (no special tokens); otherwise with a fast whitespace-word count
-(maximal runs of non-whitespace characters, vectorized in polars). The manifest names the unit in its
+(maximal runs of non-whitespace characters, counted on the UTF-8 bytes in numpy). The manifest names the unit in its
 top-level ``tokens_unit`` (``whitespace_words`` or ``tokenizer:<file name>``), so the two are never
 confused.
 """
