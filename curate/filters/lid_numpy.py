@@ -235,15 +235,16 @@ class NumpyPredictor:
             .explode("w")
             .filter(pl.col("w") != "")
         )
-        is_eos = (tokens["w"] == EOS).to_numpy()
         doc = tokens["doc"].to_numpy().astype(np.int64)
-        # A literal </s> ends fastText's line: keep each document's tokens up to its first </s>.
-        eos_cum = np.cumsum(is_eos)
-        starts = np.searchsorted(doc, np.arange(n_docs))
-        before_doc = np.concatenate(([0], eos_cum))[starts]
-        keep = (eos_cum - is_eos - before_doc[doc]) == 0
-        tokens = tokens.filter(pl.Series(keep))
-        doc = doc[keep]
+        if texts.str.contains(EOS, literal=True).any():
+            # A literal </s> ends fastText's line: keep each document's tokens up to its first </s>.
+            is_eos = (tokens["w"] == EOS).to_numpy()
+            eos_cum = np.cumsum(is_eos)
+            starts = np.searchsorted(doc, np.arange(n_docs))
+            before_doc = np.concatenate(([0], eos_cum))[starts]
+            keep = (eos_cum - is_eos - before_doc[doc]) == 0
+            tokens = tokens.filter(pl.Series(keep))
+            doc = doc[keep]
         # one hashing pass: each token's index into the batch's distinct words
         encoded = pc.dictionary_encode(tokens["w"].to_arrow())
         if isinstance(encoded, pa.ChunkedArray):
