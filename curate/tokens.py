@@ -82,7 +82,8 @@ _WIDE3 = np.array([int.from_bytes(w, "big") for w in _WIDE if len(w) == 3], dtyp
 def whitespace_word_counts(text: pa.ChunkedArray | pa.Array) -> np.ndarray:
     """Maximal runs of non-whitespace characters in every text (int64; a null counts 0): what
     ``str.count_matches(r"\\S+")`` counts, with Unicode White_Space as whitespace (so \\x1c-\\x1f are
-    not), computed on the UTF-8 bytes in numpy (~4x less CPU than the regex on web text).
+    not), computed on the UTF-8 bytes in numpy (2-3x less CPU than the regex on the web corpora;
+    benchmarks/bench_token_count.py).
 
     A byte is whitespace when it is an ASCII space character or part of one of the 19 wider Unicode
     spaces; every byte of a character then agrees with the character, so a word starts at each

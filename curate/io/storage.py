@@ -361,14 +361,14 @@ def write_parquet(table: Any, loc: Location, *, scratch: bool = False) -> int:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    options = {"compression": "zstd", "use_dictionary": not scratch}
+    compression = "lz4" if scratch and not loc.remote else "zstd"
     if not loc.remote:
         path = loc.local
         with atomic_path(path) as tmp:
-            pq.write_table(table, tmp, **options | ({"compression": "lz4"} if scratch else {}))
+            pq.write_table(table, tmp, compression=compression, use_dictionary=not scratch)
         return path.stat().st_size
     sink = pa.BufferOutputStream()
-    pq.write_table(table, sink, **options)
+    pq.write_table(table, sink, compression=compression, use_dictionary=not scratch)
     data = sink.getvalue().to_pybytes()
     loc.write_bytes(data)
     return len(data)
