@@ -234,6 +234,9 @@ def main(argv: list[str] | None = None) -> int:
             logging.getLogger(__name__).warning(
                 "%s; the embedded Ray runtime will listen on all interfaces", e
             )
+    from curate.allocator import configure
+
+    configure()  # before polars, pyarrow or Ray is imported (see curate/allocator.py)
     parser = build_parser()
     args = parser.parse_args(argv)
     logging.basicConfig(
