@@ -225,6 +225,11 @@ def _distinct_tokens(chunks: pl.DataFrame, column: str) -> pl.DataFrame:
         c.is_in(sp.special.implode()) | head.is_in(sp.special.implode()) | tail.is_in(sp.special.implode())
     )
     plain = c.str.contains(_any_of(_EASY_SHAPES))
+    # Chunks of the plain shapes are settled without the guards (most of them): only the others pay for them.
+    first = chunks.with_columns(__special=special, __plain=plain)
+    settled = first.filter(~pl.col("__special") & pl.col("__plain")).select(column)
+    rest = first.filter(pl.col("__special") | ~pl.col("__plain"))
+    special = pl.col("__special")
     runs_ok = ~c.str.contains(sp.guard_runs)
     guarded = ~c.str.contains_any(sp.guard_substrings) & runs_ok
     possessive = (
@@ -232,10 +237,12 @@ def _distinct_tokens(chunks: pl.DataFrame, column: str) -> pl.DataFrame:
         & runs_ok
         & c.str.contains(_any_of(_POSSESSIVE_SHAPES))
     )
-    flags = chunks.with_columns(
-        __easy=~special & (plain | possessive | (guarded & c.str.contains(_any_of(_GUARDED_SHAPES))))
+    flags = rest.with_columns(
+        __easy=~special & (possessive | (guarded & c.str.contains(_any_of(_GUARDED_SHAPES))))
     ).with_columns(__whole=~pl.col("__easy") & ~special & guarded & c.str.contains(_any_of(_WHOLE_SHAPES)))
-    easy = flags.filter("__easy").select(column, words=c.str.extract_all(_EASY_TOKEN))
+    easy = pl.concat([settled, flags.filter("__easy").select(column)]).select(
+        column, words=c.str.extract_all(_EASY_TOKEN)
+    )
     whole = flags.filter("__whole").select(column, words=pl.concat_list(c))
     hard = flags.filter(~pl.col("__easy") & ~pl.col("__whole")).get_column(column)
     toks = _list_series(sp.tokenize(hard.to_list()))
