@@ -5,7 +5,7 @@ Columns (``gopher_repetition_v1.<field>``): ``length`` (characters), ``dup_para_
 ``dup_<n>_gram_char_frac``, all as fractions of the document as datatrove computes them.
 
 N-grams are compared by 64-bit hashes of their word sequences (collisions are negligible), grouped one
-size at a time (2, 3, ... 10) by one sort each, and each size only over the positions whose shorter
+size at a time (2, 3, ... 10) by one hash grouping each, and each size only over the positions whose shorter
 n-gram repeats (a k-gram can only repeat where its (k-1)-gram does). The duplicated-n-gram scan of
 datatrove skips the words of a found duplicate; we replay that scan exactly, but only at positions whose
 n-gram occurred earlier in the document (the others cannot change it).
@@ -179,23 +179,20 @@ def _ngram_chars(
             ok = rep_at[pos + 1]  # (so that one lies in the same document, and so does the k-gram)
             rep_at[pos] = False
             pos, g = pos[ok], g[ok] * _MULT + h[pos[ok] + (k - 1)]
-        # A stable sort keeps positions in text order within equal hashes: the run's head is its first one
-        # (needed for duplicated n-grams only; counts do not depend on the order within a run).
-        order = np.argsort(g, kind="stable" if k in dups else "quicksort")
-        gs = g[order]
-        heads = np.flatnonzero(np.r_[True, gs[1:] != gs[:-1]]) if len(gs) else np.zeros(0, np.int64)
-        sizes = np.diff(np.r_[heads, len(gs)])
-        repeated = np.empty(len(g), dtype=bool)
-        repeated[order] = np.repeat(sizes >= 2, sizes)
+        # Each k-gram's count and, for duplicated n-grams, its first position (rows are in text order), by
+        # one hash grouping (3-9x cheaper than sorting the hashes).
+        groups = {"cnt": pl.len().over("g")}
+        if k in dups:
+            groups["first"] = pl.col("pos").first().over("g")
+        grouped = pl.DataFrame({"g": g, "pos": pos}).select(**groups)
+        cnt = grouped.get_column("cnt").to_numpy().astype(np.int64)
+        repeated = cnt >= 2
         if k in tops or k in dups:
             chars = csum[pos + k] - csum[pos]
         if k in tops:
-            cnt = np.empty(len(g), dtype=np.int64)
-            cnt[order] = np.repeat(sizes, sizes)
             out[("top", k)] = _top_chars(doc, pos, cnt, chars, k, words_per_doc, doc_start, csum)
         if k in dups:
-            first = np.empty(len(g), dtype=np.int64)
-            first[order] = np.repeat(pos[order[heads]], sizes)
+            first = grouped.get_column("first").to_numpy().astype(np.int64)
             out[("dup", k)] = _dup_chars(doc, pos, g, first, chars, k, n_docs)
         pos, g = pos[repeated], g[repeated]
         rep_at[pos] = True
