@@ -11,10 +11,8 @@ not purge, and pyarrow allocates through that same glibc heap. The cost is that 
 of its largest batch until it exits (peak RSS about the same; measured in BENCHMARKS.md).
 
 Settings go two ways: environment variables, which the processes this one starts read at their start, and
-``mallopt`` for this process, whose glibc heap already runs. The embedded Ray runtime's workers get the glibc
-and pyarrow variables but not ``_RJEM_MALLOC_CONF`` (measured in ``/proc/<pid>/environ``: Ray keeps it for the
-raylet only), so polars in a Ray worker keeps its own decay; workers of a separate cluster keep their own
-environment. A variable the user has set is left as it is; ``CURATE_ALLOCATOR=default`` turns all of this off.
+``mallopt`` for this process, whose glibc heap already runs. The embedded Ray runtime's actors inherit all of
+them (checked in their ``/proc/<pid>/environ``); workers of a separate cluster keep their own environment. A variable the user has set is left as it is; ``CURATE_ALLOCATOR=default`` turns all of this off.
 """
 
 from __future__ import annotations
