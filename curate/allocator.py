@@ -12,7 +12,8 @@ of its largest batch until it exits (peak RSS about the same; measured in BENCHM
 
 Settings go two ways: environment variables, which the processes this one starts read at their start, and
 ``mallopt`` for this process, whose glibc heap already runs. The embedded Ray runtime's actors inherit all of
-them (checked in their ``/proc/<pid>/environ``); workers of a separate cluster keep their own environment. A variable the user has set is left as it is; ``CURATE_ALLOCATOR=default`` turns all of this off.
+them (checked in their ``/proc/<pid>/environ``); workers of a separate cluster keep their own environment.
+A variable the user has set is left as it is; ``CURATE_ALLOCATOR=default`` turns all of this off.
 """
 
 from __future__ import annotations
