@@ -5,10 +5,11 @@ A pipeline batch allocates and frees arrays of a few to tens of MB over and over
 malloc, polars through its own jemalloc, pyarrow through its memory pool). With their defaults each
 freed block goes back to the kernel (glibc maps blocks over its dynamic threshold with ``mmap`` and trims
 the heap's top; polars sets its jemalloc to purge freed pages after 0.5-1 s) and the next batch takes page
-faults to get it again: on the web recipe ~700k minor faults and ~3 of ~30 CPU-s in the kernel. Here glibc keeps freed
-memory for reuse (no trimming under 1 GiB, ``mmap`` only for blocks over 32 MiB), polars' jemalloc does
-not purge, and pyarrow allocates through that same glibc heap. The cost is that a process keeps the memory
-of its largest batch until it exits (peak RSS about the same; measured in BENCHMARKS.md).
+faults to get it again: on the web recipe ~700k minor faults and ~3 of ~30 CPU-s in the kernel. Here
+glibc keeps freed memory for reuse (no trimming under 1 GiB, ``mmap`` only for blocks over 32 MiB), polars'
+jemalloc does not purge, and pyarrow allocates through that same glibc heap: 8% less CPU on the web recipe.
+The cost is that a process keeps the memory of its largest batches until it exits (peak RSS +20% there:
+0.89 -> 1.08 GB; BENCHMARKS.md).
 
 Settings go two ways: environment variables, which the processes this one starts read at their start, and
 ``mallopt`` for this process, whose glibc heap already runs. The embedded Ray runtime's actors inherit all of
