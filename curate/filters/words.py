@@ -221,15 +221,14 @@ def _distinct_tokens(chunks: pl.DataFrame, column: str) -> pl.DataFrame:
     sp = spacy_english()
     c = pl.col(column)
     head, tail = c.str.head(-1), c.str.tail(-1)
-    special = (
+    is_special = (
         c.is_in(sp.special.implode()) | head.is_in(sp.special.implode()) | tail.is_in(sp.special.implode())
     )
-    plain = c.str.contains(_any_of(_EASY_SHAPES))
     # Chunks of the plain shapes are settled without the guards (most of them): only the others pay for them.
-    first = chunks.with_columns(__special=special, __plain=plain)
-    settled = first.filter(~pl.col("__special") & pl.col("__plain")).select(column)
-    rest = first.filter(pl.col("__special") | ~pl.col("__plain"))
-    special = pl.col("__special")
+    shaped = chunks.with_columns(__special=is_special, __plain=c.str.contains(_any_of(_EASY_SHAPES)))
+    special, plain = pl.col("__special"), pl.col("__plain")
+    settled = shaped.filter(~special & plain).select(column)
+    rest = shaped.filter(special | ~plain)
     runs_ok = ~c.str.contains(sp.guard_runs)
     guarded = ~c.str.contains_any(sp.guard_substrings) & runs_ok
     possessive = (
