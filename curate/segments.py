@@ -129,9 +129,10 @@ class _RowTally:
     """UTF-8 bytes and tokens of every row of the batch in flight, counted once per distinct text.
 
     A stage that leaves the text as it was (every scorer and filter) is accounted from the counts of its
-    input rows, filtered with the rows it keeps; a stage that rewrites text is counted again. Whether the
-    text changed is decided by comparing the text columns (Arrow compares buffers by pointer first, so
-    an untouched column costs nothing)."""
+    input rows, filtered with the rows it keeps; a stage that rewrites text has the rows it changed counted
+    again (counts are a function of the text alone). Whether the text changed is decided by comparing the
+    text columns (Arrow compares buffers by pointer first, so an untouched column costs nothing), then,
+    for a rewritten column, row by row."""
 
     def __init__(self, tokens: TokenCounter) -> None:
         self.tokens = tokens
@@ -142,11 +143,22 @@ class _RowTally:
     def of(self, table: pa.Table) -> tuple[np.ndarray, np.ndarray]:
         """Per-row bytes and tokens of ``table``."""
         text = table.column(schema.TEXT)
-        if self.text is None or len(text) != len(self.text) or not text.equals(self.text):
+        if self.text is None or len(text) != len(self.text):
             self.text = text
             lengths = pc.binary_length(text.fill_null("")) if len(text) else pa.array([], pa.int64())
             self.n_bytes = np.asarray(lengths.to_numpy(), dtype=np.int64) if len(text) else self.n_bytes[:0]
             self.n_tokens = self.tokens.per_row(text)
+        elif not text.equals(self.text):
+            # The same rows, rewritten (a transform): only the rows whose text changed are counted again.
+            changed = pc.fill_null(pc.not_equal(text, self.text), True)
+            idx = np.flatnonzero(np.asarray(changed.to_numpy(zero_copy_only=False), dtype=bool))
+            self.text = text
+            if len(idx):
+                rows = text.take(pa.array(idx))
+                self.n_bytes = self.n_bytes.copy()
+                self.n_tokens = self.n_tokens.copy()
+                self.n_bytes[idx] = np.asarray(pc.binary_length(rows.fill_null("")).to_numpy(), dtype=np.int64)
+                self.n_tokens[idx] = self.tokens.per_row(rows)
         return self.n_bytes, self.n_tokens
 
     def keep(self, table: pa.Table, mask: np.ndarray | None) -> None:

@@ -128,3 +128,27 @@ def test_the_row_tally_recounts_only_rewritten_text() -> None:
     assert [x.tolist() for x in tally.of(kept)] == [[3, 5], [2, 3]]
     rewritten = kept.set_column(1, "text", pa.array(["a", "d e f g"]))
     assert [x.tolist() for x in tally.of(rewritten)] == [[1, 7], [1, 4]]
+
+
+def test_the_row_tally_counts_only_the_rows_a_transform_changed() -> None:
+    from curate.segments import _RowTally
+
+    class Spy(TokenCounter):
+        def __init__(self) -> None:
+            super().__init__()
+            self.seen: list[list[str | None]] = []
+
+        def per_row(self, text: pa.ChunkedArray | pa.Array) -> np.ndarray:
+            self.seen.append(text.to_pylist())
+            return super().per_row(text)
+
+    spy = Spy()
+    tally = _RowTally(spy)
+    t = make_table(["a b", "ccc", "d e f", "g"])
+    tally.of(t)
+    same_rows = t.set_column(1, "text", pa.array(["a b", "c c", None, "g"]))  # rows 1 and 2 rewritten
+    assert [x.tolist() for x in tally.of(same_rows)] == [[3, 3, 0, 1], [2, 2, 0, 1]]
+    assert spy.seen == [["a b", "ccc", "d e f", "g"], ["c c", None]]
+    fewer = t.slice(0, 3)  # another row count: everything is counted again
+    assert [x.tolist() for x in tally.of(fewer)] == [[3, 3, 5], [2, 1, 3]]
+    assert spy.seen[-1] == ["a b", "ccc", "d e f"]
