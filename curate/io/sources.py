@@ -194,7 +194,9 @@ class BatchBuilder:
         reject: str | None = None,
         detail: str | None = None,
     ) -> None:
-        if reject is None and len(text.encode("utf-8", "surrogatepass")) > self.params.max_doc_bytes:
+        limit = self.params.max_doc_bytes
+        # A character is at most 4 bytes of UTF-8 (a lone surrogate 3): short texts are not encoded.
+        if reject is None and 4 * len(text) > limit and len(text.encode("utf-8", "surrogatepass")) > limit:
             reject, detail = (
                 "too_large",
                 f"{len(text)} characters exceed max_doc_bytes={self.params.max_doc_bytes}",
@@ -203,7 +205,7 @@ class BatchBuilder:
             reject, detail = "empty_text", "text is empty or whitespace only"
         c = self.cols
         c[schema.ID].append(doc_id)
-        c[schema.TEXT].append(_clean_surrogates(text))
+        c[schema.TEXT].append(text)  # lone surrogates are replaced at flush, in the columns that hold any
         c[schema.SOURCE].append(source)
         for k in self.keep:
             v = (extra or {}).get(k)
@@ -256,9 +258,16 @@ class BatchBuilder:
         return len(self) >= self.params.batch_docs or self.nbytes >= self.params.batch_bytes
 
     def flush(self) -> pa.Table:
-        table = pa.table({k: pa.array(v, pa.string()) for k, v in self.cols.items()})
+        table = pa.table({k: _string_array(v) for k, v in self.cols.items()})
         self._reset()
         return table
+
+
+def _string_array(values: list[str | None]) -> pa.Array:
+    try:
+        return pa.array(values, pa.string())
+    except UnicodeEncodeError:  # a lone surrogate somewhere in the column
+        return pa.array([v if v is None else _clean_surrogates(v) for v in values], pa.string())
 
 
 def _clean_surrogates(text: str) -> str:

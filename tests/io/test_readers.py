@@ -85,6 +85,21 @@ def test_bad_lines_are_quarantined_with_reasons(tmp_path: Path) -> None:
     assert t.column("text")[2].as_py() == '{"id": "u", "text": "caf\ufffd"}'
 
 
+def test_lone_surrogates_are_replaced_in_every_column(tmp_path: Path) -> None:
+    """JSON escapes such as "\\ud800" decode to lone surrogates, which UTF-8 (and Parquet) cannot hold: the
+    text keeps its length with "?" in their place, and an id or a kept field holding one no longer fails
+    the batch."""
+    p = tmp_path / "s.jsonl"
+    p.write_text(
+        '{"id": "a\\ud800", "text": "x\\udc00y", "url": "u\\ud801"}\n{"id": "b", "text": "fine"}\n'
+    )
+    t = read_table(str(p), keep_fields=["url"])
+    assert t.column("id").to_pylist() == ["a?", "b"]
+    assert t.column("text").to_pylist() == ["x?y", "fine"]
+    assert t.column("url").to_pylist() == ["u?", None]
+    assert _reasons(t) == [None, None]
+
+
 def test_giant_document_is_quarantined_not_crashing(tmp_path: Path) -> None:
     p = tmp_path / "big.jsonl"
     big = "word " * 10_000_000  # 50 MB
