@@ -86,7 +86,9 @@ def test_url_blocklists_load_as_a_plain_python_parse_reads_them(tmp_path, monkey
     assert len(stage._domains) == len(lists["domains"]) == 4_558_940 + 1
     assert np.array_equal(stage._domains, _sorted_hashes(pl.Series(lists["domains"])))
     assert np.array_equal(stage._urls, _sorted_hashes(pl.Series(lists["urls"])))
-    assert [p.name[:15] for p in tmp_path.iterdir()] == ["url-blocklists-"]
+    names = sorted(p.name for p in tmp_path.iterdir())
+    assert [n[:15] for n in names] == ["url-blocklists-"] * 2
+    assert [n.split(".", 1)[1] for n in names] == ["domains.npy", "urls.npy"]
 
     def unread(path: str) -> None:
         raise AssertionError(f"{path} read again although cached")
@@ -96,3 +98,8 @@ def test_url_blocklists_load_as_a_plain_python_parse_reads_them(tmp_path, monkey
     again.ensure_setup()
     assert np.array_equal(again._domains, stage._domains)
     assert np.array_equal(again._urls, stage._urls)
+    # Without extra entries the cached lists are used as they are: mapped from the cache, not read.
+    plain = UrlFilter(UrlFilterParams())
+    plain.ensure_setup()
+    assert isinstance(plain._domains, np.memmap) and isinstance(plain._urls, np.memmap)
+    assert len(plain._domains) == 4_558_940
