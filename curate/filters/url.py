@@ -25,7 +25,7 @@ import numpy as np
 import polars as pl
 import pyarrow as pa
 
-from curate.io.files import atomic_path
+from curate.io.files import atomic_save_npy
 from curate.registry import STAGES
 from curate.rules import Rule
 from curate.stage import Scorer
@@ -109,8 +109,7 @@ def integrated_hashes(archive: str) -> dict[str, np.ndarray]:
     try:
         os.makedirs(os.path.dirname(base), exist_ok=True)
         for name, values in out.items():
-            with atomic_path(f"{base}.{name}.npy") as tmp, open(tmp, "wb") as f:
-                np.save(f, values)
+            atomic_save_npy(f"{base}.{name}.npy", values)
     except OSError as e:
         log.info("url_filter_v1: blocklist cache not written (%s): %s", base, e)
     return out
