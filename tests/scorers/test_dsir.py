@@ -70,6 +70,9 @@ def test_log_weights_equal_the_hand_computation(tmp_path):
     assert lw[2] == 0.0
     keys = out.column("dsir_v1.resample_key").to_pylist()
     assert keys == pytest.approx((np.array(lw) + gumbel(["x", "y", "z"], 0)).tolist(), abs=1e-12)
+    # the per-feature mean: 5 features, 3 features, none (0, not a division by zero)
+    mean = out.column("dsir_v1.mean_log_weight").to_pylist()
+    assert mean == pytest.approx([by_hand / 5, by_hand_aa / 3, 0.0], abs=1e-12)
     assert (tmp_path / "dsir.json").exists()
 
 
