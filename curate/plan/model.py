@@ -23,25 +23,30 @@ class Rate:
     source: str
 
 
-# Per-core throughput, MB of text per CPU-second, as measured here (2-core shared machine: pessimistic).
+# Per-core throughput, MB of text per CPU-second, as measured here (2-core shared machines: pessimistic).
+# The web recipe's stages: `bench_pipeline.py --compare` of 2026-12-05 (BENCHMARKS.md section 1, session 11,
+# Intel host, new's median per-stage CPU-s over 60,909 web documents, one core) and each stage's bytes_in
+# in that run's manifest (so a filter late in the recipe is rated on the text it saw, not the input).
+# Document-wise stages scale with the text; the global stages (exact, MinHash) are rated at scale below.
+_WEB = "BENCHMARKS.md 1 (session 11): the web recipe, inline, one core"
 RATES: dict[str, Rate] = {
-    "read": Rate(32.6, "RESULTS-load.md run 1, 2 M docs: read 69 worker-s for 2.25 GB"),
-    "normalize_v1": Rate(8.65, "RESULTS-load.md run 1, 2 M docs: normalize 260 worker-s for 2.25 GB"),
+    "read": Rate(32.4, f"{_WEB}: 64.5 MB in 1.99 CPU-s"),
+    "normalize_v1": Rate(42.4, f"{_WEB}: 64.5 MB in 1.52 CPU-s"),
+    # The global stages keep the 2 M-document Ray run's rates (shuffle, reduce and component rounds on
+    # workers included); inline over 60,909 documents they measured 32.0 (exact) and 12.0 (MinHash) MB/s.
     "exact_dedup_v1": Rate(16.0, "RESULTS-load.md run 1, 2 M docs: exact 141 worker-s for 2.25 GB"),
+    "url_filter_v1": Rate(274.0, f"{_WEB}: 63.1 MB in 0.23 CPU-s (documents without a URL pass cheaply)"),
+    "language_v1": Rate(9.82, f"{_WEB}: numpy engine, 63.1 MB in 6.43 CPU-s"),
+    "gopher_repetition_v1": Rate(4.58, f"{_WEB}: 60.4 MB in 13.19 CPU-s, the spaCy word split included"),
+    # Alone (the words not split yet by gopher_repetition_v1): after it, the recipe's 58.1 MB took 2.64 CPU-s.
+    "gopher_quality_v1": Rate(
+        7.17, "alone on the web corpora, inline, one core: 64.5 MB in 9.0 CPU-s (session 11)"
+    ),
+    "c4_quality_v1": Rate(13.7, f"{_WEB}: 47.8 MB in 3.49 CPU-s"),
+    "fineweb_quality_v1": Rate(56.3, f"{_WEB}: 34.9 MB in 0.62 CPU-s"),
     "minhash_dedup_v1": Rate(1.91, "RESULTS-load.md run 1, 2 M docs: MinHash 1,176 worker-s for 2.25 GB"),
-    "gopher_quality_v1": Rate(6.36, "RESULTS-filters.md, 4,000 docs, one core"),
-    "gopher_repetition_v1": Rate(8.55, "RESULTS-filters.md, 4,000 docs, one core"),
-    "c4_quality_v1": Rate(15.59, "RESULTS-filters.md, 4,000 docs, one core"),
-    "fineweb_quality_v1": Rate(130.95, "RESULTS-filters.md, 4,000 docs, one core"),
     "fasttext_quality_v1": Rate(11.5, "RESULTS-scorers.md: ~6,000 docs/s on 4,609 docs of 8.8 MB"),
     "degeneration_v1": Rate(5.6, "RESULTS-scorers.md: 2,900 docs/s, the low end"),
-    "language_v1": Rate(
-        6.06,
-        "benchmarks/lid_parity.py: numpy engine, 64.5 MB of web text in 10.64 CPU-s (engine fasttext: 3.56)",
-    ),
-    "url_filter_v1": Rate(
-        78.1, "benchmarks/bench_url_filter.py: 1,670 web docs with a URL, 5.1 MB in 0.065 CPU-s"
-    ),
     "select": Rate(500.0, "column comparisons only (not measured; negligible)"),
 }
 UNMEASURED = Rate(2.0, "NOT MEASURED: assumed 2 MB/s per core")
