@@ -157,7 +157,9 @@ class _RowTally:
                 rows = text.take(pa.array(idx))
                 self.n_bytes = self.n_bytes.copy()
                 self.n_tokens = self.n_tokens.copy()
-                self.n_bytes[idx] = np.asarray(pc.binary_length(rows.fill_null("")).to_numpy(), dtype=np.int64)
+                self.n_bytes[idx] = np.asarray(
+                    pc.binary_length(rows.fill_null("")).to_numpy(), dtype=np.int64
+                )
                 self.n_tokens[idx] = self.tokens.per_row(rows)
         return self.n_bytes, self.n_tokens
 

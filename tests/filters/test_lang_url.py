@@ -101,5 +101,6 @@ def test_url_blocklists_load_as_a_plain_python_parse_reads_them(tmp_path, monkey
     # Without extra entries the cached lists are used as they are: mapped from the cache, not read.
     plain = UrlFilter(UrlFilterParams())
     plain.ensure_setup()
-    assert isinstance(plain._domains, np.memmap) and isinstance(plain._urls, np.memmap)
+    assert isinstance(plain._domains, np.memmap)
+    assert isinstance(plain._urls, np.memmap)
     assert len(plain._domains) == 4_558_940

@@ -90,9 +90,7 @@ def test_lone_surrogates_are_replaced_in_every_column(tmp_path: Path) -> None:
     text keeps its length with "?" in their place, and an id or a kept field holding one no longer fails
     the batch."""
     p = tmp_path / "s.jsonl"
-    p.write_text(
-        '{"id": "a\\ud800", "text": "x\\udc00y", "url": "u\\ud801"}\n{"id": "b", "text": "fine"}\n'
-    )
+    p.write_text('{"id": "a\\ud800", "text": "x\\udc00y", "url": "u\\ud801"}\n{"id": "b", "text": "fine"}\n')
     t = read_table(str(p), keep_fields=["url"])
     assert t.column("id").to_pylist() == ["a?", "b"]
     assert t.column("text").to_pylist() == ["x?y", "fine"]
