@@ -181,4 +181,13 @@ class ProxyLM(nn.Module):
             hf: Any = LlamaForCausalLM(self.cfg.hf_config())
         hf.load_state_dict({k: v.detach().cpu() for k, v in self.state_dict().items()}, assign=True)
         hf.tie_weights()
-        hf.save_pretrained(path, safe_serialization=safe_serialization)
+        # transformers draws a "Writing model shards" bar per save: one per proxy run, through `curate -q`.
+        from transformers.utils import logging as hf_logging
+
+        shown = hf_logging.is_progress_bar_enabled()
+        hf_logging.disable_progress_bar()
+        try:
+            hf.save_pretrained(path, safe_serialization=safe_serialization)
+        finally:
+            if shown:
+                hf_logging.enable_progress_bar()

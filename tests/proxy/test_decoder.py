@@ -52,14 +52,18 @@ def test_forward_and_gradients_equal_llama_for_causal_lm(seq):
         torch.testing.assert_close(p.grad, grads_ref[name].grad, rtol=1e-4, atol=1e-6, msg=name)
 
 
-def test_saved_folder_loads_in_llama_for_causal_lm_with_the_same_logits(tmp_path):
+def test_saved_folder_loads_in_llama_for_causal_lm_with_the_same_logits(tmp_path, capfd):
     from transformers import LlamaForCausalLM
+    from transformers.utils import logging as hf_logging
 
     new, _ = _pair(seed=2)
     with torch.no_grad():  # move the weights off their initial values, tie included
         for p in new.parameters():
             p.add_(0.01 * torch.randn_like(p))
+    assert hf_logging.is_progress_bar_enabled()
     new.save_pretrained(tmp_path / "m", safe_serialization=True)
+    assert "Writing model shards" not in capfd.readouterr().err  # no progress bar per proxy run
+    assert hf_logging.is_progress_bar_enabled()  # the caller's setting is restored
     assert json.loads((tmp_path / "m" / "config.json").read_text())["tie_word_embeddings"] is True
     loaded = LlamaForCausalLM.from_pretrained(tmp_path / "m").eval()
     x = torch.randint(0, CFG.vocab_size, (2, CFG.seq_len))
