@@ -9,7 +9,7 @@ then removes the copies as near-duplicates at the end. Each copy is its own gzip
 Every run is ``curate run pipelines/web.yaml`` in a subprocess (``bench_pipeline.run_curate``): wall
 of the whole process (start-up included), CPU seconds of the process tree, peak RSS of the tree (Ray's
 raylet and workers included). Two projections per run: ``curate plan`` with its built-in rates
-(``plan_default_s``) and calibrated by the 1x run of the same engine (``plan --from-run``,
+for the engine of the run (``plan_default_s``) and calibrated by the 1x run of the same engine (``plan --from-run``,
 ``plan_pilot_s``); ``err`` is projection / measured wall - 1. On a shared machine the wall is
 stretched by other processes, so the calibrated plan's core-seconds are also compared with the CPU
 seconds measured (``plan_pilot_cpu_err``).
@@ -51,14 +51,18 @@ def grow(files: list[Path], factor: int, out: Path) -> Path:
     out.mkdir(parents=True, exist_ok=True)
     for f in files:
         with gzip.open(f, "rt", encoding="utf-8") as r:
-            lines = r.read().splitlines()
+            lines = r.read().split("\n")  # not splitlines(): U+2028 and friends sit inside JSON strings
         stem = f.name.split(".")[0]
         for k in range(factor):
             with gzip.open(out / f"{stem}-{k:02d}.jsonl.gz", "wt", encoding="utf-8", compresslevel=1) as w:
                 for line in lines:
                     if not line.strip():
                         continue
-                    rec = json.loads(line)
+                    try:
+                        rec = json.loads(line)
+                    except json.JSONDecodeError:  # a bad line stays bad in every copy (quarantined)
+                        w.write(line + "\n")
+                        continue
                     if k:
                         rec["id"] = f"{rec.get('id')}#{k}"
                         if isinstance(rec.get("text"), str):
@@ -94,7 +98,7 @@ def main() -> int:
                 docs, nbytes = m["accounting"]["input"], m["stages"][0]["bytes_out"]
                 if pilot is None:  # the smallest size of this engine calibrates the plan
                     pilot = pilot_from_manifest(m, names, where=f"{engine} {f}x run")
-                plan = dict(docs=docs, nbytes=nbytes, nodes=1, cores=CORES[engine])
+                plan = dict(docs=docs, nbytes=nbytes, nodes=1, cores=CORES[engine], engine=kind)
                 default, calibrated = project(names, **plan), project(names, **plan, pilot=pilot)
                 default_s, pilot_s = default.wall_s, calibrated.wall_s
                 pilot_cpu = sum(s.core_s for s in calibrated.stages)
@@ -115,6 +119,12 @@ def main() -> int:
                     "plan_pilot_err": round(pilot_s / r["wall_s"] - 1, 3),
                     "plan_pilot_cpu_s": round(pilot_cpu, 1),
                     "plan_pilot_cpu_err": round(pilot_cpu / r["cpu_s"] - 1, 3),
+                    # the global stages' own rates at this size (MB of text in per CPU-s)
+                    "dedup_mb_per_cpu_s": {
+                        s["name"]: round(s["bytes_in"] / 1e6 / max(s["cpu_s"], 1e-3), 1)
+                        for s in m["stages"]
+                        if s["name"] in ("exact_dedup_v1", "minhash_dedup_v1")
+                    },
                     "load_after": load(),
                 }
                 rows.append(row)

@@ -11,6 +11,7 @@ EXAMPLE = """example:
   curate plan pipelines/web.yaml --docs 1e9 --bytes 1e12 --nodes 16 --cores 32
   curate plan pipelines/web.yaml --docs 100e6 --bytes 100e9 --nodes 1 --cores 64 --dup-rate 0.2
   curate plan pipelines/web.yaml --bytes 1e9 --cores 2 --from-run runs/web_pilot   # calibrated by a pilot
+  curate plan pipelines/web.yaml --docs 1e6 --bytes 1e9 --engine inline              # one process, one core
 
 Rates are per-core throughputs measured by this repository's benchmarks (BENCHMARKS.md); see
 docs/scale.md for what the model assumes and how far it has been checked.
@@ -28,7 +29,9 @@ def _plan(args: argparse.Namespace) -> int:
     from curate.config import load_pipeline
     from curate.plan.model import format_plan, pilot_from_manifest, pipeline_stage_names, project
 
-    names, driver_components = pipeline_stage_names(load_pipeline(args.pipeline))
+    cfg = load_pipeline(args.pipeline)
+    names, driver_components = pipeline_stage_names(cfg)
+    engine = args.engine or cfg.engine.get("kind", "ray")
     pilot = None
     if args.from_run:
         path = Path(args.from_run) / "manifest.json"
@@ -46,6 +49,7 @@ def _plan(args: argparse.Namespace) -> int:
         dup_rate=args.dup_rate,
         driver_components=driver_components,
         pilot=pilot,
+        engine=engine,
     )
     print(format_plan(plan))
     return 0
@@ -67,6 +71,12 @@ def register(sub: Any) -> None:
     p.add_argument("--cores", type=_number, default=8, help="CPU cores per node (default 8)")
     p.add_argument(
         "--dup-rate", type=float, default=0.1, help="share of documents in near-duplicate clusters (0.1)"
+    )
+    p.add_argument(
+        "--engine",
+        choices=("ray", "inline"),
+        help="the engine the run will use (default: the pipeline's engine.kind, else ray); inline is one "
+        "process on one core, its dedup stages without a shuffle",
     )
     p.add_argument(
         "--from-run",

@@ -32,16 +32,15 @@ _WEB = "BENCHMARKS.md 1 (session 11): the web recipe, inline, one core"
 RATES: dict[str, Rate] = {
     "read": Rate(32.4, f"{_WEB}: 64.5 MB in 1.99 CPU-s"),
     "normalize_v1": Rate(42.4, f"{_WEB}: 64.5 MB in 1.52 CPU-s"),
-    # The global stages keep the 2 M-document Ray run's rates (shuffle, reduce and component rounds on
-    # workers included); inline over 60,909 documents they measured 32.0 (exact) and 12.0 (MinHash) MB/s.
+    # The global stages on Ray: the 2 M-document run's rates (shuffle, reduce and component rounds on
+    # workers included). On the inline engine they run in one process: INLINE_RATES below.
     "exact_dedup_v1": Rate(16.0, "RESULTS-load.md run 1, 2 M docs: exact 141 worker-s for 2.25 GB"),
     "url_filter_v1": Rate(274.0, f"{_WEB}: 63.1 MB in 0.23 CPU-s (documents without a URL pass cheaply)"),
     "language_v1": Rate(9.82, f"{_WEB}: numpy engine, 63.1 MB in 6.43 CPU-s"),
-    "gopher_repetition_v1": Rate(4.58, f"{_WEB}: 60.4 MB in 13.19 CPU-s, the spaCy word split included"),
-    # Alone (the words not split yet by gopher_repetition_v1): after it, the recipe's 58.1 MB took 2.64 CPU-s.
-    "gopher_quality_v1": Rate(
-        7.17, "alone on the web corpora, inline, one core: 64.5 MB in 9.0 CPU-s (session 11)"
-    ),
+    # The word-based filters share one word split per batch (the first of them pays it: WORD_SPLIT), so
+    # their rates are without it: gopher_repetition_v1 took 13.19 CPU-s for 60.4 MB split included.
+    "gopher_repetition_v1": Rate(8.05, f"{_WEB}: 60.4 MB in 13.19 CPU-s less the word split"),
+    "gopher_quality_v1": Rate(22.0, f"{_WEB}: 58.1 MB in 2.64 CPU-s (words split by gopher_repetition_v1)"),
     "c4_quality_v1": Rate(13.7, f"{_WEB}: 47.8 MB in 3.49 CPU-s"),
     "fineweb_quality_v1": Rate(56.3, f"{_WEB}: 34.9 MB in 0.62 CPU-s"),
     "minhash_dedup_v1": Rate(1.91, "RESULTS-load.md run 1, 2 M docs: MinHash 1,176 worker-s for 2.25 GB"),
@@ -50,6 +49,18 @@ RATES: dict[str, Rate] = {
     "select": Rate(500.0, "column comparisons only (not measured; negligible)"),
 }
 UNMEASURED = Rate(2.0, "NOT MEASURED: assumed 2 MB/s per core")
+# The spaCy-compatible word split of a batch, paid once by the first word-based filter of a pipeline:
+# gopher_quality_v1 alone took 9.0 CPU-s for 64.5 MB (session 11), after the split 2.64 for 58.1 MB.
+WORD_SPLIT = Rate(10.6, "gopher_quality_v1 alone (64.5 MB in 9.0 CPU-s) less its rate after the split")
+WORD_STAGES = {"gopher_repetition_v1", "gopher_quality_v1", "c4_quality_v1", "fineweb_quality_v1"}
+# The inline engine (one process, one core) runs a global stage without a shuffle: its keys are grouped
+# in memory, at the rates the web recipe measured inline (a Ray rate errs long there by 2-6x).
+_INLINE = "BENCHMARKS.md 4 (session 12): the web corpora, inline, one core"
+INLINE_RATES: dict[str, Rate] = {
+    "exact_dedup_v1": Rate(36.4, f"{_INLINE}, 60,909 docs (37.4 at 243,636)"),
+    "minhash_dedup_v1": Rate(11.0, f"{_INLINE}, 60,909 docs, 13 near-duplicates (slower with more copies)"),
+}
+ENGINES = ("ray", "inline")
 
 # Bytes each global stage moves through its shuffle, per document (key rows; texts never travel).
 ORDER_KEY = 16  # uint64 key + uint64 order
@@ -100,6 +111,7 @@ class Plan:
     output_bytes: float = 0.0  # kept/ + rejected/
     scratch_bytes: float = 0.0  # _work/: every segment's parts and the global stages' key tables
     calibrated: bool = False  # rates and stage shares from a pilot run (--from-run)
+    engine: str = "ray"
 
     @property
     def wall_s(self) -> float:
@@ -157,29 +169,52 @@ def project(
     dup_rate: float = 0.1,
     driver_components: bool = False,
     pilot: Pilot | None = None,
+    engine: str = "ray",
 ) -> Plan:
     """Project a run of the stages (registry names, in order, ``read`` first) over ``docs`` documents
     of ``nbytes`` bytes of text on ``nodes`` nodes of ``cores`` cores each. ``dup_rate``: the share of
     documents in near-duplicate clusters (sets the edge count of MinHash's components);
     ``driver_components``: MinHash runs with ``components: driver`` (pairs gathered on the driver);
     ``pilot``: rates and text shares measured by a smaller run of the same pipeline, used instead of
-    the built-in rates and the assumption that every stage sees all input."""
+    the built-in rates and the assumption that every stage sees all input; ``engine``: ``ray`` (stages
+    on every core of every node, global stages through a shuffle) or ``inline`` (one process on one core:
+    ``nodes`` and ``cores`` are taken as 1, global stages group their keys in memory at their inline
+    rates, nothing crosses a network)."""
+    if engine not in ENGINES:
+        raise ValueError(f"engine: expected one of {', '.join(ENGINES)}, got {engine!r}")
+    inline = engine == "inline"
+    asked = (nodes, cores)
+    if inline:
+        nodes, cores = 1, 1
     total = nodes * cores
     estimated = docs is None
     docs = round(nbytes / DOC_BYTES) if docs is None else docs
-    plan = Plan(docs=docs, bytes=nbytes, nodes=nodes, cores=cores, docs_estimated=estimated)
+    plan = Plan(docs=docs, bytes=nbytes, nodes=nodes, cores=cores, docs_estimated=estimated, engine=engine)
     plan.calibrated = pilot is not None
+    if inline and asked != (1, 1):
+        plan.notes.append(
+            f"engine inline: one process on one core (--nodes {asked[0]} --cores {asked[1]} not used)"
+        )
     partitions = total
+    split_paid = False
     for name in stage_names:
-        rate = pilot.rates[name] if pilot else RATES.get(name, UNMEASURED)
+        builtin = (INLINE_RATES.get(name) if inline else None) or RATES.get(name, UNMEASURED)
+        rate = pilot.rates[name] if pilot else builtin
         core_s = nbytes * (pilot.shares[name] if pilot else 1.0) / MB / rate.mb_per_core_s
-        sp = StagePlan(name=name, core_s=core_s, wall_s=core_s / total, source=rate.source)
+        source = rate.source
+        if name in WORD_STAGES and not split_paid and not pilot:  # a pilot's rate has the split in it
+            core_s += nbytes / MB / WORD_SPLIT.mb_per_core_s
+            source += f"; + the word split ({WORD_SPLIT.mb_per_core_s} MB/s)"
+        split_paid = split_paid or name in WORD_STAGES
+        sp = StagePlan(name=name, core_s=core_s, wall_s=core_s / total, source=source)
         per_doc = SHUFFLE_BYTES_PER_DOC.get(name)
-        if name == "line_dedup_v1":
+        if inline:
+            pass  # no shuffle: the one process groups the keys in memory
+        elif name == "line_dedup_v1":
             sp.shuffle_bytes = nbytes / LINE_BYTES * ORDER_KEY
         elif per_doc is not None:
             sp.shuffle_bytes = docs * per_doc
-        if name == "minhash_dedup_v1":
+        if name == "minhash_dedup_v1" and not inline:
             edges = docs * dup_rate
             sp.shuffle_bytes += edges * 2 * ADJACENCY_ROW * 2 * COMPONENT_ROUNDS
         if sp.shuffle_bytes:
@@ -224,7 +259,8 @@ def format_plan(plan: Plan) -> str:
 
     est = f" (estimated from --bytes at {DOC_BYTES:,} bytes/doc; give --docs)" if plan.docs_estimated else ""
     lines = [
-        f"plan: {plan.docs:,} docs{est}, {plan.bytes / 1e9:,.1f} GB on {plan.nodes} node(s) x {plan.cores} cores",
+        f"plan: {plan.docs:,} docs{est}, {plan.bytes / 1e9:,.1f} GB on {plan.nodes} node(s) x {plan.cores} cores"
+        f" ({plan.engine} engine)",
         f"{'stage':24} {'core-h':>10} {'wall':>10} {'shuffle':>10}  rate source",
     ]
     for s in plan.stages:

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from curate.cli import main
-from curate.plan.model import RATES, UNMEASURED, pilot_from_manifest, project
+from curate.plan.model import INLINE_RATES, RATES, UNMEASURED, pilot_from_manifest, project
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -60,11 +60,11 @@ def test_plan_command_on_the_web_recipe(capsys: pytest.CaptureFixture[str]) -> N
     )
     out = capsys.readouterr().out.splitlines()
     assert rc == 0
-    assert out[0] == "plan: 1,000,000,000 docs, 1,000.0 GB on 16 node(s) x 32 cores"
+    assert out[0] == "plan: 1,000,000,000 docs, 1,000.0 GB on 16 node(s) x 32 cores (ray engine)"
     names = [line.split()[0] for line in out[2:12]]
     assert names[:3] == ["read", "normalize_v1", "exact_dedup_v1"]
     assert names[-1] == "minhash_dedup_v1"
-    assert "bottleneck: minhash_dedup_v1 (44% of wall)" in out  # its rate at 2 M documents, on Ray
+    assert "bottleneck: minhash_dedup_v1 (48% of wall)" in out  # its rate at 2 M documents, on Ray
 
 
 def test_plan_rejects_a_non_number(capsys: pytest.CaptureFixture[str]) -> None:
@@ -96,7 +96,7 @@ def test_docs_are_estimated_from_bytes_and_disk_is_projected(capsys: pytest.Capt
     out = capsys.readouterr().out.splitlines()
     assert out[0] == (
         "plan: 888,888,889 docs (estimated from --bytes at 1,125 bytes/doc; give --docs), "
-        "1,000.0 GB on 1 node(s) x 8 cores"
+        "1,000.0 GB on 1 node(s) x 8 cores (ray engine)"
     )
     (disk,) = [line for line in out if line.startswith("disk: ")]
     assert disk.startswith("disk: run directory 480.0 GB (kept/ + rejected/) + 1,731.6 GB scratch (_work/")
@@ -135,3 +135,77 @@ def test_a_pilot_run_sets_rates_and_the_share_of_text_each_stage_sees() -> None:
 def test_a_pilot_of_another_pipeline_is_refused() -> None:
     with pytest.raises(ValueError, match="runs/x: its manifest has 4 stage rows, the pipeline 2"):
         pilot_from_manifest(PILOT, ["read", "normalize_v1"], where="runs/x")
+
+
+def test_the_inline_engine_is_one_core_with_in_memory_dedup_at_its_own_rates() -> None:
+    names = ["read", "exact_dedup_v1", "minhash_dedup_v1"]
+    ray = project(names, docs=100_000, nbytes=10**8, nodes=1, cores=1)
+    plan = project(names, docs=100_000, nbytes=10**8, nodes=2, cores=8, engine="inline")
+    assert (plan.nodes, plan.cores, plan.engine) == (1, 1, "inline")
+    assert plan.notes == ["engine inline: one process on one core (--nodes 2 --cores 8 not used)"]
+    read, exact, mh = plan.stages
+    assert read.core_s == pytest.approx(100 / RATES["read"].mb_per_core_s)  # document-wise: one rate
+    assert exact.core_s == pytest.approx(100 / INLINE_RATES["exact_dedup_v1"].mb_per_core_s)
+    assert mh.wall_s == pytest.approx(100 / INLINE_RATES["minhash_dedup_v1"].mb_per_core_s)
+    assert plan.shuffle_bytes == 0  # keys grouped in the one process
+    assert ray.shuffle_bytes == 100_000 * (40 + 224) + 10_000 * 2 * 16 * 2 * 10
+    # Ray's dedup rates carry a shuffle and component rounds: over 2x (exact) and 5x (MinHash) slower
+    assert ray.stages[1].core_s == pytest.approx(100 / 16.0)
+    assert ray.stages[1].core_s > 2 * exact.core_s
+    assert ray.stages[2].core_s == pytest.approx(100 / 1.91)
+    assert ray.stages[2].core_s > 5 * mh.core_s
+    with pytest.raises(ValueError, match="engine: expected one of ray, inline, got 'spark'"):
+        project(names, docs=1, nbytes=1, nodes=1, cores=1, engine="spark")
+
+
+def test_plan_takes_the_engine_from_the_pipeline_unless_told(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    text = (ROOT / "pipelines/web.yaml").read_text()
+    assert "engine:" not in text  # the recipe runs on the default engine (Ray)
+    pipe = tmp_path / "web_inline.yaml"
+    pipe.write_text(text + "\nengine: {kind: inline}\n")
+    assert main(["plan", str(pipe), "--docs", "1e5", "--bytes", "1e8", "--cores", "2"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == "plan: 100,000 docs, 0.1 GB on 1 node(s) x 1 cores (inline engine)"
+    assert "note: engine inline: one process on one core (--nodes 1 --cores 2 not used)" in out
+    assert (
+        main(["plan", str(pipe), "--docs", "1e5", "--bytes", "1e8", "--cores", "2", "--engine", "ray"]) == 0
+    )
+    assert capsys.readouterr().out.splitlines()[0] == (
+        "plan: 100,000 docs, 0.1 GB on 1 node(s) x 2 cores (ray engine)"
+    )
+
+
+def test_the_word_split_is_paid_once_by_the_first_word_based_filter() -> None:
+    from curate.plan.model import WORD_SPLIT
+
+    split = 100 / WORD_SPLIT.mb_per_core_s
+    alone = project(["read", "gopher_quality_v1"], docs=10**5, nbytes=10**8, nodes=1, cores=1)
+    assert alone.stages[1].core_s == pytest.approx(100 / RATES["gopher_quality_v1"].mb_per_core_s + split)
+    assert alone.stages[1].source.endswith("; + the word split (10.6 MB/s)")
+    both = project(
+        ["read", "gopher_repetition_v1", "gopher_quality_v1", "c4_quality_v1"],
+        docs=10**5,
+        nbytes=10**8,
+        nodes=1,
+        cores=1,
+    )
+    rep, quality, c4 = both.stages[1:]
+    assert rep.core_s == pytest.approx(100 / RATES["gopher_repetition_v1"].mb_per_core_s + split)
+    assert quality.core_s == pytest.approx(100 / RATES["gopher_quality_v1"].mb_per_core_s)
+    assert c4.core_s == pytest.approx(100 / RATES["c4_quality_v1"].mb_per_core_s)
+    # gopher_repetition_v1 with the split is its measured recipe rate: 60.4 MB in 13.19 CPU-s
+    assert 60.4 / RATES[
+        "gopher_repetition_v1"
+    ].mb_per_core_s + 60.4 / WORD_SPLIT.mb_per_core_s == pytest.approx(13.19, rel=0.01)
+    pilot = pilot_from_manifest(PILOT, ["read", "normalize_v1", "language_v1", "gopher_quality_v1"])
+    calibrated = project(
+        ["read", "normalize_v1", "language_v1", "gopher_quality_v1"],
+        docs=None,
+        nbytes=40_000_000,
+        nodes=1,
+        cores=1,
+        pilot=pilot,
+    )
+    assert calibrated.stages[3].core_s == pytest.approx(2.0)  # 4x the pilot's 0.5 CPU-s: no split added
