@@ -1,5 +1,5 @@
-"""Memory-allocator settings for a ``curate`` process (the CLI calls :func:`configure` before it imports
-polars, pyarrow or Ray).
+"""Memory-allocator (and BLAS thread) settings for a ``curate`` process (the CLI calls :func:`configure`
+before it imports numpy, polars, pyarrow or Ray).
 
 A pipeline batch allocates and frees arrays of a few to tens of MB over and over (numpy through glibc's
 malloc, polars through its own jemalloc, pyarrow through its memory pool). With their defaults each
@@ -10,6 +10,13 @@ glibc keeps freed memory for reuse (no trimming under 1 GiB, ``mmap`` only for b
 jemalloc does not purge, and pyarrow allocates through that same glibc heap: 8% less CPU on the web recipe.
 The cost is that a process keeps the memory of its largest batches until it exits (peak RSS +20% there:
 0.89 -> 1.08 GB; BENCHMARKS.md).
+
+One setting of the same kind is not the allocator's: numpy's OpenBLAS keeps its idle threads spinning for
+2^28 cycles (~0.1 s) after each multithreaded call before they sleep. The language filter's small matrix
+products, one per batch, left one core busy-waiting through the reading and scoring that follow them: on the
+web corpora ~3 CPU-s of ~11 for read + language ID, with no gain in wall time. ``OPENBLAS_THREAD_TIMEOUT=4``
+(2^4 cycles, OpenBLAS's smallest) lets them sleep at once; large products still use every thread. Outputs
+are the same bytes (the threads split rows and columns, not sums).
 
 Settings go two ways: environment variables, which the processes this one starts read at their start, and
 ``mallopt`` for this process, whose glibc heap already runs. The embedded Ray runtime's actors inherit all of
@@ -35,6 +42,7 @@ OTHERS = {
     # polars' jemalloc: polars prepends its own decay times at import; jemalloc takes the last value
     "_RJEM_MALLOC_CONF": "dirty_decay_ms:-1,muzzy_decay_ms:-1",
     "ARROW_DEFAULT_MEMORY_POOL": "system",  # pyarrow (read when its default pool is first made)
+    "OPENBLAS_THREAD_TIMEOUT": "4",  # numpy's OpenBLAS (read when numpy loads): idle threads sleep at once
 }
 
 

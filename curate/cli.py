@@ -236,7 +236,7 @@ def main(argv: list[str] | None = None) -> int:
             )
     from curate.allocator import configure
 
-    configure()  # before polars, pyarrow or Ray is imported (see curate/allocator.py)
+    configure()  # before numpy, polars, pyarrow or Ray is imported (see curate/allocator.py)
     parser = build_parser()
     args = parser.parse_args(argv)
     logging.basicConfig(

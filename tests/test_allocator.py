@@ -44,6 +44,7 @@ def test_configure_sets_every_unset_variable_and_pyarrow_allocates_from_the_syst
         "MALLOC_MMAP_THRESHOLD_": str(32 << 20),
         "_RJEM_MALLOC_CONF": "dirty_decay_ms:-1,muzzy_decay_ms:-1",
         "ARROW_DEFAULT_MEMORY_POOL": "system",
+        "OPENBLAS_THREAD_TIMEOUT": "4",
     }
     assert r["set"] == expected
     assert r["env"] == expected  # inherited by the processes this one starts (embedded Ray's workers)
@@ -54,8 +55,9 @@ def test_configure_sets_every_unset_variable_and_pyarrow_allocates_from_the_syst
 
 
 def test_a_variable_the_user_set_is_kept() -> None:
-    r = _probe(MALLOC_TOP_PAD_="4096", ARROW_DEFAULT_MEMORY_POOL="jemalloc")
+    r = _probe(MALLOC_TOP_PAD_="4096", ARROW_DEFAULT_MEMORY_POOL="jemalloc", OPENBLAS_THREAD_TIMEOUT="20")
     assert set(r["set"]) == {"MALLOC_TRIM_THRESHOLD_", "MALLOC_MMAP_THRESHOLD_", "_RJEM_MALLOC_CONF"}
+    assert r["env"]["OPENBLAS_THREAD_TIMEOUT"] == "20"
     assert r["env"]["MALLOC_TOP_PAD_"] == "4096"
     assert r["env"]["ARROW_DEFAULT_MEMORY_POOL"] == "jemalloc"
     assert r["env"]["MALLOC_TRIM_THRESHOLD_"] == str(1 << 30)
