@@ -267,20 +267,35 @@ def format_plan(plan: Plan) -> str:
         shuffle = f"{s.shuffle_bytes / 1e9:,.1f} GB" if s.shuffle_bytes else "-"
         lines.append(f"{s.name:24} {s.core_s / 3600:10,.1f} {hms(s.wall_s):>10} {shuffle:>10}  {s.source}")
     lines += [
-        f"projected wall {hms(plan.wall_s)}; shuffle {plan.shuffle_bytes / 1e9:,.1f} GB; "
-        f"peak memory per worker {plan.worker_peak_gib:.1f} GiB (with num_partitions >= {plan.num_partitions:,}),"
-        f" driver {plan.driver_peak_gib:.2f} GiB",
+        (
+            f"projected wall {hms(plan.wall_s)}; no shuffle; peak memory of the one process (driver and "
+            f"worker) {plan.worker_peak_gib + plan.driver_peak_gib:.1f} GiB"
+            if plan.engine == "inline"
+            else f"projected wall {hms(plan.wall_s)}; shuffle {plan.shuffle_bytes / 1e9:,.1f} GB; "
+            f"peak memory per worker {plan.worker_peak_gib:.1f} GiB (with num_partitions >= "
+            f"{plan.num_partitions:,}), driver {plan.driver_peak_gib:.2f} GiB"
+        ),
         f"bottleneck: {plan.bottleneck.name} ({plan.bottleneck.wall_s / max(plan.wall_s, 1e-9):.0%} of wall)",
         f"disk: run directory {plan.output_bytes / 1e9:,.1f} GB (kept/ + rejected/) + {plan.scratch_bytes / 1e9:,.1f} GB"
         " scratch (_work/: each segment's parts, the global stages' key tables; in the run directory, a local"
-        " mirror for a bucket); shuffle partitions move through Ray's object store (memory, spilled to each"
-        " node's Ray temp dir)",
-        (
-            "assumes: linear scaling in cores, each stage sees the share of the text it saw in the pilot run, "
-            "10 Gbit/s per node, the pilot's rates (its machine and load)"
+        " mirror for a bucket)"
+        + (
+            ""
+            if plan.engine == "inline"
+            else "; shuffle partitions move through Ray's object store (memory, spilled to each node's Ray temp dir)"
+        ),
+        "assumes: "
+        + ("one process on one core" if plan.engine == "inline" else "linear scaling in cores")
+        + (
+            ", each stage sees the share of the text it saw in the pilot run"
             if plan.calibrated
-            else "assumes: linear scaling in cores, every stage sees all input, 10 Gbit/s per node, "
-            "rates from a 2-core shared machine (pessimistic); not validated beyond 2 M documents"
+            else ", every stage sees all input"
+        )
+        + ("" if plan.engine == "inline" else ", 10 Gbit/s per node")
+        + (
+            ", the pilot's rates (its machine and load)"
+            if plan.calibrated
+            else ", rates from a 2-core shared machine (pessimistic); not validated beyond 2 M documents"
         ),
     ]
     lines += [f"note: {n}" for n in plan.notes]

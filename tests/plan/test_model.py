@@ -170,6 +170,13 @@ def test_plan_takes_the_engine_from_the_pipeline_unless_told(
     assert out[0] == "plan: 100,000 docs, 0.1 GB on 1 node(s) x 1 cores (inline engine)"
     assert "note: engine inline: one process on one core (--nodes 1 --cores 2 not used)" in out
     assert (
+        "assumes: one process on one core, every stage sees all input, rates from a 2-core shared " in out[-2]
+    )
+    (mem,) = [line for line in out if line.startswith("projected wall")]
+    assert mem.endswith("; no shuffle; peak memory of the one process (driver and worker) 1.0 GiB")
+    (disk,) = [line for line in out if line.startswith("disk: ")]
+    assert disk.endswith("in the run directory, a local mirror for a bucket)")
+    assert (
         main(["plan", str(pipe), "--docs", "1e5", "--bytes", "1e8", "--cores", "2", "--engine", "ray"]) == 0
     )
     assert capsys.readouterr().out.splitlines()[0] == (
