@@ -24,25 +24,25 @@ class Rate:
 
 
 # Per-core throughput, MB of text per CPU-second, as measured here (2-core shared machines: pessimistic).
-# The web recipe's stages: `bench_pipeline.py --compare` of 2026-12-05 (BENCHMARKS.md section 1, session 11,
-# Intel host, new's median per-stage CPU-s over 60,909 web documents, one core) and each stage's bytes_in
-# in that run's manifest (so a filter late in the recipe is rated on the text it saw, not the input).
-# Document-wise stages scale with the text; the global stages (exact, MinHash) are rated at scale below.
-_WEB = "BENCHMARKS.md 1 (session 11): the web recipe, inline, one core"
+# The web recipe's stages: `bench_pipeline.py --compare` of 2026-12-05 (BENCHMARKS.md section 1, session 12,
+# AVX2-only EPYC, new's median per-stage CPU-s of 3 runs over 60,909 web documents, one core) and each
+# stage's bytes_in in the manifest (so a filter late in the recipe is rated on the text it saw, not the input).
+# Document-wise stages scale with the text; the global stages (exact, MinHash) depend on the engine.
+_WEB = "BENCHMARKS.md 1 (session 12): the web recipe, inline, one core"
 RATES: dict[str, Rate] = {
-    "read": Rate(32.4, f"{_WEB}: 64.5 MB in 1.99 CPU-s"),
-    "normalize_v1": Rate(42.4, f"{_WEB}: 64.5 MB in 1.52 CPU-s"),
+    "read": Rate(46.1, f"{_WEB}: 64.5 MB in 1.40 CPU-s"),
+    "normalize_v1": Rate(52.9, f"{_WEB}: 64.5 MB in 1.22 CPU-s"),
     # The global stages on Ray: the 2 M-document run's rates (shuffle, reduce and component rounds on
     # workers included). On the inline engine they run in one process: INLINE_RATES below.
     "exact_dedup_v1": Rate(16.0, "RESULTS-load.md run 1, 2 M docs: exact 141 worker-s for 2.25 GB"),
-    "url_filter_v1": Rate(274.0, f"{_WEB}: 63.1 MB in 0.23 CPU-s (documents without a URL pass cheaply)"),
-    "language_v1": Rate(9.82, f"{_WEB}: numpy engine, 63.1 MB in 6.43 CPU-s"),
+    "url_filter_v1": Rate(243.0, f"{_WEB}: 63.1 MB in 0.26 CPU-s (documents without a URL pass cheaply)"),
+    "language_v1": Rate(11.4, f"{_WEB}: numpy engine, 63.1 MB in 5.55 CPU-s"),
     # The word-based filters share one word split per batch (the first of them pays it: WORD_SPLIT), so
-    # their rates are without it: gopher_repetition_v1 took 13.19 CPU-s for 60.4 MB split included.
-    "gopher_repetition_v1": Rate(8.05, f"{_WEB}: 60.4 MB in 13.19 CPU-s less the word split"),
-    "gopher_quality_v1": Rate(22.0, f"{_WEB}: 58.1 MB in 2.64 CPU-s (words split by gopher_repetition_v1)"),
-    "c4_quality_v1": Rate(13.7, f"{_WEB}: 47.8 MB in 3.49 CPU-s"),
-    "fineweb_quality_v1": Rate(56.3, f"{_WEB}: 34.9 MB in 0.62 CPU-s"),
+    # their rates are without it: gopher_repetition_v1 took 9.40 CPU-s for 60.4 MB split included.
+    "gopher_repetition_v1": Rate(17.3, f"{_WEB}: 60.4 MB in 9.40 CPU-s less the word split"),
+    "gopher_quality_v1": Rate(24.8, f"{_WEB}: 58.1 MB in 2.34 CPU-s (words split by gopher_repetition_v1)"),
+    "c4_quality_v1": Rate(14.5, f"{_WEB}: 47.8 MB in 3.30 CPU-s"),
+    "fineweb_quality_v1": Rate(58.2, f"{_WEB}: 34.9 MB in 0.60 CPU-s"),
     "minhash_dedup_v1": Rate(1.91, "RESULTS-load.md run 1, 2 M docs: MinHash 1,176 worker-s for 2.25 GB"),
     "fasttext_quality_v1": Rate(11.5, "RESULTS-scorers.md: ~6,000 docs/s on 4,609 docs of 8.8 MB"),
     "degeneration_v1": Rate(5.6, "RESULTS-scorers.md: 2,900 docs/s, the low end"),
@@ -50,15 +50,16 @@ RATES: dict[str, Rate] = {
 }
 UNMEASURED = Rate(2.0, "NOT MEASURED: assumed 2 MB/s per core")
 # The spaCy-compatible word split of a batch, paid once by the first word-based filter of a pipeline:
-# gopher_quality_v1 alone took 9.0 CPU-s for 64.5 MB (session 11), after the split 2.64 for 58.1 MB.
-WORD_SPLIT = Rate(10.6, "gopher_quality_v1 alone (64.5 MB in 9.0 CPU-s) less its rate after the split")
+# gopher_quality_v1 alone took 8.9 CPU-s for 64.5 MB (median of 3, session 12), after the split 2.34 for 58.1 MB.
+WORD_SPLIT = Rate(10.2, "gopher_quality_v1 alone (64.5 MB in 8.9 CPU-s) less its rate after the split")
 WORD_STAGES = {"gopher_repetition_v1", "gopher_quality_v1", "c4_quality_v1", "fineweb_quality_v1"}
 # The inline engine (one process, one core) runs a global stage without a shuffle: its keys are grouped
 # in memory, at the rates the web recipe measured inline (a Ray rate errs long there by 2-6x).
-_INLINE = "BENCHMARKS.md 4 (session 12): the web corpora, inline, one core"
 INLINE_RATES: dict[str, Rate] = {
-    "exact_dedup_v1": Rate(36.4, f"{_INLINE}, 60,909 docs (37.4 at 243,636)"),
-    "minhash_dedup_v1": Rate(11.0, f"{_INLINE}, 60,909 docs, 13 near-duplicates (slower with more copies)"),
+    "exact_dedup_v1": Rate(36.5, f"{_WEB}: 63.9 MB in 1.75 CPU-s"),
+    "minhash_dedup_v1": Rate(
+        11.8, f"{_WEB}: 33.7 MB in 2.85 CPU-s, 13 near-duplicates (slower with more copies)"
+    ),
 }
 ENGINES = ("ray", "inline")
 

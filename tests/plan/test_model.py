@@ -15,8 +15,8 @@ ROOT = Path(__file__).resolve().parents[2]
 def test_projection_is_rates_times_bytes_over_cores_plus_shuffle_transfer() -> None:
     plan = project(["read", "minhash_dedup_v1"], docs=1_000_000, nbytes=10**9, nodes=2, cores=4)
     read, mh = plan.stages
-    assert read.core_s == pytest.approx(1000 / 32.4)
-    assert read.wall_s == pytest.approx(1000 / 32.4 / 8)
+    assert read.core_s == pytest.approx(1000 / RATES["read"].mb_per_core_s)
+    assert read.wall_s == pytest.approx(1000 / RATES["read"].mb_per_core_s / 8)
     assert read.shuffle_bytes == 0
     # 14 band rows of 16 bytes per doc + 100k edges x 2 directions x 16 bytes x 2 shuffles x 10 rounds
     assert mh.shuffle_bytes == 1_000_000 * 224 + 100_000 * 2 * 16 * 2 * 10
@@ -64,7 +64,7 @@ def test_plan_command_on_the_web_recipe(capsys: pytest.CaptureFixture[str]) -> N
     names = [line.split()[0] for line in out[2:12]]
     assert names[:3] == ["read", "normalize_v1", "exact_dedup_v1"]
     assert names[-1] == "minhash_dedup_v1"
-    assert "bottleneck: minhash_dedup_v1 (48% of wall)" in out  # its rate at 2 M documents, on Ray
+    assert "bottleneck: minhash_dedup_v1 (53% of wall)" in out  # its rate at 2 M documents, on Ray
 
 
 def test_plan_rejects_a_non_number(capsys: pytest.CaptureFixture[str]) -> None:
@@ -190,7 +190,7 @@ def test_the_word_split_is_paid_once_by_the_first_word_based_filter() -> None:
     split = 100 / WORD_SPLIT.mb_per_core_s
     alone = project(["read", "gopher_quality_v1"], docs=10**5, nbytes=10**8, nodes=1, cores=1)
     assert alone.stages[1].core_s == pytest.approx(100 / RATES["gopher_quality_v1"].mb_per_core_s + split)
-    assert alone.stages[1].source.endswith("; + the word split (10.6 MB/s)")
+    assert alone.stages[1].source.endswith("; + the word split (10.2 MB/s)")
     both = project(
         ["read", "gopher_repetition_v1", "gopher_quality_v1", "c4_quality_v1"],
         docs=10**5,
@@ -202,10 +202,10 @@ def test_the_word_split_is_paid_once_by_the_first_word_based_filter() -> None:
     assert rep.core_s == pytest.approx(100 / RATES["gopher_repetition_v1"].mb_per_core_s + split)
     assert quality.core_s == pytest.approx(100 / RATES["gopher_quality_v1"].mb_per_core_s)
     assert c4.core_s == pytest.approx(100 / RATES["c4_quality_v1"].mb_per_core_s)
-    # gopher_repetition_v1 with the split is its measured recipe rate: 60.4 MB in 13.19 CPU-s
+    # gopher_repetition_v1 with the split is its measured recipe rate: 60.4 MB in 9.40 CPU-s
     assert 60.4 / RATES[
         "gopher_repetition_v1"
-    ].mb_per_core_s + 60.4 / WORD_SPLIT.mb_per_core_s == pytest.approx(13.19, rel=0.01)
+    ].mb_per_core_s + 60.4 / WORD_SPLIT.mb_per_core_s == pytest.approx(9.40, rel=0.01)
     pilot = pilot_from_manifest(PILOT, ["read", "normalize_v1", "language_v1", "gopher_quality_v1"])
     calibrated = project(
         ["read", "normalize_v1", "language_v1", "gopher_quality_v1"],
