@@ -1,4 +1,5 @@
-"""Our side of ``bench_peers.py``: one stage kind through ``curate.run`` (the project's API), inline engine.
+"""Our side of ``bench_peers.py``: one stage kind through ``curate.run`` (the project's API), inline engine,
+with the process settings the CLI gives ``curate run`` (``curate.allocator.configure``, before numpy loads).
 
     PYTHONPATH=. .venv/bin/python benchmarks/peers/curate_runner.py STAGE IN.jsonl OUTDIR
 
@@ -15,13 +16,17 @@ import shutil
 import sys
 from pathlib import Path
 
-import pyarrow.parquet as pq
-import yaml
+from curate.allocator import configure
 
-import curate
+configure()  # the process settings `curate run` has (allocators, idle BLAS threads), before numpy/pyarrow load
+
+import pyarrow.parquet as pq  # noqa: E402
+import yaml  # noqa: E402
+
+import curate  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _protocol import Timed, write_reasons, write_result
+from _protocol import Timed, write_reasons, write_result  # noqa: E402
 
 # Imported here so that import time is not work, as every peer's runner imports its tool first: the modules a
 # run loads lazily (the report imports matplotlib, ~8 s wall at load 30). Models and tokenizers (spaCy for
