@@ -121,9 +121,9 @@ def main() -> int:
                     "plan_pilot_cpu_err": round(pilot_cpu / r["cpu_s"] - 1, 3),
                     # the global stages' own rates at this size (MB of text in per CPU-s)
                     "dedup_mb_per_cpu_s": {
-                        s["name"]: round(s["bytes_in"] / 1e6 / max(s["cpu_s"], 1e-3), 1)
-                        for s in m["stages"]
-                        if s["name"] in ("exact_dedup_v1", "minhash_dedup_v1")
+                        name: round(rate.mb_per_core_s, 1)
+                        for name, rate in pilot_from_manifest(m, names).rates.items()
+                        if name in ("exact_dedup_v1", "minhash_dedup_v1")
                     },
                     "load_after": load(),
                 }

@@ -160,6 +160,16 @@ def pilot_from_manifest(manifest: dict[str, Any], stage_names: list[str], where:
     return Pilot(rates=rates, shares=shares)
 
 
+def _shuffle_bytes(name: str, *, docs: int, nbytes: int, dup_rate: float) -> float:
+    """The key bytes stage ``name`` moves through Ray's shuffle (0 for a document-wise stage)."""
+    if name == "line_dedup_v1":
+        return nbytes / LINE_BYTES * ORDER_KEY
+    moved = float(docs * SHUFFLE_BYTES_PER_DOC.get(name, 0))
+    if name == "minhash_dedup_v1":  # + the components' adjacency rows
+        moved += docs * dup_rate * 2 * ADJACENCY_ROW * 2 * COMPONENT_ROUNDS
+    return moved
+
+
 def project(
     stage_names: list[str],
     *,
@@ -208,16 +218,8 @@ def project(
             source += f"; + the word split ({WORD_SPLIT.mb_per_core_s} MB/s)"
         split_paid = split_paid or name in WORD_STAGES
         sp = StagePlan(name=name, core_s=core_s, wall_s=core_s / total, source=source)
-        per_doc = SHUFFLE_BYTES_PER_DOC.get(name)
-        if inline:
-            pass  # no shuffle: the one process groups the keys in memory
-        elif name == "line_dedup_v1":
-            sp.shuffle_bytes = nbytes / LINE_BYTES * ORDER_KEY
-        elif per_doc is not None:
-            sp.shuffle_bytes = docs * per_doc
-        if name == "minhash_dedup_v1" and not inline:
-            edges = docs * dup_rate
-            sp.shuffle_bytes += edges * 2 * ADJACENCY_ROW * 2 * COMPONENT_ROUNDS
+        if not inline:  # inline, the one process groups the keys in memory: no shuffle
+            sp.shuffle_bytes = _shuffle_bytes(name, docs=docs, nbytes=nbytes, dup_rate=dup_rate)
         if sp.shuffle_bytes:
             # Every node sends (n-1)/n of its share; one node: local object store only.
             net = sp.shuffle_bytes * (nodes - 1) / nodes / (nodes * NETWORK_GB_S * 1e9)
@@ -259,6 +261,18 @@ def format_plan(plan: Plan) -> str:
         return f"{s / 3600:.2f} h" if s >= 3600 else f"{s:.0f} s"
 
     est = f" (estimated from --bytes at {DOC_BYTES:,} bytes/doc; give --docs)" if plan.docs_estimated else ""
+    inline = plan.engine == "inline"
+    assumes = ["one process on one core" if inline else "linear scaling in cores"]
+    if plan.calibrated:
+        assumes.append("each stage sees the share of the text it saw in the pilot run")
+    else:
+        assumes.append("every stage sees all input")
+    if not inline:
+        assumes.append("10 Gbit/s per node")
+    if plan.calibrated:
+        assumes.append("the pilot's rates (its machine and load)")
+    else:
+        assumes.append("rates from a 2-core shared machine (pessimistic); not validated beyond 2 M documents")
     lines = [
         f"plan: {plan.docs:,} docs{est}, {plan.bytes / 1e9:,.1f} GB on {plan.nodes} node(s) x {plan.cores} cores"
         f" ({plan.engine} engine)",
@@ -271,7 +285,7 @@ def format_plan(plan: Plan) -> str:
         (
             f"projected wall {hms(plan.wall_s)}; no shuffle; peak memory of the one process (driver and "
             f"worker) {plan.worker_peak_gib + plan.driver_peak_gib:.1f} GiB"
-            if plan.engine == "inline"
+            if inline
             else f"projected wall {hms(plan.wall_s)}; shuffle {plan.shuffle_bytes / 1e9:,.1f} GB; "
             f"peak memory per worker {plan.worker_peak_gib:.1f} GiB (with num_partitions >= "
             f"{plan.num_partitions:,}), driver {plan.driver_peak_gib:.2f} GiB"
@@ -282,22 +296,10 @@ def format_plan(plan: Plan) -> str:
         " mirror for a bucket)"
         + (
             ""
-            if plan.engine == "inline"
+            if inline
             else "; shuffle partitions move through Ray's object store (memory, spilled to each node's Ray temp dir)"
         ),
-        "assumes: "
-        + ("one process on one core" if plan.engine == "inline" else "linear scaling in cores")
-        + (
-            ", each stage sees the share of the text it saw in the pilot run"
-            if plan.calibrated
-            else ", every stage sees all input"
-        )
-        + ("" if plan.engine == "inline" else ", 10 Gbit/s per node")
-        + (
-            ", the pilot's rates (its machine and load)"
-            if plan.calibrated
-            else ", rates from a 2-core shared machine (pessimistic); not validated beyond 2 M documents"
-        ),
+        "assumes: " + ", ".join(assumes),
     ]
     lines += [f"note: {n}" for n in plan.notes]
     return "\n".join(lines)
