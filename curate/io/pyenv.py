@@ -111,6 +111,23 @@ class PythonEnvSource(Source):
             shards.append(Shard(len(shards), "<pydoc_data>", "topics", extra=(("kind", "topics"),)))
         return shards
 
+    def shards_with_source(self, name: str) -> list[Shard]:
+        """Shards whose rows can have source ``name``: a docstring shard when one of its files belongs
+        to that package (``docstring:<package>``, see :func:`_package`), the distributions shard for
+        ``readme`` and ``license``, the topics shard for ``pydoc_topic``."""
+        out = []
+        for s in self.shards():
+            extra = dict(s.extra)
+            if extra["kind"] == "docstrings":
+                hit = any(f"docstring:{_package(key)}" == name for _, key in extra["files"])
+            elif extra["kind"] == "distributions":
+                hit = name in ("readme", "license")
+            else:
+                hit = name == "pydoc_topic"
+            if hit:
+                out.append(s)
+        return out
+
     def fingerprint(self) -> list[dict[str, object]]:
         dists = sorted(f"{d.metadata['Name']}=={d.version}" for d in md.distributions())
         return [
@@ -148,7 +165,7 @@ class PythonEnvSource(Source):
                     tree = ast.parse(f.read(), filename=full)
             except (SyntaxError, ValueError, OSError, RecursionError):
                 continue  # not a parsable Python file: it holds no docstrings to harvest
-            package = key.split("/")[1] if key.count("/") > 1 else key.split("/")[0]
+            package = _package(key)
             for qualname, node in _walk_defs(tree):
                 doc = ast.get_docstring(node, clean=True)  # type: ignore[arg-type]
                 if doc and len(doc) >= min_chars:
@@ -186,6 +203,12 @@ class PythonEnvSource(Source):
         for key in sorted(topics):
             if len(topics[key]) >= self.params.min_chars:
                 yield f"topic:{key}", topics[key], "pydoc_topic"
+
+
+def _package(key: str) -> str:
+    """The package named in a docstring's source label: ``stdlib/json/decoder.py`` -> ``json``; a module
+    directly under a root is labelled with the root (``stdlib/abc.py`` -> ``stdlib``)."""
+    return key.split("/")[1] if key.count("/") > 1 else key.split("/")[0]
 
 
 def _walk_defs(tree: ast.AST) -> Iterator[tuple[str, ast.AST]]:

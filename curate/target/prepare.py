@@ -268,7 +268,12 @@ def _draw(
         texts, files = read_target_files(spec)
     else:
         got = engine.map(
-            _target_rows, [(source, s, spec.source, spec.skip_docs, holdouts) for s in shards], desc="target"
+            _target_rows,
+            [
+                (source, s, spec.source, spec.skip_docs, holdouts)
+                for s in source.shards_with_source(spec.source)
+            ],
+            desc="target",
         )
         texts = [x for rows, _ in got for x in rows][: spec.max_docs]
         dropped_heldout = sum(n for _, n in got)

@@ -1,0 +1,101 @@
+"""The ``python_env`` source on a tree the test builds: its rows, and which shards can hold a source label."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from curate import schema
+from curate.io.pyenv import PythonEnvParams, PythonEnvSource
+
+LONG = "Explains what this object does, at length. " * 6  # 258 characters: over min_chars (200)
+
+
+def _tree(root: Path) -> None:
+    (root / "pkg").mkdir(parents=True)
+    (root / "other").mkdir()
+    (root / "top.py").write_text(f'"""{LONG}"""\n')
+    (root / "pkg" / "a.py").write_text(f'"""{LONG}"""\n\ndef f():\n    """{LONG}"""\n')
+    (root / "pkg" / "short.py").write_text('"""too short"""\n')
+    (root / "other" / "b.py").write_text(f'class C:\n    """{LONG}"""\n')
+    (root / "other" / "broken.py").write_text("def (:\n")
+
+
+def _source(root: Path) -> PythonEnvSource:
+    return PythonEnvSource(
+        PythonEnvParams(roots=[str(root)], include=["docstrings", "topics"], files_per_shard=1)
+    )
+
+
+def _rows(src: PythonEnvSource, shards: list) -> list[tuple[str, str]]:
+    out = []
+    for s in shards:
+        for t in src.read(s):
+            out += list(
+                zip(t.column(schema.ID).to_pylist(), t.column(schema.SOURCE).to_pylist(), strict=True)
+            )
+    return out
+
+
+def test_docstrings_are_labelled_by_package(tmp_path):
+    _tree(tmp_path)
+    src = _source(tmp_path)
+    rows = _rows(src, [s for s in src.shards() if s.key.startswith("docstrings")])
+    assert rows == [  # a root's own files first, then its folders in name order; short or broken: none
+        ("site-packages/top.py:<module>", "docstring:site-packages"),
+        ("site-packages/other/b.py:C", "docstring:other"),
+        ("site-packages/pkg/a.py:<module>", "docstring:pkg"),
+        ("site-packages/pkg/a.py:f", "docstring:pkg"),
+    ]
+
+
+def test_shards_with_source_are_the_shards_holding_that_label(tmp_path):
+    _tree(tmp_path)
+    src = _source(tmp_path)
+    shards = src.shards()
+    assert len(shards) == 6  # five Python files, one per shard, then the topics shard
+    for name in ("docstring:pkg", "docstring:other", "docstring:site-packages", "pydoc_topic"):
+        picked = src.shards_with_source(name)
+        assert [s.index for s in picked] == sorted(s.index for s in picked)
+        every = [r for r in _rows(src, shards) if r[1] == name]
+        assert every
+        assert _rows(src, picked) == every  # the same rows, in the same order
+    assert [s.key for s in src.shards_with_source("docstring:pkg")] == ["docstrings-0003", "docstrings-0004"]
+    assert src.shards_with_source("docstring:nowhere") == []
+    assert src.shards_with_source("readme") == []  # no distributions shard without readmes/licenses
+
+
+def test_the_target_pass_reads_only_the_shards_of_the_target_source(tmp_path, monkeypatch):
+    import curate
+
+    root = tmp_path / "env"
+    for pkg, word in (("alpha", "river"), ("beta", "market"), ("gamma", "engine")):
+        (root / pkg).mkdir(parents=True)
+        for i in range(3):
+            body = "\n".join(
+                f'def f{j}():\n    """{" ".join([word, "flows", str(i), str(j)] * 20)}"""\n' for j in range(4)
+            )
+            (root / pkg / f"m{i}.py").write_text(body)
+    (tmp_path / "p.yaml").write_text(
+        f"""
+name: pyenv_target
+input: {{format: python_env, roots: [{root}], include: [docstrings], files_per_shard: 2}}
+engine: {{kind: inline}}
+target: {{source: "docstring:beta", raw_docs: 10}}
+stages:
+  - score: dsir_v1
+"""
+    )
+    reads: list[str] = []
+    real = PythonEnvSource.read
+
+    def counted(self, shard):
+        reads.append(shard.key)
+        yield from real(self, shard)
+
+    monkeypatch.setattr(PythonEnvSource, "read", counted)
+    m = curate.run(tmp_path / "p.yaml", output=tmp_path / "run", phases=False)
+    every = [f"docstrings-{i:04d}" for i in range(5)]  # 9 files, 2 a shard
+    beta = ["docstrings-0001", "docstrings-0002"]  # alpha/m2 + beta/m0, beta/m1 + beta/m2
+    assert reads == beta + every + every  # target pass, raw-sample scan, the stages
+    assert m["target"]["target"]["docs"] == 12
+    assert m["accounting"]["input"] == 36
