@@ -21,7 +21,7 @@ from curate.proxy.shards import (
     SHARD_FILES,
     ShardJob,
     concat_shards,
-    shard_job,
+    shard_jobs,
     subsample_shard,
 )
 from curate.stage import Resources
@@ -193,7 +193,10 @@ def training_data(
     flat = [j for r in built for j in jobs[r.name]]
     if ctx.mirror:  # the shard tasks fetch these from the run's storage, on whatever node they run
         ctx.mirror.send([Path(tok_path), Path(excl), Path(grams)])
-    ctx.engine.map(shard_job, flat, resources=Resources(num_cpus=1), desc="proxy shards")
+    by_file: dict[str, list[ShardJob]] = {}  # one work item per parquet file: its documents tokenized once
+    for j in flat:
+        by_file.setdefault(j.src, []).append(j)
+    ctx.engine.map(shard_jobs, list(by_file.values()), resources=Resources(num_cpus=1), desc="proxy shards")
     if ctx.mirror:  # ... and upload their shards there, which the driver concatenates here
         ctx.mirror.receive([Path(j.out + sfx) for j in flat for sfx in SHARD_FILES])
     data = {

@@ -10,7 +10,9 @@ shard is never rewritten, so a rerun resumes.
 
 :func:`shard_job` is one work item (one parquet file) for ``Engine.map``; it filters rows the way a
 recipe says (see :class:`ShardJob`), drops rows whose text hash is an eval document's (decontamination),
-and tokenizes what is left. With ``ShardJob.remote`` (a run directory in object storage) the job reads its
+and tokenizes what is left. :func:`shard_jobs` runs every recipe's job on one parquet file in one work
+item, so that a document several recipes keep (raw, curated, the planted control's untouched rows...) is
+tokenized once. With ``ShardJob.remote`` (a run directory in object storage) the job reads its
 parquet file from the run's storage, fetches the tokenizer and the eval keys into its node's own cache,
 and uploads the shard it wrote (its ``.json`` marker last): nothing it reads or writes is on the
 driver's disk, so it runs on any node (:class:`curate.io.stage.RemoteRoot`).
@@ -144,15 +146,20 @@ def select_rows(table: pa.Table, job: ShardJob) -> tuple[pa.Table, int, dict[str
 
 
 def write_shard(
-    texts: list[str], out: str | Path, tokenizer: Any, ids: list[str] | None = None
+    texts: list[str],
+    out: str | Path,
+    tokenizer: Any,
+    ids: list[str] | None = None,
+    memo: dict[str, np.ndarray] | None = None,
 ) -> dict[str, Any]:
     """Tokenize ``texts`` into ``out.bin/.idx/.hid/.json`` (atomic; ``.hid`` only with ``ids``);
-    returns the counts."""
+    returns the counts. ``memo``: token ids of texts already encoded with this tokenizer (by text),
+    read and extended."""
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
     if ids is not None and len(ids) != len(texts):
         raise ValueError(f"write_shard: {len(ids)} ids for {len(texts)} texts")
-    encoded = tokenizer.encode_batch(texts) if texts else []
+    encoded = _encode(texts, tokenizer, memo)
     lengths = np.array([len(a) + 1 for a in encoded], dtype=np.int64)
     idx = np.zeros(len(encoded) + 1, dtype=np.int64)
     np.cumsum(lengths, out=idx[1:])
@@ -170,6 +177,17 @@ def write_shard(
     return meta
 
 
+def _encode(texts: list[str], tokenizer: Any, memo: dict[str, np.ndarray] | None) -> list[np.ndarray]:
+    """Token ids of ``texts``, only the ones ``memo`` lacks encoded (the same ids: a text's encoding does
+    not depend on the batch it is in)."""
+    if memo is None:
+        return tokenizer.encode_batch(texts) if texts else []
+    new = list(dict.fromkeys(t for t in texts if t not in memo))
+    if new:
+        memo.update(zip(new, tokenizer.encode_batch(new), strict=True))
+    return [memo[t] for t in texts]
+
+
 def _commit(
     out: Path, tokens: np.ndarray, idx: np.ndarray, meta: dict[str, Any], hids: np.ndarray | None = None
 ) -> None:
@@ -184,12 +202,20 @@ def _commit(
     atomic_write_json(out.with_name(out.name + ".json"), meta)
 
 
-def shard_job(job: ShardJob) -> dict[str, Any]:
-    """Engine work item: filter one parquet file for a recipe and write its token shard (skipped if done)."""
+def shard_jobs(jobs: list[ShardJob]) -> list[dict[str, Any]]:
+    """Engine work item: :func:`shard_job` for each of ``jobs`` (the recipes' jobs on one parquet file, in
+    recipe order), sharing one tokenization memo, so a document several of them keep is encoded once."""
+    memo: dict[str, np.ndarray] = {}
+    return [shard_job(j, memo) for j in jobs]
+
+
+def shard_job(job: ShardJob, memo: dict[str, np.ndarray] | None = None) -> dict[str, Any]:
+    """Filter one parquet file for a recipe and write its token shard (skipped if done). ``memo``: see
+    :func:`write_shard` (jobs sharing one must share the tokenizer)."""
     from curate.proxy.tokenizer import ProxyTokenizer
 
     if job.remote is not None:
-        return _remote_shard_job(job, job.remote)
+        return _remote_shard_job(job, job.remote, memo)
     done = Path(job.out + ".json")
     if done.exists():
         return json.loads(done.read_text())
@@ -202,7 +228,7 @@ def shard_job(job: ShardJob) -> dict[str, Any]:
         hit = unit_hash(hids, job.corrupt_salt) < job.corrupt_fraction
         texts = [shuffle_words(t, int(h)) if c else t for t, h, c in zip(texts, hids, hit, strict=True)]
         corrupted = int(hit.sum())
-    meta = write_shard(texts, job.out, ProxyTokenizer.load(job.tokenizer), ids=ids)
+    meta = write_shard(texts, job.out, ProxyTokenizer.load(job.tokenizer), ids=ids, memo=memo)
     meta["corrupted"] = corrupted
     meta["decontaminated"] = dropped
     meta["decontaminated_by_set"] = by_set
@@ -210,7 +236,9 @@ def shard_job(job: ShardJob) -> dict[str, Any]:
     return meta
 
 
-def _remote_shard_job(job: ShardJob, remote: RemoteRoot) -> dict[str, Any]:
+def _remote_shard_job(
+    job: ShardJob, remote: RemoteRoot, memo: dict[str, np.ndarray] | None = None
+) -> dict[str, Any]:
     """:func:`shard_job` for a run directory in object storage: read the parquet file from the run's
     storage, fetch the tokenizer and eval keys into this node's cache, write the shard there and upload
     it, the ``.json`` marker last (a shard whose marker is in the run's storage is done)."""
@@ -231,7 +259,7 @@ def _remote_shard_job(job: ShardJob, remote: RemoteRoot) -> dict[str, Any]:
         exclude_grams=fetched(job.exclude_grams),
     )
     Path(local.out + ".json").unlink(missing_ok=True)  # an earlier attempt here may not have uploaded it
-    meta = shard_job(local)
+    meta = shard_job(local, memo)
     for suffix in SHARD_FILES:
         if Path(local.out + suffix).exists():
             remote.upload(local.out + suffix, job.out + suffix)

@@ -59,3 +59,46 @@ def test_ladder_param_and_flop_counts_match_the_built_models():
     assert c.flops_per_token() == 6 * 1_450_624 + 12 * 2 * 128 * 256
     with pytest.raises(ValueError, match="unknown model size 'proxy_2m'; valid sizes: proxy_tiny"):
         ModelConfig.named("proxy_2m")
+
+
+def test_jobs_on_one_file_tokenize_each_document_once_and_write_the_same_shards(tmp_path, monkeypatch):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from curate.proxy.shards import ShardJob, shard_job, shard_jobs
+
+    tok = train_bpe(TEXTS * 20, vocab_size=300)
+    tok.save(tmp_path / "tok")
+    texts = [f"document {i}: " + TEXTS[i % 4] for i in range(12)]
+    pq.write_table(
+        pa.table({"id": [f"d{i}" for i in range(12)], "text": texts, "score": [float(i) for i in range(12)]}),
+        tmp_path / "kept.parquet",
+    )
+
+    def jobs(out: str) -> list[ShardJob]:
+        common = {"src": str(tmp_path / "kept.parquet"), "tokenizer": str(tmp_path / "tok")}
+        return [
+            ShardJob(out=f"{tmp_path}/{out}/raw", **common),
+            ShardJob(out=f"{tmp_path}/{out}/top", rules=[{"column": "score", "min": 6.0}], **common),
+            ShardJob(out=f"{tmp_path}/{out}/planted", corrupt_fraction=0.5, corrupt_salt=3, **common),
+        ]
+
+    for j in jobs("alone"):
+        shard_job(j)
+    encoded: list[str] = []
+    real = ProxyTokenizer.encode_batch
+
+    def counted(self, batch):
+        encoded.extend(batch)
+        return real(self, batch)
+
+    monkeypatch.setattr(ProxyTokenizer, "encode_batch", counted)
+    metas = shard_jobs(jobs("grouped"))
+    assert [m["docs"] for m in metas] == [12, 6, 12]
+    assert 0 < metas[2]["corrupted"] < 12
+    # raw's 12 documents once; "top" keeps 6 of them (none encoded again); planted only its shuffled ones
+    assert len(encoded) == len(set(encoded)) == 12 + metas[2]["corrupted"]
+    for name in ("raw", "top", "planted"):
+        for suffix in (".bin", ".idx", ".hid", ".json"):
+            alone = (tmp_path / "alone" / f"{name}{suffix}").read_bytes()
+            assert (tmp_path / "grouped" / f"{name}{suffix}").read_bytes() == alone, name + suffix
