@@ -125,27 +125,42 @@ class _SpacyEnglish:
         self.guard_substrings, self.guard_runs = _guards(sorted(ref.rules))
 
     def tokenize(self, chunks: list[str]) -> list[list[str]]:
+        """spaCy's tokens of each chunk as spaCy tokenizes that chunk alone (whitespace tokens dropped)."""
         missing = [c for c in chunks if c not in self.cache]
         if missing:
             if len(self.cache) > 2_000_000:  # bound a worker's memory on huge corpora
                 self.cache.clear()
-            joined = " ".join(missing)
+            # One call for all of them, the chunks joined by a separator token. spaCy's special cases are
+            # also matched as token runs across a space ("Doin" then "'d'," matches the run "Doin" "'",
+            # which blocks the "'d" case inside the second chunk), so chunks joined by a bare space got
+            # tokens that depended on which other chunks shared the call: on the worker's history. No
+            # special case holds the separator, so no match crosses it.
+            sep = " " + _separator(missing) + " "
+            joined = sep.join(missing)
             doc = self.tokenizer(joined)
-            # Chunks hold no whitespace and are joined by single spaces, so every token lies inside one
-            # chunk: the one whose start offset is the last <= the token's. Reading offsets and lengths
-            # as arrays avoids building a Python Token object per token.
+            # Every token lies inside one chunk (the one whose start offset is the last <= the token's) or
+            # is a separator (it starts at or after that chunk's end). Reading offsets and lengths as arrays
+            # avoids building a Python Token object per token.
             from spacy.attrs import IDX, LENGTH
 
             arr = doc.to_array([IDX, LENGTH]).astype(np.int64).reshape(-1, 2)
-            widths = np.fromiter((len(c) + 1 for c in missing), np.int64, len(missing))
+            lens = np.fromiter((len(c) for c in missing), np.int64, len(missing))
             starts = np.zeros(len(missing), dtype=np.int64)
-            np.cumsum(widths[:-1], out=starts[1:])
+            np.cumsum(lens[:-1] + len(sep), out=starts[1:])
             owner = np.searchsorted(starts, arr[:, 0], side="right") - 1
+            inside = arr[:, 0] < starts[owner] + lens[owner]
+            arr, owner = arr[inside], owner[inside]
             bounds = np.searchsorted(owner, np.arange(len(missing) + 1)).tolist()
             texts = [joined[i : i + n] for i, n in zip(arr[:, 0].tolist(), arr[:, 1].tolist(), strict=True)]
             for j, chunk in enumerate(missing):
                 self.cache[chunk] = [t for t in texts[bounds[j] : bounds[j + 1]] if t.strip()]
         return [self.cache[c] for c in chunks]
+
+
+def _separator(chunks: list[str]) -> str:
+    """A private-use character none of ``chunks`` holds (one token for spaCy, in none of its special cases)."""
+    used = set().union(*(set(c) for c in chunks if not c.isascii()))
+    return next(chr(cp) for cp in range(0xE000, 0xF8FF) if chr(cp) not in used)
 
 
 def _guards(special: list[str]) -> tuple[list[str], str]:

@@ -124,3 +124,21 @@ def test_spacy_tokenizer_loads_without_importing_torch() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.splitlines() == ["[['(', 'Do', \"n't\", ')', ','], ['U.S.A.']]", "False", "1"]
+
+
+def test_a_chunk_gets_the_tokens_spacy_gives_it_alone_whatever_shares_the_call() -> None:
+    """spaCy also matches its special cases as token runs across a space: in "Doin 'd'," the run
+    "Doin" "'" (the case "Doin'") blocks the "'d" case inside the second chunk. Chunks joined by a bare
+    space got tokens that depended on which other chunks shared the call (the demo's
+    readme:sortedcontainers scored differently from run to run); joined by a separator token, each chunk
+    gets its tokens alone."""
+    sp = W.spacy_english()
+    alone = [t.text for t in sp.tokenizer("'d',")]
+    assert alone == ["'d", "'", ","]
+    assert [t.text for t in sp.tokenizer("Doin 'd',")] == ["Doin", "'", "d", "'", ","]  # the effect itself
+    for neighbours in (["Doin"], ["'"], ["Nothin", ":", "Doin"]):
+        sp.cache.clear()
+        got = sp.tokenize([*neighbours, "'d',", "\ue000", "x\ue001"])
+        assert got[len(neighbours)] == alone
+        assert got[-2:] == [["\ue000"], ["x\ue001"]]  # chunks holding private-use characters keep them
+    sp.cache.clear()
