@@ -28,6 +28,7 @@ import re
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass
+from itertools import chain
 from typing import Any, Literal
 
 import numpy as np
@@ -160,7 +161,11 @@ class _SpacyEnglish:
 def _separator(chunks: list[str]) -> str:
     """A private-use character none of ``chunks`` holds (one token for spaCy, in none of its special cases)."""
     used = set().union(*(set(c) for c in chunks if not c.isascii()))
-    return next(chr(cp) for cp in range(0xE000, 0xF8FF) if chr(cp) not in used)
+    # the BMP's private-use area, then plane 15's
+    for cp in chain(range(0xE000, 0xF900), range(0xF0000, 0xFFFFE)):
+        if chr(cp) not in used:
+            return chr(cp)
+    raise ValueError("word split: every private-use character occurs in this batch's chunks")
 
 
 def _guards(special: list[str]) -> tuple[list[str], str]:

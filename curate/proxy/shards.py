@@ -8,10 +8,10 @@ document's id hash (uint64 ``xxh64(id)``): the key of the coupled training strea
 counts (documents, tokens, UTF-8 bytes) and the dtype. Shards are written atomically and a finished
 shard is never rewritten, so a rerun resumes.
 
-:func:`shard_job` is one work item (one parquet file) for ``Engine.map``; it filters rows the way a
-recipe says (see :class:`ShardJob`), drops rows whose text hash is an eval document's (decontamination),
-and tokenizes what is left. :func:`shard_jobs` runs every recipe's job on one parquet file in one work
-item, so that a document several recipes keep (raw, curated, the planted control's untouched rows...) is
+:func:`shard_job` builds one recipe's shard of one parquet file: it filters rows the way the recipe says
+(see :class:`ShardJob`), drops rows whose text hash is an eval document's (decontamination), and tokenizes
+what is left. The work item for ``Engine.map`` is :func:`shard_jobs`: every recipe's job on one parquet
+file, so that a document several recipes keep (raw, curated, the planted control's untouched rows...) is
 tokenized once. With ``ShardJob.remote`` (a run directory in object storage) the job reads its
 parquet file from the run's storage, fetches the tokenizer and the eval keys into its node's own cache,
 and uploads the shard it wrote (its ``.json`` marker last): nothing it reads or writes is on the
