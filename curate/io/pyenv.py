@@ -111,22 +111,15 @@ class PythonEnvSource(Source):
             shards.append(Shard(len(shards), "<pydoc_data>", "topics", extra=(("kind", "topics"),)))
         return shards
 
-    def shards_with_source(self, name: str) -> list[Shard]:
-        """Shards whose rows can have source ``name``: a docstring shard when one of its files belongs
-        to that package (``docstring:<package>``, see :func:`_package`), the distributions shard for
-        ``readme`` and ``license``, the topics shard for ``pydoc_topic``."""
-        out = []
-        for s in self.shards():
-            extra = dict(s.extra)
-            if extra["kind"] == "docstrings":
-                hit = any(f"docstring:{_package(key)}" == name for _, key in extra["files"])
-            elif extra["kind"] == "distributions":
-                hit = name in ("readme", "license")
-            else:
-                hit = name == "pydoc_topic"
-            if hit:
-                out.append(s)
-        return out
+    def may_hold(self, shard: Shard, name: str) -> bool:
+        """A docstring shard holds ``docstring:<package>`` rows of its files' packages (see :func:`_package`),
+        the distributions shard ``readme`` and ``license`` rows, the topics shard ``pydoc_topic`` rows."""
+        extra = dict(shard.extra)
+        if extra["kind"] == "docstrings":
+            return any(f"docstring:{_package(key)}" == name for _, key in extra["files"])
+        if extra["kind"] == "distributions":
+            return name in ("readme", "license")
+        return name == "pydoc_topic"
 
     def fingerprint(self) -> list[dict[str, object]]:
         dists = sorted(f"{d.metadata['Name']}=={d.version}" for d in md.distributions())

@@ -73,13 +73,13 @@ class Source:
     def read(self, shard: Shard) -> Iterator[pa.Table]:
         raise NotImplementedError
 
-    def shards_with_source(self, name: str) -> list[Shard]:
-        """The shards that can hold rows whose ``source`` is ``name``, in :meth:`shards` order. A source
-        that only learns a row's source label by reading it returns every shard (the default); one that
-        knows the labels of a shard before reading it (``python_env``) returns fewer, so that a pass
-        after one source's rows (the target sample) does not read the rest."""
-        del name
-        return self.shards()
+    def may_hold(self, shard: Shard, name: str) -> bool:
+        """Whether ``shard`` can hold rows whose ``source`` is ``name``. A source that only learns a row's
+        source label by reading it says yes (the default); one that knows a shard's labels before reading
+        it (``python_env``) says no for the others, so that a pass after one source's rows (the target
+        sample) does not read the rest."""
+        del shard, name
+        return True
 
     def fingerprint(self) -> list[dict[str, Any]]:
         """Identity of the input for the manifest: each file's path, size and modification time

@@ -271,7 +271,8 @@ def _draw(
             _target_rows,
             [
                 (source, s, spec.source, spec.skip_docs, holdouts)
-                for s in source.shards_with_source(spec.source)
+                for s in shards
+                if source.may_hold(s, spec.source)
             ],
             desc="target",
         )
