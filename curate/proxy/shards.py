@@ -178,10 +178,9 @@ def write_shard(
 
 
 def _encode(texts: list[str], tokenizer: Any, memo: dict[str, np.ndarray] | None) -> list[np.ndarray]:
-    """Token ids of ``texts``, only the ones ``memo`` lacks encoded (the same ids: a text's encoding does
-    not depend on the batch it is in)."""
-    if memo is None:
-        return tokenizer.encode_batch(texts) if texts else []
+    """Token ids of ``texts``, only the distinct ones ``memo`` lacks encoded (the same ids: a text's
+    encoding does not depend on the batch it is in)."""
+    memo = {} if memo is None else memo
     new = list(dict.fromkeys(t for t in texts if t not in memo))
     if new:
         memo.update(zip(new, tokenizer.encode_batch(new), strict=True))
