@@ -47,11 +47,21 @@ def _processes() -> list[tuple[int, str]]:
     return out
 
 
-def _environ_has(pid: int, needle: bytes) -> bool:
+def _parents() -> dict[int, int]:
+    """pid -> parent pid of every process this user can read."""
+    out = {}
+    for pid, _ in _processes():
+        with contextlib.suppress(OSError, ValueError, IndexError):
+            stat = Path(f"/proc/{pid}/stat").read_text()
+            out[pid] = int(stat.rsplit(")", 1)[1].split()[1])  # the name in (...) may hold spaces
+    return out
+
+
+def _environ(pid: int) -> bytes:
     try:
-        return needle in Path(f"/proc/{pid}/environ").read_bytes()
+        return Path(f"/proc/{pid}/environ").read_bytes()
     except OSError:
-        return False
+        return b""
 
 
 # An empty /tmp per node; a checkout that itself lives under /tmp (CI's clone may) is bound back in, or
@@ -65,15 +75,23 @@ _PRIVATE_FS = (
 
 
 def _kill_cluster(temp_dir: str, token: Path) -> None:
-    """Stop the cluster's processes: those whose command line names its temp dir, and those whose
-    environment marks them as this cluster's (Ray renames its agents ``ray::DashboardAgent`` and starts
-    a client server whose command line has neither; both outlive a SIGTERM of the raylet)."""
+    """Stop the cluster's processes: those whose command line names its temp dir, those whose
+    environment marks them as this cluster's (Ray starts a client server whose command line has
+    neither), and every process they started. Ray renames its agents ``ray::DashboardAgent`` by writing
+    over their command line, and the title can run over ``/proc/PID/environ`` too, marker included: the
+    agents are found as their raylet's children, while it lives. They outlive a SIGTERM of the raylet,
+    and a SIGKILL when it had no time to stop them (seen with two test processes on 2 cores)."""
     needle = f"CURATE_TEST_CLUSTER={token}\0".encode()
+    ours: set[int] = set()
     for sig in (signal.SIGTERM, signal.SIGKILL):
-        for pid, cmd in _processes():
-            if pid != os.getpid() and (temp_dir in cmd or _environ_has(pid, needle)):
-                with contextlib.suppress(ProcessLookupError):
-                    os.kill(pid, sig)
+        ours |= {pid for pid, cmd in _processes() if temp_dir in cmd or needle in _environ(pid)}
+        parents = _parents()
+        while grown := {pid for pid, ppid in parents.items() if ppid in ours} - ours:
+            ours |= grown
+        ours.discard(os.getpid())
+        for pid in ours:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, sig)
         time.sleep(1)
 
 
