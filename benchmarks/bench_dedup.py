@@ -30,6 +30,7 @@ CORPORA = ROOT.parent / "shared" / "corpora"
 
 from curate.engine import InlineEngine  # noqa: E402
 from curate.io.readers import read_table  # noqa: E402
+from curate.io.storage import Location, write_parquet  # noqa: E402
 
 WORD = re.compile(r"\w+")
 DIGIT = re.compile(r"\d")
@@ -42,7 +43,7 @@ def run_global(stage, parts, engine, tmp: Path):
     paths = []
     for i, part in enumerate(parts):
         path = tmp / f"keys-{i:05d}.parquet"
-        pq.write_table(stage.collect(part), path)
+        write_parquet(stage.collect(part), Location.of(str(path)), scratch=True)  # as collect_keys
         paths.append(str(path))
     state = stage.reduce(paths, engine)
     return pa.concat_tables([stage.apply(p, state) for p in parts], promote_options="permissive"), state

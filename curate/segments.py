@@ -297,5 +297,8 @@ def collect_keys(args: tuple[GlobalStage, str, int, str, str]) -> str:
     stage.ensure_setup()
     table = read_parquet(Location.of(work).child(f"p{part}.parquet"))
     keys = stage.collect(with_order(table, part_index))
-    write_parquet(keys, Location.of(out))
+    # scratch: only this run reads key tables back, and their hash columns (MinHash's signatures and band
+    # keys) are random 64-bit values that Parquet's dictionary encoding tries and drops: 7x the CPU of
+    # writing them without (benchmarks/BENCHMARKS.md section 3)
+    write_parquet(keys, Location.of(out), scratch=True)
     return out
