@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import ast
 from pathlib import Path
 
 from curate import schema
-from curate.io.pyenv import PythonEnvParams, PythonEnvSource
+from curate.io.pyenv import PythonEnvParams, PythonEnvSource, _walk_defs
 
 LONG = "Explains what this object does, at length. " * 6  # 258 characters: over min_chars (200)
 
@@ -103,3 +104,25 @@ stages:
     assert reads == beta + every + every  # target pass, raw-sample scan, the stages
     assert m["target"]["target"]["docs"] == 12
     assert m["accounting"]["input"] == 36
+
+
+def test_defs_are_walked_breadth_first_through_bodies_only() -> None:
+    """Module, then classes and functions in a module's, class's or function's body, breadth first with
+    qualified names; a def under ``if`` / ``try`` is not a documented definition and is not walked."""
+    src = """
+def f():
+    def inner(): pass
+class C:
+    def m(self): pass
+    class D:
+        async def am(self): pass
+if True:
+    def hidden(): pass
+try:
+    class Hidden: pass
+except Exception:
+    pass
+async def g(): pass
+"""
+    got = [q for q, _ in _walk_defs(ast.parse(src))]
+    assert got == ["<module>", "f", "C", "g", "f.inner", "C.m", "C.D", "C.D.am"]
