@@ -22,6 +22,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from curate import schema
+from curate.io import shardcache
 from curate.io.sources import DETAIL, Shard
 from curate.io.storage import Location, read_parquet, write_parquet
 from curate.resources import Resources
@@ -212,8 +213,12 @@ class SegmentWorker:
         seg_dir = self.work.child(f"s{self.segment.index}")
         if self.segment.index == 0:
             shard: Shard = item
+            stored = None
+            if self.source.costly_read:  # the target pass's scan may have kept this shard's batches
+                stored = shardcache.batches(self.work.child(shardcache.FOLDER).url, shard)
+            tables = self.source.read(shard) if stored is None else stored
             batches: Iterator[tuple[str, pa.Table]] = (
-                (f"{shard.index:05d}-{j:05d}", t) for j, t in enumerate(self.source.read(shard))
+                (f"{shard.index:05d}-{j:05d}", t) for j, t in enumerate(tables)
             )
             unit = f"{shard.index:05d}"
         else:

@@ -69,6 +69,7 @@ class PythonEnvSource(Source):
     """Docstrings, READMEs, licences and stdlib doc topics of the running interpreter's environment."""
 
     Params = PythonEnvParams
+    costly_read = True  # every Python file is parsed (ast): 2-3 ms each
 
     def shards(self) -> list[Shard]:
         p: PythonEnvParams = self.params

@@ -63,6 +63,9 @@ class Source:
     name: ClassVar[str] = "source"
     Params: ClassVar[type] = SourceParams
     extensions: ClassVar[tuple[str, ...]] = ()
+    # Reading a shard costs far more than writing and reading back its batches (python_env parses Python
+    # files): a run that reads every shard twice keeps them after the first read (curate.io.shardcache).
+    costly_read: ClassVar[bool] = False
 
     def __init__(self, params: Any) -> None:
         self.params = params

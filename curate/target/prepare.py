@@ -47,13 +47,19 @@ from curate.target.fitted import TargetFitted, TargetSample
 log = logging.getLogger(__name__)
 
 
-def _rows(source: Any, shard: Any, *, strict: bool = False) -> pa.Table:
+def _rows(source: Any, shard: Any, *, strict: bool = False, cache: str | None = None) -> pa.Table:
     """A shard's readable rows (quarantined ones dropped), id / text / source; ``strict``: a quarantined
-    row (malformed record, truncated file, ...) raises ``OSError`` with its reason instead."""
+    row (malformed record, truncated file, ...) raises ``OSError`` with its reason instead. ``cache``: keep
+    the shard's batches there for segment 0 (:mod:`curate.io.shardcache`)."""
     import pyarrow.compute as pc
 
+    read = list(source.read(shard))
+    if cache is not None:
+        from curate.io import shardcache
+
+        shardcache.write(cache, shard, read)
     tables = []
-    for t in source.read(shard):
+    for t in read:
         if schema.REJECT in t.column_names:
             bad = pc.is_valid(t.column(schema.REJECT))
             if strict and pc.any(bad).as_py():
@@ -126,7 +132,7 @@ def _scan(args: dict[str, Any]) -> dict[str, Any]:
 
     from curate.proxy.grams import gram_hits
 
-    t = _rows(args["source"], args["shard"])
+    t = _rows(args["source"], args["shard"], cache=args["cache"])
     ids, texts = t.column(schema.ID).to_pylist(), t.column(schema.TEXT).to_pylist()
     srcs = t.column(schema.SOURCE).to_pylist()
     hits: dict[str, int] = {}
@@ -176,12 +182,14 @@ def prepare(
     *,
     echo: bool = True,
     remote: Any = None,
+    cache: str | None = None,
 ) -> dict[str, Any] | None:
     """Everything above; returns the manifest's ``target`` block (None without a ``target:`` section).
 
     A rerun with the same input files (path, size, mtime), ``target:`` and eval sets reuses the stored
     samples instead of scanning the input again; the target is still checked against the eval sets'
-    current content."""
+    current content. ``cache``: where a scan of a source whose reads are costly keeps each shard's batches
+    for segment 0 (:mod:`curate.io.shardcache`); None: nowhere."""
     spec: TargetSpec | None = cfg.target
     if spec is None:
         return None  # before the imports below: a run without a target never loads torch
@@ -216,7 +224,7 @@ def prepare(
     ).hexdigest()
     cached = _cached(work, key)
     if cached is None:
-        sample, roles = _draw(spec, specs, file_sets, source, engine, work)
+        sample, roles = _draw(spec, specs, file_sets, source, engine, work, cache)
         roles["key"] = key
         atomic_write_json(work / "roles.json", roles, indent=1)
     else:
@@ -255,9 +263,16 @@ def _cached(work: Path, key: str) -> tuple[TargetSample, dict[str, Any]] | None:
 
 
 def _draw(
-    spec: TargetSpec, specs: list[Any], file_sets: list[Any], source: Any, engine: Any, work: Path
+    spec: TargetSpec,
+    specs: list[Any],
+    file_sets: list[Any],
+    source: Any,
+    engine: Any,
+    work: Path,
+    cache: str | None = None,
 ) -> tuple[TargetSample, dict[str, Any]]:
-    """Steps 1-3: the target (checked disjoint), the input scan, the raw sample; written under ``work``."""
+    """Steps 1-3: the target (checked disjoint), the input scan, the raw sample; written under ``work``.
+    ``cache``: where the scan keeps each shard's batches for segment 0 (:mod:`curate.io.shardcache`)."""
     from curate.proxy.evalsets import EvalData, build_gram_index
 
     eval_sources = sorted({e.source for e in specs if e.source})
@@ -299,6 +314,7 @@ def _draw(
                 "eval_index": eval_index,
                 "target_index": target_index,
                 "target_source": spec.source,
+                "cache": cache,
             }
             for s in shards
         ],

@@ -69,9 +69,8 @@ def test_may_hold_picks_the_shards_holding_that_label(tmp_path):
     )  # no distributions shard without readmes/licenses
 
 
-def test_the_target_pass_reads_only_the_shards_of_the_target_source(tmp_path, monkeypatch):
-    import curate
-
+def _target_run(tmp_path: Path) -> None:
+    """Three packages of three files (four docstrings each) and a pipeline whose target is one package."""
     root = tmp_path / "env"
     for pkg, word in (("alpha", "river"), ("beta", "market"), ("gamma", "engine")):
         (root / pkg).mkdir(parents=True)
@@ -90,6 +89,15 @@ stages:
   - score: dsir_v1
 """
     )
+
+
+def test_the_target_pass_reads_only_the_shards_of_the_target_source(tmp_path, monkeypatch):
+    """The target pass reads only the target source's shards; the raw-sample scan reads every shard and
+    keeps its batches, which segment 0 reads instead of parsing the files again (curate.io.shardcache);
+    the run's output is the same bytes as with every shard read twice, and the kept batches are gone."""
+    import curate
+
+    _target_run(tmp_path)
     reads: list[str] = []
     real = PythonEnvSource.read
 
@@ -101,9 +109,21 @@ stages:
     m = curate.run(tmp_path / "p.yaml", output=tmp_path / "run", phases=False)
     every = [f"docstrings-{i:04d}" for i in range(5)]  # 9 files, 2 a shard
     beta = ["docstrings-0001", "docstrings-0002"]  # alpha/m2 + beta/m0, beta/m1 + beta/m2
-    assert reads == beta + every + every  # target pass, raw-sample scan, the stages
+    assert reads == beta + every  # target pass, raw-sample scan; the stages read the scan's batches
     assert m["target"]["target"]["docs"] == 12
     assert m["accounting"]["input"] == 36
+    assert (tmp_path / "run" / "_work").is_dir()
+    assert not (tmp_path / "run" / "_work" / "source").exists()
+
+    reads.clear()
+    monkeypatch.setattr(PythonEnvSource, "costly_read", False)
+    plain = curate.run(tmp_path / "p.yaml", output=tmp_path / "plain", phases=False)
+    assert reads == beta + every + every  # without the kept batches, the stages read every shard again
+    assert plain["accounting"] == m["accounting"]
+    for d in ("kept", "rejected"):
+        got = {f.name: f.read_bytes() for f in (tmp_path / "run" / d).glob("*.parquet")}
+        assert got or d == "rejected"  # dsir_v1 scores, rejects nothing
+        assert got == {f.name: f.read_bytes() for f in (tmp_path / "plain" / d).glob("*.parquet")}, d
 
 
 def test_defs_are_walked_breadth_first_through_bodies_only() -> None:
@@ -126,3 +146,24 @@ async def g(): pass
 """
     got = [q for q, _ in _walk_defs(ast.parse(src))]
     assert got == ["<module>", "f", "C", "g", "f.inner", "C.m", "C.D", "C.D.am"]
+
+
+def test_kept_batches_go_through_a_bucket_run_directory(tmp_path, s3, monkeypatch):
+    """With the run directory in object storage, the scan keeps each shard's batches in the bucket (where
+    every node can read them), segment 0 reads them from there, and they are deleted after it."""
+    import curate
+
+    _target_run(tmp_path)
+    reads: list[str] = []
+    real = PythonEnvSource.read
+
+    def counted(self, shard):
+        reads.append(shard.key)
+        yield from real(self, shard)
+
+    monkeypatch.setattr(PythonEnvSource, "read", counted)
+    m = curate.run(tmp_path / "p.yaml", output=f"s3://{s3.bucket}/run", phases=False)
+    assert reads == ["docstrings-0001", "docstrings-0002"] + [f"docstrings-{i:04d}" for i in range(5)]
+    assert m["accounting"]["input"] == 36
+    assert s3.fs.exists(f"{s3.bucket}/run/_work/run.json")
+    assert not s3.fs.glob(f"{s3.bucket}/run/_work/source/*")
