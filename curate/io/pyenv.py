@@ -16,6 +16,7 @@ import ast
 import hashlib
 import importlib.metadata as md
 import os
+import re
 import sys
 import sysconfig
 from collections import deque
@@ -34,12 +35,15 @@ LICENSE_NAMES = ("license", "licence", "copying", "notice")
 class PythonEnvParams(SourceParams):
     """``include``: which kinds of text to harvest. ``sample_fraction``: the share of Python files kept
     (stable hash of the path). ``min_chars``: shorter docstrings are not documents. ``files_per_shard``:
-    Python files harvested per task."""
+    Python files harvested per task. ``exclude_distributions``: installed distributions (by name, any
+    case) whose README and licences are not harvested; the demo leaves out this project's own, whose
+    README records the demo's output (every edit of it was a new corpus)."""
 
     include: list[str] = field(default_factory=lambda: ["docstrings", "readmes", "licenses", "topics"])
     sample_fraction: float = 1.0
     min_chars: int = 200
     files_per_shard: int = 400
+    exclude_distributions: list[str] = field(default_factory=list)
     roots: list[str] = field(
         default_factory=list
     )  # default: the stdlib and site-packages of this interpreter
@@ -169,10 +173,11 @@ class PythonEnvSource(Source):
     def _distributions(self) -> Iterator[tuple[str, str, str]]:
         p: PythonEnvParams = self.params
         dists = sorted(md.distributions(), key=lambda d: (d.metadata["Name"] or "").lower())
+        excluded = {_normal(n) for n in p.exclude_distributions}
         seen: set[str] = set()
         for d in dists:
             name = d.metadata["Name"] or "unknown"
-            if name.lower() in seen:
+            if name.lower() in seen or _normal(name) in excluded:
                 continue
             seen.add(name.lower())
             if "readmes" in p.include:
@@ -198,6 +203,11 @@ class PythonEnvSource(Source):
         for key in sorted(topics):
             if len(topics[key]) >= self.params.min_chars:
                 yield f"topic:{key}", topics[key], "pydoc_topic"
+
+
+def _normal(name: str) -> str:
+    """A distribution name as the package index compares them (PEP 503): ``Foo_Bar`` is ``foo-bar``."""
+    return re.sub(r"[-_.]+", "-", name).lower()
 
 
 def _package(key: str) -> str:

@@ -167,3 +167,23 @@ def test_kept_batches_go_through_a_bucket_run_directory(tmp_path, s3, monkeypatc
     assert m["accounting"]["input"] == 36
     assert s3.fs.exists(f"{s3.bucket}/run/_work/run.json")
     assert not s3.fs.glob(f"{s3.bucket}/run/_work/source/*")
+
+
+def test_excluded_distributions_lose_their_readme_and_licences_only() -> None:
+    """``exclude_distributions`` matches names as the package index does (case, ``-`` / ``_`` / ``.``) and
+    drops exactly those distributions' rows (this project's own README is one: the demo leaves it out)."""
+
+    def ids(exclude: list[str]) -> list[str]:
+        src = PythonEnvSource(PythonEnvParams(include=["readmes", "licenses"], exclude_distributions=exclude))
+        shard = next(s for s in src.shards() if dict(s.extra)["kind"] == "distributions")
+        return [i for t in src.read(shard) for i in t.column(schema.ID).to_pylist()]
+
+    every = ids([])
+    assert "readme:curate" in every
+    assert "readme:pytest-xdist" in every
+    left = ids(["CURATE", "pytest_xdist"])
+    dropped = [i for i in every if i not in left]
+    assert all(i.split(":")[1].split("/")[0] in ("curate", "pytest-xdist") for i in dropped)
+    assert "readme:curate" in dropped
+    assert "readme:pytest-xdist" in dropped
+    assert left == [i for i in every if i not in dropped]  # the others unchanged, in order
