@@ -91,13 +91,8 @@ stages:
     )
 
 
-def test_the_target_pass_reads_only_the_shards_of_the_target_source(tmp_path, monkeypatch):
-    """The target pass reads only the target source's shards; the raw-sample scan reads every shard and
-    keeps its batches, which segment 0 reads instead of parsing the files again (curate.io.shardcache);
-    the run's output is the same bytes as with every shard read twice, and the kept batches are gone."""
-    import curate
-
-    _target_run(tmp_path)
+def _count_reads(monkeypatch) -> list[str]:
+    """The keys of the shards ``PythonEnvSource.read`` is called for, from now on, in call order."""
     reads: list[str] = []
     real = PythonEnvSource.read
 
@@ -106,6 +101,17 @@ def test_the_target_pass_reads_only_the_shards_of_the_target_source(tmp_path, mo
         yield from real(self, shard)
 
     monkeypatch.setattr(PythonEnvSource, "read", counted)
+    return reads
+
+
+def test_the_target_pass_reads_only_the_shards_of_the_target_source(tmp_path, monkeypatch):
+    """The target pass reads only the target source's shards; the raw-sample scan reads every shard and
+    keeps its batches, which segment 0 reads instead of parsing the files again (curate.io.shardcache);
+    the run's output is the same bytes as with every shard read twice, and the kept batches are gone."""
+    import curate
+
+    _target_run(tmp_path)
+    reads = _count_reads(monkeypatch)
     m = curate.run(tmp_path / "p.yaml", output=tmp_path / "run", phases=False)
     every = [f"docstrings-{i:04d}" for i in range(5)]  # 9 files, 2 a shard
     beta = ["docstrings-0001", "docstrings-0002"]  # alpha/m2 + beta/m0, beta/m1 + beta/m2
@@ -154,16 +160,13 @@ def test_kept_batches_go_through_a_bucket_run_directory(tmp_path, s3, monkeypatc
     import curate
 
     _target_run(tmp_path)
-    reads: list[str] = []
-    real = PythonEnvSource.read
-
-    def counted(self, shard):
-        reads.append(shard.key)
-        yield from real(self, shard)
-
-    monkeypatch.setattr(PythonEnvSource, "read", counted)
+    reads = _count_reads(monkeypatch)
     m = curate.run(tmp_path / "p.yaml", output=f"s3://{s3.bucket}/run", phases=False)
-    assert reads == ["docstrings-0001", "docstrings-0002"] + [f"docstrings-{i:04d}" for i in range(5)]
+    assert reads == [  # target pass, raw-sample scan; the stages read the scan's batches
+        "docstrings-0001",
+        "docstrings-0002",
+        *[f"docstrings-{i:04d}" for i in range(5)],
+    ]
     assert m["accounting"]["input"] == 36
     assert s3.fs.exists(f"{s3.bucket}/run/_work/run.json")
     assert not s3.fs.glob(f"{s3.bucket}/run/_work/source/*")
