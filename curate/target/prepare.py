@@ -53,13 +53,14 @@ def _rows(source: Any, shard: Any, *, strict: bool = False, cache: str | None = 
     the shard's batches there for segment 0 (:mod:`curate.io.shardcache`)."""
     import pyarrow.compute as pc
 
-    read = list(source.read(shard))
-    if cache is not None:
+    batches = source.read(shard)
+    if cache is not None:  # held whole only then: a source's shard is otherwise read batch by batch
         from curate.io import shardcache
 
-        shardcache.write(cache, shard, read)
+        batches = list(batches)
+        shardcache.write(cache, shard, batches)
     tables = []
-    for t in read:
+    for t in batches:
         if schema.REJECT in t.column_names:
             bad = pc.is_valid(t.column(schema.REJECT))
             if strict and pc.any(bad).as_py():
