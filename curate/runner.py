@@ -27,7 +27,7 @@ from typing import Any
 
 from curate.config import PipelineConfig, build_source, build_stages
 from curate.engine import Engine, make_engine
-from curate.io import scratch, shardcache
+from curate.io import shardcache
 from curate.io.stage import stage_dir
 from curate.io.storage import Location
 from curate.manifest import AccountingError, build_manifest
@@ -95,7 +95,7 @@ class Runner:
             self.source,
             echo=self.progress,
             remote=self.out.child("target") if self.out.remote else None,
-            cache=self._source_cache().url if self.source.costly_read else None,
+            cache=shardcache.folder(self.work.url) if self.source.costly_read else None,
         )
         stats: dict[str, dict[str, Any]] = {}
         order: list[str] = [READ_STAGE]
@@ -105,7 +105,7 @@ class Runner:
             items = self.source.shards() if seg.index == 0 else list(enumerate(parts))
             results = self._run_segment(seg, items)
             if seg.index == 0 and self.source.costly_read:
-                scratch.clear(self._source_cache().url)  # segment 0 read the kept batches: no reader left
+                shardcache.clear(self.work.url)  # segment 0 read the kept batches: no reader left
             parts = [p for r in results for p in r["parts"]]
             for r in results:
                 for label, s in r["stats"].items():
@@ -186,10 +186,6 @@ class Runner:
         marker.write_json(ident)
         for seg in self.segments:
             self.work.child(f"s{seg.index}").makedirs()
-
-    def _source_cache(self) -> Location:
-        """Where the target pass keeps a costly source's batches for segment 0 (curate.io.shardcache)."""
-        return self.work.child(shardcache.FOLDER)
 
     def _run_segment(self, seg: Segment, items: list[Any]) -> list[dict[str, Any]]:
         seg_dir = self.work.child(f"s{seg.index}")

@@ -215,7 +215,7 @@ class SegmentWorker:
             shard: Shard = item
             stored = None
             if self.source.costly_read:  # the target pass's scan may have kept this shard's batches
-                stored = shardcache.batches(self.work.child(shardcache.FOLDER).url, shard)
+                stored = shardcache.batches(shardcache.folder(self.work.url), shard)
             tables = self.source.read(shard) if stored is None else stored
             batches: Iterator[tuple[str, pa.Table]] = (
                 (f"{shard.index:05d}-{j:05d}", t) for j, t in enumerate(tables)

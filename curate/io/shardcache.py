@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
+from curate.io import scratch
 from curate.io.storage import Location, read_parquet, write_parquet
 
 if TYPE_CHECKING:
@@ -20,7 +21,15 @@ if TYPE_CHECKING:
 
     from curate.io.sources import Shard
 
-FOLDER = "source"
+
+def folder(work: str) -> str:
+    """Where the batches are kept: ``source/`` in a run's ``_work`` folder (``work``)."""
+    return Location.of(work).child("source").url
+
+
+def clear(work: str) -> None:
+    """Delete the kept batches (once segment 0 has read them)."""
+    scratch.clear(folder(work))
 
 
 def _marker(cache: str, shard: Shard) -> Location:
