@@ -69,79 +69,24 @@ def word_hashes(
     Returns ``(hashes, offsets)``: the flat uint64 word hashes of all documents and the ``n + 1``
     offsets of each document's words in it. ``zero_digits`` maps every digit to 0 (datatrove's number
     normalization), so templated texts that differ only in numbers match.
-
-    ASCII documents (most web text) are split on their bytes with numpy (:func:`_ascii_words`: ``\\w``
-    is ``[0-9A-Za-z_]`` there), the others by the regex; both give the same words, hashed alike.
     """
     s = texts if isinstance(texts, pl.Series) else pl.Series(texts)
     s = s.fill_null("").str.to_lowercase()
-    ascii_doc = (s.str.len_bytes() == s.str.len_chars()).to_numpy()
-    lens = np.zeros(len(s), dtype=np.int64)
-    parts = []  # (docs, their words' hashes in doc order)
-    if ascii_doc.any():
-        docs = np.flatnonzero(ascii_doc)
-        arr = (s if len(docs) == len(s) else s.gather(docs)).to_arrow().cast(pa.large_string())
-        words, lens[docs] = _ascii_words(arr, zero_digits)
-        parts.append((docs, hash_strings(words, seed) if len(words) else np.zeros(0, np.uint64)))
-    if not ascii_doc.all():
-        docs = np.flatnonzero(~ascii_doc)
-        rest = s.gather(docs)
-        if zero_digits:
-            rest = rest.str.replace_all(r"\d", "0")
-        words = rest.str.extract_all(WORD_PATTERN)
-        lens[docs] = words.list.len().fill_null(0).to_numpy()
-        flat = (
-            words.list.explode(keep_nulls=False, empty_as_null=False)
-            if _explode_has_kw()
-            else words.explode().drop_nulls()
-        )
-        parts.append((docs, hash_strings(flat, seed) if len(flat) else np.zeros(0, np.uint64)))
+    if zero_digits:
+        s = s.str.replace_all(r"\d", "0")
+    words = s.str.extract_all(WORD_PATTERN)
+    lens = words.list.len().fill_null(0).to_numpy().astype(np.int64)
+    flat = (
+        words.list.explode(keep_nulls=False, empty_as_null=False)
+        if _explode_has_kw()
+        else words.explode().drop_nulls()
+    )
     offsets = np.zeros(len(lens) + 1, dtype=np.int64)
     np.cumsum(lens, out=offsets[1:])
-    if len(parts) == 1:
-        hashes = parts[0][1]
-    else:  # scatter each part's words to their documents' places
-        hashes = np.zeros(int(offsets[-1]), np.uint64)
-        for docs, h in parts:
-            n = lens[docs]
-            src = np.zeros(len(docs), dtype=np.int64)
-            np.cumsum(n[:-1], out=src[1:])
-            hashes[np.repeat(offsets[docs] - src, n) + np.arange(len(h))] = h
+    hashes = hash_strings(flat, seed) if len(flat) else np.zeros(0, np.uint64)
     if len(hashes) != offsets[-1]:  # pragma: no cover - guards against a polars explode change
         raise RuntimeError(f"tokenizer: {len(hashes)} hashes for {offsets[-1]} words")
     return hashes, offsets
-
-
-def _ascii_words(arr: pa.LargeStringArray, zero_digits: bool) -> tuple[pa.LargeStringArray, np.ndarray]:
-    """The ``\\w+`` runs of lower-cased ASCII texts (no nulls) and each text's count of them.
-
-    Found on the bytes: a run starts at a word byte (``[0-9a-z_]``) that follows a non-word byte or
-    begins a text, and ends where the next byte is a non-word byte or the text ends. The words' bytes
-    are the word bytes kept in order, so the result is built from two flat arrays.
-    """
-    _, off_buf, data_buf = arr.buffers()
-    offs = np.frombuffer(off_buf, np.int64, len(arr) + 1, offset=arr.offset * 8)
-    lo = int(offs[0])
-    data = np.frombuffer(data_buf, np.uint8, int(offs[-1]) - lo, offset=lo)
-    offs = offs - lo
-    isw = np.zeros(len(data) + 2, bool)  # padded with a non-word byte at both ends
-    word = isw[1:-1]
-    digit = (data - np.uint8(48)) < 10
-    np.less(data - np.uint8(97), 26, out=word)
-    word |= digit
-    word |= data == 95
-    cut = np.zeros(len(data) + 1, bool)  # a text boundary before byte i
-    cut[offs] = True
-    starts = np.flatnonzero(word & (~isw[:-2] | cut[:-1]))
-    ends = np.flatnonzero(word & (~isw[2:] | cut[1:])) + 1
-    counts = np.diff(np.searchsorted(starts, offs))
-    kept = data[word]
-    if zero_digits:
-        kept[digit[word]] = 48
-    woff = np.zeros(len(starts) + 1, np.int64)
-    np.cumsum(ends - starts, out=woff[1:])
-    words = pa.LargeStringArray.from_buffers(len(starts), pa.py_buffer(woff), pa.py_buffer(kept))
-    return words, counts
 
 
 _EXPLODE_KW: bool | None = None
