@@ -82,6 +82,8 @@ class PythonEnvSource(Source):
             files: list[tuple[str, str]] = []
             roots = _roots(p)
             for root in roots:
+                if not os.path.isdir(root):
+                    raise ValueError(f"python_env.roots: {root} is not a directory")
                 label = (
                     "stdlib" if root == os.path.realpath(sysconfig.get_paths()["stdlib"]) else "site-packages"
                 )
@@ -93,8 +95,8 @@ class PythonEnvSource(Source):
                         and not d.endswith((".dist-info", ".egg-info"))
                     )
                     for f in sorted(filenames):
-                        if f.endswith(".py"):
-                            full = os.path.join(dirpath, f)
+                        full = os.path.join(dirpath, f)
+                        if f.endswith(".py") and os.path.isfile(full):  # not a broken link
                             key = f"{label}/{os.path.relpath(full, root)}"
                             if _keep(key, p.sample_fraction):
                                 files.append((full, key))
@@ -161,8 +163,18 @@ class PythonEnvSource(Source):
         for full, key in files:
             try:
                 with open(full, "rb") as f:
-                    tree = ast.parse(f.read(), filename=full)
-            except (SyntaxError, ValueError, OSError, RecursionError):
+                    source = f.read()
+            except OSError as e:
+                # Listed when the shards were planned (on the driver) and not readable here: this node's
+                # environment is not the one the shards came from, and its docstrings would be lost.
+                raise RuntimeError(
+                    f"python_env: {full} was listed when the shards were planned but cannot be read on "
+                    f"this node ({e.strerror or e}); every node must hold the same environment (the same "
+                    "files at the same paths)"
+                ) from e
+            try:
+                tree = ast.parse(source, filename=full)
+            except (SyntaxError, ValueError, RecursionError):
                 continue  # not a parsable Python file: it holds no docstrings to harvest
             package = _package(key)
             for qualname, node in _walk_defs(tree):

@@ -5,6 +5,8 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+import pytest
+
 from curate import schema
 from curate.io.pyenv import PythonEnvParams, PythonEnvSource, _walk_defs
 
@@ -190,3 +192,26 @@ def test_excluded_distributions_lose_their_readme_and_licences_only() -> None:
     assert "readme:curate" in dropped
     assert "readme:pytest-xdist" in dropped
     assert left == [i for i in every if i not in dropped]  # the others unchanged, in order
+
+
+def test_a_root_that_is_not_a_directory_is_an_error(tmp_path):
+    src = PythonEnvSource(PythonEnvParams(roots=[str(tmp_path / "nowhere")], include=["docstrings"]))
+    with pytest.raises(ValueError, match=r"python_env.roots: .*/nowhere is not a directory"):
+        src.shards()
+
+
+def test_a_listed_file_unreadable_where_it_is_read_is_an_error_not_a_loss(tmp_path):
+    """A shard lists its files when the run is planned (on the driver); a node that cannot read one of
+    them holds another environment: the read fails and names the file, instead of dropping its
+    docstrings. A broken link is never listed."""
+    _tree(tmp_path)
+    (tmp_path / "pkg" / "gone.py").symlink_to(tmp_path / "pkg" / "missing.py")
+    src = _source(tmp_path)
+    shards = src.shards()
+    assert not [s for s in shards if "gone.py" in str(dict(s.extra).get("files"))]
+    a = next(s for s in shards if "pkg/a.py" in str(dict(s.extra).get("files")))
+    (tmp_path / "pkg" / "a.py").unlink()
+    with pytest.raises(
+        RuntimeError, match=r"pkg/a.py was listed when the shards were planned but cannot be read"
+    ):
+        list(src.read(a))
