@@ -5,11 +5,13 @@ a ``target:`` section reads every shard twice: the target pass's raw-sample scan
 source whose ``costly_read`` is true, the scan writes each shard's batches, exactly as ``read`` gave them
 (quarantined rows included), under ``_work/source/`` in the run directory's storage, where any node can
 read them; segment 0 reads them back instead of the source, and the runner deletes the folder once
-segment 0 is done. A shard whose marker is missing or names another shard is read from the source.
+segment 0 is done. A shard whose marker is missing or names another shard (another key, or the same key
+over other files: a source re-planned after its files changed) is read from the source.
 """
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
@@ -36,13 +38,20 @@ def _marker(cache: str, shard: Shard) -> Location:
     return Location.of(cache).child(f"{shard.index:05d}.json")
 
 
+def _ident(shard: Shard) -> dict[str, str]:
+    """What the kept batches must match: the shard's key, path and what it reads (``extra``: for
+    ``python_env``, its files)."""
+    plan = repr((shard.path, shard.extra)).encode()
+    return {"key": shard.key, "plan": hashlib.sha256(plan).hexdigest()[:16]}
+
+
 def write(cache: str, shard: Shard, tables: list[pa.Table]) -> None:
     """Keep ``tables`` (a shard's batches, in order) under ``cache``; the marker, written last, commits them."""
     loc = Location.of(cache)
     loc.makedirs()
     for j, t in enumerate(tables):
         write_parquet(t, loc.child(f"{shard.index:05d}-{j:05d}.parquet"), scratch=True)
-    _marker(cache, shard).write_json({"key": shard.key, "batches": len(tables)})
+    _marker(cache, shard).write_json({**_ident(shard), "batches": len(tables)})
 
 
 def batches(cache: str, shard: Shard) -> Iterator[pa.Table] | None:
@@ -51,7 +60,7 @@ def batches(cache: str, shard: Shard) -> Iterator[pa.Table] | None:
     if not marker.exists():
         return None
     meta = marker.read_json()
-    if meta.get("key") != shard.key:
+    if {k: meta.get(k) for k in ("key", "plan")} != _ident(shard):
         return None
     loc = Location.of(cache)
     return (read_parquet(loc.child(f"{shard.index:05d}-{j:05d}.parquet")) for j in range(meta["batches"]))

@@ -215,3 +215,24 @@ def test_a_listed_file_unreadable_where_it_is_read_is_an_error_not_a_loss(tmp_pa
         RuntimeError, match=r"pkg/a.py was listed when the shards were planned but cannot be read"
     ):
         list(src.read(a))
+
+
+def test_kept_batches_match_only_the_shard_that_was_read(tmp_path):
+    """Kept batches are found for the shard that was read and for nothing else: another key, or the same
+    key over other files (the source re-planned after its files changed), reads from the source."""
+    import pyarrow as pa
+
+    from curate.io import shardcache
+    from curate.io.sources import Shard
+
+    files = (("kind", "docstrings"), ("files", (("/env/a.py", "site-packages/a.py"),)))
+    shard = Shard(3, "/env/a.py", "docstrings-0003", extra=files)
+    cache = str(tmp_path / "source")
+    shardcache.write(cache, shard, [pa.table({"x": [1, 2]}), pa.table({"x": [3]})])
+    got = shardcache.batches(cache, shard)
+    assert got is not None
+    assert [t.column("x").to_pylist() for t in got] == [[1, 2], [3]]
+    other_files = (("kind", "docstrings"), ("files", (("/env/b.py", "site-packages/b.py"),)))
+    assert shardcache.batches(cache, Shard(3, "/env/a.py", "docstrings-0003", extra=other_files)) is None
+    assert shardcache.batches(cache, Shard(3, "/env/a.py", "docstrings-0004", extra=files)) is None
+    assert shardcache.batches(cache, Shard(4, "/env/a.py", "docstrings-0003", extra=files)) is None
