@@ -14,7 +14,7 @@ import numpy as np
 
 from curate.context import PhaseError
 from curate.proxy import analysis, stats
-from curate.proxy.controls import controls_block, ladder_null_warning
+from curate.proxy.controls import controls_block, ladder_null_warning, ladder_planted_warning
 from curate.proxy.goodput import RecipeCurves, finite_or_none, goodput_report, value_at
 from curate.proxy.regime import regime
 
@@ -311,6 +311,10 @@ def assemble(
     if null_warning:
         ladder_block["null_separated_at"] = null_warning[0]
         warnings.append(null_warning[1])
+    planted_warning = ladder_planted_warning(ladder[1:], cfg.planted)
+    if planted_warning:
+        ladder_block["planted_not_called_at"] = planted_warning[0]
+        warnings.append(planted_warning[1])
     spikes = {r: rep["recipes"][r]["anomalies"] for r in names if rep["recipes"][r]["anomalies"]}
     if spikes:
         warnings.append(

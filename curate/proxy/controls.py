@@ -1,7 +1,7 @@
 """The controls' block of ``goodput.json`` (``controls``): the null (a random subsample of raw: must
 contain 1), the planted (raw with a share of documents word-shuffled: must be called worse) and kept vs
-rejected, each read through the paired statistic (:mod:`curate.proxy.analysis`); and the ladder's warning
-where the null separates from raw at another point."""
+rejected, each read through the paired statistic (:mod:`curate.proxy.analysis`); and the ladder's warnings
+where the null separates from raw, or the planted control is not called worse, at another point."""
 
 from __future__ import annotations
 
@@ -106,4 +106,28 @@ def ladder_null_warning(points: list[dict[str, Any]]) -> tuple[list[str], str] |
         )
         + ": the seed-to-seed interval there misses variance a random subsample shows (which documents were "
         "drawn, the tokenizer), so rankings at that point, and decision accuracy against it, are doubtful"
+    )
+
+
+def ladder_planted_warning(points: list[dict[str, Any]], fraction: float) -> tuple[list[str], str] | None:
+    """The ladder points (besides the main one, whose planted control is in ``controls``) where the planted
+    control is not called worse than raw, and the warning that says so; ``None`` when it is called at every
+    point that trains it. The positive control is checked at every point, as the null is: a point blind to
+    a known effect cannot tell a recipe that does not pay from one it cannot see, and decision accuracy
+    measured against a blind reference point is as doubtful as its own rankings."""
+    blind = [
+        q for q in points if "planted" in q["recipes"] and q["recipes"]["planted"].get("call") != "worse"
+    ]
+    if not blind:
+        return None
+    return [q["name"] for q in blind], (
+        f"the planted control ({fraction:.0%} of raw's documents word-shuffled, worse by construction) is not "
+        "called worse at "
+        + ", ".join(
+            f"{q['name']} ({analysis.fmt_multiplier(q['recipes']['planted'].get('multiplier') or {})}x)"
+            for q in blind
+        )
+        + ": that point could not see a known effect, so a recipe it does not call may still matter there, "
+        "and rankings at that point (and decision accuracy against it) are doubtful; give it more tokens per "
+        "parameter or more seeds"
     )

@@ -175,19 +175,7 @@ def sections(g: dict[str, Any]) -> list[tuple[str, str, list[str], list[list[str
                     _accuracy(p, lad),
                 ]
             )
-        notes = [
-            "Decision accuracy (DataDecide): the share of recipe pairs a point orders as the reference (largest "
-            "compute) point does. Detectable: the multipliers each point could tell from 1x with its seeds, so "
-            "the table also shows whether more tokens or a larger model buys power at this spread."
-        ]
-        if lad.get("warning"):
-            notes.append("Warning: " + lad["warning"])
-        if lad.get("null_separated_at"):
-            notes.append(
-                "Warning: the null control separates from raw at "
-                + ", ".join(lad["null_separated_at"])
-                + ": rankings there are doubtful."
-            )
+        notes = _ladder_notes(lad)
         out.append(
             (
                 "ladder",
@@ -240,6 +228,30 @@ def sections(g: dict[str, Any]) -> list[tuple[str, str, list[str], list[list[str
             ("regime", "The regime measured", ["", "params", "tokens", "tokens/param", "note"], rows, notes)
         )
     return out
+
+
+def _ladder_notes(lad: dict[str, Any]) -> list[str]:
+    """The ladder table's notes: what decision accuracy means, then a warning per failed check."""
+    notes = [
+        "Decision accuracy (DataDecide): the share of recipe pairs a point orders as the reference (largest "
+        "compute) point does. Detectable: the multipliers each point could tell from 1x with its seeds, so "
+        "the table also shows whether more tokens or a larger model buys power at this spread."
+    ]
+    if lad.get("warning"):
+        notes.append("Warning: " + lad["warning"])
+    if lad.get("null_separated_at"):
+        notes.append(
+            "Warning: the null control separates from raw at "
+            + ", ".join(lad["null_separated_at"])
+            + ": rankings there are doubtful."
+        )
+    if lad.get("planted_not_called_at"):
+        notes.append(
+            "Warning: the planted control is not called worse at "
+            + ", ".join(lad["planted_not_called_at"])
+            + ": that point could not see a known effect; rankings there are doubtful."
+        )
+    return notes
 
 
 def _accuracy(point: dict[str, Any], ladder: dict[str, Any]) -> str:

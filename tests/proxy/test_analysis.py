@@ -141,3 +141,33 @@ def test_a_null_control_separated_at_a_ladder_point_is_a_warning_naming_it():
     assert msg.startswith(
         "the null control (a random subsample of raw) separates from raw at proxy_5m@491520 (1.20x):"
     )
+
+
+def _planted_point(name: str, call: str, value: float, bound: str | None = None) -> dict:
+    mult = {"value": value, **({"bounds": {"value": bound}} if bound else {})}
+    return {
+        "name": name,
+        "recipes": {"raw": {"call": "not_called"}, "planted": {"call": call, "multiplier": mult}},
+    }
+
+
+def test_a_planted_control_not_called_worse_at_a_ladder_point_is_a_warning_naming_it():
+    assert controls.ladder_planted_warning([_planted_point("proxy_tiny@512", "worse", 0.7)], 0.4) is None
+    # a point without the planted control (controls off) is not blind, only unchecked
+    assert (
+        controls.ladder_planted_warning([{"name": "p", "recipes": {"raw": {"call": "not_called"}}}], 0.4)
+        is None
+    )
+    names, msg = controls.ladder_planted_warning(
+        [
+            _planted_point("proxy_tiny@294912", "worse", 0.72),
+            _planted_point("proxy_5m@147456", "not_called", 0.81),
+            _planted_point("proxy_1m@512", "better", 2.0, ">"),
+        ],
+        0.4,
+    )
+    assert names == ["proxy_5m@147456", "proxy_1m@512"]
+    assert msg.startswith(
+        "the planted control (40% of raw's documents word-shuffled, worse by construction) is not called worse "
+        "at proxy_5m@147456 (0.81x), proxy_1m@512 (>2.00x): that point could not see a known effect"
+    )

@@ -150,6 +150,16 @@ def test_a_one_point_ladder_claims_no_decision_accuracy():
     assert {sid: rows for sid, _, _, rows, _ in trust.sections(G)}["ladder"][1][-1] == "— (reference)"
 
 
+def test_the_ladder_notes_name_the_points_where_a_control_failed():
+    lad = {**G["ladder"], "null_separated_at": ["proxy_5m@2000"], "planted_not_called_at": ["proxy_5m@2000"]}
+    notes = {sid: n for sid, _, _, _, n in trust.sections({**G, "ladder": lad})}["ladder"]
+    assert notes[-2:] == [
+        "Warning: the null control separates from raw at proxy_5m@2000: rankings there are doubtful.",
+        "Warning: the planted control is not called worse at proxy_5m@2000: that point could not see a known "
+        "effect; rankings there are doubtful.",
+    ]
+
+
 def test_the_scope_sentence_names_a_small_target_and_regime():
     from curate.report.verdict import scope_sentence
 
