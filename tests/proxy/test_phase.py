@@ -162,6 +162,13 @@ def test_phase_writes_goodput_json_and_resumes_without_retraining(phase_run, inl
         pts[1]["decision_accuracy_vs_reference"] is None or 0 <= pts[1]["decision_accuracy_vs_reference"] <= 1
     )
     assert {"anomalies", "rollbacks", "branch_anomalies"} <= set(pts[1])
+    # The positive control is checked at the ladder point as at the main point: named, and warned about.
+    assert "planted" in pts[1]["recipes"]
+    blind = [p["name"] for p in pts[1:] if pts[1]["recipes"]["planted"]["call"] != "worse"]
+    assert g["ladder"].get("planted_not_called_at", []) == blind
+    assert [w for w in g["warnings"] if "is not called worse at proxy_tiny@512 (" in w] == (
+        [w for w in g["warnings"] if w.startswith("the planted control (")][-1:] if blind else []
+    )
     assert (run_dir / "proxy" / "ladder" / "proxy_tiny@512" / "null" / "seed1" / "result.json").exists()
     assert g["tokenizer"]["source"] == "trained"
     assert len(g["tokenizer"]["sha256"]) == 64
