@@ -50,6 +50,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from curate.context import PhaseError
+from curate.proxy.entries import (
+    EvalSpec,
+    LadderPoint,
+    Recipe,
+    check_keys,
+    parse_eval_specs,
+    parse_ladder,
+    parse_recipes,
+)
 from curate.proxy.errors import ProxyConfigError
 from curate.proxy.model import LADDER
 from curate.proxy.schedule import TrainConfig
@@ -80,54 +89,9 @@ KEYS = [
     "curve",
     "null_draw",
 ]
-RECIPE_KEYS = ["from", "select", "without_stages", "sweep"]
-EVAL_KEYS = ["name", "kind", "holdout", "path", "source", "max_docs", "max_items", "format"]
-EVAL_KINDS = ("text", "choice", "heldout")
 TOKENIZER_KEYS = ["path", "sha256", "vocab_size", "sample_chars", "seed"]
-LADDER_KEYS = ["model", "budget", "seeds"]
 CONTROLS = ("null", "rejected", "planted")
 DEFAULT_CURVE = (0.25, 0.5, 1.0, 2.0)
-
-
-@dataclass
-class Recipe:
-    """A candidate dataset: ``source`` ``raw`` or ``kept``; ``rules`` over kept/ score columns;
-    ``without_stages``: also take the rows these stages rejected (an ablation of those stages)."""
-
-    name: str
-    source: str = "kept"
-    rules: list[dict[str, Any]] = field(default_factory=list)
-    without_stages: list[str] = field(default_factory=list)
-
-
-@dataclass
-class EvalSpec:
-    """One eval set. ``kind``: ``text`` (reference documents from ``path``, or the rows of input source
-    ``source``, which are then held out of every recipe), ``choice`` (benchmark items from ``path``,
-    :mod:`curate.proxy.choice`) or ``heldout`` (an id-hash split of the raw input: fit to the raw
-    distribution, never a quality target)."""
-
-    name: str
-    kind: str = "text"
-    holdout: float | None = None
-    path: str | None = None
-    source: str | None = None
-    max_docs: int | None = None
-    max_items: int | None = None
-    format: str = "jsonl"
-
-
-@dataclass(frozen=True)
-class LadderPoint:
-    """A (model, budget, seeds) point of the scale ladder."""
-
-    model: str
-    budget: int
-    seeds: tuple[int, ...]
-
-    @property
-    def name(self) -> str:
-        return f"{self.model}@{self.budget}"
 
 
 @dataclass
@@ -200,118 +164,6 @@ class ProxyConfig:
         return out
 
 
-def _check_keys(raw: Any, valid: list[str], where: str) -> dict[str, Any]:
-    if not isinstance(raw, dict):
-        raise PhaseError(f"{where}: expected a mapping, got {type(raw).__name__} {raw!r}")
-    unknown = sorted(set(raw) - set(valid))
-    if unknown:
-        raise PhaseError(f"{where}: unknown key(s) {', '.join(unknown)}; valid keys: {', '.join(valid)}")
-    return raw
-
-
-def _recipes(raw: dict[str, Any]) -> list[Recipe]:
-    out = []
-    for name, spec in raw.items():
-        spec = _check_keys(spec or {}, RECIPE_KEYS, f"proxy.recipes.{name}")
-        source = spec.get("from", "kept")
-        if source not in ("raw", "kept"):
-            raise PhaseError(f"proxy.recipes.{name}.from: {source!r}; valid: raw, kept")
-        rules = list(spec.get("select") or [])
-        for i, r in enumerate(rules):
-            _check_keys(
-                r,
-                ["column", "min", "max", "equals", "reason", "exclusive", "min_quantile", "max_quantile"],
-                f"proxy.recipes.{name}.select[{i}]",
-            )
-        if source == "raw" and (rules or spec.get("without_stages")):
-            raise PhaseError(f"proxy.recipes.{name}: select/without_stages apply to from: kept only")
-        sweep = spec.get("sweep")
-        if sweep is None:
-            out.append(
-                Recipe(
-                    name=name,
-                    source=source,
-                    rules=rules,
-                    without_stages=list(spec.get("without_stages") or []),
-                )
-            )
-            continue
-        sweep = _check_keys(sweep, ["column", "min", "max"], f"proxy.recipes.{name}.sweep")
-        for bound in ("min", "max"):
-            for v in sweep.get(bound) or []:
-                out.append(
-                    Recipe(
-                        name=f"{name}@{bound}={v:g}",
-                        source=source,
-                        rules=[*rules, {"column": sweep["column"], bound: v}],
-                        without_stages=list(spec.get("without_stages") or []),
-                    )
-                )
-    return out
-
-
-def _eval_specs(raw: dict[str, Any]) -> list[EvalSpec]:
-    from curate.proxy.suites import suite
-
-    entries: list[tuple[tuple[str | int, ...], Any]] = []
-    if "eval_suite" in raw:
-        try:
-            entries += [(("eval_suite",), e) for e in suite(str(raw["eval_suite"]))]
-        except KeyError as err:
-            raise ProxyConfigError(("eval_suite",), str(err.args[0])) from None
-    if "eval" in raw:
-        if not isinstance(raw["eval"], list):
-            raise ProxyConfigError(("eval",), "expected a list of eval sets")
-        entries += [(("eval", i), e) for i, e in enumerate(raw["eval"])]
-    if not entries:
-        return [EvalSpec(name="heldout", kind="heldout", holdout=0.02)]
-    evs, seen = [], set()
-    for keys, entry in entries:
-        where = "proxy" + "".join(f"[{k}]" if isinstance(k, int) else f".{k}" for k in keys)
-        e = dict(_check_keys(entry, EVAL_KEYS, where))
-        if "name" not in e:
-            raise ProxyConfigError(keys, "an eval set needs a name")
-        kind = e.get("kind") or ("heldout" if e.get("holdout") is not None else "text")
-        if kind not in EVAL_KINDS:
-            raise ProxyConfigError(
-                (*keys, "kind"), f"unknown eval kind {kind!r}; valid kinds: {', '.join(EVAL_KINDS)}"
-            )
-        e["kind"] = kind
-        given = [k for k in ("holdout", "path", "source") if e.get(k) is not None]
-        need = {"heldout": ["holdout"], "text": ["path", "source"], "choice": ["path"]}[kind]
-        if len(given) != 1 or given[0] not in need:
-            raise ProxyConfigError(
-                keys, f"a {kind} eval set needs exactly one of {', '.join(need)}; got {given or 'none'}"
-            )
-        if kind == "heldout" and not 0 < float(e["holdout"]) < 1:
-            raise ProxyConfigError((*keys, "holdout"), f"expected a fraction in (0, 1), got {e['holdout']!r}")
-        if e["name"] in seen:
-            raise ProxyConfigError(keys, f"eval set {e['name']!r} is defined twice")
-        seen.add(e["name"])
-        evs.append(EvalSpec(**e))
-    return evs
-
-
-def _ladder(raw: Any, seeds: list[int]) -> list[LadderPoint]:
-    if not isinstance(raw, list):
-        raise ProxyConfigError(("ladder",), "expected a list of {model, budget[, seeds]}")
-    out = []
-    for i, p in enumerate(raw):
-        p = _check_keys(p, LADDER_KEYS, f"proxy.ladder[{i}]")
-        if p.get("model") not in LADDER:
-            raise ProxyConfigError(
-                ("ladder", i, "model"), f"{p.get('model')!r}; valid sizes: {', '.join(LADDER)}"
-            )
-        b = p.get("budget")
-        if not isinstance(b, int) or isinstance(b, bool) or b <= 0:
-            raise ProxyConfigError(("ladder", i, "budget"), f"expected a positive integer, got {b!r}")
-        s = p.get("seeds", len(seeds))
-        out.append(
-            LadderPoint(p["model"], b, tuple(range(s)) if isinstance(s, int) else tuple(int(x) for x in s))
-        )
-    return out
-
-
 def _plain_keys(raw: dict[str, Any]) -> dict[str, Any]:
     """The scalar keys (model, numbers, ablate, seeds) and the tokenizer's, validated."""
     kw: dict[str, Any] = {}
@@ -363,7 +215,7 @@ def _plain_keys(raw: dict[str, Any]) -> dict[str, Any]:
 
 def _tokenizer_keys(raw: Any) -> dict[str, Any]:
     """``proxy.tokenizer``: a file (``path``, optionally pinned by ``sha256``) or how to train one."""
-    tok = _check_keys(raw, TOKENIZER_KEYS, "proxy.tokenizer")
+    tok = check_keys(raw, TOKENIZER_KEYS, "proxy.tokenizer")
     kw: dict[str, Any] = {"tokenizer_path": tok.get("path")}
     if "sha256" in tok:
         if not tok.get("path"):
@@ -446,10 +298,10 @@ def _check_budgets(cfg: ProxyConfig, raw: dict[str, Any]) -> None:
 
 def parse(section: dict[str, Any] | None) -> ProxyConfig:
     """Validate the ``proxy:`` mapping into a :class:`ProxyConfig` (CPU-sized defaults)."""
-    raw = _check_keys(section or {}, KEYS, "proxy")
+    raw = check_keys(section or {}, KEYS, "proxy")
     kw: dict[str, Any] = {}
     rec = raw.get("recipes") or {"raw": {"from": "raw"}, "curated": {"from": "kept"}}
-    kw["recipes"] = _recipes(_check_keys(rec, list(rec), "proxy.recipes"))
+    kw["recipes"] = parse_recipes(check_keys(rec, list(rec), "proxy.recipes"))
     names = [r.name for r in kw["recipes"]]
     if len(set(names)) != len(names):
         raise PhaseError(f"proxy.recipes: duplicate names in {names}")
@@ -457,14 +309,14 @@ def parse(section: dict[str, Any] | None) -> ProxyConfig:
     if kw["baseline"] not in names:
         raise PhaseError(f"proxy.baseline: {kw['baseline']!r} is not a recipe; recipes: {', '.join(names)}")
     kw.update(_plain_keys(raw))
-    kw["eval"] = _eval_specs(raw)
+    kw["eval"] = parse_eval_specs(raw)
     kw["headline"] = _headline_sets(raw, kw["eval"])
     kw.update(_control_keys(raw, names, kw["baseline"]))
     if "train" in raw:
         valid = [f.name for f in dataclasses.fields(TrainConfig) if f.name not in ("model", "tokens", "seed")]
-        kw["train"] = {**CPU_TRAIN, **_check_keys(raw["train"], valid, "proxy.train")}
+        kw["train"] = {**CPU_TRAIN, **check_keys(raw["train"], valid, "proxy.train")}
     if "ladder" in raw:
-        kw["ladder"] = _ladder(raw["ladder"], kw.get("seeds", [0, 1, 2]))
+        kw["ladder"] = parse_ladder(raw["ladder"], kw.get("seeds", [0, 1, 2]))
     cfg = ProxyConfig(**kw)
     _check_budgets(cfg, raw)
     return cfg

@@ -1,0 +1,170 @@
+"""The ``proxy:`` section's entries: recipes, eval sets and ladder points, as dataclasses, and the parsers
+that validate them (unknown keys name the valid ones). :mod:`curate.proxy.config` parses the whole section
+with them and re-exports the dataclasses."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from curate.context import PhaseError
+from curate.proxy.errors import ProxyConfigError
+from curate.proxy.model import LADDER
+
+RECIPE_KEYS = ["from", "select", "without_stages", "sweep"]
+EVAL_KEYS = ["name", "kind", "holdout", "path", "source", "max_docs", "max_items", "format"]
+EVAL_KINDS = ("text", "choice", "heldout")
+LADDER_KEYS = ["model", "budget", "seeds"]
+
+
+@dataclass
+class Recipe:
+    """A candidate dataset: ``source`` ``raw`` or ``kept``; ``rules`` over kept/ score columns;
+    ``without_stages``: also take the rows these stages rejected (an ablation of those stages)."""
+
+    name: str
+    source: str = "kept"
+    rules: list[dict[str, Any]] = field(default_factory=list)
+    without_stages: list[str] = field(default_factory=list)
+
+
+@dataclass
+class EvalSpec:
+    """One eval set. ``kind``: ``text`` (reference documents from ``path``, or the rows of input source
+    ``source``, which are then held out of every recipe), ``choice`` (benchmark items from ``path``,
+    :mod:`curate.proxy.choice`) or ``heldout`` (an id-hash split of the raw input: fit to the raw
+    distribution, never a quality target)."""
+
+    name: str
+    kind: str = "text"
+    holdout: float | None = None
+    path: str | None = None
+    source: str | None = None
+    max_docs: int | None = None
+    max_items: int | None = None
+    format: str = "jsonl"
+
+
+@dataclass(frozen=True)
+class LadderPoint:
+    """A (model, budget, seeds) point of the scale ladder."""
+
+    model: str
+    budget: int
+    seeds: tuple[int, ...]
+
+    @property
+    def name(self) -> str:
+        return f"{self.model}@{self.budget}"
+
+
+def check_keys(raw: Any, valid: list[str], where: str) -> dict[str, Any]:
+    if not isinstance(raw, dict):
+        raise PhaseError(f"{where}: expected a mapping, got {type(raw).__name__} {raw!r}")
+    unknown = sorted(set(raw) - set(valid))
+    if unknown:
+        raise PhaseError(f"{where}: unknown key(s) {', '.join(unknown)}; valid keys: {', '.join(valid)}")
+    return raw
+
+
+def parse_recipes(raw: dict[str, Any]) -> list[Recipe]:
+    out = []
+    for name, spec in raw.items():
+        spec = check_keys(spec or {}, RECIPE_KEYS, f"proxy.recipes.{name}")
+        source = spec.get("from", "kept")
+        if source not in ("raw", "kept"):
+            raise PhaseError(f"proxy.recipes.{name}.from: {source!r}; valid: raw, kept")
+        rules = list(spec.get("select") or [])
+        for i, r in enumerate(rules):
+            check_keys(
+                r,
+                ["column", "min", "max", "equals", "reason", "exclusive", "min_quantile", "max_quantile"],
+                f"proxy.recipes.{name}.select[{i}]",
+            )
+        if source == "raw" and (rules or spec.get("without_stages")):
+            raise PhaseError(f"proxy.recipes.{name}: select/without_stages apply to from: kept only")
+        sweep = spec.get("sweep")
+        if sweep is None:
+            out.append(
+                Recipe(
+                    name=name,
+                    source=source,
+                    rules=rules,
+                    without_stages=list(spec.get("without_stages") or []),
+                )
+            )
+            continue
+        sweep = check_keys(sweep, ["column", "min", "max"], f"proxy.recipes.{name}.sweep")
+        for bound in ("min", "max"):
+            for v in sweep.get(bound) or []:
+                out.append(
+                    Recipe(
+                        name=f"{name}@{bound}={v:g}",
+                        source=source,
+                        rules=[*rules, {"column": sweep["column"], bound: v}],
+                        without_stages=list(spec.get("without_stages") or []),
+                    )
+                )
+    return out
+
+
+def parse_eval_specs(raw: dict[str, Any]) -> list[EvalSpec]:
+    from curate.proxy.suites import suite
+
+    entries: list[tuple[tuple[str | int, ...], Any]] = []
+    if "eval_suite" in raw:
+        try:
+            entries += [(("eval_suite",), e) for e in suite(str(raw["eval_suite"]))]
+        except KeyError as err:
+            raise ProxyConfigError(("eval_suite",), str(err.args[0])) from None
+    if "eval" in raw:
+        if not isinstance(raw["eval"], list):
+            raise ProxyConfigError(("eval",), "expected a list of eval sets")
+        entries += [(("eval", i), e) for i, e in enumerate(raw["eval"])]
+    if not entries:
+        return [EvalSpec(name="heldout", kind="heldout", holdout=0.02)]
+    evs, seen = [], set()
+    for keys, entry in entries:
+        where = "proxy" + "".join(f"[{k}]" if isinstance(k, int) else f".{k}" for k in keys)
+        e = dict(check_keys(entry, EVAL_KEYS, where))
+        if "name" not in e:
+            raise ProxyConfigError(keys, "an eval set needs a name")
+        kind = e.get("kind") or ("heldout" if e.get("holdout") is not None else "text")
+        if kind not in EVAL_KINDS:
+            raise ProxyConfigError(
+                (*keys, "kind"), f"unknown eval kind {kind!r}; valid kinds: {', '.join(EVAL_KINDS)}"
+            )
+        e["kind"] = kind
+        given = [k for k in ("holdout", "path", "source") if e.get(k) is not None]
+        need = {"heldout": ["holdout"], "text": ["path", "source"], "choice": ["path"]}[kind]
+        if len(given) != 1 or given[0] not in need:
+            raise ProxyConfigError(
+                keys, f"a {kind} eval set needs exactly one of {', '.join(need)}; got {given or 'none'}"
+            )
+        if kind == "heldout" and not 0 < float(e["holdout"]) < 1:
+            raise ProxyConfigError((*keys, "holdout"), f"expected a fraction in (0, 1), got {e['holdout']!r}")
+        if e["name"] in seen:
+            raise ProxyConfigError(keys, f"eval set {e['name']!r} is defined twice")
+        seen.add(e["name"])
+        evs.append(EvalSpec(**e))
+    return evs
+
+
+def parse_ladder(raw: Any, seeds: list[int]) -> list[LadderPoint]:
+    if not isinstance(raw, list):
+        raise ProxyConfigError(("ladder",), "expected a list of {model, budget[, seeds]}")
+    out = []
+    for i, p in enumerate(raw):
+        p = check_keys(p, LADDER_KEYS, f"proxy.ladder[{i}]")
+        if p.get("model") not in LADDER:
+            raise ProxyConfigError(
+                ("ladder", i, "model"), f"{p.get('model')!r}; valid sizes: {', '.join(LADDER)}"
+            )
+        b = p.get("budget")
+        if not isinstance(b, int) or isinstance(b, bool) or b <= 0:
+            raise ProxyConfigError(("ladder", i, "budget"), f"expected a positive integer, got {b!r}")
+        s = p.get("seeds", len(seeds))
+        out.append(
+            LadderPoint(p["model"], b, tuple(range(s)) if isinstance(s, int) else tuple(int(x) for x in s))
+        )
+    return out
