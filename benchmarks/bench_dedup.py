@@ -367,14 +367,13 @@ def speed(
         speed_corpus(Path(path), n_docs)
         size_mb = os.path.getsize(path) / 1e6
         results = {}
+        # ours:inline's first runs where it stands in ``runs``, the rest right after datatrove's run
+        after = ours_reps // 2 if "ours:inline" in runs and "datatrove" in runs else 0
         order = []
         for which in runs:
-            if which == "ours:inline":
-                order += [which] * ((ours_reps + 1) // 2)
-            elif which == "datatrove":
-                order += [which] + (["ours:inline"] * (ours_reps // 2) if "ours:inline" in runs else [])
-            else:
-                order.append(which)
+            order += [which] * (ours_reps - after if which == "ours:inline" else 1)
+            if which == "datatrove":
+                order += ["ours:inline"] * after
         reps: list[dict] = []
         for which in order:
             r = _child_run(which, path)
