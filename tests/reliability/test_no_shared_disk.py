@@ -137,6 +137,54 @@ def test_a_node_lost_between_the_dedups_on_nodes_that_share_no_disk(
     assert outputs(m) == outputs(inline)
 
 
+COSTLY_MAIN = """
+import sys, uuid
+from curate.io.readers import JsonlSource
+from curate.io.storage import Location
+from curate.registry import SOURCES
+
+@SOURCES.add("jsonl_costly_test")
+class CostlyJsonl(JsonlSource):
+    '''Test-only: JSONL read as a costly source (the target scan keeps its shards' batches for segment 0);
+    every read of a shard leaves an object under READS in the bucket, so that the test counts them.'''
+    costly_read = True
+
+    def read(self, shard):
+        Location.of(READS).child(f"{shard.index:05d}-{uuid.uuid4().hex}.json").write_json({"key": shard.key})
+        yield from super().read(shard)
+
+from curate.cli import main
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+@pytest.mark.ray
+def test_a_costly_source_is_read_once_on_nodes_that_share_no_disk(
+    private_cluster, s3, tmp_path: Path
+) -> None:
+    """The shard cache (curate.io.shardcache) without a shared disk: the target scan, on the worker node,
+    keeps each shard's batches under the run directory's ``_work/source/`` in the bucket; segment 0 reads
+    them from there instead of the source, and the driver (on the head, which sees neither the worker's
+    disk nor its files) deletes them once segment 0 is done. Every shard is read from the source exactly
+    once, and the output equals the inline run's over the plain JSONL source, which reads every shard twice."""
+    src = _inputs(s3, n_files=4, n_docs=30)
+    base = PIPELINE.format(inp=src, extra="  - score: dsir_v1\n") + _target(s3)
+    inline = run_pipeline(parse_pipeline(base), tmp_path / "inline", engine=InlineEngine(progress=False))
+    reads = f"s3://{s3.bucket}/reads"
+    prog = (sys.executable, "-c", COSTLY_MAIN.replace("READS", repr(reads)))
+    yaml = base.replace("format: jsonl", "format: jsonl_costly_test")
+    assert yaml != base
+    proc = cluster_run(private_cluster, yaml, f"s3://{s3.bucket}/costly", prog)
+    _out, err = proc.communicate(timeout=600)
+    assert proc.returncode == 0, err[-3000:]
+    m = json.loads(s3.fs.cat_file(f"{s3.bucket}/costly/manifest.json"))
+    assert outputs(m) == outputs(inline)
+    read = sorted(p.rsplit("/", 1)[1][:5] for p in s3.fs.ls(f"{s3.bucket}/reads", refresh=True))
+    assert read == ["00000", "00001", "00002", "00003"]  # the scan's reads; segment 0 read the kept batches
+    assert not s3.fs.exists(f"{s3.bucket}/costly/_work/source")
+    assert s3.fs.exists(f"{s3.bucket}/costly/_work")
+
+
 PROXY = """\
 proxy:
   model: proxy_tiny
