@@ -3,7 +3,9 @@
 Run from the project root: ``python benchmarks/bench_dedup.py [--quick] [--only quality,speed,decontam,lines]``.
 Needs ../shared/corpora (exits with a message when absent). Prints one JSON object per section and a
 summary; ``--json PATH`` writes them all. Speed runs each contender in its own subprocess (same
-documents, same run) so that peak memory (max RSS) is measured per contender.
+documents, same run) so that peak memory (max RSS) is measured per contender; every subprocess runs with
+the allocator settings of a ``curate`` process (``curate.allocator``; ``CURATE_ALLOCATOR=default`` for the
+libraries' defaults).
 """
 
 from __future__ import annotations
@@ -500,6 +502,12 @@ def lines() -> dict:
 
 
 def main() -> None:
+    from curate.allocator import configure
+
+    # The allocator settings a `curate` process runs with (curate/allocator.py), as environment variables
+    # that every contender's subprocess reads at its start (datatrove's too); CURATE_ALLOCATOR=default keeps
+    # the libraries' defaults (the runs before 2026-12-05 session 17).
+    configure()
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--quick", action="store_true", help="smaller sets (CI smoke run)")
     ap.add_argument("--only", default="quality,speed,decontam,lines")
