@@ -146,11 +146,11 @@ from curate.registry import SOURCES
 @SOURCES.add("jsonl_costly_test")
 class CostlyJsonl(JsonlSource):
     '''Test-only: JSONL read as a costly source (the target scan keeps its shards' batches for segment 0);
-    every read of a shard leaves an object under READS in the bucket, so that the test counts them.'''
+    every read of a shard leaves an object in the bucket, so that the test counts them.'''
     costly_read = True
 
     def read(self, shard):
-        Location.of(READS).child(f"{shard.index:05d}-{uuid.uuid4().hex}.json").write_json({"key": shard.key})
+        Location.of(READS_URL).child(f"{shard.index:05d}-{uuid.uuid4().hex}.json").write_json({"key": shard.key})
         yield from super().read(shard)
 
 from curate.cli import main
@@ -171,7 +171,7 @@ def test_a_costly_source_is_read_once_on_nodes_that_share_no_disk(
     base = PIPELINE.format(inp=src, extra="  - score: dsir_v1\n") + _target(s3)
     inline = run_pipeline(parse_pipeline(base), tmp_path / "inline", engine=InlineEngine(progress=False))
     reads = f"s3://{s3.bucket}/reads"
-    prog = (sys.executable, "-c", COSTLY_MAIN.replace("READS", repr(reads)))
+    prog = (sys.executable, "-c", COSTLY_MAIN.replace("READS_URL", repr(reads)))
     yaml = base.replace("format: jsonl", "format: jsonl_costly_test")
     assert yaml != base
     proc = cluster_run(private_cluster, yaml, f"s3://{s3.bucket}/costly", prog)
