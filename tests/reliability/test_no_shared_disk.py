@@ -185,6 +185,86 @@ def test_a_costly_source_is_read_once_on_nodes_that_share_no_disk(
     assert s3.fs.exists(f"{s3.bucket}/costly/_work")
 
 
+NODE_LOSS_MAIN = """
+import sys, time, uuid
+import ray
+from curate.io.readers import JsonlSource
+from curate.io.storage import Location
+from curate.registry import SOURCES, STAGES
+from curate.stage import Transform
+
+def mark(url, **fields):
+    fields["node"] = ray.get_runtime_context().get_node_id()
+    Location.of(url).child(f"{uuid.uuid4().hex}.json").write_json(fields)
+
+@SOURCES.add("jsonl_costly_test")
+class CostlyJsonl(JsonlSource):
+    '''Test-only: a costly JSONL source (slow enough that the scan uses both nodes); marks each read.'''
+    costly_read = True
+
+    def read(self, shard):
+        time.sleep(0.5)
+        mark(READS_URL, shard=shard.key)
+        yield from super().read(shard)
+
+@STAGES.add("sleepy_test_v1")
+class Sleepy(Transform):
+    '''Test-only: a slow transform in segment 0 that marks where each part of which shard ran.'''
+    def process(self, table):
+        mark(SEG0_URL, shards=sorted(set(table.column("source").to_pylist())))
+        time.sleep(1.0)
+        return table
+
+from curate.cli import main
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+@pytest.mark.ray
+@pytest.mark.slow
+def test_a_node_lost_in_segment_0_another_reads_the_batches_it_kept(
+    tmp_path_factory, s3_endpoint, s3
+) -> None:
+    """The shard cache across nodes: two worker nodes that share no files scan a costly source (each keeps
+    the batches of the shards it scanned in the bucket); one is killed (its raylet SIGKILLed) while segment
+    0 runs, so the survivor runs the rest of segment 0, reading batches the lost node kept. Every shard is
+    still read from the source exactly once, at least one shard's segment 0 ran on the other node than its
+    scan, and the output equals the inline run's."""
+    src = _inputs(s3, n_files=8, n_docs=40)
+    base = PIPELINE.format(inp=src, extra="  - score: dsir_v1\n") + _target(s3)
+    inline = run_pipeline(parse_pipeline(base), f"s3://{s3.bucket}/inline", engine=InlineEngine())
+    slow = base.replace("format: jsonl", "format: jsonl_costly_test").replace(
+        "  - dedup: exact_dedup_v1", "  - transform: sleepy_test_v1\n  - dedup: exact_dedup_v1"
+    )
+    reads, seg0 = f"s3://{s3.bucket}/reads", f"s3://{s3.bucket}/seg0"
+    script = NODE_LOSS_MAIN.replace("READS_URL", repr(reads)).replace("SEG0_URL", repr(seg0))
+    with start_private_cluster(tmp_path_factory, s3_endpoint, workers=2, head_cpus=0) as cluster:
+        proc = cluster_run(cluster, slow, f"s3://{s3.bucket}/cluster", (sys.executable, "-c", script))
+        deadline = time.time() + 300
+        while time.time() < deadline and proc.poll() is None:
+            if s3.fs.exists(f"{s3.bucket}/seg0") and s3.fs.ls(f"{s3.bucket}/seg0", refresh=True):
+                break
+            time.sleep(0.2)
+        assert proc.poll() is None, "the run ended before a node could be removed"
+        remove_worker(cluster, 1)
+        _out, err = proc.communicate(timeout=600)
+        assert proc.returncode == 0, err[-3000:]
+
+    def marks(folder: str) -> list[dict]:
+        return [json.loads(s3.fs.cat_file(p)) for p in s3.fs.ls(f"{s3.bucket}/{folder}", refresh=True)]
+
+    m = json.loads(s3.fs.cat_file(f"{s3.bucket}/cluster/manifest.json"))
+    assert outputs(m) == outputs(inline)
+    scans = marks("reads")
+    assert sorted(r["shard"] for r in scans) == sorted({r["shard"] for r in scans})  # each read once
+    assert len(scans) == 8
+    scanned_on = {r["shard"]: r["node"] for r in scans}
+    assert len(set(scanned_on.values())) == 2  # both worker nodes scanned (and kept) shards
+    crossed = {k for p in marks("seg0") for k in p["shards"] if p["node"] != scanned_on[k]}
+    assert crossed, "no shard's segment 0 ran on another node than its scan"
+    assert not s3.fs.exists(f"{s3.bucket}/cluster/_work/source")
+
+
 PROXY = """\
 proxy:
   model: proxy_tiny
