@@ -19,7 +19,7 @@ import subprocess
 import sys
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -223,6 +223,23 @@ def remove_worker(cluster: dict, i: int) -> int:
             os.kill(pid, signal.SIGKILL)
             return pid
     raise AssertionError(f"no raylet of worker_{i} in {cluster['temp_dir']}")
+
+
+def remove_worker_when(
+    cluster: dict, proc: subprocess.Popen, ready: Callable[[], bool], i: int = 1, wait_s: float = 300
+) -> str:
+    """Kill worker node ``i`` (:func:`remove_worker`) once ``ready()`` holds, polled while ``proc`` (a run's
+    driver) runs; then wait for the run, which must succeed all the same. Returns its stderr."""
+    deadline = time.time() + wait_s
+    while time.time() < deadline and proc.poll() is None:
+        if ready():
+            break
+        time.sleep(0.2)
+    assert proc.poll() is None, "the run ended before a node could be removed"
+    remove_worker(cluster, i)
+    _out, err = proc.communicate(timeout=600)
+    assert proc.returncode == 0, err[-3000:]
+    return err
 
 
 def submit_job(
