@@ -133,24 +133,54 @@ def test_a_node_lost_between_the_dedups_on_nodes_that_share_no_disk(
 
 
 COSTLY_MAIN = """
-import sys, uuid
+import sys, time, uuid
+import ray
 from curate.io.readers import JsonlSource
 from curate.io.storage import Location
-from curate.registry import SOURCES
+from curate.registry import SOURCES, STAGES
+from curate.stage import Transform
+
+def mark(url, **fields):
+    fields["node"] = ray.get_runtime_context().get_node_id()
+    Location.of(url).child(f"{uuid.uuid4().hex}.json").write_json(fields)
 
 @SOURCES.add("jsonl_costly_test")
 class CostlyJsonl(JsonlSource):
     '''Test-only: JSONL read as a costly source (the target scan keeps its shards' batches for segment 0);
-    every read of a shard leaves an object in the bucket, so that the test counts them.'''
+    every read of a shard leaves a mark (shard, node) in the bucket, so that the test counts them.'''
     costly_read = True
 
     def read(self, shard):
-        Location.of(READS_URL).child(f"{shard.index:05d}-{uuid.uuid4().hex}.json").write_json({"key": shard.key})
+        time.sleep(READ_SLEEP_S)
+        mark(BUCKET_URL + "/reads", shard=shard.key)
         yield from super().read(shard)
+
+@STAGES.add("sleepy_test_v1")
+class Sleepy(Transform):
+    '''Test-only: a slow transform in segment 0 that marks where each part of which shard ran.'''
+    def process(self, table):
+        mark(BUCKET_URL + "/seg0", shards=sorted(set(table.column("source").to_pylist())))
+        time.sleep(1.0)
+        return table
 
 from curate.cli import main
 sys.exit(main(sys.argv[1:]))
 """
+
+
+def _costly_main(s3, read_sleep_s: float = 0.0) -> tuple[str, ...]:
+    """The curate CLI with the test-only costly source and sleepy transform, marking into ``s3``'s bucket."""
+    script = COSTLY_MAIN.replace("BUCKET_URL", repr(f"s3://{s3.bucket}")).replace(
+        "READ_SLEEP_S", repr(read_sleep_s)
+    )
+    return (sys.executable, "-c", script)
+
+
+def _marks(s3, folder: str) -> list[dict]:
+    """The marks the test-only source (``reads``) or transform (``seg0``) left in the bucket."""
+    if not s3.fs.exists(f"{s3.bucket}/{folder}"):
+        return []
+    return [json.loads(s3.fs.cat_file(p)) for p in s3.fs.ls(f"{s3.bucket}/{folder}", refresh=True)]
 
 
 @pytest.mark.ray
@@ -165,54 +195,17 @@ def test_a_costly_source_is_read_once_on_nodes_that_share_no_disk(
     src = _inputs(s3, n_files=4, n_docs=30)
     base = PIPELINE.format(inp=src, extra="  - score: dsir_v1\n") + _target(s3)
     inline = run_pipeline(parse_pipeline(base), tmp_path / "inline", engine=InlineEngine(progress=False))
-    reads = f"s3://{s3.bucket}/reads"
-    prog = (sys.executable, "-c", COSTLY_MAIN.replace("READS_URL", repr(reads)))
     yaml = base.replace("format: jsonl", "format: jsonl_costly_test")
     assert yaml != base
-    proc = cluster_run(private_cluster, yaml, f"s3://{s3.bucket}/costly", prog)
+    proc = cluster_run(private_cluster, yaml, f"s3://{s3.bucket}/costly", _costly_main(s3))
     _out, err = proc.communicate(timeout=600)
     assert proc.returncode == 0, err[-3000:]
     m = json.loads(s3.fs.cat_file(f"{s3.bucket}/costly/manifest.json"))
     assert outputs(m) == outputs(inline)
-    read = sorted(p.rsplit("/", 1)[1][:5] for p in s3.fs.ls(f"{s3.bucket}/reads", refresh=True))
-    assert read == ["00000", "00001", "00002", "00003"]  # the scan's reads; segment 0 read the kept batches
+    read = sorted(r["shard"] for r in _marks(s3, "reads"))
+    assert read == [f"part-{i}.jsonl" for i in range(4)]  # the scan's reads; segment 0 read the kept batches
     assert not s3.fs.exists(f"{s3.bucket}/costly/_work/source")
     assert s3.fs.exists(f"{s3.bucket}/costly/_work")
-
-
-NODE_LOSS_MAIN = """
-import sys, time, uuid
-import ray
-from curate.io.readers import JsonlSource
-from curate.io.storage import Location
-from curate.registry import SOURCES, STAGES
-from curate.stage import Transform
-
-def mark(url, **fields):
-    fields["node"] = ray.get_runtime_context().get_node_id()
-    Location.of(url).child(f"{uuid.uuid4().hex}.json").write_json(fields)
-
-@SOURCES.add("jsonl_costly_test")
-class CostlyJsonl(JsonlSource):
-    '''Test-only: a costly JSONL source (slow enough that the scan uses both nodes); marks each read.'''
-    costly_read = True
-
-    def read(self, shard):
-        time.sleep(0.5)
-        mark(READS_URL, shard=shard.key)
-        yield from super().read(shard)
-
-@STAGES.add("sleepy_test_v1")
-class Sleepy(Transform):
-    '''Test-only: a slow transform in segment 0 that marks where each part of which shard ran.'''
-    def process(self, table):
-        mark(SEG0_URL, shards=sorted(set(table.column("source").to_pylist())))
-        time.sleep(1.0)
-        return table
-
-from curate.cli import main
-sys.exit(main(sys.argv[1:]))
-"""
 
 
 @pytest.mark.ray
@@ -231,26 +224,21 @@ def test_a_node_lost_in_segment_0_another_reads_the_batches_it_kept(
     slow = base.replace("format: jsonl", "format: jsonl_costly_test").replace(
         "  - dedup: exact_dedup_v1", "  - transform: sleepy_test_v1\n  - dedup: exact_dedup_v1"
     )
-    reads, seg0 = f"s3://{s3.bucket}/reads", f"s3://{s3.bucket}/seg0"
-    script = NODE_LOSS_MAIN.replace("READS_URL", repr(reads)).replace("SEG0_URL", repr(seg0))
+    # reads slow enough that the scan uses both nodes
+    prog = _costly_main(s3, read_sleep_s=0.5)
     with start_private_cluster(tmp_path_factory, s3_endpoint, workers=2, head_cpus=0) as cluster:
-        proc = cluster_run(cluster, slow, f"s3://{s3.bucket}/cluster", (sys.executable, "-c", script))
-        seg0_started = f"{s3.bucket}/seg0"  # a part of segment 0 began (the sleepy transform's first mark)
-        remove_worker_when(
-            cluster, proc, lambda: s3.fs.exists(seg0_started) and bool(s3.fs.ls(seg0_started, refresh=True))
-        )
-
-    def marks(folder: str) -> list[dict]:
-        return [json.loads(s3.fs.cat_file(p)) for p in s3.fs.ls(f"{s3.bucket}/{folder}", refresh=True)]
+        proc = cluster_run(cluster, slow, f"s3://{s3.bucket}/cluster", prog)
+        # kill a node once a part of segment 0 began (the sleepy transform's first mark)
+        remove_worker_when(cluster, proc, lambda: bool(_marks(s3, "seg0")))
 
     m = json.loads(s3.fs.cat_file(f"{s3.bucket}/cluster/manifest.json"))
     assert outputs(m) == outputs(inline)
-    scans = marks("reads")
+    scans = _marks(s3, "reads")
     assert sorted(r["shard"] for r in scans) == sorted({r["shard"] for r in scans})  # each read once
     assert len(scans) == 8
     scanned_on = {r["shard"]: r["node"] for r in scans}
     assert len(set(scanned_on.values())) == 2  # both worker nodes scanned (and kept) shards
-    crossed = {k for p in marks("seg0") for k in p["shards"] if p["node"] != scanned_on[k]}
+    crossed = {k for p in _marks(s3, "seg0") for k in p["shards"] if p["node"] != scanned_on[k]}
     assert crossed, "no shard's segment 0 ran on another node than its scan"
     assert not s3.fs.exists(f"{s3.bucket}/cluster/_work/source")
 
