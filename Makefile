@@ -21,7 +21,8 @@ setup: $(STAMP)
 # dependency fasttext-predict would replace the real fasttext module.
 # pip byte-compiles what it installs on one core; compileall does the same on every core (these steps took
 # 110.9 s against 140.1 s on 2 cores), skipping, as pip does, package files that are not valid Python.
-$(STAMP): requirements.lock pyproject.toml
+# The C source of the native word split is a prerequisite: a change to it rebuilds the module (pip install -e .).
+$(STAMP): requirements.lock pyproject.toml setup.py curate/filters/_native.c
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q --no-compile torch==2.13.0

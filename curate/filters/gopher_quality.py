@@ -14,7 +14,7 @@ import numpy as np
 import polars as pl
 import pyarrow as pa
 
-from curate.filters._text import NON_PUNCT_CHAR, PY_SPACE, SPLITLINES_SEP, doc_frame, splitlines_count
+from curate.filters._text import PY_SPACE, SPLITLINES_SEP, doc_frame, splitlines_count
 from curate.filters.words import Splitter, spacy_english, split_words
 from curate.registry import STAGES, bounds
 from curate.rules import Rule
@@ -84,23 +84,25 @@ class GopherQuality(Scorer):
         docs = doc_frame(table)
         n = docs.height
         words = split_words(docs, p.splitter)
-        w = pl.col("word")
-        per_word = (
+        doc = words.get_column("doc").to_numpy()
+        flags = words.get_column("flags").to_numpy()
+        nonsym = (flags & 1).astype(np.float64)
+        # distinct stop words per doc: stop-word rows only, one per (doc, word)
+        stops = (
             words.lazy()
-            .with_columns(
-                nonsym=w.str.contains(NON_PUNCT_CHAR),
-                alpha=w.str.contains(r"\p{L}"),
-                length=w.str.len_chars(),
-            )
+            .filter(pl.col("word").is_in(p.stop_words))
             .group_by("doc")
-            .agg(
-                n_words=pl.len(),
-                word_count=pl.col("nonsym").sum(),
-                len_sum=pl.col("length").filter(pl.col("nonsym")).sum(),
-                n_alpha=pl.col("alpha").sum(),
-                stop_words=w.filter(w.is_in(p.stop_words)).n_unique(),
-            )
+            .agg(stop_words=pl.col("word").n_unique())
+            .collect()
         )
+        n_stop = np.zeros(n, dtype=np.int64)
+        n_stop[stops.get_column("doc").to_numpy()] = stops.get_column("stop_words").to_numpy()
+        per_word = {
+            "n_words": np.bincount(doc, minlength=n).astype(np.float64),
+            "word_count": np.bincount(doc, weights=nonsym, minlength=n),
+            "len_sum": np.bincount(doc, weights=nonsym * words.get_column("chars").to_numpy(), minlength=n),
+            "n_alpha": np.bincount(doc, weights=(flags >> 1).astype(np.float64), minlength=n),
+        }
         t = pl.col("text")
         norm = t.str.replace_all(SPLITLINES_SEP, "\n")
         not_nl = f"[{PY_SPACE}--\\n]"
@@ -112,25 +114,21 @@ class GopherQuality(Scorer):
             end_ellipses=norm.str.count_matches(f"(?m)(?:\\.\\.\\.|…){not_nl}*$"),
             lines=splitlines_count(t),
         )
-        out = (
-            per_doc.join(per_word, on="doc", how="left", maintain_order="left")
-            .with_columns(pl.col("n_words", "word_count", "len_sum", "n_alpha", "stop_words").fill_null(0))
-            .collect()
-        )
-        assert out.height == n
-        f = {c: out.get_column(c).to_numpy().astype(np.float64) for c in out.columns}
+        out = per_doc.collect()
+        assert out.height == n  # one row per doc, in doc order (a projection of docs)
+        f = {c: out.get_column(c).to_numpy().astype(np.float64) for c in out.columns} | per_word
         with np.errstate(divide="ignore", invalid="ignore"):
             n_words = f["n_words"]
             lines = f["lines"]
             return {
-                "word_count": pa.array(out.get_column("word_count").to_numpy().astype(np.int64)),
+                "word_count": pa.array(f["word_count"].astype(np.int64)),
                 "avg_word_length": pa.array(f["len_sum"] / f["word_count"]),
                 "hash_ratio": pa.array(f["hashes"] / n_words),
                 "ellipsis_ratio": pa.array(f["ellipses"] / n_words),
                 "bullet_lines_ratio": pa.array(f["bullets"] / lines),
                 "end_ellipsis_lines_ratio": pa.array(f["end_ellipses"] / lines),
                 "alpha_words_ratio": pa.array(f["n_alpha"] / n_words),
-                "stop_words": pa.array(out.get_column("stop_words").to_numpy().astype(np.int64)),
+                "stop_words": pa.array(n_stop),
             }
 
     def reference_rules(self) -> list[Rule]:

@@ -20,6 +20,7 @@ import numpy as np
 import polars as pl
 import pyarrow as pa
 
+from curate.filters import words as _words
 from curate.filters._text import PY_SPACE_CHARS, doc_frame, duplicate_stats
 from curate.filters.words import Splitter, spacy_english, split_words
 from curate.registry import STAGES, bounds
@@ -106,14 +107,12 @@ class GopherRepetition(Scorer):
                 lstats.get_column("dup_count").to_numpy() / lstats.get_column("n").to_numpy()
             )
             out["dup_line_char_frac"] = lstats.get_column("dup_chars").to_numpy() / length
-            words = split_words(docs, p.splitter).select(
-                "doc", h=pl.col("word").hash(seed=7), ln=pl.col("word").str.len_chars()
-            )
-            doc = words.get_column("doc").to_numpy().astype(np.int64)
+            words = split_words(docs, p.splitter).select("doc", h=pl.col("word").hash(seed=7), ln="chars")
+            doc = words.get_column("doc").to_numpy()
             h = words.get_column("h").to_numpy()
-            ln = words.get_column("ln").to_numpy().astype(np.int64)
+            ln = words.get_column("ln").to_numpy()
             tops, dups = [int(k) for k, _ in p.top_n_grams], [int(k) for k, _ in p.dup_n_grams]
-            grams = _ngram_chars(doc, h, ln, tops, dups, n)
+            grams = ngram_chars(doc, h, ln, tops, dups, n)
             for k in tops:
                 out[f"top_{k}_gram_char_frac"] = grams[("top", k)] / length
             for k in dups:
@@ -146,6 +145,30 @@ class GopherRepetition(Scorer):
                 )
             )
         return rules
+
+
+def ngram_chars(
+    doc: np.ndarray, h: np.ndarray, ln: np.ndarray, tops: list[int], dups: list[int], n_docs: int
+) -> dict[tuple[str, int], np.ndarray]:
+    """:func:`_ngram_chars`, by the native module's kernel where it is built, else by numpy.
+
+    The kernel takes the same hashes, levels and replay one document at a time in C; numpy groups the
+    grams of the whole batch by their hash, the document mixed in. The numbers are the same unless two
+    different grams of two documents share a 64-bit hash."""
+    native = _words._native
+    if native is None or not _words.native_enabled() or max([*tops, *dups], default=0) < 2:
+        return _ngram_chars(doc.astype(np.int64), h, ln.astype(np.int64), tops, dups, n_docs)
+    arrays = native.ngram_chars(
+        np.ascontiguousarray(doc, np.uint32),
+        np.ascontiguousarray(h, np.uint64),
+        np.ascontiguousarray(ln, np.uint32),
+        n_docs,
+        tops,
+        dups,
+    )
+    values = [np.frombuffer(a, np.float64) for a in arrays]
+    keys = [("top", k) for k in tops] + [("dup", k) for k in dups]
+    return dict(zip(keys, values, strict=True))
 
 
 def _ngram_chars(

@@ -18,17 +18,26 @@ Two splitters:
   so "a character is a word" gives counts on a sane scale instead of one giant "word" per sentence).
 
 Both return a polars frame with one row per word, in text order: ``doc`` (row index in the batch,
-uint32) and ``word`` (string). Documents without words have no rows.
+uint32), ``word`` (string), ``chars`` (its characters) and ``flags`` (whether it has a character outside
+datatrove's punctuation set, and a letter). Documents without words have no rows.
+
+The ``en`` split has two implementations giving the same rows: the polars path above, and a native one
+(``curate/filters/_native.c``, built by ``pip install``) that cuts the text into chunks, keeps plain
+chunks and looks every other chunk up in a per-process cache in one C pass, sending only chunks it has
+not seen before through the polars shapes and spaCy (``_distinct_tokens``). It is taken where the module
+is built and ``CURATE_NATIVE`` is not ``0``; tests/filters/test_native.py holds the two equal.
 """
 
 from __future__ import annotations
 
 import logging
+import os
 import re
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass
 from itertools import chain
+from types import ModuleType
 from typing import Any, Literal
 
 import numpy as np
@@ -37,8 +46,18 @@ import pyarrow as pa
 import xxhash
 
 from curate.filters._spacy import import_spacy
+from curate.filters._text import NON_PUNCT_CHAR
+
+_native: ModuleType | None
+try:  # the native module (curate/filters/_native.c), built when the package is installed
+    from curate.filters import _native
+except ImportError:  # built without a C compiler: the polars and numpy paths alone, the same results
+    _native = None
 
 log = logging.getLogger(__name__)
+
+# CURATE_NATIVE=0 makes the filters take their polars and numpy paths even where the native module is built.
+NATIVE_ENV = "CURATE_NATIVE"
 
 # Python's str.isspace() set: Unicode White_Space plus the information separators \x1c-\x1f.
 NON_SPACE_RUN = r"[^\s\x1c-\x1f]+"
@@ -124,6 +143,7 @@ class _SpacyEnglish:
         self.special = pl.Series(sorted(ref.rules), dtype=pl.String)
         self.cache: dict[str, list[str]] = {}
         self.guard_substrings, self.guard_runs = _guards(sorted(ref.rules))
+        self.native = _Native(sorted(ref.rules)) if _native is not None else None
 
     def tokenize(self, chunks: list[str]) -> list[list[str]]:
         """spaCy's tokens of each chunk as spaCy tokenizes that chunk alone (whitespace tokens dropped)."""
@@ -278,7 +298,8 @@ def _list_series(lists: list[list[str]]) -> pl.Series:
 
 
 def split_words_en(frame: pl.DataFrame) -> pl.DataFrame:
-    """datatrove-compatible English words for ``frame`` (``doc, text``): ``doc, word`` in order.
+    """datatrove-compatible English words for ``frame`` (``doc, text``): ``doc, word, chars, flags`` in
+    order (see :func:`with_word_stats`); the polars path of the split, and the reference for the native one.
 
     Plain chunks (see :func:`chunk_tokens`) are words as they are; only the others are looked up and
     exploded, and the two ordered parts are merged back by chunk position.
@@ -301,12 +322,113 @@ def split_words_en(frame: pl.DataFrame) -> pl.DataFrame:
         .drop_nulls("word")
         .collect()
     )
-    return words.merge_sorted(other, key="pos").drop("pos")
+    return with_word_stats(words.merge_sorted(other, key="pos").drop("pos"))
+
+
+def with_word_stats(words: pl.DataFrame) -> pl.DataFrame:
+    """Add ``chars`` (uint32: characters) and ``flags`` (uint8: bit 0 when the word has a character outside
+    datatrove's punctuation set, bit 1 when it has a letter) to a ``doc, word`` frame, as the native split
+    gives them (letters there are Python's, ``\\p{L}`` here: they differ only on letters newer than the
+    interpreter's Unicode database)."""
+    w = pl.col("word")
+    return words.with_columns(
+        chars=w.str.len_chars().cast(pl.UInt32),
+        flags=w.str.contains(NON_PUNCT_CHAR).cast(pl.UInt8) | (w.str.contains(r"\p{L}").cast(pl.UInt8) * 2),
+    )
+
+
+class _Native:
+    """The native split's state in a process: spaCy's special cases and datatrove's punctuation as C tables,
+    and a cache of every non-plain chunk's words seen so far (bytes to words, bounded like spaCy's)."""
+
+    MAX_CHUNKS = 2_000_000
+
+    def __init__(self, special: list[str]) -> None:
+        from datatrove.utils.text import PUNCTUATION_SET
+
+        assert _native is not None
+        self.tables = _native.tables([x.encode() for x in special], sorted(map(ord, PUNCTUATION_SET)))
+        self.cache = _native.cache()
+
+    def split(self, text: pl.Series) -> tuple[np.ndarray, pa.LargeStringArray, np.ndarray, np.ndarray]:
+        """Words of every text: the row of each word's text (uint32), the words, their characters (uint32) and
+        flags (uint8; bit 0: a character outside datatrove's punctuation, bit 1: a letter)."""
+        assert _native is not None
+        arr = _large_strings(text.to_arrow())
+        data = arr.buffers()[2] or pa.py_buffer(b"")
+        if _native.cache_len(self.cache) > self.MAX_CHUNKS:  # bound a worker's memory on huge corpora
+            _native.cache_clear(self.cache)
+        missing, plan = _native.scan(self.tables, self.cache, _offsets(arr), data)
+        if missing:
+            self._add(
+                _distinct_tokens(pl.DataFrame({"chunk": missing}, schema={"chunk": pl.String}), "chunk")
+            )
+        doc, offsets, words, chars, flags = _native.emit(self.cache, plan, data)
+        n = len(chars) // 4
+        out = pa.LargeStringArray.from_buffers(n, pa.py_buffer(offsets), pa.py_buffer(words))
+        return (
+            np.frombuffer(doc, np.uint32),
+            out,
+            np.frombuffer(chars, np.uint32),
+            np.frombuffer(flags, np.uint8),
+        )
+
+    def _add(self, tokens: pl.DataFrame) -> None:
+        """Cache the words of the distinct chunks in ``tokens`` (``chunk``, ``words``)."""
+        assert _native is not None
+        chunks = _large_strings(tokens.get_column("chunk").to_arrow())
+        lists = tokens.get_column("words").to_arrow().cast(pa.large_list(pa.large_string()))
+        if isinstance(lists, pa.ChunkedArray):
+            lists = lists.combine_chunks()
+        values = lists.values
+        _native.cache_add(
+            self.tables,
+            self.cache,
+            _offsets(chunks),
+            chunks.buffers()[2] or pa.py_buffer(b""),
+            _offsets(lists),
+            _offsets(values),
+            values.buffers()[2] or pa.py_buffer(b""),
+        )
+
+
+def _large_strings(arr: pa.Array | pa.ChunkedArray) -> pa.Array:
+    """One Arrow large_string array (cast and combined as needed)."""
+    if isinstance(arr, pa.ChunkedArray):
+        arr = arr.combine_chunks()
+    return arr if arr.type == pa.large_string() else arr.cast(pa.large_string())
+
+
+def _offsets(arr: pa.Array) -> np.ndarray:
+    """The int64 offsets of a large_string or large_list array, its slice taken into account."""
+    return np.frombuffer(arr.buffers()[1], np.int64)[arr.offset : arr.offset + len(arr) + 1]
+
+
+def native_enabled() -> bool:
+    """Whether the filters take the native module's paths (built, and not switched off by CURATE_NATIVE=0)."""
+    return _native is not None and os.environ.get(NATIVE_ENV, "1") != "0"
+
+
+def split_words_en_native(frame: pl.DataFrame) -> pl.DataFrame:
+    """:func:`split_words_en` by the native split (the same rows)."""
+    sp = spacy_english()
+    assert sp.native is not None
+    row, words, chars, flags = sp.native.split(frame.get_column("text"))
+    doc = frame.get_column("doc")
+    docs = pl.Series("doc", row) if _plain_docs(frame) else doc.gather(row)
+    return pl.DataFrame(
+        {
+            "doc": docs.cast(pl.UInt32),
+            "word": pl.Series("word", words, dtype=pl.String),
+            "chars": chars,
+            "flags": flags,
+        }
+    )
 
 
 def split_words_generic(frame: pl.DataFrame) -> pl.DataFrame:
-    """Script-agnostic fallback words (see the module docstring): ``doc, word`` in order."""
-    return (
+    """Script-agnostic fallback words (see the module docstring): ``doc, word, chars, flags`` in order."""
+    return with_word_stats(
         frame.lazy()
         .select("doc", pl.col("text").str.extract_all(_GENERIC_TOKEN).alias("word"))
         .explode("word")
@@ -326,7 +448,7 @@ _MEMO_SIZE = 4
 
 @dataclass
 class _Entry:
-    words: pl.DataFrame  # doc, word in text order, docs ascending
+    words: pl.DataFrame  # doc, word, chars, flags in text order, docs ascending
     text: pl.Series  # the batch's texts (row = doc)
     starts: np.ndarray  # words of doc d: rows starts[d] to starts[d + 1]
     plain: bool  # docs are the row index 0..n-1 (only then can rows be gathered from it)
@@ -383,14 +505,14 @@ def _gather(frame: pl.DataFrame, entry: _Entry) -> pl.DataFrame | None:
     np.cumsum(n[:-1], out=offsets[1:])
     rows = np.repeat(lo - offsets, n) + np.arange(total, dtype=np.int64)
     doc = np.repeat(np.arange(len(src), dtype=np.uint32), n)
-    return pl.DataFrame(
-        {"doc": doc, "word": entry.words.get_column("word").gather(rows)},
-        schema={"doc": pl.UInt32, "word": pl.String},
-    )
+    rest = entry.words.drop("doc")[rows]
+    return rest.insert_column(0, pl.Series("doc", doc, dtype=pl.UInt32))
 
 
 def split_words(frame: pl.DataFrame, splitter: Splitter = "en") -> pl.DataFrame:
-    """Words of every document in ``frame`` (``doc, text``) as ``doc, word`` rows, in text order.
+    """Words of every document in ``frame`` (``doc, text``) as ``doc, word, chars, flags`` rows (see
+    :func:`with_word_stats`), in text order. ``en`` takes the native split where it is built (see the module
+    docstring), else the polars path: the same rows.
 
     Results for the last few distinct batches are memoized (see ``_MEMO``), so consecutive filters on
     the same batch, or on what an earlier filter kept of it, share one split. Callers get their own
@@ -411,7 +533,10 @@ def split_words(frame: pl.DataFrame, splitter: Splitter = "en") -> pl.DataFrame:
         if words is not None:
             break
     if words is None:
-        words = split_words_en(frame) if splitter == "en" else split_words_generic(frame)
+        if splitter == "generic":
+            words = split_words_generic(frame)
+        else:
+            words = split_words_en_native(frame) if native_enabled() else split_words_en(frame)
     with _MEMO_LOCK:
         _MEMO[key] = _entry(words, frame)
         while len(_MEMO) > _MEMO_SIZE:
