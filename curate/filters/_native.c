@@ -502,6 +502,7 @@ typedef struct {
     Py_ssize_t n_docs, data_len;
     uint64_t generation;
     const Cache *cache;
+    int for_sentences; /* scanned for `sentences`: only chunks with a sentence-ending character were looked up */
 } Plan;
 
 #define PLAN_NAME "curate.filters._native.plan"
@@ -520,10 +521,73 @@ typedef struct {
     Py_ssize_t len; /* 0: empty slot */
 } SeenSlot;
 
+/* ---- sentences (curate.filters.c4.sentence_counts, the same counts) ---- */
+
+/* Two bitmaps over all code points: spaCy's sentencizer punct_chars, and the punctuation class \p{P}. */
+typedef struct {
+    uint8_t *ends, *punct;
+} Sent;
+
+#define SENT_NAME "curate.filters._native.sentences"
+
+static inline int bit(const uint8_t *m, uint32_t c) { return (m[c >> 3] >> (c & 7)) & 1; }
+
+static void sent_free(PyObject *capsule) {
+    Sent *st = (Sent *)PyCapsule_GetPointer(capsule, SENT_NAME);
+    if (st == NULL) return;
+    free(st->ends);
+    free(st->punct);
+    free(st);
+}
+
+static int fill_bitmap(uint8_t *m, PyObject *list) {
+    for (Py_ssize_t k = 0; k < PyList_GET_SIZE(list); k++) {
+        long cp = PyLong_AsLong(PyList_GET_ITEM(list, k));
+        if (cp == -1 && PyErr_Occurred()) return -1;
+        if (cp < 0 || cp >= MAX_CP) {
+            PyErr_SetString(PyExc_ValueError, "code point out of range");
+            return -1;
+        }
+        m[cp >> 3] |= (uint8_t)(1u << (cp & 7));
+    }
+    return 0;
+}
+
+static PyObject *sent_tables(PyObject *self, PyObject *args) {
+    (void)self;
+    PyObject *ends, *punct;
+    if (!PyArg_ParseTuple(args, "O!O!", &PyList_Type, &ends, &PyList_Type, &punct)) return NULL;
+    Sent *st = calloc(1, sizeof(Sent));
+    if (st == NULL) return PyErr_NoMemory();
+    st->ends = calloc(MAX_CP / 8, 1);
+    st->punct = calloc(MAX_CP / 8, 1);
+    PyObject *cap = NULL;
+    if (st->ends == NULL || st->punct == NULL) {
+        PyErr_NoMemory();
+        goto fail;
+    }
+    if (fill_bitmap(st->ends, ends) < 0 || fill_bitmap(st->punct, punct) < 0) goto fail;
+    cap = PyCapsule_New(st, SENT_NAME, sent_free);
+    if (cap != NULL) return cap;
+fail:
+    free(st->ends);
+    free(st->punct);
+    free(st);
+    return NULL;
+}
+
+static int has_end(const Sent *st, const uint8_t *s, Py_ssize_t n) {
+    for (Py_ssize_t i = 0; i < n;)
+        if (bit(st->ends, next_cp(s, &i))) return 1;
+    return 0;
+}
+
 static PyObject *scan(PyObject *self, PyObject *args) {
     (void)self;
-    PyObject *tcap, *ccap, *off, *data;
-    if (!PyArg_ParseTuple(args, "OOOO", &tcap, &ccap, &off, &data)) return NULL;
+    PyObject *tcap, *ccap, *off, *data, *scap = Py_None;
+    if (!PyArg_ParseTuple(args, "OOOO|O", &tcap, &ccap, &off, &data, &scap)) return NULL;
+    const Sent *st = NULL;
+    if (scap != Py_None && (st = (Sent *)PyCapsule_GetPointer(scap, SENT_NAME)) == NULL) return NULL;
     Batch b;
     if (batch_open(&b, tcap, ccap, off, data) < 0) return NULL;
     PyObject *missing = PyList_New(0), *cap = NULL;
@@ -563,6 +627,7 @@ static PyObject *scan(PyObject *self, PyObject *args) {
             r->e = NULL;
             if (ch.plain) continue;
             const char *s = (const char *)b.text + ch.start;
+            if (st != NULL && !has_end(st, (const uint8_t *)s, n)) continue; /* its words are not needed */
             uint64_t h = hash_bytes(s, n);
             if ((r->e = cache_get(b.c, s, n, h)) != NULL) continue;
             size_t k = (size_t)h & mask;
@@ -608,6 +673,7 @@ static PyObject *scan(PyObject *self, PyObject *args) {
     pl->data_len = b.data.len;
     pl->generation = b.c->generation;
     pl->cache = b.c;
+    pl->for_sentences = st != NULL;
     batch_close(&b);
     cap = PyCapsule_New(pl, PLAN_NAME, plan_free);
     if (cap == NULL) {
@@ -685,6 +751,10 @@ static PyObject *emit(PyObject *self, PyObject *args) {
     if (pl == NULL) return NULL;
     if (pl->cache != c || pl->generation != c->generation) {
         PyErr_SetString(PyExc_ValueError, "the plan was made with another cache, or before it was cleared");
+        return NULL;
+    }
+    if (pl->for_sentences) {
+        PyErr_SetString(PyExc_ValueError, "a plan scanned for sentences has no words");
         return NULL;
     }
     Py_buffer buf;
@@ -994,6 +1064,98 @@ done:
     return ret;
 }
 
+/* Sentences per text (a line) as spaCy's sentencizer counts them over spaCy-en tokens: 1, plus one per
+ * W right after a P, where P is a token that is one punct_chars character, Q a token of \p{P} characters
+ * only (dropped: it never changes the state), W anything else, and every whitespace run between chunks
+ * other than one " " is a W (spaCy keeps it as a token). */
+static PyObject *sentences(PyObject *self, PyObject *args) {
+    (void)self;
+    PyObject *ccap, *pcap, *scap, *data;
+    if (!PyArg_ParseTuple(args, "OOOO", &ccap, &pcap, &scap, &data)) return NULL;
+    Cache *c = (Cache *)PyCapsule_GetPointer(ccap, CACHE_NAME);
+    Plan *pl = c == NULL ? NULL : (Plan *)PyCapsule_GetPointer(pcap, PLAN_NAME);
+    Sent *st = pl == NULL ? NULL : (Sent *)PyCapsule_GetPointer(scap, SENT_NAME);
+    if (st == NULL) return NULL;
+    if (pl->cache != c || pl->generation != c->generation || !pl->for_sentences) {
+        PyErr_SetString(PyExc_ValueError, "the plan was not scanned for sentences with this cache");
+        return NULL;
+    }
+    Py_buffer buf;
+    if (PyObject_GetBuffer(data, &buf, PyBUF_SIMPLE) < 0) return NULL;
+    PyObject *out = NULL;
+    int64_t *counts = NULL;
+    if (buf.len != pl->data_len) {
+        PyErr_SetString(PyExc_ValueError, "sentences needs the data the plan was made from");
+        goto done;
+    }
+    counts = malloc((size_t)(pl->n_docs + 1) * sizeof(int64_t));
+    if (counts == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (Py_ssize_t d = 0; d < pl->n_docs; d++) counts[d] = 1;
+    const uint8_t *text = buf.buf;
+    enum { NONE = 0, P = 1, W = 2 };
+    int last = NONE;
+#define STEP(cls)                                              \
+    do {                                                       \
+        if ((cls) == W && last == P) counts[r->doc]++;         \
+        last = (cls);                                          \
+    } while (0)
+    for (size_t q = 0; q < pl->n; q++) {
+        const Rec *r = &pl->recs[q];
+        const uint8_t *s = text + r->start;
+        if (q == 0 || pl->recs[q - 1].doc != r->doc) {
+            last = NONE;
+        } else {
+            const Rec *prev = &pl->recs[q - 1];
+            if (!(r->start - (prev->start + (int64_t)prev->len) == 1 && text[r->start - 1] == ' ')) STEP(W);
+        }
+        if (r->plain) {
+            STEP(W);
+            continue;
+        }
+        if (!has_end(st, s, r->len)) { /* one W unless every character is punctuation */
+            for (Py_ssize_t i = 0; i < (Py_ssize_t)r->len;) {
+                if (!bit(st->punct, next_cp(s, &i))) {
+                    STEP(W);
+                    break;
+                }
+            }
+            continue;
+        }
+        const Entry *e = r->e;
+        if (e == NULL) e = cache_get(c, (const char *)s, r->len, hash_bytes((const char *)s, r->len));
+        if (e == NULL) {
+            PyObject *key = PyUnicode_DecodeUTF8((const char *)s, r->len, "strict");
+            if (key != NULL) {
+                PyErr_SetObject(PyExc_KeyError, key);
+                Py_DECREF(key);
+            }
+            goto done;
+        }
+        const WordRec *wr = entry_recs(e);
+        const uint8_t *ws = entry_words(e);
+        for (Py_ssize_t k = 0; k < e->n_words; ws += wr[k].len, k++) {
+            Py_ssize_t i = 0;
+            uint32_t c0 = next_cp(ws, &i);
+            if (wr[k].chars == 1 && bit(st->ends, c0)) {
+                STEP(P);
+                continue;
+            }
+            int all_punct = bit(st->punct, c0);
+            while (all_punct && i < wr[k].len) all_punct = bit(st->punct, next_cp(ws, &i));
+            if (!all_punct) STEP(W);
+        }
+    }
+#undef STEP
+    out = PyBytes_FromStringAndSize((const char *)counts, (Py_ssize_t)(pl->n_docs * sizeof(int64_t)));
+done:
+    free(counts);
+    PyBuffer_Release(&buf);
+    return out;
+}
+
 static PyMethodDef methods[] = {
     {"tables", tables, METH_VARARGS, "tables(special: list[bytes], punctuation: list[int]) -> capsule"},
     {"cache", cache_new, METH_NOARGS, "cache() -> capsule: an empty chunk cache"},
@@ -1005,6 +1167,8 @@ static PyMethodDef methods[] = {
     {"emit", emit, METH_VARARGS, "emit(cache, plan, data) -> (doc, offsets, data, chars, flags)"},
     {"ngram_chars", ngram_chars, METH_VARARGS,
      "ngram_chars(doc, h, ln, n_docs, tops, dups) -> [float64 bytes per size: tops, then dups]"},
+    {"sentence_tables", sent_tables, METH_VARARGS, "sentence_tables(punct_chars: list[int], punctuation: list[int]) -> capsule"},
+    {"sentences", sentences, METH_VARARGS, "sentences(cache, plan, sentence_tables, data) -> int64 bytes: sentences per text"},
     {NULL, NULL, 0, NULL},
 };
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import polars as pl
@@ -21,7 +22,7 @@ import pyarrow as pa
 from curate import schema
 from curate.filters._spacy import import_spacy
 from curate.filters._text import PY_SPACE, PY_SPACE_CHARS, SPLITLINES_SEP, char_class, doc_frame
-from curate.filters.words import chunk_tokens, spacy_english
+from curate.filters.words import _native, chunk_tokens, native_enabled, spacy_english
 from curate.registry import STAGES
 from curate.rules import Rule
 from curate.stage import Scorer, Transform, with_rejections
@@ -126,6 +127,13 @@ def sentence_counts(lines: pl.Series) -> np.ndarray:
     """
     if len(lines) == 0:
         return np.zeros(0, dtype=np.int64)
+    return _sentence_counts_native(lines) if native_enabled() else sentence_counts_polars(lines)
+
+
+def sentence_counts_polars(lines: pl.Series) -> np.ndarray:
+    """:func:`sentence_counts` by polars expressions (the path where the native module is not built)."""
+    if len(lines) == 0:
+        return np.zeros(0, dtype=np.int64)
     c = pl.col("chunk")
     # A whitespace run other than one space becomes its own chunk, a stand-in that classes as W.
     spaced = pl.col("text").str.replace_all(f"[{PY_SPACE}]{{2,}}|[{PY_SPACE}--\\x20]", f" {_WS_TOKEN} ")
@@ -162,6 +170,33 @@ def sentence_counts(lines: pl.Series) -> np.ndarray:
 
 _P, _W = 1, 2
 _WS_TOKEN = "\ue000"
+
+
+def _sentence_counts_native(lines: pl.Series) -> np.ndarray:
+    """:func:`sentence_counts` by the native module (curate/filters/_native.c): the same classes and
+    rule over the same spaCy-en tokens, from the per-process chunk cache the word split fills."""
+    native = spacy_english().native
+    assert native is not None
+    assert _native is not None
+    plan, data = native.plan(lines.fill_null(""), _sentence_tables())
+    return np.frombuffer(_native.sentences(native.cache, plan, _sentence_tables(), data), np.int64).copy()
+
+
+@functools.cache
+def _sentence_tables() -> Any:
+    """The native tables for sentence counts: spaCy's sentencizer ``punct_chars`` and the characters of
+    polars' ``\\p{P}`` (the class the polars path tests), over every code point."""
+    assert _native is not None
+    import_spacy()  # without torch
+    from spacy.pipeline import Sentencizer
+
+    codes = np.arange(0x110000, dtype="<u4")
+    codes = codes[(codes < 0xD800) | (codes > 0xDFFF)]  # no surrogates in a str
+    every = codes.tobytes().decode("utf-32-le")
+    punct = pl.Series([every]).str.extract_all(r"\p{P}").explode()
+    return _native.sentence_tables(
+        sorted(ord(ch) for ch in Sentencizer.default_punct_chars), sorted(ord(ch) for ch in punct)
+    )
 
 
 @functools.cache

@@ -350,19 +350,27 @@ class _Native:
         self.tables = _native.tables([x.encode() for x in special], sorted(map(ord, PUNCTUATION_SET)))
         self.cache = _native.cache()
 
-    def split(self, text: pl.Series) -> tuple[np.ndarray, pa.LargeStringArray, np.ndarray, np.ndarray]:
-        """Words of every text: the row of each word's text (uint32), the words, their characters (uint32) and
-        flags (uint8; bit 0: a character outside datatrove's punctuation, bit 1: a letter)."""
+    def plan(self, text: pl.Series, sentences: Any = None) -> tuple[Any, pa.Buffer]:
+        """Scan ``text`` (one chunk list per row) with every chunk it needs in the cache: the native plan and
+        the text's data buffer. ``sentences`` (:func:`sentence_tables`) scans for sentence counts: only
+        chunks with a sentence-ending character need their words then."""
         assert _native is not None
         arr = _large_strings(text.to_arrow())
         data = arr.buffers()[2] or pa.py_buffer(b"")
         if _native.cache_len(self.cache) > self.MAX_CHUNKS:  # bound a worker's memory on huge corpora
             _native.cache_clear(self.cache)
-        missing, plan = _native.scan(self.tables, self.cache, _offsets(arr), data)
+        missing, plan = _native.scan(self.tables, self.cache, _offsets(arr), data, sentences)
         if missing:
             self._add(
                 _distinct_tokens(pl.DataFrame({"chunk": missing}, schema={"chunk": pl.String}), "chunk")
             )
+        return plan, data
+
+    def split(self, text: pl.Series) -> tuple[np.ndarray, pa.LargeStringArray, np.ndarray, np.ndarray]:
+        """Words of every text: the row of each word's text (uint32), the words, their characters (uint32) and
+        flags (uint8; bit 0: a character outside datatrove's punctuation, bit 1: a letter)."""
+        assert _native is not None
+        plan, data = self.plan(text)
         doc, offsets, words, chars, flags = _native.emit(self.cache, plan, data)
         n = len(chars) // 4
         out = pa.LargeStringArray.from_buffers(n, pa.py_buffer(offsets), pa.py_buffer(words))

@@ -210,4 +210,51 @@ def test_the_ngram_kernel_refuses_bad_input() -> None:
     with pytest.raises(ValueError, match="ascending"):
         _grams([1, 0], [1, 2], [1, 1], 2, native=True)
     with pytest.raises(ValueError, match="one value per word"):
-        W._native.ngram_chars(np.zeros(2, np.uint32), np.zeros(1, np.uint64), np.zeros(2, np.uint32), 1, [2], [])
+        W._native.ngram_chars(
+            np.zeros(2, np.uint32), np.zeros(1, np.uint64), np.zeros(2, np.uint32), 1, [2], []
+        )
+
+
+_LINE_PIECES = [
+    "One", "sentence", "here.", "Two!", "Really?", "e.g.", "U.S.", "Mr.", "(yes).", "“quoted.”", "...", "…",
+    "!!", "?!", "a.b", "3.14", "।", "。", "end.)", "—", "-", "'", '"', "word", "don't", "x", ":)", ".", "?",
+]  # fmt: skip
+_LINE_SEPS = [" ", " ", " ", "  ", "\t", " \t", "\u00a0", "\u3000"]
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(
+        st.lists(
+            st.tuples(st.sampled_from(_LINE_SEPS), st.sampled_from(_LINE_PIECES)), min_size=1, max_size=25
+        ).map(lambda xs: "".join(a + b for a, b in xs).strip()),
+        min_size=1,
+        max_size=8,
+    )
+)
+def test_native_sentence_counts_equal_the_polars_path(lines: list[str]) -> None:
+    from curate.filters.c4 import sentence_counts, sentence_counts_polars
+
+    series = pl.Series(lines, dtype=pl.String)
+    assert sentence_counts(series).tolist() == sentence_counts_polars(series).tolist()
+
+
+def test_native_sentence_counts_by_hand() -> None:
+    from curate.filters.c4 import sentence_counts
+
+    lines = ["One. Two! Three? four", "Mr. Smith went. Then  he left", "no end", "... ok. (yes) no.", ""]
+    # "Mr." is one token (a W); "went." is "went" "." (a P), "Then" a W after it; the double space is a
+    # whitespace token, a W after a W; "..." is punctuation but no punct_chars character (dropped)
+    assert sentence_counts(pl.Series(lines)).tolist() == [4, 2, 1, 2, 1]
+
+
+@pytest.mark.corpora
+def test_native_sentence_counts_equal_the_polars_path_on_web_lines() -> None:
+    from curate.filters.c4 import sentence_counts, sentence_counts_polars
+    from curate.io.readers import read_table
+
+    for f in sorted(corpora_path("web").glob("*.jsonl.gz")):
+        texts = pl.Series(read_table(str(f), limit=150).column("text").to_pylist(), dtype=pl.String)
+        lines = texts.str.split("\n").explode().str.strip_chars(PY_SPACE_CHARS)
+        lines = lines.filter(lines.str.len_bytes() > 0)
+        assert sentence_counts(lines).tolist() == sentence_counts_polars(lines).tolist(), f.name
