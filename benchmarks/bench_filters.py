@@ -11,7 +11,9 @@ does (our per-batch memo; datatrove's per-text lru_cache), timed per filter. Bot
 document is in any cache before it is measured. Threads are pinned to one
 (POLARS_MAX_THREADS=1, RAYON_NUM_THREADS=1) so "per core" holds for polars too. The process runs with
 the allocator settings of a ``curate`` process (``curate.allocator``), which both sides share;
-``CURATE_ALLOCATOR=default`` keeps the libraries' defaults.
+``CURATE_ALLOCATOR=default`` keeps the libraries' defaults. Our filters take the native module's paths
+(curate/filters/_native.c) where it is built; ``CURATE_NATIVE=0`` measures their polars and numpy paths
+(the runs before 2026-12-05 session 18).
 
 ``--ceiling`` runs our side a second time on the same documents after the first, the word memo cleared
 but every chunk's spaCy tokens now in the per-process cache: what our filters cost with spaCy's share at
@@ -142,6 +144,7 @@ def main() -> None:
     from curate.filters.fineweb import FineWebQuality
     from curate.filters.gopher_quality import GopherQuality
     from curate.filters.gopher_repetition import GopherRepetition
+    from curate.filters.words import native_enabled
 
     table, warm = load(args.docs_per_file, WARM_PER_FILE)
     texts = table.column("text").to_pylist()
@@ -162,7 +165,9 @@ def main() -> None:
     run_datatrove(refs, warm_texts)
     print(
         f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
-        f"python {platform.python_version()}; pinned to 1 core; clock {args.clock}; allocator "
+        f"python {platform.python_version()}; pinned to 1 core; clock {args.clock}; native module "
+        + ("on" if native_enabled() else "off")
+        + "; allocator "
         + ("curate's" if ALLOCATOR else "the libraries' defaults")
         + "; load average "
         + " ".join(f"{x:.2f}" for x in os.getloadavg())

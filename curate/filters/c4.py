@@ -178,8 +178,10 @@ def _sentence_counts_native(lines: pl.Series) -> np.ndarray:
     native = spacy_english().native
     assert native is not None
     assert _native is not None
-    plan, data = native.plan(lines.fill_null(""), _sentence_tables())
-    return np.frombuffer(_native.sentences(native.cache, plan, _sentence_tables(), data), np.int64).copy()
+    with native.lock:
+        plan, data = native.plan(lines.fill_null(""), _sentence_tables())
+        counts = _native.sentences(native.cache, plan, _sentence_tables(), data)
+    return np.frombuffer(counts, np.int64).copy()
 
 
 @functools.cache

@@ -349,11 +349,14 @@ class _Native:
         assert _native is not None
         self.tables = _native.tables([x.encode() for x in special], sorted(map(ord, PUNCTUATION_SET)))
         self.cache = _native.cache()
+        # A plan is good until the cache is cleared: threads sharing this process take turns from scan to use.
+        self.lock = threading.Lock()
 
     def plan(self, text: pl.Series, sentences: Any = None) -> tuple[Any, pa.Buffer]:
         """Scan ``text`` (one chunk list per row) with every chunk it needs in the cache: the native plan and
-        the text's data buffer. ``sentences`` (:func:`sentence_tables`) scans for sentence counts: only
-        chunks with a sentence-ending character need their words then."""
+        the text's data buffer. ``sentences`` (``curate.filters.c4._sentence_tables()``) scans for sentence
+        counts: only chunks with a sentence-ending character need their words then. Callers hold
+        ``self.lock`` from here until they have used the plan."""
         assert _native is not None
         arr = _large_strings(text.to_arrow())
         data = arr.buffers()[2] or pa.py_buffer(b"")
@@ -370,8 +373,9 @@ class _Native:
         """Words of every text: the row of each word's text (uint32), the words, their characters (uint32) and
         flags (uint8; bit 0: a character outside datatrove's punctuation, bit 1: a letter)."""
         assert _native is not None
-        plan, data = self.plan(text)
-        doc, offsets, words, chars, flags = _native.emit(self.cache, plan, data)
+        with self.lock:
+            plan, data = self.plan(text)
+            doc, offsets, words, chars, flags = _native.emit(self.cache, plan, data)
         n = len(chars) // 4
         out = pa.LargeStringArray.from_buffers(n, pa.py_buffer(offsets), pa.py_buffer(words))
         return (

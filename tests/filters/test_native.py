@@ -258,3 +258,32 @@ def test_native_sentence_counts_equal_the_polars_path_on_web_lines() -> None:
         lines = texts.str.split("\n").explode().str.strip_chars(PY_SPACE_CHARS)
         lines = lines.filter(lines.str.len_bytes() > 0)
         assert sentence_counts(lines).tolist() == sentence_counts_polars(lines).tolist(), f.name
+
+
+@pytest.mark.corpora
+def test_the_four_filters_score_the_same_with_and_without_the_native_module(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import pyarrow as pa
+
+    from curate.filters.c4 import C4Quality
+    from curate.filters.fineweb import FineWebQuality
+    from curate.filters.gopher_quality import GopherQuality
+    from curate.filters.gopher_repetition import GopherRepetition
+    from curate.io.readers import read_table
+
+    files = sorted(corpora_path("web").glob("*.jsonl.gz"))
+    table = pa.concat_tables(read_table(str(f), limit=120).select(["id", "text", "source"]) for f in files)
+    stages = [GopherQuality(), GopherRepetition(), C4Quality(), FineWebQuality()]
+    scores = {}
+    for native in ("1", "0"):
+        monkeypatch.setenv(W.NATIVE_ENV, native)
+        W.clear_word_memo()
+        scores[native] = [stage.process(table) for stage in stages]
+
+    def cells(t: pa.Table) -> dict[str, list]:  # NaN (a 0/0 ratio) equal to NaN
+        return {c: ["nan" if v != v else v for v in t.column(c).to_pylist()] for c in t.column_names}
+
+    for on, off in zip(scores["1"], scores["0"], strict=True):
+        assert cells(on) == cells(off)
+    assert table.num_rows == 960
