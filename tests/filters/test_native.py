@@ -287,3 +287,16 @@ def test_the_four_filters_score_the_same_with_and_without_the_native_module(
     for on, off in zip(scores["1"], scores["0"], strict=True):
         assert cells(on) == cells(off)
     assert table.num_rows == 960
+
+
+def test_the_chunk_cache_is_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    native = W.spacy_english().native
+    assert native is not None
+    monkeypatch.setattr(native, "MAX_CHUNKS", 3)
+    frame = W.texts_frame(["don't stop, won't stop (ever).", "e.g. U.S. it's"])
+    W.split_words_en_native(frame)
+    assert W._native.cache_len(native.cache) > 3
+    got = W.split_words_en_native(frame)  # over the bound: forgets everything, then caches this batch's
+    assert got.equals(W.split_words_en(frame))
+    # the distinct non-plain chunks: don't, stop, (comma) won't, (ever). e.g. U.S. it's
+    assert W._native.cache_len(native.cache) == 7
