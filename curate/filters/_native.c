@@ -1156,6 +1156,144 @@ done:
     return out;
 }
 
+/* ---- duplicate lines and paragraphs (gopher_repetition_v1; curate.filters._text.duplicate_stats) ---- */
+
+typedef struct {
+    int64_t start, len;
+    uint64_t hash;
+    uint32_t stamp;
+} PieceSlot;
+
+typedef struct {
+    PieceSlot *slots;
+    size_t mask;
+    uint32_t stamp;
+} PieceSet;
+
+/* An empty set with room for n pieces at load <= 1/2. */
+static int piece_set_reset(PieceSet *ps, size_t n) {
+    size_t size = 64;
+    while (size < 2 * n) size <<= 1;
+    if (ps->slots == NULL || size > ps->mask + 1) {
+        free(ps->slots);
+        ps->slots = calloc(size, sizeof(PieceSlot));
+        if (ps->slots == NULL) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        ps->mask = size - 1;
+        ps->stamp = 0;
+    }
+    if (++ps->stamp == 0) {
+        memset(ps->slots, 0, (ps->mask + 1) * sizeof(PieceSlot));
+        ps->stamp = 1;
+    }
+    return 0;
+}
+
+/* Adds text[start, start + len); 1 when an equal piece was added before. */
+static int piece_seen(PieceSet *ps, const uint8_t *text, int64_t start, int64_t len) {
+    uint64_t h = hash_bytes((const char *)text + start, len);
+    for (size_t i = (size_t)h & ps->mask;; i = (i + 1) & ps->mask) {
+        PieceSlot *q = &ps->slots[i];
+        if (q->stamp != ps->stamp) {
+            q->stamp = ps->stamp;
+            q->start = start;
+            q->len = len;
+            q->hash = h;
+            return 0;
+        }
+        if (q->hash == h && q->len == len && memcmp(text + q->start, text + start, (size_t)len) == 0) return 1;
+    }
+}
+
+static int64_t utf8_chars(const uint8_t *s, int64_t n) {
+    int64_t k = 0;
+    for (int64_t i = 0; i < n; i++) k += (s[i] & 0xC0) != 0x80;
+    return k;
+}
+
+/* Per text: paragraphs (the text stripped of str.isspace() characters, cut at runs of two or more "\n") and
+ * lines (cut at every "\n", empty lines dropped but the first and the last): how many, how many repeat an
+ * earlier one of the same text, and the characters of those. */
+static PyObject *dup_pieces(PyObject *self, PyObject *args) {
+    (void)self;
+    PyObject *off_o, *data_o;
+    if (!PyArg_ParseTuple(args, "OO", &off_o, &data_o)) return NULL;
+    Py_buffer off, data;
+    if (PyObject_GetBuffer(off_o, &off, PyBUF_SIMPLE) < 0) return NULL;
+    if (PyObject_GetBuffer(data_o, &data, PyBUF_SIMPLE) < 0) {
+        PyBuffer_Release(&off);
+        return NULL;
+    }
+    PyObject *ret = NULL;
+    int64_t *out = NULL;
+    PieceSet ps = {0};
+    Py_ssize_t n_docs;
+    if (check_offsets(&off, &data, &n_docs) < 0) goto done;
+    out = calloc((size_t)(6 * n_docs + 1), sizeof(int64_t));
+    if (out == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    const int64_t *o = off.buf;
+    const uint8_t *t = data.buf;
+    for (Py_ssize_t d = 0; d < n_docs; d++) {
+        int64_t a = o[d], b = o[d + 1];
+        int64_t *r = out + 6 * d;
+        /* lines: at most one per "\n" plus one */
+        int64_t n_nl = 0;
+        for (int64_t i = a; i < b; i++) n_nl += t[i] == '\n';
+        if (piece_set_reset(&ps, (size_t)n_nl + 1) < 0) goto done;
+        for (int64_t s = a;;) {
+            int64_t e = s;
+            while (e < b && t[e] != '\n') e++;
+            if (e > s || s == a || e == b) { /* non-empty, or the first, or the last */
+                r[3]++;
+                if (piece_seen(&ps, t, s, e - s)) {
+                    r[4]++;
+                    r[5] += utf8_chars(t + s, e - s);
+                }
+            }
+            if (e == b) break;
+            s = e + 1;
+        }
+        /* paragraphs: strip, then cut at runs of two or more "\n" */
+        int64_t s0 = a, e0 = b;
+        while (s0 < e0) {
+            Py_ssize_t k = s0;
+            if (!py_space(next_cp(t, &k))) break;
+            s0 = k;
+        }
+        while (e0 > s0) {
+            int64_t k = e0 - 1;
+            while (k > s0 && (t[k] & 0xC0) == 0x80) k--;
+            Py_ssize_t j = k;
+            if (!py_space(next_cp(t, &j))) break;
+            e0 = k;
+        }
+        if (piece_set_reset(&ps, (size_t)n_nl + 1) < 0) goto done;
+        for (int64_t s = s0; s < e0;) {
+            int64_t e = s;
+            while (e < e0 && !(t[e] == '\n' && e + 1 < e0 && t[e + 1] == '\n')) e++;
+            r[0]++;
+            if (piece_seen(&ps, t, s, e - s)) {
+                r[1]++;
+                r[2] += utf8_chars(t + s, e - s);
+            }
+            while (e < e0 && t[e] == '\n') e++;
+            s = e;
+        }
+    }
+    ret = PyBytes_FromStringAndSize((const char *)out, (Py_ssize_t)(6 * n_docs * sizeof(int64_t)));
+done:
+    free(out);
+    free(ps.slots);
+    PyBuffer_Release(&off);
+    PyBuffer_Release(&data);
+    return ret;
+}
+
 static PyMethodDef methods[] = {
     {"tables", tables, METH_VARARGS, "tables(special: list[bytes], punctuation: list[int]) -> capsule"},
     {"cache", cache_new, METH_NOARGS, "cache() -> capsule: an empty chunk cache"},
@@ -1169,6 +1307,8 @@ static PyMethodDef methods[] = {
      "ngram_chars(doc, h, ln, n_docs, tops, dups) -> [float64 bytes per size: tops, then dups]"},
     {"sentence_tables", sent_tables, METH_VARARGS, "sentence_tables(punct_chars: list[int], punctuation: list[int]) -> capsule"},
     {"sentences", sentences, METH_VARARGS, "sentences(cache, plan, sentence_tables, data) -> int64 bytes: sentences per text"},
+    {"dup_pieces", dup_pieces, METH_VARARGS,
+     "dup_pieces(offsets, data) -> int64 bytes, 6 per text: paragraphs, repeated, their chars; lines, the same"},
     {NULL, NULL, 0, NULL},
 };
 

@@ -77,36 +77,14 @@ class GopherRepetition(Scorer):
         docs = doc_frame(table)
         n = docs.height
         length = docs.get_column("text").str.len_chars().to_numpy().astype(np.float64)
-        t = pl.col("text")
-        paras = (
-            docs.select(
-                "doc", piece=t.str.strip_chars(PY_SPACE_CHARS).str.extract_all(r"[^\n]+(?:\n[^\n]+)*")
-            )
-            .explode("piece")
-            .drop_nulls("piece")
-        )
-        pstats = duplicate_stats(paras, n)
-        # re.split("\n+", text): split on "\n", drop empty pieces except the first and the last.
-        lines = (
-            docs.select("doc", piece=t.str.split("\n"))
-            .explode("piece")
-            .with_columns(
-                keep=(pl.col("piece").str.len_bytes() > 0)
-                | (pl.int_range(pl.len()).over("doc") == 0)
-                | (pl.int_range(pl.len()).over("doc") == pl.len().over("doc") - 1)
-            )
-            .filter("keep")
-        )
-        lstats = duplicate_stats(lines, n)
+        pstats, lstats = piece_stats(docs)
         out: dict[str, np.ndarray] = {"length": length}  # the fields output_fields() names
         with np.errstate(divide="ignore", invalid="ignore"):
-            n_paras = np.maximum(pstats.get_column("n").to_numpy(), 1).astype(np.float64)
-            out["dup_para_frac"] = pstats.get_column("dup_count").to_numpy() / n_paras
-            out["dup_para_char_frac"] = pstats.get_column("dup_chars").to_numpy() / length
-            out["dup_line_frac"] = (
-                lstats.get_column("dup_count").to_numpy() / lstats.get_column("n").to_numpy()
-            )
-            out["dup_line_char_frac"] = lstats.get_column("dup_chars").to_numpy() / length
+            n_paras = np.maximum(pstats["n"], 1).astype(np.float64)
+            out["dup_para_frac"] = pstats["dup_count"] / n_paras
+            out["dup_para_char_frac"] = pstats["dup_chars"] / length
+            out["dup_line_frac"] = lstats["dup_count"] / lstats["n"]
+            out["dup_line_char_frac"] = lstats["dup_chars"] / length
             words = split_words(docs, p.splitter).select("doc", h=pl.col("word").hash(seed=7), ln="chars")
             doc = words.get_column("doc").to_numpy()
             h = words.get_column("h").to_numpy()
@@ -145,6 +123,48 @@ class GopherRepetition(Scorer):
                 )
             )
         return rules
+
+
+def piece_stats(docs: pl.DataFrame) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
+    """Paragraph and line statistics of every doc (``doc, text``; doc is the row index): two dicts of
+    ``n``, ``dup_count`` and ``dup_chars`` arrays, as :func:`curate.filters._text.duplicate_stats` gives them.
+
+    Paragraphs are ``re.split(r"\\n{2,}", text.strip())``'s non-empty pieces, lines ``re.split("\\n+", text)``'s
+    (empty pieces only first or last). By the native module where it is built (one pass per text), else polars.
+    """
+    keys = ("n", "dup_count", "dup_chars")
+    native = _words._native
+    if native is not None and _words.native_enabled():
+        arr = _words._large_strings(docs.get_column("text").to_arrow())
+        counts = native.dup_pieces(_words._offsets(arr), arr.buffers()[2] or pa.py_buffer(b""))
+        table = np.frombuffer(counts, np.int64).reshape(docs.height, 6)
+        return (
+            {k: table[:, i] for i, k in enumerate(keys)},
+            {k: table[:, 3 + i] for i, k in enumerate(keys)},
+        )
+    n = docs.height
+    t = pl.col("text")
+    paras = (
+        docs.select("doc", piece=t.str.strip_chars(PY_SPACE_CHARS).str.extract_all(r"[^\n]+(?:\n[^\n]+)*"))
+        .explode("piece")
+        .drop_nulls("piece")
+    )
+    # re.split("\n+", text): split on "\n", drop empty pieces except the first and the last.
+    lines = (
+        docs.select("doc", piece=t.str.split("\n"))
+        .explode("piece")
+        .with_columns(
+            keep=(pl.col("piece").str.len_bytes() > 0)
+            | (pl.int_range(pl.len()).over("doc") == 0)
+            | (pl.int_range(pl.len()).over("doc") == pl.len().over("doc") - 1)
+        )
+        .filter("keep")
+    )
+    pstats, lstats = duplicate_stats(paras, n), duplicate_stats(lines, n)
+    return (
+        {k: pstats.get_column(k).to_numpy().astype(np.int64) for k in keys},
+        {k: lstats.get_column(k).to_numpy().astype(np.int64) for k in keys},
+    )
 
 
 def ngram_chars(

@@ -300,3 +300,46 @@ def test_the_chunk_cache_is_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
     assert got.equals(W.split_words_en(frame))
     # the distinct non-plain chunks: don't, stop, (comma) won't, (ever). e.g. U.S. it's
     assert W._native.cache_len(native.cache) == 7
+
+
+def _piece_stats_both(texts: list[str], monkeypatch: pytest.MonkeyPatch) -> tuple[dict, dict]:
+    from curate.filters.gopher_repetition import piece_stats
+
+    docs = W.texts_frame(texts)
+    monkeypatch.setenv(W.NATIVE_ENV, "1")
+    on = piece_stats(docs)
+    monkeypatch.setenv(W.NATIVE_ENV, "0")
+    off = piece_stats(docs)
+    as_lists = lambda st: [{k: v.tolist() for k, v in d.items()} for d in st]  # noqa: E731
+    return as_lists(on), as_lists(off)
+
+
+def test_native_lines_and_paragraphs_by_hand(monkeypatch: pytest.MonkeyPatch) -> None:
+    texts = ["a\nb\na\n\n\nb\na\n", "", "\n\n x \n\n x \n\n", "même\n\nmême\n\n\nmême", " \n\nx\n\nx\n\n"]
+    on, off = _piece_stats_both(texts, monkeypatch)
+    assert on == off
+    paras, lines = on
+    # doc 0: paragraphs "a\nb\na", "b\na"; lines a, b, a, b, a and the final empty one (a repeats twice, b once)
+    assert (paras["n"][0], paras["dup_count"][0], paras["dup_chars"][0]) == (2, 0, 0)
+    assert (lines["n"][0], lines["dup_count"][0], lines["dup_chars"][0]) == (6, 3, 3)
+    assert (paras["n"][1], lines["n"][1]) == (0, 1)  # "" is one (empty) line and no paragraph
+    assert (paras["n"][2], paras["dup_count"][2]) == (2, 0)  # stripped to "x \n\n x": "x " and " x" differ
+    assert (paras["n"][4], paras["dup_count"][4], paras["dup_chars"][4]) == (2, 1, 1)
+    assert (paras["n"][3], paras["dup_count"][3], paras["dup_chars"][3]) == (3, 2, 8)  # characters, not bytes
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(
+        st.lists(
+            st.sampled_from(["a", "b", "même", " ", "\t", "\n", "\n\n", "\r\n", "\u00a0", "\u2028", "x y"]),
+            max_size=30,
+        ).map("".join),
+        min_size=1,
+        max_size=6,
+    )
+)
+def test_native_lines_and_paragraphs_equal_polars(texts: list[str]) -> None:
+    with pytest.MonkeyPatch.context() as mp:
+        on, off = _piece_stats_both(texts, mp)
+    assert on == off
