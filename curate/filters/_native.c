@@ -1,19 +1,22 @@
-/* Native word split for the heuristic filters (curate.filters.words).
+/* The native module of the word-based heuristic filters (curate.filters.words, gopher_repetition, c4).
  *
- * The same words as the polars path of curate.filters.words.split_words_en, in one pass over a batch's
- * UTF-8 text buffer instead of a chain of polars expressions: the text is cut into chunks at Python's
- * str.isspace() characters; a "plain" chunk (only letters, or only ASCII digits) that is not one of
- * spaCy's special cases is a word as it is; every other chunk's words come from a cache the caller fills
- * (by the polars and spaCy path, curate.filters.words._distinct_tokens) for the chunks `scan` reports.
+ * Each function does what a polars or numpy path of those modules does, with the same results (held equal
+ * by tests/filters/test_native.py and benchmarks/native_identical.py), in one pass over a batch's Arrow
+ * buffers instead of a chain of whole-batch expressions. Only the CPython C API and libc.
  *
- * Letters are what Python's str.isalpha() calls letters (the interpreter's Unicode database), digits are
- * ASCII 0-9, as in the polars path's ^(?:\p{L}+|[0-9]+)$.
+ * The word split (curate.filters.words.split_words_en): the text is cut into chunks at Python's
+ * str.isspace() characters; a "plain" chunk (only letters, or only ASCII digits) that is not one of spaCy's
+ * special cases is a word as it is; every other chunk's words come from a per-process cache the caller
+ * fills (by the polars and spaCy path, curate.filters.words._distinct_tokens) for the chunks `scan`
+ * reports. Letters are what Python's str.isalpha() calls letters (the interpreter's Unicode database),
+ * digits are ASCII 0-9, as in the polars path's ^(?:\p{L}+|[0-9]+)$.
  *
  *   tables(special: list[bytes], punctuation: list[int]) -> capsule       fixed per process
  *   cache() -> capsule                                                    chunk -> its words
  *   cache_add(tables, cache, chunk_offsets, chunk_data, list_offsets, word_offsets, word_data)
  *   cache_len(cache) -> int; cache_clear(cache)
- *   scan(tables, cache, offsets, data) -> (list[str], plan)  distinct non-plain chunks not in the cache
+ *   scan(tables, cache, offsets, data[, sentence_tables]) -> (list[str], plan)
+ *                                            the distinct chunks whose words are needed and not cached
  *   emit(cache, plan, data) -> (doc, word_offsets, word_data, n_chars, flags)    after those are added
  *
  * Offsets are int64 buffers as in Arrow's large_string and large_list (n + 1 values). cache_add takes n
@@ -21,6 +24,17 @@
  * row of each word's text, the int64 word offsets (n_words + 1, from 0), the words' UTF-8 data, uint32
  * characters per word and a uint8 per word with bit 0 set when the word has a character outside
  * `punctuation` and bit 1 when it has a letter.
+ *
+ * Sentence counts (curate.filters.c4.sentence_counts), over a plan scanned with sentence_tables (only
+ * chunks holding a sentence-ending character need their words):
+ *
+ *   sentence_tables(punct_chars: list[int], punctuation: list[int]) -> capsule
+ *   sentences(cache, plan, sentence_tables, data) -> int64 bytes, one count per text (a line)
+ *
+ * gopher_repetition_v1 (curate.filters.gopher_repetition._ngram_chars and piece_stats):
+ *
+ *   ngram_chars(doc, h, ln, n_docs, tops, dups) -> [float64 bytes per size: tops, then dups]
+ *   dup_pieces(offsets, data) -> int64 bytes, 6 per text: paragraphs, repeated, their characters; lines, ...
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -741,6 +755,20 @@ static inline void put_word(Words *w, uint32_t doc, const uint8_t *s, int64_t n,
     w->flags.len += 1;
 }
 
+/* The cache entry of a planned chunk at s (found by the scan, or now); NULL with KeyError when missing. */
+static const Entry *rec_entry(const Cache *c, const Rec *r, const uint8_t *s) {
+    if (r->e != NULL) return r->e;
+    const Entry *e = cache_get(c, (const char *)s, r->len, hash_bytes((const char *)s, r->len));
+    if (e == NULL) {
+        PyObject *key = PyUnicode_DecodeUTF8((const char *)s, r->len, "strict");
+        if (key != NULL) {
+            PyErr_SetObject(PyExc_KeyError, key);
+            Py_DECREF(key);
+        }
+    }
+    return e;
+}
+
 static PyObject *emit(PyObject *self, PyObject *args) {
     (void)self;
     PyObject *ccap, *pcap, *data;
@@ -778,16 +806,8 @@ static PyObject *emit(PyObject *self, PyObject *args) {
             put_word(&w, r->doc, s, r->len, r->chars, r->flags);
             continue;
         }
-        const Entry *e = r->e;
-        if (e == NULL) e = cache_get(c, (const char *)s, r->len, hash_bytes((const char *)s, r->len));
-        if (e == NULL) {
-            PyObject *key = PyUnicode_DecodeUTF8((const char *)s, r->len, "strict");
-            if (key != NULL) {
-                PyErr_SetObject(PyExc_KeyError, key);
-                Py_DECREF(key);
-            }
-            goto done;
-        }
+        const Entry *e = rec_entry(c, r, s);
+        if (e == NULL) goto done;
         if (reserve_words(&w, (size_t)e->n_words, (size_t)e->words_len) < 0) goto done;
         const WordRec *wr = entry_recs(e);
         const uint8_t *ws = entry_words(e);
@@ -820,19 +840,22 @@ typedef struct {
     Py_ssize_t first; /* index of the gram's first occurrence among the level's candidates */
 } GramSlot;
 
+/* A table of slots that a new stamp empties, for a hash map per document without clearing it. */
 typedef struct {
-    GramSlot *slots;
+    void *slots;
     size_t mask;
     uint32_t stamp;
-} GramMap;
+} Stamped;
 
-/* Room for n grams at load <= 1/2; a new stamp empties the map. */
-static int gram_map_reset(GramMap *m, size_t n) {
-    size_t size = 16;
+typedef Stamped GramMap;
+
+/* Room for n entries of slot_size bytes at load <= 1/2, all slots empty (stamped before). */
+static int stamped_reset(Stamped *m, size_t n, size_t slot_size) {
+    size_t size = 64;
     while (size < 2 * n) size <<= 1;
     if (m->slots == NULL || size > m->mask + 1) {
         free(m->slots);
-        m->slots = calloc(size, sizeof(GramSlot));
+        m->slots = calloc(size, slot_size);
         if (m->slots == NULL) {
             PyErr_NoMemory();
             return -1;
@@ -841,16 +864,18 @@ static int gram_map_reset(GramMap *m, size_t n) {
         m->stamp = 0;
     }
     if (++m->stamp == 0) { /* wrapped: clear for real */
-        memset(m->slots, 0, (m->mask + 1) * sizeof(GramSlot));
+        memset(m->slots, 0, (m->mask + 1) * slot_size);
         m->stamp = 1;
     }
     return 0;
 }
 
+static int gram_map_reset(GramMap *m, size_t n) { return stamped_reset(m, n, sizeof(GramSlot)); }
+
 static GramSlot *gram_slot(GramMap *m, uint64_t g) {
     size_t i = (size_t)((g ^ (g >> 29)) * MULT >> 17) & m->mask;
     for (;; i = (i + 1) & m->mask) {
-        GramSlot *q = &m->slots[i];
+        GramSlot *q = &((GramSlot *)m->slots)[i];
         if (q->stamp != m->stamp) {
             q->stamp = m->stamp;
             q->g = g;
@@ -1124,16 +1149,8 @@ static PyObject *sentences(PyObject *self, PyObject *args) {
             }
             continue;
         }
-        const Entry *e = r->e;
-        if (e == NULL) e = cache_get(c, (const char *)s, r->len, hash_bytes((const char *)s, r->len));
-        if (e == NULL) {
-            PyObject *key = PyUnicode_DecodeUTF8((const char *)s, r->len, "strict");
-            if (key != NULL) {
-                PyErr_SetObject(PyExc_KeyError, key);
-                Py_DECREF(key);
-            }
-            goto done;
-        }
+        const Entry *e = rec_entry(c, r, s);
+        if (e == NULL) goto done;
         const WordRec *wr = entry_recs(e);
         const uint8_t *ws = entry_words(e);
         for (Py_ssize_t k = 0; k < e->n_words; ws += wr[k].len, k++) {
@@ -1164,38 +1181,15 @@ typedef struct {
     uint32_t stamp;
 } PieceSlot;
 
-typedef struct {
-    PieceSlot *slots;
-    size_t mask;
-    uint32_t stamp;
-} PieceSet;
+typedef Stamped PieceSet;
 
-/* An empty set with room for n pieces at load <= 1/2. */
-static int piece_set_reset(PieceSet *ps, size_t n) {
-    size_t size = 64;
-    while (size < 2 * n) size <<= 1;
-    if (ps->slots == NULL || size > ps->mask + 1) {
-        free(ps->slots);
-        ps->slots = calloc(size, sizeof(PieceSlot));
-        if (ps->slots == NULL) {
-            PyErr_NoMemory();
-            return -1;
-        }
-        ps->mask = size - 1;
-        ps->stamp = 0;
-    }
-    if (++ps->stamp == 0) {
-        memset(ps->slots, 0, (ps->mask + 1) * sizeof(PieceSlot));
-        ps->stamp = 1;
-    }
-    return 0;
-}
+static int piece_set_reset(PieceSet *ps, size_t n) { return stamped_reset(ps, n, sizeof(PieceSlot)); }
 
 /* Adds text[start, start + len); 1 when an equal piece was added before. */
 static int piece_seen(PieceSet *ps, const uint8_t *text, int64_t start, int64_t len) {
     uint64_t h = hash_bytes((const char *)text + start, len);
     for (size_t i = (size_t)h & ps->mask;; i = (i + 1) & ps->mask) {
-        PieceSlot *q = &ps->slots[i];
+        PieceSlot *q = &((PieceSlot *)ps->slots)[i];
         if (q->stamp != ps->stamp) {
             q->stamp = ps->stamp;
             q->start = start;
