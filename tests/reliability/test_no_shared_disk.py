@@ -208,6 +208,42 @@ def test_a_costly_source_is_read_once_on_nodes_that_share_no_disk(
     assert s3.fs.exists(f"{s3.bucket}/costly/_work")
 
 
+KEEP_MAIN = """
+import sys
+
+import pyarrow as pa
+
+from curate.io import shardcache
+from curate.io.sources import Shard
+
+shardcache.write(sys.argv[1], Shard(2, sys.argv[2], "part-2"), [pa.table({"x": [1, 2]}), pa.table({"x": [3]})])
+"""
+
+
+def test_batches_one_process_kept_in_the_bucket_another_reads(s3, tmp_path: Path) -> None:
+    """The fast half of the node-loss test below: the shard cache lives in the run's bucket, not on the
+    keeping node. A process in its own folder (as a node with its own disk) keeps a shard's batches under
+    ``_work/source`` in the bucket and leaves no file in its folder; this process, which shares no folder
+    with it, reads them back, and only for that shard."""
+    from curate.io import shardcache
+    from curate.io.sources import Shard
+
+    cache = shardcache.folder(f"s3://{s3.bucket}/run/_work")
+    node = tmp_path / "node"
+    node.mkdir()
+    env = {**s3.env, "CURATE_STAGE": str(node / "stage"), "PYTHONPATH": str(Path(__file__).parents[2])}
+    src = f"s3://{s3.bucket}/in/part-2.jsonl"
+    r = subprocess.run(
+        [sys.executable, "-c", KEEP_MAIN, cache, src], cwd=node, env=env, capture_output=True, text=True
+    )
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert list(node.rglob("*")) == []  # nothing kept on the keeping node's disk
+    got = shardcache.batches(cache, Shard(2, src, "part-2"))
+    assert got is not None
+    assert [t.column("x").to_pylist() for t in got] == [[1, 2], [3]]
+    assert shardcache.batches(cache, Shard(3, src, "part-3")) is None
+
+
 @pytest.mark.ray
 @pytest.mark.slow
 def test_a_node_lost_in_segment_0_another_reads_the_batches_it_kept(
