@@ -63,9 +63,9 @@ def _rss_mib() -> float:
 
 
 def one(mode: str, edges: int, num_cpus: int) -> dict:
+    from curate.core.engine import RayEngine
     from curate.dedup import _common as c
     from curate.dedup import components as cc
-    from curate.engine import RayEngine
 
     engine = RayEngine(num_cpus=num_cpus, progress=False)
     start_rss = _rss_mib()

@@ -4,7 +4,7 @@ Run from the project root: ``python benchmarks/bench_dedup.py [--quick] [--only 
 Needs ../shared/corpora (exits with a message when absent). Prints one JSON object per section and a
 summary; ``--json PATH`` writes them all. Speed runs each contender in its own subprocess (same
 documents, same run) so that peak memory (max RSS) is measured per contender; every subprocess runs with
-the allocator settings of a ``curate`` process (``curate.allocator``; ``CURATE_ALLOCATOR=default`` for the
+the allocator settings of a ``curate`` process (``curate.runtime.allocator``; ``CURATE_ALLOCATOR=default`` for the
 libraries' defaults).
 """
 
@@ -30,7 +30,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 CORPORA = ROOT.parent / "shared" / "corpora"
 
-from curate.engine import InlineEngine  # noqa: E402
+from curate.core.engine import InlineEngine  # noqa: E402
 from curate.io.readers import read_table  # noqa: E402
 from curate.io.storage import Location, write_parquet  # noqa: E402
 
@@ -265,8 +265,8 @@ def speed_corpus(path: Path, n_docs: int) -> None:
 
 
 def run_ours(path: str, engine_kind: str, part_docs: int) -> dict:
+    from curate.core.engine import make_engine
     from curate.dedup.minhash import MinhashDedup, MinhashParams
-    from curate.engine import make_engine
 
     t0 = time.perf_counter()
     table = pq.read_table(path)
@@ -502,9 +502,9 @@ def lines() -> dict:
 
 
 def main() -> None:
-    from curate.allocator import configure
+    from curate.runtime.allocator import configure
 
-    # The allocator settings a `curate` process runs with (curate/allocator.py), as environment variables
+    # The allocator settings a `curate` process runs with (curate/runtime/allocator.py), as environment variables
     # that every contender's subprocess reads at its start (datatrove's too); CURATE_ALLOCATOR=default keeps
     # the libraries' defaults (the runs before 2026-12-05 session 17).
     configure()

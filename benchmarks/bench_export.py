@@ -30,10 +30,10 @@ import pyarrow.parquet as pq
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from curate.context import RunContext  # noqa: E402
-from curate.engine import InlineEngine, make_engine  # noqa: E402
+from curate.core.engine import InlineEngine, make_engine  # noqa: E402
 from curate.export.phase import run_phase  # noqa: E402
 from curate.io.readers import read_table  # noqa: E402
+from curate.runtime.context import RunContext  # noqa: E402
 
 CORPORA = Path(os.environ.get("CURATE_CORPORA", ROOT.parent / "shared" / "corpora"))
 FILES = ("web/webtext.jsonl.gz", "web/c4_en.jsonl.gz", "web/commoncrawl_2019.jsonl.gz", "web/news.jsonl.gz")

@@ -10,7 +10,7 @@ does (our per-batch memo; datatrove's per-text lru_cache), timed per filter. Bot
 (spaCy, regexes) on 56 other documents (the next 7 of each file), outside the timing, so no measured
 document is in any cache before it is measured. Threads are pinned to one
 (POLARS_MAX_THREADS=1, RAYON_NUM_THREADS=1) so "per core" holds for polars too. The process runs with
-the allocator settings of a ``curate`` process (``curate.allocator``), which both sides share;
+the allocator settings of a ``curate`` process (``curate.runtime.allocator``), which both sides share;
 ``CURATE_ALLOCATOR=default`` keeps the libraries' defaults. Our filters take the native module's paths
 (curate/filters/_native.c) where it is built; ``CURATE_NATIVE=0`` measures their polars and numpy paths
 (the runs before 2026-12-05 session 18).
@@ -42,18 +42,18 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-# The allocator settings a `curate` process runs with (curate/allocator.py: freed memory kept for the next
+# The allocator settings a `curate` process runs with (curate/runtime/allocator.py: freed memory kept for the next
 # batch instead of page-faulted back), set before numpy, polars and pyarrow load, as the CLI sets them;
 # both sides share this process. CURATE_ALLOCATOR=default keeps the libraries' defaults (runs before
 # 2026-12-05 session 17).
-from curate.allocator import configure  # noqa: E402
+from curate.runtime.allocator import configure  # noqa: E402
 
 configure()
 ALLOCATOR = os.environ.get("CURATE_ALLOCATOR", "tuned") != "default"
 
 import pyarrow as pa  # noqa: E402
 
-from curate.select import Select  # noqa: E402
+from curate.core.select import Select  # noqa: E402
 
 WARM_PER_FILE = 7
 CLOCK = time.process_time  # --clock: process CPU seconds (default) or wall seconds

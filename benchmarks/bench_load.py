@@ -123,9 +123,9 @@ def du(path: Path) -> int:
 
 
 def run_once(data: Path, run_dir: Path, num_cpus: int | None) -> dict:
-    from curate.config import parse_pipeline
-    from curate.engine import RayEngine
-    from curate.runner import run_pipeline
+    from curate.core.engine import RayEngine
+    from curate.pipeline.config import parse_pipeline
+    from curate.runtime.runner import run_pipeline
 
     cfg = parse_pipeline(PIPELINE.format(glob=str(data / "*.jsonl")))
     with PeakMemory(interval=0.5) as mem:

@@ -35,10 +35,10 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks._common import CORPORA, ROOT, PeakMemory, machine, tree_rss_bytes
-from curate import schema
-from curate.config import parse_pipeline
-from curate.engine import make_engine
-from curate.runner import run_pipeline
+from curate.core import schema
+from curate.core.engine import make_engine
+from curate.pipeline.config import parse_pipeline
+from curate.runtime.runner import run_pipeline
 
 PIPELINE = """
 name: bench_foundation

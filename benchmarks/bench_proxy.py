@@ -154,9 +154,9 @@ def write_eval_slices(out: Path, chars: int) -> list[dict]:
 
 
 def experiment(args: argparse.Namespace) -> dict:
-    from curate.context import RunContext
-    from curate.engine import InlineEngine
+    from curate.core.engine import InlineEngine
     from curate.proxy.phase import run_phase
+    from curate.runtime.context import RunContext
 
     out = Path(args.out) / "experiment"
     out.mkdir(parents=True, exist_ok=True)
@@ -225,9 +225,9 @@ def experiment(args: argparse.Namespace) -> dict:
 
 def demo(args: argparse.Namespace) -> dict:
     """The phase with its default section (the demo's config) on a copy of the experiment's run dir, on Ray."""
-    from curate.context import RunContext
-    from curate.engine import RayEngine
+    from curate.core.engine import RayEngine
     from curate.proxy.phase import run_phase
+    from curate.runtime.context import RunContext
 
     src, dst = Path(args.out) / "experiment", Path(args.out) / "demo"
     if not (src / "manifest.json").exists():
@@ -269,14 +269,14 @@ def speed(args: argparse.Namespace) -> dict:
     ``device_s``; Trainer: a callback at its first ``on_step_begin`` to ``on_train_end``), so neither
     pays for model construction or Trainer set-up. Ours with ``autocast="off"`` is fp32 throughout (fused
     fp32 head); ``autocast="bf16"`` is what ``auto`` picks on CPUs with native bf16 (see
-    ``curate.proxy.device.cpu_has_native_bf16``). MFU divides by the matmul peak of the precision used.
+    ``curate.instrument.device.cpu_has_native_bf16``). MFU divides by the matmul peak of the precision used.
     """
     import torch
 
-    from curate.proxy.device import cpu_has_native_bf16
-    from curate.proxy.model import ModelConfig
-    from curate.proxy.schedule import TrainConfig
-    from curate.proxy.train import Run
+    from curate.instrument.device import cpu_has_native_bf16
+    from curate.instrument.model_config import ModelConfig
+    from curate.instrument.train import Run
+    from curate.instrument.train_config import TrainConfig
 
     threads = os.cpu_count() or 1
     torch.set_num_threads(threads)

@@ -33,7 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks._common import CORPORA, ROOT, machine
 from benchmarks.bench_pipeline import load, run_curate
-from curate.config import load_pipeline
+from curate.pipeline.config import load_pipeline
 from curate.plan.model import pilot_from_manifest, pipeline_stage_names, project
 
 PIPELINE = ROOT / "pipelines" / "web.yaml"

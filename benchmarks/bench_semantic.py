@@ -47,9 +47,9 @@ sys.path.insert(0, str(HERE))
 
 from _common import CORPORA, machine  # noqa: E402
 
+from curate.core.engine import InlineEngine  # noqa: E402
 from curate.dedup.minhash import MinhashDedup  # noqa: E402
 from curate.dedup.semantic import SemanticDedup, SemanticParams  # noqa: E402
-from curate.engine import InlineEngine  # noqa: E402
 
 SYNONYMS = dict(
     re.findall(

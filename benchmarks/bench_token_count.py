@@ -1,4 +1,4 @@
-"""The accounting's whitespace-word count: the numpy byte count (``curate.tokens.whitespace_word_counts``)
+"""The accounting's whitespace-word count: the numpy byte count (``curate.runtime.tokens.whitespace_word_counts``)
 against polars' ``str.count_matches(r"\\S+")`` on the web corpora, interleaved, one thread, CPU seconds;
 the two totals must be equal.
 
@@ -20,7 +20,7 @@ import polars as pl
 import pyarrow as pa
 
 from benchmarks._common import CORPORA, machine
-from curate.tokens import whitespace_word_counts
+from curate.runtime.tokens import whitespace_word_counts
 
 
 def regex_counts(a: pa.Array) -> np.ndarray:

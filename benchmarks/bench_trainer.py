@@ -29,17 +29,18 @@ from typing import Any
 import numpy as np
 import torch
 
-from curate.proxy.device import use_autocast as _use_autocast
-from curate.proxy.fused_ce import linear_cross_entropy
-from curate.proxy.model import ModelConfig
-from curate.proxy.schedule import TrainConfig
-from curate.proxy.train import build_optimizer, lm_loss
+from curate.instrument.decoder import build_model
+from curate.instrument.device import use_autocast as _use_autocast
+from curate.instrument.fused_ce import linear_cross_entropy
+from curate.instrument.model_config import ModelConfig
+from curate.instrument.train import build_optimizer, lm_loss
+from curate.instrument.train_config import TrainConfig
 
 
 def main_lm_loss(
     model: Any, batch: torch.Tensor, *, head_dtype: torch.dtype, chunk: int = 256
 ) -> torch.Tensor:
-    """``curate.proxy.train.lm_loss`` at main (1c0d3a7)."""
+    """``curate.instrument.train.lm_loss`` at main (1c0d3a7)."""
     x, y = batch[:, :-1].contiguous(), batch[:, 1:].contiguous()
     h = model.model(input_ids=x).last_hidden_state
     return linear_cross_entropy(
@@ -48,7 +49,7 @@ def main_lm_loss(
 
 
 def main_build_optimizer(model: torch.nn.Module, cfg: TrainConfig) -> torch.optim.AdamW:
-    """``curate.proxy.train.build_optimizer`` at main (1c0d3a7)."""
+    """``curate.instrument.train.build_optimizer`` at main (1c0d3a7)."""
     decay = [p for n, p in model.named_parameters() if p.dim() >= 2]
     no_decay = [p for n, p in model.named_parameters() if p.dim() < 2]
     groups = [{"params": decay, "weight_decay": cfg.weight_decay}, {"params": no_decay, "weight_decay": 0.0}]
@@ -67,7 +68,7 @@ class Trainer:
             if variant.endswith("+compile"):
                 self.model.model.compile()
         else:  # the trainer's own path: lm_loss(..., compile=TrainConfig.compile)
-            self.model = mcfg.build()
+            self.model = build_model(mcfg)
             self.loss_fn = functools.partial(lm_loss, compile=variant.endswith("+compile"))
             self.opt = build_optimizer(self.model, cfg)
         self.model.train()

@@ -19,8 +19,8 @@ from pathlib import Path
 
 import pyarrow as pa
 
-from curate import schema
-from curate.registry import STAGES
+from curate.core import schema
+from curate.core.registry import STAGES
 
 CORPUS = Path(__file__).resolve().parents[1].parent / "shared" / "corpora" / "web"
 

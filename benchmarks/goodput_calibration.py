@@ -25,8 +25,8 @@ from typing import Any
 
 
 def _phase(run_dir: Path, section: dict[str, Any], report: str, engine: Any) -> dict[str, Any]:
-    from curate.context import RunContext, load_manifest
     from curate.proxy.phase import run_phase
+    from curate.runtime.context import RunContext, load_manifest
 
     manifest = load_manifest(run_dir)
     ctx = RunContext(
@@ -56,9 +56,9 @@ def main() -> None:
     )
     args = ap.parse_args()
 
-    from curate.context import load_manifest
-    from curate.engine import make_engine
+    from curate.core.engine import make_engine
     from curate.proxy.cli import set_dotted
+    from curate.runtime.context import load_manifest
 
     base = dict((load_manifest(args.run_dir).get("config") or {}).get("proxy") or {})
     for kv in args.set:

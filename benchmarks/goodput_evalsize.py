@@ -41,13 +41,13 @@ def main() -> None:
     import torch
     from transformers import LlamaForCausalLM
 
-    from curate.context import RunContext, load_manifest
-    from curate.engine import make_engine
-    from curate.proxy import evalsets
+    from curate.core.engine import make_engine
+    from curate.instrument import evalsets
+    from curate.instrument.evaluate import EvalSet, bpb
+    from curate.instrument.shards import read_shard, write_shard
+    from curate.instrument.tokenizer import ProxyTokenizer
     from curate.proxy.config import parse
-    from curate.proxy.evaluate import EvalSet, bpb
-    from curate.proxy.shards import read_shard, write_shard
-    from curate.proxy.tokenizer import ProxyTokenizer
+    from curate.runtime.context import RunContext, load_manifest
 
     torch.set_num_threads(1)
     manifest = load_manifest(args.run_dir)

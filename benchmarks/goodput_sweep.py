@@ -157,9 +157,9 @@ def main() -> None:
     ap.add_argument("--engine", default="ray", choices=["inline", "ray"])
     args = ap.parse_args()
 
-    from curate.context import RunContext, load_manifest
-    from curate.engine import make_engine
+    from curate.core.engine import make_engine
     from curate.proxy.phase import run_phase
+    from curate.runtime.context import RunContext, load_manifest
 
     manifest = load_manifest(args.run_dir)
     base = dict((manifest.get("config") or {}).get("proxy") or {})

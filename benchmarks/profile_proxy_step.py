@@ -17,10 +17,11 @@ from collections import defaultdict
 import numpy as np
 import torch
 
-from curate.proxy.device import use_autocast as _use_autocast
-from curate.proxy.model import ModelConfig
-from curate.proxy.schedule import TrainConfig
-from curate.proxy.train import build_optimizer, lm_loss
+from curate.instrument.decoder import build_model
+from curate.instrument.device import use_autocast as _use_autocast
+from curate.instrument.model_config import ModelConfig
+from curate.instrument.train import build_optimizer, lm_loss
+from curate.instrument.train_config import TrainConfig
 
 GROUPS = [
     ("matmul", ("addmm", "mm", "bmm", "matmul", "linear")),
@@ -64,7 +65,7 @@ def main() -> None:
     torch.set_num_threads(args.threads)
     torch.manual_seed(0)
     mcfg = ModelConfig.named(args.model, vocab_size=args.vocab, seq_len=args.seq)
-    model = mcfg.build()
+    model = build_model(mcfg)
     cfg = TrainConfig(model=args.model, seq_len=args.seq, batch_size=args.batch, tokens=10**9)
     auto = _use_autocast(cfg, torch.device("cpu"))
     head = torch.bfloat16 if auto else torch.float32

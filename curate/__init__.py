@@ -7,8 +7,7 @@ The Python API (see the README's "Python" section)::
     curate.filter(["some text", "more text"], "gopher_quality_v1")   # a table: keep, reason, scores
 """
 
-__version__ = "0.1.0"
-
 from curate.api import filter, run
+from curate.runtime.versions import __version__
 
 __all__ = ["__version__", "filter", "run"]

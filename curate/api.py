@@ -6,7 +6,7 @@
     table.to_pandas()[["keep", "reason", "gopher_quality_v1.word_count"]]
 
 Both check their arguments exactly as ``curate run`` does (unknown stages and parameters, bounds, select
-columns) and raise the same exceptions (:class:`curate.config.ConfigError`, ...).
+columns) and raise the same exceptions (:class:`curate.pipeline.config.ConfigError`, ...).
 """
 
 from __future__ import annotations
@@ -15,7 +15,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-if TYPE_CHECKING:  # pyarrow loads on first use: `import curate` must start no thread (see curate/netns.py)
+if (
+    TYPE_CHECKING
+):  # pyarrow loads on first use: `import curate` must start no thread (see curate/runtime/netns.py)
     import pyarrow as pa
 
 KEEP, REASON = "keep", "reason"
@@ -37,13 +39,13 @@ def run(
     ``set`` overrides config keys by dotted path, as ``--set`` (``{"stages.0.params.form": "NFKC"}``);
     ``input`` replaces ``input.path``; ``engine`` is ``ray`` (embedded, or ``RAY_ADDRESS``) or
     ``inline`` (this process, no Ray). ``phases=False`` skips proxy runs, export and report. A rerun
-    into the same ``output`` resumes. Raises :class:`curate.validate.EmptyRunError` when the run kept
+    into the same ``output`` resumes. Raises :class:`curate.pipeline.validate.EmptyRunError` when the run kept
     nothing (unless the pipeline sets ``allow_empty: true``).
     """
     import yaml
 
-    from curate.config import load_pipeline
-    from curate.runner import run_pipeline
+    from curate.pipeline.config import load_pipeline
+    from curate.runtime.runner import run_pipeline
 
     overrides = [
         f"{k}={yaml.safe_dump(v, default_flow_style=True).strip().removesuffix('...').strip()}"
@@ -78,9 +80,10 @@ def filter(
     import pyarrow.compute as pc
     import yaml
 
-    from curate import schema
-    from curate.config import ConfigError, build_stages, parse_pipeline
-    from curate.registry import STAGES, RegistryError, build_params
+    from curate.core import schema
+    from curate.core.errors import ConfigError
+    from curate.core.registry import STAGES, RegistryError, build_params
+    from curate.pipeline.config import build_stages, parse_pipeline
 
     if not stages:
         raise ValueError(
@@ -147,7 +150,7 @@ def docs_columns(docs: Sequence[str] | pa.Table, table: pa.Table) -> list[str]:
     """The columns the caller gave plus the base ones added for them."""
     import pyarrow as pa
 
-    from curate import schema
+    from curate.core import schema
 
     given = list(docs.column_names) if isinstance(docs, pa.Table) else [schema.TEXT]
     return [schema.ID, schema.SOURCE] + [c for c in given if c not in (schema.ID, schema.SOURCE)]
@@ -156,7 +159,7 @@ def docs_columns(docs: Sequence[str] | pa.Table, table: pa.Table) -> list[str]:
 def _as_table(docs: Sequence[str] | pa.Table) -> pa.Table:
     import pyarrow as pa
 
-    from curate import schema
+    from curate.core import schema
 
     if isinstance(docs, str):
         raise TypeError(

@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from curate import __version__
+from curate.runtime.versions import __version__
 
 VERB_PACKAGES = ("proxy", "scorers", "export", "report", "dedup", "filters", "plan")
 
@@ -28,8 +28,8 @@ INSPECT_EXAMPLE = """example:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from curate.config import load_pipeline
-    from curate.runner import run_pipeline
+    from curate.pipeline.config import load_pipeline
+    from curate.runtime.runner import run_pipeline
 
     overrides = list(args.set or [])
     if args.input:
@@ -46,14 +46,14 @@ def _run(args: argparse.Namespace) -> int:
         # A closed bar erases itself with "\r" and spaces but ends no line: in a log that holds both
         # streams the summary's first line would run into it.
         print(file=sys.stderr, flush=True)
-    from curate.summary import format_run_summary
+    from curate.verbs.summary import format_run_summary
 
     print(format_run_summary(manifest, out))
     return 0
 
 
 def _inspect(args: argparse.Namespace) -> int:
-    from curate.summary import inspect_run
+    from curate.verbs.summary import inspect_run
 
     print(inspect_run(Path(args.run_dir), reason=args.reason, n=args.n, width=args.width, seed=args.seed))
     return 0
@@ -103,7 +103,7 @@ def build_parser() -> argparse.ArgumentParser:
     ins.add_argument("--width", type=int, default=300, help="characters shown per sample")
     ins.set_defaults(func=_inspect)
 
-    from curate import reselect
+    from curate.verbs import reselect
 
     reselect.register(sub)
     for pkg in VERB_PACKAGES:
@@ -226,7 +226,7 @@ def main(argv: list[str] | None = None) -> int:
     if _wants_embedded_ray(argv) and os.environ.get("CURATE_NETNS", "1") != "0":
         # Ray 2.60 binds its servers to every interface; a private network namespace (loopback only) keeps
         # the embedded runtime off the network. It must happen before any import starts a thread.
-        from curate.netns import enter_private_network
+        from curate.runtime.netns import enter_private_network
 
         try:
             enter_private_network()
@@ -234,9 +234,9 @@ def main(argv: list[str] | None = None) -> int:
             logging.getLogger(__name__).warning(
                 "%s; the embedded Ray runtime will listen on all interfaces", e
             )
-    from curate.allocator import configure
+    from curate.runtime.allocator import configure
 
-    configure()  # before numpy, polars, pyarrow or Ray is imported (see curate/allocator.py)
+    configure()  # before numpy, polars, pyarrow or Ray is imported (see curate/runtime/allocator.py)
     parser = build_parser()
     args = parser.parse_args(argv)
     logging.basicConfig(
@@ -244,14 +244,13 @@ def main(argv: list[str] | None = None) -> int:
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
     os.environ.setdefault("RAY_DEDUP_LOGS", "1")
-    from curate.config import ConfigError
-    from curate.context import PhaseError
-    from curate.engine import EngineError
+    from curate.core.engine import EngineError
+    from curate.core.errors import ConfigError, PhaseError
+    from curate.core.registry import RegistryError
     from curate.io.sources import SourceError
     from curate.io.storage import StorageError
-    from curate.registry import RegistryError
-    from curate.runner import AccountingError, RunDirError
-    from curate.validate import EmptyRunError
+    from curate.pipeline.validate import EmptyRunError
+    from curate.runtime.runner import AccountingError, RunDirError
 
     # One format for every verb's errors, as argparse writes usage errors: "curate VERB: error: MESSAGE".
     codes: list[tuple[tuple[type[BaseException], ...], int]] = [

@@ -25,7 +25,7 @@ def corpora() -> Path:
 def ray_engine():
     """One embedded Ray runtime for the whole test session (ray.init costs seconds)."""
     pytest.importorskip("ray")
-    from curate.engine import RayEngine
+    from curate.core.engine import RayEngine
 
     os.environ.setdefault("RAY_DEDUP_LOGS", "1")
     engine = RayEngine(num_cpus=2, progress=False)
@@ -48,7 +48,7 @@ def local_cluster(tmp_path_factory):
 
 @pytest.fixture
 def inline_engine():
-    from curate.engine import InlineEngine
+    from curate.core.engine import InlineEngine
 
     return InlineEngine(progress=False)
 

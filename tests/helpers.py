@@ -65,8 +65,8 @@ def slow_main(seconds: float) -> str:
     ``sleepy_test_v1`` that sleeps ``seconds`` per part, so that a run can be killed mid-way."""
     return f"""
 import sys, time
-from curate.registry import STAGES
-from curate.stage import Transform
+from curate.core.registry import STAGES
+from curate.core.stage import Transform
 
 @STAGES.add("sleepy_test_v1")
 class Sleepy(Transform):

@@ -4,7 +4,7 @@ The cluster runs with Ray's token authentication (RAY_AUTH_MODE=token, a token f
 client side (`curate run --address`, `ray job submit`) gets the same settings. The cluster's processes
 are found by their private temp dir and stopped at the end, leaving other Ray sessions alone.
 Used by tests/test_cluster.py, tests/reliability/test_scaleout.py, tests/io/test_object_storage.py and
-tests/proxy/test_gpu_scheduling.py.
+tests/instrument/test_gpu_scheduling.py.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""curate.allocator: the settings a curate process gives its allocators, and what it leaves alone."""
+"""curate.runtime.allocator: the settings a curate process gives its allocators, and what it leaves alone."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from curate.allocator import GLIBC, OTHERS
+from curate.runtime.allocator import GLIBC, OTHERS
 
 NAMES = [*GLIBC, *OTHERS, "CURATE_ALLOCATOR"]
 
@@ -17,7 +17,7 @@ NAMES = [*GLIBC, *OTHERS, "CURATE_ALLOCATOR"]
 # reports what it set, the environment after it, and whether polars' jemalloc (loaded after) kept working.
 PROBE = """
 import json, os
-from curate.allocator import configure, GLIBC, OTHERS
+from curate.runtime.allocator import configure, GLIBC, OTHERS
 set_here = configure()
 env = {k: os.environ.get(k) for k in [*GLIBC, *OTHERS]}
 import polars as pl, pyarrow as pa

@@ -9,8 +9,8 @@ import pyarrow as pa
 import pytest
 
 import curate
-from curate.config import ConfigError
-from curate.validate import EmptyRunError
+from curate.core.errors import ConfigError
+from curate.pipeline.validate import EmptyRunError
 
 LONG = " ".join(["the cat sat on the mat and looked at the dog in the garden."] * 6)
 

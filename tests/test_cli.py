@@ -55,7 +55,7 @@ def test_version(capsys: pytest.CaptureFixture[str]) -> None:
 def test_a_cluster_that_wants_a_token_gives_one_line(monkeypatch) -> None:
     import ray
 
-    from curate.engine import EngineError, _connect
+    from curate.core.engine import EngineError, _connect
 
     def refuse(**kwargs):
         raise ray.exceptions.AuthenticationError("Authentication failed: InvalidAuthToken")
@@ -101,9 +101,9 @@ def test_proxy_verb_ends_with_the_rebuilt_report_and_its_verdict(tmp_path, capsy
     import json
 
     from curate.cli import _then_report
-    from curate.config import parse_pipeline
-    from curate.engine import InlineEngine
-    from curate.runner import run_pipeline
+    from curate.core.engine import InlineEngine
+    from curate.pipeline.config import parse_pipeline
+    from curate.runtime.runner import run_pipeline
 
     (tmp_path / "in.jsonl").write_text("".join(json.dumps({"text": f"doc {i}"}) + "\n" for i in range(4)))
     cfg = parse_pipeline(f"name: p\ninput: {{path: {tmp_path}/in.jsonl, format: jsonl}}\nstages: []\n")

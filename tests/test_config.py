@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from curate.config import ConfigError, apply_overrides, build_stages, load_pipeline, parse_pipeline
+from curate.core.errors import ConfigError
+from curate.pipeline.config import apply_overrides, build_stages, load_pipeline, parse_pipeline
 
 GOOD = """\
 name: t
@@ -138,7 +139,7 @@ def test_duplicate_stage_labels_are_refused() -> None:
 
 
 def test_a_filter_is_one_stage_named_and_labelled_like_its_scorer() -> None:
-    from curate.stage import FilterStage
+    from curate.core.stage import FilterStage
 
     text = GOOD + "  - filter: gopher_quality_v1\n    label: gq\n    params: {min_doc_words: 3}\n"
     stages = build_stages(parse_pipeline(text, path="p.yaml"))

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from curate.config import ConfigError, parse_pipeline
+from curate.core.errors import ConfigError
+from curate.pipeline.config import parse_pipeline
 
 PIPE = """name: t
 input: {path: x.jsonl, format: jsonl}

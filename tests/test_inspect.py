@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 
 from curate.cli import main
-from curate.config import parse_pipeline
-from curate.engine import InlineEngine
-from curate.runner import run_pipeline
-from curate.summary import inspect_run
+from curate.core.engine import InlineEngine
+from curate.pipeline.config import parse_pipeline
+from curate.runtime.runner import run_pipeline
+from curate.verbs.summary import inspect_run
 
 LONG = " ".join(["the cat sat on the mat and the dog ran to the park with the ball."] * 5)
 

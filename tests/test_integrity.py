@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from curate.integrity import MANIFEST_NAME, ModelIntegrityError, main, verify_folder, write_folder_manifest
+from curate.io.integrity import MANIFEST_NAME, ModelIntegrityError, main, verify_folder, write_folder_manifest
 
 
 def _folder(tmp_path: Path) -> Path:

@@ -1,8 +1,9 @@
-"""The import graph of ``curate``: no cycles, and a layered core.
+"""The import graph of ``curate``: no cycles, and packages in the order docs/design.md gives them.
 
-Only module-level imports count (those that run when the module is imported, including the ones under
-``if TYPE_CHECKING:``); an import inside a function is a deliberate late binding, e.g. of an optional
-dependency. ``python tests/test_layers.py`` prints the core's layers and every core module's imports.
+Every import counts: module level, under ``if TYPE_CHECKING:``, and inside functions (a late import hides
+a dependency; it does not remove it). A package may import only packages of lower layers in
+:data:`PACKAGE_LAYERS`; inside ``curate.core`` a module imports only modules of lower layers in
+:data:`CORE_LAYERS`. ``python tests/test_layers.py`` prints every breach and the first cycle found.
 """
 
 from __future__ import annotations
@@ -12,14 +13,29 @@ from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[1] / "curate"
 
-# The core, bottom up: a module imports only curate modules of lower layers. The leaves hold the
-# contract's data (columns, resources, rules) and the registry; the engine runs work and knows no stage;
-# a stage may name the engine in a type hint; select is the one stage built on the others.
-CORE_LAYERS = [
-    {"curate.schema", "curate.resources", "curate.rules", "curate.registry"},
-    {"curate.engine"},
-    {"curate.stage"},
-    {"curate.select"},
+# The packages, bottom up (docs/design.md, section 1). Packages in one layer do not import each other.
+PACKAGE_LAYERS: list[set[str]] = [
+    {"core"},  # stage contract, registry, rules, schema, resources, select, engine, errors
+    {"io"},  # sources, readers, storage, run files, atomic writes, integrity
+    {"filters", "dedup", "classify"},  # stages, and the fastText classifier they share
+    {"instrument"},  # the proxy LM: tokenizer, model, training, streams, evaluation, eval sets
+    {"targeting"},  # target samples and the scorers' fits to them
+    {"scorers"},  # model-based stages (some use the instrument or a target fit)
+    {"pipeline"},  # YAML -> typed config, key locations, validation
+    {"runtime"},  # runner, segments, manifest, phases, context, process settings
+    {"proxy", "export", "report", "plan"},  # the phases and the cost model
+    {"verbs"},  # support code of the CLI's verbs on finished runs
+    {"<root>"},  # curate/__init__, __main__, api, cli
+]
+
+# Inside curate.core, bottom up: the leaves hold the contract's data (errors, columns, resources, rules)
+# and the registry; the engine runs work and knows no stage; select is the one stage built on the others.
+CORE_LAYERS: list[set[str]] = [
+    {"curate.core", "curate.core.errors", "curate.core.schema", "curate.core.resources", "curate.core.rules"},
+    {"curate.core.registry"},
+    {"curate.core.engine"},
+    {"curate.core.stage"},
+    {"curate.core.select"},
 ]
 
 
@@ -34,33 +50,36 @@ def module_names(package: Path = PACKAGE) -> dict[str, Path]:
     return out
 
 
-def module_imports(path: Path, modules: dict[str, Path]) -> set[str]:
-    """The package's modules that ``path`` imports at module level (``from a import b`` counts as
-    ``a.b`` when that is a module, else as ``a``)."""
+def module_imports(path: Path, modules: dict[str, Path], root: Path = PACKAGE) -> set[str]:
+    """The package's modules that ``path`` imports anywhere in its source (``from a import b`` counts as
+    ``a.b`` when that is a module, else as ``a``; an unknown dotted name as its closest known parent)."""
     found: set[str] = set()
-
-    def visit(body: list[ast.stmt]) -> None:
-        for node in body:
-            if isinstance(node, ast.Import):
-                found.update(alias.name for alias in node.names)
-            elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
-                for alias in node.names:
-                    sub = f"{node.module}.{alias.name}"
-                    found.add(sub if sub in modules else node.module)
-            elif isinstance(node, ast.If | ast.Try | ast.With):
-                for block in ("body", "orelse", "finalbody"):
-                    visit(getattr(node, block, []))
-                for handler in getattr(node, "handlers", []):
-                    visit(handler.body)
-
-    visit(ast.parse(path.read_text()).body)
-    own = ".".join(path.relative_to(PACKAGE.parent).with_suffix("").parts).removesuffix(".__init__")
-    return {m for m in found if m in modules and m != own}
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            for alias in node.names:
+                sub = f"{node.module}.{alias.name}"
+                found.add(sub if sub in modules else node.module)
+    own = ".".join(path.relative_to(root.parent).with_suffix("").parts).removesuffix(".__init__")
+    out = set()
+    for name in found:
+        while name and name not in modules:
+            name = name.rpartition(".")[0]
+        if name and name != own:
+            out.add(name)
+    return out
 
 
-def import_graph() -> dict[str, set[str]]:
-    modules = module_names()
-    return {name: module_imports(path, modules) for name, path in modules.items()}
+def import_graph(package: Path = PACKAGE) -> dict[str, set[str]]:
+    modules = module_names(package)
+    return {name: module_imports(path, modules, package) for name, path in modules.items()}
+
+
+def package_of(module: str, package: Path = PACKAGE) -> str:
+    """``curate.core.stage`` -> ``core``; a module at the package root (or the package itself) -> ``<root>``."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 and (package / parts[1]).is_dir() else "<root>"
 
 
 def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
@@ -71,7 +90,7 @@ def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
     def walk(node: str) -> list[str] | None:
         state[node] = 1
         path.append(node)
-        for nxt in sorted(graph[node]):
+        for nxt in sorted(graph.get(node, ())):
             if state.get(nxt) == 1:
                 return [*path[path.index(nxt) :], nxt]
             if nxt not in state and (cycle := walk(nxt)):
@@ -86,17 +105,63 @@ def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
     return None
 
 
+def package_breaches(
+    graph: dict[str, set[str]], layers: list[set[str]], package: Path = PACKAGE
+) -> list[str]:
+    """Every import of a package from one of the same or a higher layer (``a.b -> c.d``), and every
+    package that is in no layer."""
+    rank = {name: i for i, layer in enumerate(layers) for name in layer}
+    top = package.name
+    out = []
+    for module, deps in sorted(graph.items()):
+        src = package_of(module, package)
+        if src not in rank:
+            out.append(f"{module}: package {src!r} is in no layer")
+            continue
+        for dep in sorted(deps):
+            dst = package_of(dep, package)
+            if dst == src and dep != top:
+                continue
+            if dep == top and src != "<root>":
+                out.append(f"{module} -> {dep} (the package's __init__, which imports the API)")
+            elif dst != src and rank.get(dst, len(layers)) >= rank[src]:
+                out.append(f"{module} -> {dep} ({src} is not above {dst})")
+    return out
+
+
 def test_no_import_cycle_among_curate_modules() -> None:
     cycle = find_cycle(import_graph())
     assert cycle is None, "import cycle: " + " -> ".join(cycle or [])
 
 
+def test_no_import_cycle_among_curate_packages() -> None:
+    graph = import_graph()
+    packages: dict[str, set[str]] = {}
+    for module, deps in graph.items():
+        src = package_of(module)
+        packages.setdefault(src, set()).update(package_of(d) for d in deps if package_of(d) != src)
+    cycle = find_cycle(packages)
+    assert cycle is None, "package cycle: " + " -> ".join(cycle or [])
+
+
+def test_packages_import_only_lower_layers() -> None:
+    breaches = package_breaches(import_graph(), PACKAGE_LAYERS)
+    assert not breaches, "imports against docs/design.md's package order:\n" + "\n".join(breaches)
+
+
+def test_every_package_has_a_layer() -> None:
+    found = {p.name for p in PACKAGE.iterdir() if (p / "__init__.py").exists()} | {"<root>"}
+    assert found == set().union(*PACKAGE_LAYERS)
+
+
 def test_core_is_layered() -> None:
     graph = import_graph()
+    core = {m for m in graph if package_of(m) == "core"}
+    assert core == set().union(*CORE_LAYERS), "a core module is missing from CORE_LAYERS"
     below: set[str] = set()
     for layer in CORE_LAYERS:
         for module in sorted(layer):
-            upward = sorted(m for m in graph[module] if m.startswith("curate") and m not in below)
+            upward = sorted(m for m in graph[module] if m not in below)
             assert not upward, f"{module} imports {upward}, which are not below it in CORE_LAYERS"
         below |= layer
 
@@ -106,9 +171,28 @@ def test_find_cycle_reports_a_loop() -> None:
     assert find_cycle({"a": {"b"}, "b": set()}) is None
 
 
+def test_the_checks_see_a_late_import_that_breaks_the_order(tmp_path: Path) -> None:
+    """A tree whose low package imports a high one inside a function, and a TYPE_CHECKING circle: both
+    found (the checks read every import, not only those that run at import time)."""
+    pkg = tmp_path / "curate"
+    for sub in ("core", "pipeline"):
+        (pkg / sub).mkdir(parents=True)
+        (pkg / sub / "__init__.py").write_text("")
+    (pkg / "__init__.py").write_text("")
+    (pkg / "core" / "a.py").write_text("def f():\n    from curate.pipeline.b import g\n    return g\n")
+    (pkg / "pipeline" / "b.py").write_text(
+        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from curate.pipeline import c\n"
+    )
+    (pkg / "pipeline" / "c.py").write_text("import curate.pipeline.b\n")
+    graph = import_graph(pkg)
+    assert graph["curate.core.a"] == {"curate.pipeline.b"}
+    assert package_breaches(graph, [{"core"}, {"pipeline"}, {"<root>"}], pkg) == [
+        "curate.core.a -> curate.pipeline.b (core is not above pipeline)"
+    ]
+    assert find_cycle(graph) == ["curate.pipeline.b", "curate.pipeline.c", "curate.pipeline.b"]
+
+
 if __name__ == "__main__":
     g = import_graph()
-    print("cycle:", find_cycle(g))
-    for i, layer in enumerate(CORE_LAYERS):
-        for m in sorted(layer):
-            print(f"layer {i}  {m:16} imports {sorted(g[m]) or '-'}")
+    print("module cycle:", find_cycle(g))
+    print("\n".join(package_breaches(g, PACKAGE_LAYERS)) or "no breach of the package order")

@@ -9,11 +9,11 @@ import pyarrow.parquet as pq
 import pytest
 
 from curate.cli import main
-from curate.config import parse_pipeline
-from curate.context import PhaseError
-from curate.engine import InlineEngine
-from curate.reselect import format_summary, reselect
-from curate.runner import run_pipeline
+from curate.core.engine import InlineEngine
+from curate.core.errors import PhaseError
+from curate.pipeline.config import parse_pipeline
+from curate.runtime.runner import run_pipeline
+from curate.verbs.reselect import format_summary, reselect
 
 WORDS = [
     "the",

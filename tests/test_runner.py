@@ -13,10 +13,10 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from curate.config import parse_pipeline
-from curate.engine import InlineEngine
-from curate.runner import AccountingError, RunDirError, Runner, run_pipeline
-from curate.validate import EmptyRunError
+from curate.core.engine import InlineEngine
+from curate.pipeline.config import parse_pipeline
+from curate.pipeline.validate import EmptyRunError
+from curate.runtime.runner import AccountingError, RunDirError, Runner, run_pipeline
 from tests.helpers import ROOT, pipeline, slow_main, write_inputs
 
 

@@ -9,11 +9,11 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from curate.config import parse_pipeline
-from curate.engine import InlineEngine
-from curate.runner import run_pipeline
-from curate.summary import format_run_summary
-from curate.tokens import WHITESPACE_WORDS, TokenCounter, token_counter, whitespace_word_counts
+from curate.core.engine import InlineEngine
+from curate.pipeline.config import parse_pipeline
+from curate.runtime.runner import run_pipeline
+from curate.runtime.tokens import WHITESPACE_WORDS, TokenCounter, token_counter, whitespace_word_counts
+from curate.verbs.summary import format_run_summary
 
 
 def make_table(texts: list[str]) -> pa.Table:
@@ -85,7 +85,7 @@ def test_every_stage_row_has_tokens_in_and_out(tmp_path: Path) -> None:
 
 
 def test_a_configured_tokenizer_counts_instead(tmp_path: Path) -> None:
-    from curate.proxy.tokenizer import train_bpe
+    from curate.instrument.tokenizer import train_bpe
 
     tok_path = train_bpe(DOCS * 50, vocab_size=300, min_frequency=1).save(tmp_path / "tok.json")
     cfg = parse_pipeline(_pipeline(tmp_path / "in", f"export: {{formats: [parquet], tokenizer: {tok_path}}}"))
@@ -115,7 +115,7 @@ def test_per_row_counts_sum_to_the_batch_count() -> None:
 
 
 def test_the_row_tally_recounts_only_rewritten_text() -> None:
-    from curate.segments import _RowTally
+    from curate.runtime.segments import _RowTally
 
     tally = _RowTally(TokenCounter())
     t = make_table(["a b", "ccc", "d e f"])
@@ -131,7 +131,7 @@ def test_the_row_tally_recounts_only_rewritten_text() -> None:
 
 
 def test_the_row_tally_counts_only_the_rows_a_transform_changed() -> None:
-    from curate.segments import _RowTally
+    from curate.runtime.segments import _RowTally
 
     class Spy(TokenCounter):
         def __init__(self) -> None:

@@ -11,10 +11,11 @@ import pyarrow.parquet as pq
 import pytest
 
 from curate.cli import main
-from curate.config import ConfigError, parse_pipeline
-from curate.engine import InlineEngine
+from curate.core.engine import InlineEngine
+from curate.core.errors import ConfigError
 from curate.io.sources import SourceError
-from curate.runner import run_pipeline
+from curate.pipeline.config import parse_pipeline
+from curate.runtime.runner import run_pipeline
 
 
 def _parse(stages: str, extra: str = "") -> None:
@@ -134,7 +135,7 @@ def test_cli_exit_codes_for_config_errors_and_empty_runs(tmp_path: Path, capsys)
     ],
 )
 def test_declared_output_fields_are_what_score_adds(name: str) -> None:
-    from curate.registry import STAGES
+    from curate.core.registry import STAGES
 
     table = pa.table(
         {

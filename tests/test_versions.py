@@ -7,7 +7,7 @@ import platform
 
 import pytest
 
-from curate import versions
+from curate.runtime import versions
 
 
 def test_package_versions_equal_importlib_metadata_for_every_installed_package() -> None:

@@ -1,5 +1,5 @@
 """Our side of ``bench_peers.py``: one stage kind through ``curate.run`` (the project's API), inline engine,
-with the process settings the CLI gives ``curate run`` (``curate.allocator.configure``, before numpy loads).
+with the process settings the CLI gives ``curate run`` (``curate.runtime.allocator.configure``, before numpy loads).
 
     PYTHONPATH=. .venv/bin/python benchmarks/peers/curate_runner.py STAGE IN.jsonl OUTDIR
 
@@ -16,7 +16,7 @@ import shutil
 import sys
 from pathlib import Path
 
-from curate.allocator import configure
+from curate.runtime.allocator import configure
 
 configure()  # the process settings `curate run` has (allocators, idle BLAS threads), before numpy/pyarrow load
 
@@ -32,8 +32,8 @@ from _protocol import Timed, write_reasons, write_result  # noqa: E402
 # run loads lazily (the report imports matplotlib, ~8 s wall at load 30). Models and tokenizers (spaCy for
 # gopher_repetition_v1, fastText) still load inside the timed work, as they do for the peers.
 for _module in (
-    "curate.config",
-    "curate.runner",
+    "curate.pipeline.config",
+    "curate.runtime.runner",
     "curate.io.readers",
     "curate.filters",
     "curate.filters.c4",
@@ -53,10 +53,10 @@ for _module in (
     "curate.export.parquet",
     "curate.export.plan",
     "curate.export.tokenize",
-    "curate.target.config",
-    "curate.target.disjoint",
-    "curate.target.fitted",
-    "curate.target.prepare",
+    "curate.targeting.config",
+    "curate.targeting.disjoint",
+    "curate.targeting.fitted",
+    "curate.targeting.prepare",
     "pandas",  # pyarrow imports it on the first pa.array(), if installed (it is, for the proxy phases)
 ):
     importlib.import_module(_module)

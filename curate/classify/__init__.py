@@ -7,13 +7,13 @@ after its sha256 matches the manifest. The scorers in ``curate.scorers`` use bot
 
 from curate.classify.data import LabelledSource, fasttext_text, read_labelled
 from curate.classify.model import (
-    ModelIntegrityError,
     load_verified,
     manifest_path,
     positive_probability,
     threshold_for_top_percent,
 )
 from curate.classify.train import ClassifierRecipe, load_recipe, roc_auc, train_classifier
+from curate.io.integrity import ModelIntegrityError
 
 __all__ = [
     "ClassifierRecipe",

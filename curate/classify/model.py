@@ -11,15 +11,12 @@ from typing import Any
 import numpy as np
 
 from curate.io.files import sha256_file
+from curate.io.integrity import ModelIntegrityError
 
 log = logging.getLogger(__name__)
 
 
 FASTTEXT_EPS = 1e-5  # fastText's smoothing inside log() at prediction time
-
-
-class ModelIntegrityError(RuntimeError):
-    """A model file whose sha256 does not match its manifest (or that has no manifest to check)."""
 
 
 def manifest_path(model_path: str) -> str:

@@ -19,11 +19,11 @@ import polars as pl
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from curate import schema
+from curate.core import schema
 from curate.io import scratch
 
 if TYPE_CHECKING:
-    from curate.engine import Engine
+    from curate.core.engine import Engine
 
 ROW = "__row__"
 ORDER = "order"

@@ -22,7 +22,7 @@ from curate.dedup.components import adjacency, partition_of, write_table
 from curate.io import scratch
 
 if TYPE_CHECKING:
-    from curate.engine import Engine
+    from curate.core.engine import Engine
 
 A, B, PAIR = "a", "b", "pair"
 

@@ -18,7 +18,7 @@ from curate.dedup import _common as c
 from curate.io import scratch
 
 if TYPE_CHECKING:
-    from curate.engine import Engine
+    from curate.core.engine import Engine
 
 SIG = "signature"
 PAIRS_PER_TASK = 200_000

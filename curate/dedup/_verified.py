@@ -21,13 +21,13 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from curate import schema
+from curate.core import schema
 from curate.dedup import _common as c
 from curate.dedup import components as cc
 from curate.io import scratch
 
 if TYPE_CHECKING:
-    from curate.engine import Engine
+    from curate.core.engine import Engine
 
 A, B = "a", "b"
 SURVIVOR = "survivor"

@@ -32,12 +32,12 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pyarrow as pa
 
-from curate import schema
+from curate.core import schema
 from curate.dedup import _common as c
 from curate.io import scratch
 
 if TYPE_CHECKING:
-    from curate.engine import Engine
+    from curate.core.engine import Engine
 
 NODE, NBR = "node", "nbr"
 ROOT, SIZE = "root", "cluster_size"

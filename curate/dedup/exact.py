@@ -10,15 +10,15 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from curate import schema
+from curate.core import schema
+from curate.core.registry import STAGES
+from curate.core.stage import GlobalStage, with_rejections
 from curate.dedup import _common as c
 from curate.dedup import components as cc
 from curate.io import scratch
-from curate.registry import STAGES
-from curate.stage import GlobalStage, with_rejections
 
 if TYPE_CHECKING:
-    from curate.engine import Engine
+    from curate.core.engine import Engine
 
 log = logging.getLogger(__name__)
 HASH = "hash"

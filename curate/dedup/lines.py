@@ -19,13 +19,13 @@ import polars as pl
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from curate import schema
+from curate.core import schema
+from curate.core.registry import STAGES
+from curate.core.stage import GlobalStage, with_rejections
 from curate.dedup import _common as c
-from curate.registry import STAGES
-from curate.stage import GlobalStage, with_rejections
 
 if TYPE_CHECKING:
-    from curate.engine import Engine
+    from curate.core.engine import Engine
 
 log = logging.getLogger(__name__)
 LINES = "lines"

@@ -35,7 +35,9 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from curate import schema
+from curate.core import schema
+from curate.core.registry import STAGES, bounds
+from curate.core.stage import GlobalStage
 from curate.dedup import _common as c
 from curate.dedup import _minhash_edges as me
 from curate.dedup import _minhash_math as mm
@@ -46,11 +48,9 @@ from curate.dedup._verified import greedy_survivors as _greedy_survivors
 from curate.dedup._verified import verified_drop_lists
 from curate.dedup.exact import DropState, mark_duplicates
 from curate.io import scratch
-from curate.registry import STAGES, bounds
-from curate.stage import GlobalStage
 
 if TYPE_CHECKING:
-    from curate.engine import Engine
+    from curate.core.engine import Engine
 
 log = logging.getLogger(__name__)
 BANDS, SIG, SHINGLES = "bands", "signature", "shingles"

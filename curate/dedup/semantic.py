@@ -36,17 +36,17 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from curate import schema
+from curate.core import schema
+from curate.core.registry import STAGES, bounds
+from curate.core.stage import GlobalStage
 from curate.dedup import _common as c
 from curate.dedup import _embed
 from curate.dedup import components as cc
 from curate.dedup.exact import DropState, mark_duplicates
 from curate.io.files import atomic_path
-from curate.registry import STAGES, bounds
-from curate.stage import GlobalStage
 
 if TYPE_CHECKING:
-    from curate.engine import Engine
+    from curate.core.engine import Engine
 
 log = logging.getLogger(__name__)
 EMB = "embedding"

@@ -8,9 +8,10 @@ import logging
 from pathlib import Path
 from typing import Any
 
-from curate.context import PhaseError, RunContext
+from curate.core.errors import PhaseError
 from curate.export.exporter import DEFAULT_FORMATS, FORMATS
 from curate.export.phase import run_phase
+from curate.runtime.context import RunContext
 
 EXAMPLE = """example:
   curate export runs/demo --format parquet --format megatron --format memmap \\
@@ -89,7 +90,7 @@ def previous_options(run_dir: Path) -> dict[str, Any]:
 
 def build_context(args: argparse.Namespace) -> RunContext:
     """A RunContext for RUN_DIR with the run's ``export:`` section overridden by the command line."""
-    from curate.engine import make_engine
+    from curate.core.engine import make_engine
 
     run_dir = Path(args.run_dir)
     if not run_dir.is_dir():

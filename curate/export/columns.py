@@ -6,7 +6,7 @@ import fnmatch
 
 import pyarrow as pa
 
-from curate.context import PhaseError
+from curate.core.errors import PhaseError
 
 REQUIRED = ("text",)
 

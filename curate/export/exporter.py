@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from curate.context import PhaseError, RunContext
+from curate.core.errors import PhaseError
 from curate.export import hf_disk, megatron, memmap, parquet
 from curate.export.columns import choose_columns
 from curate.export.plan import SPLITS, TokenStore, shard_by_size, split_order
@@ -43,6 +43,7 @@ from curate.io.files import (
     sha256_file,
 )
 from curate.io.storage import is_remote, local_copy
+from curate.runtime.context import RunContext
 
 log = logging.getLogger(__name__)
 

@@ -23,7 +23,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import yaml
 
-from curate import schema
+from curate.core import schema
 from curate.export.plan import shard_by_size
 from curate.io.files import atomic_path
 

@@ -1,12 +1,12 @@
 """The ``export`` phase, run after the pipeline and the proxy runs and before the report, which shows
-what the export wrote (:data:`curate.phases.PHASES`)."""
+what the export wrote (:data:`curate.runtime.phases.PHASES`)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from curate.context import RunContext
 from curate.export.exporter import ExportOptions, export_run
+from curate.runtime.context import RunContext
 
 
 def run_phase(ctx: RunContext) -> dict[str, Any]:

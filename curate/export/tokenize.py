@@ -21,8 +21,8 @@ from typing import Any
 
 import numpy as np
 
-from curate import schema
-from curate.context import PhaseError
+from curate.core import schema
+from curate.core.errors import PhaseError
 from curate.io import runfiles
 from curate.io.files import atomic_save_npy, sha256_file
 

@@ -7,7 +7,7 @@ import polars as pl
 import pyarrow as pa
 from datatrove.utils.text import PUNCTUATION_SET, TERMINAL_PUNCTUATION
 
-from curate import schema
+from curate.core import schema
 
 # Characters for which Python's str.isspace() is true (Unicode White_Space plus \x1c-\x1f).
 PY_SPACE = r"\s\x1c-\x1f"

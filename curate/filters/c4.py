@@ -19,13 +19,13 @@ import numpy as np
 import polars as pl
 import pyarrow as pa
 
-from curate import schema
+from curate.core import schema
+from curate.core.registry import STAGES
+from curate.core.rules import Rule
+from curate.core.stage import Scorer, Transform, with_rejections
 from curate.filters._spacy import import_spacy
 from curate.filters._text import PY_SPACE, PY_SPACE_CHARS, SPLITLINES_SEP, char_class, doc_frame
 from curate.filters.words import _native, chunk_tokens, native_enabled, spacy_english
-from curate.registry import STAGES
-from curate.rules import Rule
-from curate.stage import Scorer, Transform, with_rejections
 
 CITATION = r"\[\d*]|\[edit]|\[citation needed]"
 END_PUNCTUATION = (".", "?", "!", '"', "'")

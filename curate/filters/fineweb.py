@@ -14,11 +14,11 @@ import numpy as np
 import polars as pl
 import pyarrow as pa
 
+from curate.core.registry import STAGES, bounds
+from curate.core.rules import Rule
+from curate.core.stage import Scorer
 from curate.filters._text import PY_SPACE, TERMINAL_PUNCT_END, doc_frame, duplicate_stats
 from curate.filters.words import Splitter, spacy_english, split_words
-from curate.registry import STAGES, bounds
-from curate.rules import Rule
-from curate.stage import Scorer
 
 
 @dataclass

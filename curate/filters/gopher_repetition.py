@@ -20,12 +20,12 @@ import numpy as np
 import polars as pl
 import pyarrow as pa
 
+from curate.core.registry import STAGES, bounds
+from curate.core.rules import Rule
+from curate.core.stage import Scorer
 from curate.filters import words as _words
 from curate.filters._text import PY_SPACE_CHARS, doc_frame, duplicate_stats
 from curate.filters.words import Splitter, spacy_english, split_words
-from curate.registry import STAGES, bounds
-from curate.rules import Rule
-from curate.stage import Scorer
 
 _MIX = np.uint64(0x9E3779B97F4A7C15)
 _MULT = np.uint64(0xBF58476D1CE4E5B9)

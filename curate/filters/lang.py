@@ -18,11 +18,11 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
+from curate.core.errors import closest
+from curate.core.registry import STAGES, bounds
+from curate.core.rules import Rule
+from curate.core.stage import Scorer
 from curate.filters._text import text_series
-from curate.registry import STAGES, bounds
-from curate.rules import Rule
-from curate.stage import Scorer
-from curate.validate import closest
 
 log = logging.getLogger(__name__)
 # English names people write instead of ISO 639 codes, for the "did you mean" of an unknown code.

@@ -9,9 +9,9 @@ from typing import Literal
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from curate import schema
-from curate.registry import STAGES
-from curate.stage import Transform, with_rejections
+from curate.core import schema
+from curate.core.registry import STAGES
+from curate.core.stage import Transform, with_rejections
 
 # A run of spaces and tabs other than one space (see Normalize.process).
 _SPACE_RUN = r"[ \t]*\t[ \t]*| {2,}"

@@ -42,10 +42,10 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from curate import schema
+from curate.core import schema
+from curate.core.registry import STAGES
+from curate.core.stage import Transform, with_rejections
 from curate.filters._pii_patterns import PLACEHOLDERS, TYPES, checks, iban_ok, luhn_ok, redact
-from curate.registry import STAGES
-from curate.stage import Transform, with_rejections
 
 __all__ = ["PLACEHOLDERS", "TYPES", "Pii", "PiiParams", "iban_ok", "luhn_ok"]
 

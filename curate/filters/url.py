@@ -25,10 +25,10 @@ import numpy as np
 import polars as pl
 import pyarrow as pa
 
+from curate.core.registry import STAGES
+from curate.core.rules import Rule
+from curate.core.stage import Scorer
 from curate.io.files import atomic_save_npy
-from curate.registry import STAGES
-from curate.rules import Rule
-from curate.stage import Scorer
 
 log = logging.getLogger(__name__)
 ARCHIVE = "url_filterblacklistsv0_3_0.tar.gz"

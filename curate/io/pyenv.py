@@ -25,8 +25,8 @@ from dataclasses import dataclass, field
 
 import pyarrow as pa
 
+from curate.core.registry import SOURCES
 from curate.io.sources import BatchBuilder, Shard, Source, SourceParams
-from curate.registry import SOURCES
 
 LICENSE_NAMES = ("license", "licence", "copying", "notice")
 

@@ -15,7 +15,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from curate import schema
+from curate.core import schema
+from curate.core.registry import SOURCES
 from curate.io.sources import (
     DETAIL,
     BatchBuilder,
@@ -27,7 +28,6 @@ from curate.io.sources import (
     quarantine_file,
 )
 from curate.io.storage import open_input
-from curate.registry import SOURCES
 
 
 def open_binary(path: str) -> IO[bytes]:
@@ -394,7 +394,7 @@ def read_table(path: str, *, fmt: str = "jsonl", limit: int | None = None, **par
 
     Example: ``read_table("../shared/corpora/web/c4_en.jsonl.gz", limit=500)``.
     """
-    from curate.registry import build_params
+    from curate.core.registry import build_params
 
     cls = SOURCES.get(fmt)
     src = cls(build_params(cls.Params, {"path": path, "limit": limit, **params}, where=f"read_table({fmt})"))

@@ -19,7 +19,7 @@ from typing import Any, ClassVar, Literal
 
 import pyarrow as pa
 
-from curate import schema
+from curate.core import schema
 from curate.io import storage
 
 DETAIL = "detail"

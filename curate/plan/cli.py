@@ -26,7 +26,7 @@ def _number(text: str) -> int:
 
 
 def _plan(args: argparse.Namespace) -> int:
-    from curate.config import load_pipeline
+    from curate.pipeline.config import load_pipeline
     from curate.plan.model import format_plan, pilot_from_manifest, pipeline_stage_names, project
 
     cfg = load_pipeline(args.pipeline)

@@ -308,7 +308,7 @@ def format_plan(plan: Plan) -> str:
 def pipeline_stage_names(cfg: Any) -> tuple[list[str], bool]:
     """The registry names of a pipeline's stages in order (``read`` first; a ``filter:`` counts once),
     and whether MinHash runs with ``components: driver``."""
-    from curate.config import build_stages
+    from curate.pipeline.config import build_stages
 
     names: list[str] = ["read"]
     driver = False

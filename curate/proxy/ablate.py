@@ -29,14 +29,15 @@ from typing import Any
 import numpy as np
 import pyarrow.compute as pc
 
-from curate import schema
-from curate.context import PhaseError, RunContext
+from curate.core import schema
+from curate.core.errors import PhaseError
 from curate.io import runfiles
 from curate.io.files import atomic_write_json
 from curate.proxy import analysis, stats
 from curate.proxy.assemble import baseline_curve, read_curves
 from curate.proxy.config import ProxyConfig, Recipe, parse
 from curate.proxy.goodput import finite_or_none
+from curate.runtime.context import RunContext
 
 REPORT = "ablation/goodput.json"
 PREFIX = "without_"

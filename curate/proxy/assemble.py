@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from curate.context import PhaseError
+from curate.core.errors import PhaseError
 from curate.proxy import analysis, stats
 from curate.proxy.controls import controls_block, ladder_null_warning, ladder_planted_warning
 from curate.proxy.goodput import RecipeCurves, finite_or_none, goodput_report, value_at

@@ -61,9 +61,9 @@ def format_recipes(g: dict[str, Any]) -> str:
 
 
 def _handler(args: argparse.Namespace) -> int:
-    from curate.context import RunContext, load_manifest
-    from curate.engine import make_engine
+    from curate.core.engine import make_engine
     from curate.proxy.phase import run_phase
+    from curate.runtime.context import RunContext, load_manifest
 
     run_dir = Path(args.run_dir)
     manifest = load_manifest(run_dir)
@@ -106,9 +106,9 @@ def _section_of(args: argparse.Namespace, config: dict[str, Any]) -> dict[str, A
 
 
 def _ablate(args: argparse.Namespace) -> int:
-    from curate.context import RunContext, load_manifest
-    from curate.engine import make_engine
+    from curate.core.engine import make_engine
     from curate.proxy.ablate import format_table, run_ablation
+    from curate.runtime.context import RunContext, load_manifest
 
     run_dir = Path(args.run_dir)
     manifest = load_manifest(run_dir)
@@ -147,11 +147,12 @@ writes search.json and search/winner.yaml (docs/goodput.md, "Recipe search").
 def _search(args: argparse.Namespace) -> int:
     import yaml
 
-    from curate.context import PhaseError, RunContext, load_manifest
-    from curate.engine import make_engine
+    from curate.core.engine import make_engine
+    from curate.core.errors import PhaseError
     from curate.proxy.config import parse
     from curate.proxy.search import format_table, run_search
     from curate.proxy.searchspec import parse_search
+    from curate.runtime.context import RunContext, load_manifest
 
     run_dir = Path(args.run_dir)
     manifest = load_manifest(run_dir)

@@ -11,14 +11,14 @@ proxy:
                                  # a percentile band over kept/'s stored scores (Ankner et al. 2024)
     no_dedup: {from: kept, without_stages: [exact_dedup_v1]}   # kept ∪ rows that stage X rejected
     q: {from: kept, sweep: {column: gopher_quality_v1.word_count, min: [50, 100, 200]}}  # -> q@min=50, ...
-  model: proxy_tiny              # a ladder name (curate.proxy.model.LADDER)
+  model: proxy_tiny              # a ladder name (curate.instrument.model_config.LADDER)
   budget: 300000                 # T, training tokens per run
   seeds: 3                       # or a list, e.g. [0, 1, 2]
   tokenizer: {vocab_size: 2048, sample_chars: 2000000, seed: 0}   # or {path: path/to/tokenizer.json}
                                  # (optional sha256: pin); a fixed file keeps a corpus revision's runs
                                  # comparable (a retrained BPE renumbers every token: a new noise draw)
                                  # trained on raw rows drawn by xxh64(seed, id): layout- and recipe-free
-  eval_suite: web_targets        # a built-in target suite (curate.proxy.suites), before `eval:` entries
+  eval_suite: web_targets        # a built-in target suite (curate.instrument.suites), before `eval:` entries
   eval:                          # default: [{name: heldout, kind: heldout, holdout: 0.02}]
     - {name: heldout, kind: heldout, holdout: 0.02}        # a split of the raw input, by id hash: FIT, not quality
     - {name: wiki, kind: text, path: data/wiki.jsonl.gz, max_docs: 200, format: jsonl}
@@ -34,7 +34,7 @@ proxy:
                                  # the measured tokens-to-bpb curve every multiplier is read from
   ladder:                        # extra (model, budget[, seeds]) points; every recipe runs at each
     - {model: proxy_tiny, budget: 200000, seeds: 2}
-  train: {seq_len: 128, batch_size: 16, n_evals: 5, lr: 0.003}   # any curate.proxy.schedule.TrainConfig field
+  train: {seq_len: 128, batch_size: 16, n_evals: 5, lr: 0.003}   # any curate.instrument.train_config.TrainConfig field
   cpus_per_run: 1                # Ray resources per run; on CPU, runs queue for cores
   gpu_fraction: 0.25             # num_gpus per run when CUDA is present (runs share a GPU)
   n_boot: 1000                   # bootstrap resamples for the CIs
@@ -49,9 +49,11 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
-from curate.context import PhaseError
+from curate.core.errors import PhaseError
+from curate.instrument.evalsets import EvalSpec
+from curate.instrument.model_config import LADDER
+from curate.instrument.train_config import TrainConfig
 from curate.proxy.entries import (
-    EvalSpec,
     LadderPoint,
     Recipe,
     check_keys,
@@ -60,8 +62,6 @@ from curate.proxy.entries import (
     parse_recipes,
 )
 from curate.proxy.errors import ProxyConfigError
-from curate.proxy.model import LADDER
-from curate.proxy.schedule import TrainConfig
 
 # CPU-sized defaults (the demo): 2 recipes x 3 seeds of proxy_tiny on 300k tokens each.
 CPU_TRAIN: dict[str, Any] = {"seq_len": 128, "batch_size": 16, "n_evals": 5}

@@ -13,18 +13,19 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from curate import schema
-from curate.context import PhaseError, RunContext
-from curate.io import runfiles
-from curate.proxy.config import ProxyConfig, Recipe
-from curate.proxy.shards import (
+from curate.core import schema
+from curate.core.errors import PhaseError
+from curate.core.stage import Resources
+from curate.instrument.shards import (
     SHARD_FILES,
     ShardJob,
     concat_shards,
     shard_jobs,
     subsample_shard,
 )
-from curate.stage import Resources
+from curate.io import runfiles
+from curate.proxy.config import ProxyConfig, Recipe
+from curate.runtime.context import RunContext
 
 if TYPE_CHECKING:
     pass

@@ -7,9 +7,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from curate.context import PhaseError
+from curate.core.errors import PhaseError
+from curate.instrument.evalsets import EvalSpec
+from curate.instrument.model_config import LADDER
 from curate.proxy.errors import ProxyConfigError
-from curate.proxy.model import LADDER
 
 RECIPE_KEYS = ["from", "select", "without_stages", "sweep"]
 EVAL_KEYS = ["name", "kind", "holdout", "path", "source", "max_docs", "max_items", "format"]
@@ -26,23 +27,6 @@ class Recipe:
     source: str = "kept"
     rules: list[dict[str, Any]] = field(default_factory=list)
     without_stages: list[str] = field(default_factory=list)
-
-
-@dataclass
-class EvalSpec:
-    """One eval set. ``kind``: ``text`` (reference documents from ``path``, or the rows of input source
-    ``source``, which are then held out of every recipe), ``choice`` (benchmark items from ``path``,
-    :mod:`curate.proxy.choice`) or ``heldout`` (an id-hash split of the raw input: fit to the raw
-    distribution, never a quality target)."""
-
-    name: str
-    kind: str = "text"
-    holdout: float | None = None
-    path: str | None = None
-    source: str | None = None
-    max_docs: int | None = None
-    max_items: int | None = None
-    format: str = "jsonl"
 
 
 @dataclass(frozen=True)
@@ -109,7 +93,7 @@ def parse_recipes(raw: dict[str, Any]) -> list[Recipe]:
 
 
 def parse_eval_specs(raw: dict[str, Any]) -> list[EvalSpec]:
-    from curate.proxy.suites import suite
+    from curate.instrument.suites import suite
 
     entries: list[tuple[tuple[str | int, ...], Any]] = []
     if "eval_suite" in raw:

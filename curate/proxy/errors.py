@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from curate.context import PhaseError
+from curate.core.errors import PhaseError
 
 
 class ProxyConfigError(PhaseError):

@@ -13,15 +13,16 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from curate import schema
-from curate.context import PhaseError, RunContext
-from curate.io.files import atomic_save_npy, atomic_write_json, repo_path, sha256_file
-from curate.proxy import evalsets
-from curate.proxy.config import ProxyConfig
-from curate.proxy.shards import (
+from curate.core import schema
+from curate.core.errors import PhaseError
+from curate.instrument import evalsets
+from curate.instrument.shards import (
     text_hashes,
     write_shard,
 )
+from curate.io.files import atomic_save_npy, atomic_write_json, repo_path, sha256_file
+from curate.proxy.config import ProxyConfig
+from curate.runtime.context import RunContext
 
 if TYPE_CHECKING:
     pass
@@ -61,7 +62,7 @@ def tokenizer_sample(
 def tokenizer_for(
     ctx: RunContext, cfg: ProxyConfig, exclude: set[int], sources: list[str], pdir: Path
 ) -> tuple[Any, dict[str, Any]]:
-    from curate.proxy.tokenizer import ProxyTokenizer, train_bpe
+    from curate.instrument.tokenizer import ProxyTokenizer, train_bpe
 
     dest = pdir / "tokenizer.json"
     info_path = pdir / "tokenizer.info.json"
@@ -137,7 +138,7 @@ def eval_sets(
 ) -> tuple[list[evalsets.EvalData], np.ndarray, dict[str, int], list[dict[str, Any]]]:
     """Step 1: the eval sets, their exact-text hashes and 13-gram index (the decontamination keys), and
     the scorer overlaps; a recipe selecting with a model trained on a headline eval set is refused."""
-    from curate.target.disjoint import recheck
+    from curate.targeting.disjoint import recheck
 
     evals = evalsets.load(ctx, cfg.eval, cfg.eval_chars)
     for e in evals:
@@ -169,7 +170,7 @@ def eval_shards(
 ) -> tuple[dict[str, str], dict[str, str]]:
     """The eval sets tokenized once for every run: token shards of text sets, scoring rows of choice
     sets; returns ``(eval_prefixes, choice_paths)`` by set name."""
-    from curate.proxy.choice import build_rows
+    from curate.instrument.choice import build_rows
 
     eval_prefixes, choice_paths = {}, {}
     for e in evals:

@@ -2,7 +2,7 @@
 
 Steps (each resumable: finished shards and finished runs are never redone):
 
-1. Eval sets (``proxy.eval`` / ``proxy.eval_suite``, :mod:`curate.proxy.evalsets`): ``text`` documents,
+1. Eval sets (``proxy.eval`` / ``proxy.eval_suite``, :mod:`curate.instrument.evalsets`): ``text`` documents,
    ``choice`` benchmark items, ``heldout`` id-hash splits of the raw input. Every recipe drops documents
    equal to an eval document (xxh64 of normalised text) or sharing a word 13-gram with an eval set.
 2. Tokenizer: ``proxy.tokenizer.path``, or a byte-level BPE trained on raw rows drawn by
@@ -27,11 +27,18 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from curate.context import PhaseError, RunContext
+from curate.core.errors import PhaseError
+from curate.core.stage import Resources
+from curate.instrument import evalsets
+from curate.instrument.runs import RunItem, run_one
+from curate.instrument.shards import (
+    SHARD_FILES,
+    read_hids,
+    read_shard,
+)
 from curate.io import runfiles
 from curate.io.stage import Mirror
 from curate.io.storage import Location
-from curate.proxy import evalsets
 from curate.proxy.config import ProxyConfig, Recipe, parse
 from curate.proxy.data import (
     PLANTED_DEFAULT,
@@ -40,17 +47,11 @@ from curate.proxy.data import (
     training_data,
 )
 from curate.proxy.inputs import check_spec, eval_sets, eval_shards, tokenizer_for, write_json
-from curate.proxy.runs import RunItem, run_one
-from curate.proxy.shards import (
-    SHARD_FILES,
-    read_hids,
-    read_shard,
-)
-from curate.stage import Resources
+from curate.runtime.context import RunContext
 
 if TYPE_CHECKING:
+    from curate.instrument.tokenizer import ProxyTokenizer
     from curate.io.stage import RemoteRoot
-    from curate.proxy.tokenizer import ProxyTokenizer
 
 log = logging.getLogger(__name__)
 
@@ -132,7 +133,7 @@ def stream_sharing(items: list[RunItem], baseline: str, point: str) -> dict[str,
     """Per recipe, the share of its stream's first ``T`` tokens (at each seed of ``point``) that come from
     documents the baseline's stream also reads within its first ``T`` tokens: how much of the two runs'
     data is common (common random numbers; 1.0 for the baseline itself)."""
-    from curate.proxy.evaluate import DocStream
+    from curate.instrument.evaluate import DocStream
 
     def docs(it: RunItem) -> dict[int, int]:
         toks, idx, _ = read_shard(it.train_prefix)

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from curate.context import RunContext
 from curate.proxy.config import ProxyConfig, parse
 from curate.proxy.measure import measure
+from curate.runtime.context import RunContext
 
 
 def follow_ups(ctx: RunContext, cfg: ProxyConfig) -> dict[str, Any]:

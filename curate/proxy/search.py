@@ -40,9 +40,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from curate.context import PhaseError, RunContext
+from curate.core.errors import PhaseError
 from curate.io.files import atomic_write_json, atomic_write_text
 from curate.proxy.searchspec import SearchSpec, candidate_recipe
+from curate.runtime.context import RunContext
 
 
 def successive_halving(
@@ -183,7 +184,7 @@ def _stage_name(entry: Any) -> str | None:
         return None
     if entry.get("label"):
         return str(entry["label"])
-    from curate.config import STAGE_KEYS
+    from curate.pipeline.config import STAGE_KEYS
 
     return next((str(entry[k]) for k in STAGE_KEYS if isinstance(entry.get(k), str)), None)
 

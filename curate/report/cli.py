@@ -7,7 +7,7 @@ import logging
 from pathlib import Path
 from typing import Any
 
-from curate.context import PhaseError
+from curate.core.errors import PhaseError
 
 EXAMPLE = """example:
   curate report runs/demo

@@ -21,9 +21,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from curate import schema
-from curate.context import load_manifest
+from curate.core import schema
 from curate.io import runfiles
+from curate.runtime.context import load_manifest
 
 log = logging.getLogger(__name__)
 
@@ -133,7 +133,7 @@ def _is_numeric(t: pa.DataType) -> bool:
 
 def removing_columns(manifest: dict[str, Any]) -> dict[str, int]:
     """Score column -> documents its select rules removed (only columns that removed any)."""
-    from curate.summary import deciding_columns
+    from curate.runtime.manifest import deciding_columns
 
     by_reason = manifest.get("removed_by_reason") or {}
     out: dict[str, int] = {}

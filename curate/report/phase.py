@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from curate.context import PhaseError, RunContext
+from curate.core.errors import PhaseError
 from curate.report.build import build_report_with_headline
+from curate.runtime.context import RunContext
 
 KEYS = {"examples_per_reason": int, "bins": int}
 

@@ -27,10 +27,10 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from curate import schema
-from curate.registry import STAGES
-from curate.select import Rule
-from curate.stage import Scorer
+from curate.core import schema
+from curate.core.registry import STAGES
+from curate.core.select import Rule
+from curate.core.stage import Scorer
 
 _MULT = np.uint64(0x9E3779B97F4A7C15)
 _END = r"[.!?…\"'”’»)\]]$"

@@ -25,10 +25,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from curate import schema
-from curate.registry import STAGES, bounds
+from curate.core import schema
+from curate.core.registry import STAGES, bounds
+from curate.core.stage import GlobalStage, with_rejections
 from curate.scorers.minhash_local import band_keys, is_empty, minhash_signatures
-from curate.stage import GlobalStage, with_rejections
 
 
 @dataclass

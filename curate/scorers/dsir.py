@@ -4,7 +4,7 @@ Features: the lower-cased ``\\w+`` words of a document (the dedup tokenizer,
 :func:`curate.dedup._common.word_hashes`), as unigrams and bigrams, hashed into ``buckets`` bins
 (default ``2^16``; unigrams and bigrams share the bins, as in DSIR). Two bag-of-words models are fitted,
 one on the *target sample* and one on a sample of the *raw input* (``target:`` in the pipeline,
-:mod:`curate.target`), with add-one (Laplace) smoothing:
+:mod:`curate.targeting`), with add-one (Laplace) smoothing:
 
     p(f) = (count(f) + 1) / (total + buckets)
 
@@ -41,12 +41,12 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from curate import schema
+from curate.core import schema
+from curate.core.registry import STAGES, bounds
+from curate.core.rules import Rule
+from curate.core.stage import Resources, Scorer
 from curate.io.files import atomic_save_npz, atomic_write_json
-from curate.registry import STAGES, bounds
-from curate.rules import Rule
-from curate.stage import Resources, Scorer
-from curate.target.fitted import TargetFitted, TargetSample
+from curate.targeting.fitted import TargetFitted, TargetSample
 
 DEFAULT_BUCKETS = 1 << 16
 # Odd 64-bit multiplier that mixes the first word of a bigram before adding the second.

@@ -13,10 +13,10 @@ from typing import Any, ClassVar
 import numpy as np
 import pyarrow as pa
 
-from curate import schema
-from curate.registry import STAGES, bounds
-from curate.rules import Rule
-from curate.stage import Resources, Scorer
+from curate.core import schema
+from curate.core.registry import STAGES, bounds
+from curate.core.rules import Rule
+from curate.core.stage import Resources, Scorer
 
 
 def resolve_model_path(path: str) -> str:

@@ -23,10 +23,10 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from curate import schema
-from curate.registry import STAGES
-from curate.rules import Rule
-from curate.stage import Resources, Scorer
+from curate.core import schema
+from curate.core.registry import STAGES
+from curate.core.rules import Rule
+from curate.core.stage import Resources, Scorer
 
 
 @dataclass
@@ -71,8 +71,8 @@ class Perplexity(Scorer):
         import torch
         from transformers import LlamaForCausalLM
 
-        from curate.integrity import verify_folder
-        from curate.proxy.tokenizer import ProxyTokenizer
+        from curate.instrument.tokenizer import ProxyTokenizer
+        from curate.io.integrity import verify_folder
 
         if not self.params.model:
             raise ValueError("perplexity_v1: params.model (a proxy model folder) is required")
@@ -89,7 +89,7 @@ class Perplexity(Scorer):
     def score(self, table: pa.Table) -> dict[str, Any]:
         import torch
 
-        from curate.proxy.fused_ce import linear_nll
+        from curate.instrument.fused_ce import linear_nll
 
         self.ensure_setup()
         p, tok = self.params, self._tok

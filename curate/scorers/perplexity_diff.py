@@ -1,7 +1,7 @@
 """``perplexity_diff_v1``: Moore-Lewis cross-entropy difference toward a target (Moore & Lewis 2010).
 
-Two tiny proxy LMs are trained by ``curate`` itself (:class:`curate.proxy.train.Run`, the proxy phase's
-trainer) with one byte-level BPE (:func:`curate.proxy.tokenizer.train_bpe`, trained on both samples):
+Two tiny proxy LMs are trained by ``curate`` itself (:class:`curate.instrument.train.Run`, the proxy phase's
+trainer) with one byte-level BPE (:func:`curate.instrument.tokenizer.train_bpe`, trained on both samples):
 one on the pipeline's target sample, one on the raw-input sample, same size, budget and seed. A
 document's score is
 
@@ -27,12 +27,12 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from curate import schema
-from curate.registry import STAGES, bounds
-from curate.rules import Rule
+from curate.core import schema
+from curate.core.registry import STAGES, bounds
+from curate.core.rules import Rule
+from curate.core.stage import Resources, Scorer
 from curate.scorers.perplexity import Perplexity, PerplexityParams
-from curate.stage import Resources, Scorer
-from curate.target.fitted import TargetFitted, TargetSample
+from curate.targeting.fitted import TargetFitted, TargetSample
 
 ROLES = ("target", "raw")
 
@@ -65,7 +65,7 @@ class PerplexityDiff(TargetFitted, Scorer):
     _unpicklable = ("_models",)
 
     def validate(self) -> None:
-        from curate.proxy.model import LADDER
+        from curate.instrument.model_config import LADDER
 
         if self.params.size not in LADDER:
             raise ValueError(f"size: {self.params.size!r}; valid sizes: {', '.join(LADDER)}")
@@ -75,7 +75,7 @@ class PerplexityDiff(TargetFitted, Scorer):
         return ["diff", "bpb_target", "bpb_raw"]
 
     def train_config(self, seed: int) -> Any:
-        from curate.proxy.schedule import TrainConfig
+        from curate.instrument.train_config import TrainConfig
 
         p = self.params
         return TrainConfig(
@@ -97,9 +97,9 @@ class PerplexityDiff(TargetFitted, Scorer):
     def fit(self, sample: TargetSample, out_dir: Path) -> str:
         import torch
 
-        from curate.proxy.shards import read_shard, write_shard
-        from curate.proxy.tokenizer import train_bpe
-        from curate.proxy.train import Run
+        from curate.instrument.shards import read_shard, write_shard
+        from curate.instrument.tokenizer import train_bpe
+        from curate.instrument.train import Run
 
         tok = train_bpe(sample.target_texts + sample.raw_texts, vocab_size=self.params.vocab_size)
         tok.save(out_dir / "tokenizer.json")

@@ -21,9 +21,9 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from curate import schema
-from curate.registry import STAGES
-from curate.stage import Resources, Transform, with_rejections
+from curate.core import schema
+from curate.core.registry import STAGES
+from curate.core.stage import Resources, Transform, with_rejections
 
 log = logging.getLogger(__name__)
 
@@ -42,7 +42,7 @@ class SynthesizeParams:
     through ``seed``). ``batch_size`` prompts per ``generate`` call, sorted by length to limit padding.
     ``device``: ``auto`` (CUDA when present), ``cpu`` or ``cuda``; ``num_gpus`` is what each worker
     asks the engine for (fractions share a GPU). ``verify``: check the folder against its
-    ``curate-manifest.json`` (sha256 of every file; ``python -m curate.integrity FOLDER`` writes it)
+    ``curate-manifest.json`` (sha256 of every file; ``python -m curate.io.integrity FOLDER`` writes it)
     before loading; ``false`` loads an unchecked folder -- a security trade-off: a swapped or tampered
     weight file would then be deserialized as is.
     """
@@ -96,7 +96,7 @@ class Synthesize(Transform):
         import torch
         from transformers import AutoModelForCausalLM, AutoTokenizer
 
-        from curate.integrity import verify_folder
+        from curate.io.integrity import verify_folder
 
         p: SynthesizeParams = self.params
         if p.verify:

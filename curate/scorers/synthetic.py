@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from curate import schema
-from curate.registry import STAGES
+from curate.core import schema
+from curate.core.registry import STAGES
+from curate.core.select import Rule
 from curate.scorers.fasttext_quality import FastTextParams, FastTextScorer
-from curate.select import Rule
 
 
 @dataclass

@@ -16,9 +16,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from curate.registry import STAGES, bounds
+from curate.core.registry import STAGES, bounds
 from curate.scorers.fasttext_quality import FastTextParams, FastTextScorer, resolve_model_path
-from curate.target.fitted import TargetFitted, TargetSample
+from curate.targeting.fitted import TargetFitted, TargetSample
 
 
 @dataclass

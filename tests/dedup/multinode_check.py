@@ -22,10 +22,10 @@ from tests.helpers import make_table
 def main() -> None:
     from ray.cluster_utils import Cluster
 
+    from curate.core.engine import InlineEngine, RayEngine
     from curate.dedup.exact import ExactDedup
     from curate.dedup.lines import LineDedup
     from curate.dedup.minhash import MinhashDedup, MinhashParams
-    from curate.engine import InlineEngine, RayEngine
 
     rng = np.random.default_rng(0)
     words = [f"w{i}" for i in range(300)]

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from curate.core.registry import STAGES
 from curate.dedup.exact import ExactDedup, ExactParams
-from curate.registry import STAGES
 from tests.dedup.dedup_helpers import column, run_global, split
 from tests.helpers import make_table
 

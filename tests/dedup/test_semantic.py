@@ -7,10 +7,10 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from curate.config import build_stages, parse_pipeline
+from curate.core.registry import STAGES
 from curate.dedup._embed import HashEmbedder
 from curate.dedup.semantic import SemanticDedup, SemanticParams, _earliest_similar, kmeans
-from curate.registry import STAGES
+from curate.pipeline.config import build_stages, parse_pipeline
 from tests.dedup.dedup_helpers import column, run_global, split
 from tests.helpers import make_table
 

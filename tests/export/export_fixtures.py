@@ -8,8 +8,8 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from curate.context import RunContext
-from curate.engine import InlineEngine
+from curate.core.engine import InlineEngine
+from curate.runtime.context import RunContext
 
 TEXTS = [
     "The quick brown fox jumps over the lazy dog.",
@@ -27,7 +27,7 @@ TEXTS = [
 
 def train_tokenizer(path: Path, texts: list[str], vocab_size: int = 400) -> Path:
     """A byte-level BPE with <|endoftext|>, trained on ``texts`` (round-trips any UTF-8 text)."""
-    from curate.proxy.tokenizer import train_bpe
+    from curate.instrument.tokenizer import train_bpe
 
     return train_bpe(texts, vocab_size=vocab_size, min_frequency=0).save(path)
 

@@ -10,7 +10,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from curate.context import PhaseError
+from curate.core.errors import PhaseError
 from curate.export import cli
 from curate.export.exporter import ExportOptions, verify_export
 from curate.export.phase import run_phase

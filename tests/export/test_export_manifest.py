@@ -9,7 +9,7 @@ import shutil
 import numpy as np
 import pytest
 
-from curate.context import PhaseError
+from curate.core.errors import PhaseError
 from curate.export.exporter import verify_export
 from curate.export.phase import run_phase
 from tests.export.export_fixtures import make_ctx

@@ -10,8 +10,8 @@ from typing import Any
 
 import pyarrow as pa
 
-from curate import schema
-from curate.stage import RowStage, Scorer, Transform
+from curate.core import schema
+from curate.core.stage import RowStage, Scorer, Transform
 
 
 def run_filter(stage: Scorer | Transform, table: pa.Table) -> list[str | None]:

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from curate import schema
+from curate.core import schema
+from curate.core.registry import STAGES
 from curate.filters.c4 import C4Lines, C4Quality
 from curate.filters.fineweb import FineWebQuality
 from curate.filters.gopher_quality import GopherQuality
 from curate.filters.gopher_repetition import GopherRepetition
 from curate.filters.words import words_lists
-from curate.registry import STAGES
 from tests.helpers import make_table
 
 GOOD = (

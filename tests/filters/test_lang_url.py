@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pyarrow as pa
 
-from curate import schema
+from curate.core import schema
+from curate.core.select import Select
 from curate.filters.lang import LanguageId, LanguageParams
 from curate.filters.url import UrlFilter
-from curate.select import Select
 from tests.helpers import make_table
 
 

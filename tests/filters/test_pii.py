@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from curate import schema
-from curate.config import build_stages, parse_pipeline
+from curate.core import schema
+from curate.core.registry import STAGES
 from curate.filters.pii import TYPES, Pii, PiiParams, iban_ok, luhn_ok
-from curate.registry import STAGES
+from curate.pipeline.config import build_stages, parse_pipeline
 from tests.helpers import make_table
 
 

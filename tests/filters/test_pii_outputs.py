@@ -16,7 +16,7 @@ import pyarrow as pa
 import pytest
 
 from benchmarks.pii_labelled import build
-from curate import schema
+from curate.core import schema
 from curate.filters import _pii_patterns as pp
 from curate.filters.pii import TYPES, Pii, PiiParams
 

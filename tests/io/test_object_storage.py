@@ -15,10 +15,10 @@ from pathlib import Path
 
 import pytest
 
-from curate.config import parse_pipeline
-from curate.engine import InlineEngine
+from curate.core.engine import InlineEngine
 from curate.io.storage import Location, StorageError, redact
-from curate.runner import run_pipeline
+from curate.pipeline.config import parse_pipeline
+from curate.runtime.runner import run_pipeline
 from tests.helpers import S3_KEY_ID, S3_SECRET, slow_main
 from tests.io.s3_runs import pipeline, s3_json, write_inputs
 
@@ -92,7 +92,7 @@ def test_s3_resume_redoes_uncommitted_and_truncated_parts(s3, tmp_path: Path, mo
     fs.rm_file(f"{run}/_work/s0/done-00001.json")
     part = sorted(fs.glob(f"{run}/_work/s0/p00002-*.parquet"))[0]
     fs.pipe_file(part, fs.cat_file(part)[:100])
-    with caplog.at_level(logging.WARNING, logger="curate.runner"):
+    with caplog.at_level(logging.WARNING, logger="curate.runtime.runner"):
         again = run_pipeline(cfg, out, engine=InlineEngine(progress=False))
     assert outputs(again) == outputs(whole)
     assert "missing or of another size; redoing unit 00002" in caplog.text

@@ -8,9 +8,10 @@ from pathlib import Path
 import pytest
 
 import curate
-from curate.config import ConfigError, load_pipeline
+from curate.core.errors import ConfigError
 from curate.io import paths
 from curate.io.sources import SourceError
+from curate.pipeline.config import load_pipeline
 
 LONG = " ".join(["the quick brown fox jumps over the lazy dog and then it runs home"] * 8)
 
@@ -73,10 +74,9 @@ def test_target_and_eval_paths_follow_the_same_rule(tmp_path: Path, monkeypatch)
     with pytest.raises(ConfigError) as e:
         load_pipeline(pipe)
     assert str(e.value) == f"{pipe}:5: target.path: {tmp_path / 'gone.jsonl'}: no such file or directory"
-    from curate.context import PhaseError
-    from curate.proxy.config import EvalSpec
-    from curate.proxy.evalsets import eval_file
-    from curate.proxy.suites import resolve
+    from curate.core.errors import PhaseError
+    from curate.instrument.evalsets import EvalSpec, eval_file
+    from curate.instrument.suites import resolve
 
     assert resolve("t.jsonl", str(pipe)) == tmp_path / "pipes" / "t.jsonl"
     spec = EvalSpec(name="e", kind="text", path="e.jsonl")

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from curate import schema
+from curate.core import schema
 from curate.io.pyenv import PythonEnvParams, PythonEnvSource, _walk_defs
 
 LONG = "Explains what this object does, at length. " * 6  # 258 characters: over min_chars (200)

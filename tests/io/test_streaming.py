@@ -12,11 +12,11 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from curate.config import parse_pipeline
-from curate.engine import InlineEngine
+from curate.core.engine import InlineEngine
 from curate.io import runfiles
-from curate.phases import run_phases
-from curate.runner import run_pipeline
+from curate.pipeline.config import parse_pipeline
+from curate.runtime.phases import run_phases
+from curate.runtime.runner import run_pipeline
 from tests.io.s3_runs import pipeline, s3_json, write_inputs
 
 

@@ -8,8 +8,9 @@ import json
 import numpy as np
 import pytest
 
-from curate.context import PhaseError, RunContext
+from curate.core.errors import PhaseError
 from curate.proxy.ablate import ablation_section, format_table, removed_by_stage, run_ablation
+from curate.runtime.context import RunContext
 from tests.proxy.toy import doc, tiny_section, write_kept, write_rejected
 
 SECTION = tiny_section(ladder=[{"model": "proxy_tiny", "budget": 32 * 4 * 4}])

@@ -10,9 +10,10 @@ import numpy as np
 import pyarrow.parquet as pq
 import pytest
 
-from curate.context import PhaseError, RunContext
+from curate.core.errors import PhaseError
 from curate.proxy.config import parse
 from curate.proxy.phase import run_phase
+from curate.runtime.context import RunContext
 from tests.proxy.toy import WORDS, write_kept, write_rejected
 
 
@@ -69,7 +70,7 @@ def _section(run_dir):
 @pytest.fixture(scope="module")
 def phase_run(tmp_path_factory):
     """One phase run shared by the tests of this module (training is the slow part)."""
-    from curate.engine import InlineEngine
+    from curate.core.engine import InlineEngine
 
     run_dir, kept = _run_dir(tmp_path_factory.mktemp("run"))
     out = run_phase(_ctx(run_dir, InlineEngine(progress=False), _section(run_dir)))
@@ -229,7 +230,7 @@ def test_phase_writes_goodput_json_and_resumes_without_retraining(phase_run, inl
 
 def test_tokenizer_sample_ignores_file_layout(tmp_path):
     """The same raw rows split into other files (another stage list's layout) train the same BPE."""
-    from curate.engine import InlineEngine
+    from curate.core.engine import InlineEngine
     from curate.proxy.config import parse as parse_cfg
     from curate.proxy.inputs import tokenizer_for as _tokenizer
 
@@ -259,7 +260,7 @@ def test_a_tokenizer_file_is_used_as_it_is_and_its_pin_is_checked(tmp_path):
     """``tokenizer.path``: two corpora that differ in one document train different BPEs, but with a file
     both runs tokenize alike (the demo's stability rests on this); a wrong ``sha256`` pin is refused, and
     a relative path is found from the repository root as ``models/`` is."""
-    from curate.engine import InlineEngine
+    from curate.core.engine import InlineEngine
     from curate.io.files import sha256_file
     from curate.proxy.config import parse as parse_cfg
     from curate.proxy.inputs import tokenizer_for as _tokenizer
@@ -496,9 +497,9 @@ def test_a_recipes_select_applies_to_the_rows_without_stages_adds(tmp_path):
     issue-13 classifier recipe at ``min_quantile: 0.5`` trained on 93% of the input)."""
     import pyarrow as pa
 
+    from curate.instrument.shards import select_rows
     from curate.proxy.config import Recipe
     from curate.proxy.data import recipe_jobs as _recipe_jobs
-    from curate.proxy.shards import select_rows
 
     (tmp_path / "kept").mkdir()
     (tmp_path / "rejected").mkdir()

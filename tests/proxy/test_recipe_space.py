@@ -10,11 +10,12 @@ import pyarrow.parquet as pq
 import pytest
 
 from curate.api import run
-from curate.context import PhaseError, RunContext, load_manifest
+from curate.core.errors import PhaseError
+from curate.instrument.shards import ShardJob, select_rows
 from curate.proxy.ablate import _why_skipped, ablation_section, removed_by_stage, run_ablation
 from curate.proxy.config import ProxyConfigError, parse
 from curate.proxy.searchspec import candidate_recipe, parse_search
-from curate.proxy.shards import ShardJob, select_rows
+from curate.runtime.context import RunContext, load_manifest
 
 BASE = (
     "The harbour town was rebuilt after the great fire of 1842. Merchants paid for new stone warehouses "

@@ -9,11 +9,11 @@ import numpy as np
 import pytest
 import yaml
 
-from curate.context import RunContext
 from curate.proxy.config import ProxyConfigError, parse
 from curate.proxy.phase import run_phase
 from curate.proxy.search import format_table, pareto, successive_halving
 from curate.proxy.searchspec import Rung, parse_search
+from curate.runtime.context import RunContext
 from tests.proxy.toy import tiny_section, write_kept, write_rejected
 
 # bpb(t) = a + c / sqrt(t): "fast" leads at short budgets, "best" has the lowest bpb at the full budget.
@@ -116,7 +116,7 @@ SECTION = tiny_section(
 
 @pytest.fixture(scope="module")
 def search_run(tmp_path_factory):
-    from curate.engine import InlineEngine
+    from curate.core.engine import InlineEngine
 
     d = tmp_path_factory.mktemp("run")
     rng = np.random.default_rng(0)

@@ -22,11 +22,11 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from curate import schema
+from curate.core import schema
+from curate.core.registry import STAGES
+from curate.core.stage import Scorer
 from curate.dedup.exact import ExactDedup, ExactParams
 from curate.dedup.minhash import MinhashDedup, MinhashParams
-from curate.registry import STAGES
-from curate.stage import Scorer
 
 
 def stall_once(pid_file: str, sleep_s: float) -> bool:

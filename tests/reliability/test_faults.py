@@ -27,9 +27,9 @@ import psutil
 import pyarrow.parquet as pq
 import pytest
 
-from curate.config import parse_pipeline
-from curate.engine import InlineEngine
-from curate.runner import run_pipeline
+from curate.core.engine import InlineEngine
+from curate.pipeline.config import parse_pipeline
+from curate.runtime.runner import run_pipeline
 from tests.helpers import write_inputs
 from tests.reliability import fault_stages  # noqa: F401  (registers the fault_* test stages)
 

@@ -19,12 +19,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from curate import schema
-from curate.engine import InlineEngine
+from curate.core import schema
+from curate.core.engine import InlineEngine
+from curate.core.registry import SOURCES, STAGES, build_params
+from curate.core.stage import GlobalStage, RowStage
 from curate.io.sources import Shard
-from curate.registry import SOURCES, STAGES, build_params
-from curate.runner import ORDER, _with_order
-from curate.stage import GlobalStage, RowStage
+from curate.runtime.runner import ORDER, _with_order
 
 FUZZ = settings(
     max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large]
@@ -203,8 +203,8 @@ MODEL_STAGES = ("dsir_v1", "target_classifier_v1", "perplexity_diff_v1", "perple
 def model_params(tmp_path_factory) -> dict[str, dict]:
     import numpy as np
 
-    from curate.target.fitted import TargetSample
-    from curate.target.prepare import fit_stages, write_jsonl
+    from curate.targeting.fitted import TargetSample
+    from curate.targeting.prepare import fit_stages, write_jsonl
     from tests.proxy.toy import WORDS
     from tests.scorers.tiny_lm import build_tiny_lm
 

@@ -4,7 +4,7 @@ of its own, with a private /tmp and HOME), the run directory and the input in a 
 Everything one node writes for another must then go through the run directory's storage or through
 Ray: the global stages' key tables, shuffle outputs, drop lists and pickled state (under ``_work/`` in
 the bucket, :mod:`curate.io.scratch`), and the target-aware scorers' fits (uploaded to ``target/`` in
-the bucket, fetched by the workers: ``curate.target.fitted.fetch_folder``). A worker that read a path
+the bucket, fetched by the workers: ``curate.targeting.fitted.fetch_folder``). A worker that read a path
 only the driver's disk has would fail here (it did, before: the key tables went to the driver's
 ``~/.cache/curate/stage``). The output equals the inline run's, digest for digest.
 """
@@ -19,9 +19,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from curate.config import parse_pipeline
-from curate.engine import InlineEngine
-from curate.runner import run_pipeline
+from curate.core.engine import InlineEngine
+from curate.pipeline.config import parse_pipeline
+from curate.runtime.runner import run_pipeline
 from tests.helpers import slow_main
 from tests.ray_cluster import on_head, remove_worker_when
 from tests.reliability.private_nodes import cluster_run, outputs, start_private_cluster
@@ -137,8 +137,8 @@ import sys, time, uuid
 import ray
 from curate.io.readers import JsonlSource
 from curate.io.storage import Location
-from curate.registry import SOURCES, STAGES
-from curate.stage import Transform
+from curate.core.registry import SOURCES, STAGES
+from curate.core.stage import Transform
 
 def mark(url, **fields):
     fields["node"] = ray.get_runtime_context().get_node_id()

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from curate.config import ConfigError, parse_pipeline
+from curate.core.errors import ConfigError
+from curate.pipeline.config import parse_pipeline
 
 BASE = "name: t\ninput: {path: x.jsonl, format: jsonl}\nengine: {kind: ray, max_retries: %s}\n"
 

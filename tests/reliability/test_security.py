@@ -16,19 +16,20 @@ from pathlib import Path
 
 import pytest
 
-from curate.config import ConfigError, parse_pipeline
-from curate.context import PhaseError, RunContext
-from curate.engine import InlineEngine
-from curate.runner import run_pipeline
+from curate.core.engine import InlineEngine
+from curate.core.errors import ConfigError, PhaseError
+from curate.pipeline.config import parse_pipeline
+from curate.runtime.context import RunContext
+from curate.runtime.runner import run_pipeline
 
 ROOT = Path(__file__).resolve().parents[2]
 
 PROBE = r"""
 import json, os, sys
 sys.path.insert(0, sys.argv[1])
-from curate.netns import enter_private_network
+from curate.runtime.netns import enter_private_network
 isolated = enter_private_network() if sys.argv[2] == "private" else False
-from curate.engine import RayEngine
+from curate.core.engine import RayEngine
 from tests.reliability.listeners import listening_sockets
 engine = RayEngine(num_cpus=1, progress=False)
 assert engine.map(lambda x: -x, [1, 2]) == [-1, -2]
@@ -65,7 +66,7 @@ def _probe(mode: str) -> dict:
 def test_embedded_ray_in_private_netns_listens_on_loopback_only() -> None:
     got = _probe("private")
     if not got["isolated"]:
-        pytest.skip("unprivileged user namespaces are disabled on this host (see curate/netns.py)")
+        pytest.skip("unprivileged user namespaces are disabled on this host (see curate/runtime/netns.py)")
     names = {s["name"] for s in got["listening"]}
     assert {"gcs_server", "raylet"} <= names, got["listening"]  # the measurement sees Ray's servers
     outside = [s for s in got["listening"] if not _is_loopback(s["addr"])]
@@ -80,7 +81,7 @@ def test_embedded_ray_in_private_netns_listens_on_loopback_only() -> None:
     strict=True,
     reason="Ray 2.60 binds GCS, raylet and core-worker gRPC servers to the wildcard "
     "address even with _node_ip_address=127.0.0.1 (and some agents to the host's address); "
-    "only the private network namespace (curate.netns) keeps them off the network",
+    "only the private network namespace (curate.runtime.netns) keeps them off the network",
 )
 def test_embedded_ray_without_namespace_is_not_loopback_only() -> None:
     got = _probe("plain")
@@ -92,7 +93,7 @@ def test_embedded_ray_without_namespace_is_not_loopback_only() -> None:
 EGRESS_PROBE = r"""
 import json, os, socket, sys, urllib.request
 sys.path.insert(0, sys.argv[1])
-from curate.netns import enter_private_network
+from curate.runtime.netns import enter_private_network
 isolated = enter_private_network(egress=sys.argv[3] == "egress")
 host, port = sys.argv[2].rsplit("/", 1)[-1].split(":")
 try:
@@ -124,7 +125,7 @@ def test_the_private_namespace_reaches_object_storage_only_through_its_egress_he
     assert r.returncode == 0, r.stderr[-3000:]
     got = json.loads(r.stdout.strip().splitlines()[-1])
     if not got["isolated"]:
-        pytest.skip("unprivileged user namespaces are disabled on this host (see curate/netns.py)")
+        pytest.skip("unprivileged user namespaces are disabled on this host (see curate/runtime/netns.py)")
     assert got["direct"] is False  # the host's loopback is not this namespace's
     assert got["via_proxy"] == (200 if mode == "egress" else "URLError")
 
@@ -132,7 +133,7 @@ def test_the_private_namespace_reaches_object_storage_only_through_its_egress_he
 def test_enter_private_network_refuses_a_threaded_process() -> None:
     import threading
 
-    from curate.netns import ENV_FLAG, enter_private_network
+    from curate.runtime.netns import ENV_FLAG, enter_private_network
 
     if os.environ.get(ENV_FLAG) == "1":
         pytest.skip("this test process already runs in a private namespace")
@@ -164,7 +165,7 @@ stages:
         parse_pipeline(text)
     assert not marker.exists()
     with pytest.raises(ConfigError, match="not valid YAML"):
-        parse_pipeline("name: !!python/object:curate.engine.InlineEngine {}\ninput: {format: jsonl}\n")
+        parse_pipeline("name: !!python/object:curate.core.engine.InlineEngine {}\ninput: {format: jsonl}\n")
 
 
 @pytest.mark.parametrize(

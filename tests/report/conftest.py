@@ -21,11 +21,11 @@ from tests.report.report_run import DATA, pipeline_yaml, train_tokenizer, write_
 @pytest.fixture(scope="session")
 def base_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The finished run (pipeline + export), built once per session; tests copy it."""
-    from curate.config import parse_pipeline
-    from curate.context import RunContext
-    from curate.engine import InlineEngine
+    from curate.core.engine import InlineEngine
     from curate.export.phase import run_phase as export_phase
-    from curate.runner import run_pipeline
+    from curate.pipeline.config import parse_pipeline
+    from curate.runtime.context import RunContext
+    from curate.runtime.runner import run_pipeline
 
     root = tmp_path_factory.mktemp("report_run")
     write_inputs(root / "in")

@@ -14,8 +14,8 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from curate.registry import STAGES
-from curate.stage import Scorer
+from curate.core.registry import STAGES
+from curate.core.stage import Scorer
 
 DATA = Path(__file__).resolve().parent / "data"
 XSS = "<script>alert(1)</script>"
@@ -78,6 +78,6 @@ stages:
 
 
 def train_tokenizer(path: Path, texts: list[str]) -> Path:
-    from curate.proxy.tokenizer import train_bpe
+    from curate.instrument.tokenizer import train_bpe
 
     return train_bpe(texts, vocab_size=300, min_frequency=0).save(path)

@@ -10,9 +10,10 @@ from pathlib import Path
 import pytest
 
 from curate.cli import build_parser, main
-from curate.context import PhaseError, RunContext
-from curate.engine import InlineEngine
+from curate.core.engine import InlineEngine
+from curate.core.errors import PhaseError
 from curate.report.phase import run_phase
+from curate.runtime.context import RunContext
 from tests.report.report_run import pipeline_yaml, write_inputs
 
 
@@ -51,8 +52,8 @@ def test_phase_rejects_unknown_and_bad_keys(run_dir: Path) -> None:
 
 
 def test_runner_runs_the_report_phase(tmp_path: Path) -> None:
-    from curate.config import parse_pipeline
-    from curate.runner import run_pipeline
+    from curate.pipeline.config import parse_pipeline
+    from curate.runtime.runner import run_pipeline
 
     write_inputs(tmp_path / "in")
     cfg = parse_pipeline(pipeline_yaml(tmp_path / "in", extra="report: {bins: 10}\n"))

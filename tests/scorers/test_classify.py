@@ -17,15 +17,15 @@ import yaml
 from curate.classify import (
     ClassifierRecipe,
     LabelledSource,
-    ModelIntegrityError,
     fasttext_text,
     load_recipe,
     roc_auc,
     train_classifier,
 )
-from curate.registry import STAGES, build_params
+from curate.core.registry import STAGES, build_params
+from curate.core.select import Rule, Select
+from curate.io.integrity import ModelIntegrityError
 from curate.scorers.fasttext_quality import FastTextParams, FastTextQuality
-from curate.select import Rule, Select
 from tests.helpers import make_table
 
 GOOD = [

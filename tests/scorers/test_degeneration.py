@@ -8,8 +8,8 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
+from curate.core.select import Select
 from curate.scorers.degeneration import Degeneration, DegenerationParams, degeneration_signals
-from curate.select import Select
 from tests.helpers import make_table
 
 TEXTS = [

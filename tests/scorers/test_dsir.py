@@ -19,7 +19,7 @@ from curate.scorers.dsir import (
     importance_resample,
     top_k,
 )
-from curate.target.fitted import TargetSample
+from curate.targeting.fitted import TargetSample
 
 TARGET = ["apple banana", "apple apple"]
 RAW = ["banana cherry", "cherry cherry", "cherry"]

@@ -7,9 +7,9 @@ import pytest
 import yaml
 
 from curate.classify import ClassifierRecipe, LabelledSource, train_classifier
+from curate.core.registry import STAGES, build_params
 from curate.io.files import sha256_file
 from curate.io.readers import read_table
-from curate.registry import STAGES, build_params
 from tests.helpers import ROOT, corpora_path, make_table
 
 MODELS = ROOT / "models"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from curate.integrity import write_folder_manifest
+from curate.io.integrity import write_folder_manifest
 
 CORPUS = ["the cat sat on the mat.", "the dog sat on the log.", "a cat and a dog sat on the mat."]
 

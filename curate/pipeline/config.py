@@ -1,0 +1,396 @@
+"""Pipeline YAML → typed config, checked before any work starts.
+
+Errors name the file, the line and the key, what was expected and the valid choices::
+
+    pipelines/web.yaml:7: stages[2].filter: unknown stage 'gopher_v9'; valid stages: ...
+
+``--set a.b=c`` overrides any key by dotted path (list items by index: ``stages.3.params.threshold=0.7``);
+values are parsed as YAML scalars.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from curate.core.errors import ConfigError, closest
+from curate.core.registry import SOURCES, STAGES, RegistryError, build_params
+from curate.core.rules import Rule
+from curate.core.select import Select
+from curate.core.stage import Stage, scoring_stages
+from curate.io.paths import resolve_if_found, resolve_str
+from curate.pipeline.keys import Keys, apply_overrides, dotted, line_index, located
+from curate.pipeline.validate import check_select_columns
+
+STAGE_KEYS = ("score", "filter", "transform", "dedup", "select")
+TOP_KEYS = {
+    "name",
+    "description",
+    "input",
+    "stages",
+    "engine",
+    "output",
+    "proxy",
+    "report",
+    "export",
+    "allow_empty",
+    "target",
+}
+ENGINE_KEYS = {"kind", "address", "num_cpus", "max_retries"}
+OUTPUT_KEYS = {"dir"}
+RULE_KEYS = ("column", "min", "max", "equals", "reason", "exclusive")
+
+
+@dataclass
+class StageSpec:
+    """One entry of ``stages:`` as written: its kind key, registry name, params and location."""
+
+    kind: str
+    name: str
+    params: dict[str, Any] = field(default_factory=dict)
+    label: str | None = None
+    rules: list[dict[str, Any]] = field(default_factory=list)
+    where: str = ""
+
+
+@dataclass
+class PipelineConfig:
+    """A parsed pipeline. ``raw`` is the resolved mapping (overrides applied) recorded in the manifest."""
+
+    name: str
+    input: dict[str, Any]
+    stages: list[StageSpec]
+    engine: dict[str, Any]
+    raw: dict[str, Any]
+    path: str = "<string>"
+    proxy: dict[str, Any] | None = None
+    report: dict[str, Any] | None = None
+    export: dict[str, Any] | None = None
+    allow_empty: bool = False  # a run that keeps nothing (or quarantines everything) is not an error
+    target: Any = None  # curate.targeting.config.TargetSpec: the sample target-aware scorers fit to
+
+    def fingerprint(self) -> str:
+        """Hash of what determines the curated output (input, stages and target; not engine or phases)."""
+        key = {"input": self.raw.get("input"), "stages": self.raw.get("stages")}
+        if self.raw.get("target") is not None:
+            key["target"] = self.raw["target"]
+        return hashlib.sha256(json.dumps(key, sort_keys=True, default=str).encode()).hexdigest()[:16]
+
+
+def load_pipeline(path: str | Path, overrides: list[str] | None = None) -> PipelineConfig:
+    """Read, override and validate a pipeline file. Nothing is run."""
+    path = str(path)
+    try:
+        text = Path(path).read_text()
+    except OSError as e:
+        raise ConfigError(f"{path}: cannot read pipeline file: {e.strerror}") from None
+    return parse_pipeline(text, path=path, overrides=overrides)
+
+
+def parse_pipeline(
+    text: str, *, path: str = "<string>", overrides: list[str] | None = None
+) -> PipelineConfig:
+    """Parse and validate a pipeline's YAML ``text`` (``path`` names it in errors); nothing is run."""
+    written: dict[Keys, str] = {}
+    raw, lines = _read_yaml(text, path, overrides or [], written)
+    err = located(path, lines, written)
+    unknown = sorted(set(raw) - TOP_KEYS)
+    if unknown:
+        raise err((unknown[0],), f"unknown key; valid keys: {', '.join(sorted(TOP_KEYS))}")
+    input_fields = _check_input(raw.get("input"), err)
+    specs = [_resolve_stage_paths(spec, path) for spec in _parse_stages(raw.get("stages") or [], err)]
+    stages = [build_stage(spec) for spec in specs]
+    check_select_columns(stages, list(range(len(stages))), input_fields, err)
+    allow_empty = raw.get("allow_empty", False)
+    if not isinstance(allow_empty, bool):
+        raise err(("allow_empty",), f"expected true or false, got {allow_empty!r}")
+    sections = _check_sections(raw, path, err)
+    target = _check_target(raw.get("target"), stages, specs, path, lines, err)
+    return PipelineConfig(
+        name=str(raw.get("name") or Path(path).stem),
+        input=_resolved_input(raw["input"], path),
+        stages=specs,
+        engine=_check_engine(raw.get("engine"), err),
+        raw=raw,
+        path=path,
+        allow_empty=allow_empty,
+        target=target,
+        **sections,
+    )
+
+
+def _read_yaml(
+    text: str, path: str, overrides: list[str], written: dict[Keys, str]
+) -> tuple[dict[str, Any], dict[Keys, int]]:
+    """The YAML mapping with ``overrides`` applied (each key path they wrote into ``written``), and
+    the line of every key path in ``text``."""
+    try:
+        raw = yaml.safe_load(text)
+    except yaml.YAMLError as e:
+        mark = getattr(e, "problem_mark", None)
+        line = f":{mark.line + 1}" if mark else ""
+        raise ConfigError(f"{path}{line}: not valid YAML: {getattr(e, 'problem', e)}") from None
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{path}: a pipeline is a mapping with keys name, input, stages")
+    return apply_overrides(raw, overrides, written), line_index(text)
+
+
+def _check_input(inp: Any, err: Any) -> list[str]:
+    """The ``input:`` section names a known source with valid parameters; returns the input fields a
+    ``select:`` may test besides id, text and source (the source's ``keep_fields``)."""
+    if not isinstance(inp, dict) or "format" not in inp:
+        raise err(
+            ("input",),
+            "expected a mapping with at least 'format' (e.g. {path: data/*.jsonl.gz, format: jsonl})",
+        )
+    try:
+        src_cls = SOURCES.get(str(inp["format"]))
+        params = build_params(src_cls.Params, {k: v for k, v in inp.items() if k != "format"}, where="input")
+    except RegistryError as e:
+        keys = ("input", e.key) if e.key else ("input", "format")
+        raise err(keys, e.detail) from None
+    return list(getattr(params, "keep_fields", []))
+
+
+def _resolved_input(section: dict[str, Any], pipeline_path: str) -> dict[str, Any]:
+    """``input:`` with a relative ``path`` made absolute by the one rule for paths in a pipeline
+    (:mod:`curate.io.paths`); the manifest's ``config`` keeps the path as written."""
+    out = dict(section)
+    if isinstance(out.get("path"), str):
+        out["path"] = resolve_str(out["path"], pipeline_path)
+    return out
+
+
+PATH_PARAMS = ("model", "tokenizer", "seed_path", "eval_paths")  # stage parameters that name files
+
+
+def _resolve_stage_paths(spec: StageSpec, pipeline_path: str) -> StageSpec:
+    """A stage's file parameters resolved by the same rule as ``input.path`` when they name a file."""
+    for key in PATH_PARAMS:
+        value = spec.params.get(key)
+        if isinstance(value, str):
+            spec.params[key] = resolve_if_found(value, pipeline_path)
+        elif isinstance(value, list):
+            spec.params[key] = [
+                resolve_if_found(v, pipeline_path) if isinstance(v, str) else v for v in value
+            ]
+    return spec
+
+
+def _parse_stages(entries: Any, err: Any) -> list[StageSpec]:
+    """Each ``stages:`` entry, checked; two stages may not share a label (it names columns and reasons)."""
+    if not isinstance(entries, list):
+        raise err(("stages",), "expected a list of stages")
+    specs = [_parse_stage(i, entry, err) for i, entry in enumerate(entries)]
+    seen: dict[str, int] = {}
+    for i, spec in enumerate(specs):
+        label = spec.label or spec.name
+        if label in seen:
+            raise err(
+                ("stages", i),
+                f"{label!r} is already stages[{seen[label]}]; give one of them a distinct "
+                f"'label:' (it names the columns and the reasons)",
+            )
+        seen[label] = i
+    return specs
+
+
+def _check_engine(section: Any, err: Any) -> dict[str, Any]:
+    """The ``engine:`` section: known keys, an engine kind, a retry count."""
+    engine = dict(section or {})
+    bad = sorted(set(engine) - ENGINE_KEYS)
+    if bad:
+        raise err(("engine", bad[0]), f"unknown key; valid keys: {', '.join(sorted(ENGINE_KEYS))}")
+    retries = engine.get("max_retries", 3)
+    if not isinstance(retries, int) or isinstance(retries, bool) or retries < 0:
+        raise err(("engine", "max_retries"), f"expected an integer >= 0, got {retries!r}")
+    if engine.get("kind", "ray") not in ("ray", "inline"):
+        raise err(("engine", "kind"), f"expected ray or inline, got {engine['kind']!r}")
+    return engine
+
+
+def _check_sections(raw: dict[str, Any], path: str, err: Any) -> dict[str, Any]:
+    """The phase sections (``proxy``, ``report``, ``export``): mappings; ``proxy`` checked in full."""
+    sections = {}
+    for key in ("proxy", "report", "export"):
+        value = raw.get(key)
+        if value is not None and not isinstance(value, dict):
+            raise err((key,), "expected a mapping")
+        sections[key] = value
+    if sections["proxy"] is not None:
+        _check_proxy(sections["proxy"], path, err)
+    _check_phase_options(sections, err)
+    return sections
+
+
+def _check_phase_options(sections: dict[str, Any], err: Any) -> None:
+    """``export:`` and ``report:`` are checked at load with the phases' own validators (choices of
+    ``export.formats``, types), so a typo fails before any work rather than after the run."""
+    if sections["export"] is None and sections["report"] is None:
+        return  # nothing to check: skip importing the phases (~1 CPU-s of report/export modules)
+    from curate.core.errors import PhaseError
+    from curate.export.exporter import ExportOptions
+    from curate.report.phase import options
+
+    checks = {"export": ExportOptions.from_section, "report": options}
+    for key, check in checks.items():
+        if sections[key] is None:
+            continue
+        try:
+            check(sections[key])
+        except PhaseError as e:
+            where, _, msg = str(e).partition(": ")
+            keys = tuple(where.split(".")) if where.split(".")[0] == key and msg else (key,)
+            raise err(keys, msg or str(e)) from None
+
+
+def _check_target(
+    section: Any,
+    stages: list[Stage],
+    specs: list[StageSpec],
+    path: str,
+    lines: dict[tuple[Any, ...], int],
+    err: Any,
+) -> Any:
+    """The ``target:`` section (:mod:`curate.targeting.config`): keys and types, and that its path names
+    files; a target-aware stage without a model needs it."""
+    from curate.targeting.config import parse as parse_target
+    from curate.targeting.fitted import TargetFitted
+
+    if section is None:
+        for i, stage in enumerate(scoring_stages(stages)):
+            if isinstance(stage, TargetFitted) and stage.needs_fit():
+                raise err(
+                    ("stages", i, specs[i].kind),
+                    f"{stage.name} is fitted to a target sample: add a target: section (path or source; "
+                    "docs/goodput.md) or set params.model to a fitted model",
+                )
+        return None
+    line = lines.get(("target",))
+    spec = parse_target(section, err, where=f"{path}:{line}" if line else path)
+    if spec.path:
+        spec.path = resolve_str(spec.path, path)
+        from curate.io.sources import SourceError, expand_paths
+
+        try:
+            expand_paths(spec.path)
+        except SourceError as e:
+            raise err(("target", "path"), str(e)) from None
+    return spec
+
+
+def _check_proxy(section: dict[str, Any], path: str, err: Any) -> None:
+    """The ``proxy:`` section is validated with the pipeline, before any work: keys, eval kinds, the
+    headline, ladder budgets, and eval files (present; choice items parse, gold included)."""
+    from curate.core.errors import PhaseError
+    from curate.instrument.evalsets import check_files
+    from curate.proxy.config import ProxyConfigError, parse
+
+    try:
+        cfg = parse(section)
+        check_files(cfg.eval, path)
+    except ProxyConfigError as e:
+        raise err(("proxy", *e.keys), e.msg) from None
+    except PhaseError as e:
+        raise ConfigError(f"{path}: {e}") from None
+
+
+def _parse_stage(i: int, entry: Any, err: Any) -> StageSpec:
+    """Entry ``i`` of ``stages:``: one kind key naming a registered stage of that kind, valid params."""
+    where = ("stages", i)
+    if not isinstance(entry, dict):
+        raise err(where, f"expected a mapping with one of {', '.join(STAGE_KEYS)}")
+    kinds = [k for k in STAGE_KEYS if k in entry]
+    if len(kinds) != 1:
+        raise err(
+            where, f"expected exactly one of {', '.join(STAGE_KEYS)}; got keys {', '.join(map(str, entry))}"
+        )
+    kind = kinds[0]
+    extra = sorted(set(entry) - {kind, "params", "label"})
+    if extra:
+        raise err((*where, extra[0]), "unknown key; valid keys: " + f"{kind}, params, label")
+    if kind == "select":
+        return _parse_select(where, entry, err)
+    name = entry[kind]
+    params = entry.get("params") or {}
+    if not isinstance(params, dict):
+        raise err((*where, "params"), "expected a mapping")
+    try:
+        cls = STAGES.get(str(name))
+    except RegistryError as e:
+        raise err((*where, kind), str(e)) from None
+    allowed = {
+        "score": ("score",),
+        "filter": ("score",),
+        "transform": ("transform", "dedup"),
+        "dedup": ("dedup", "transform"),
+    }[kind]
+    if cls.kind not in allowed:
+        raise err((*where, kind), f"{name!r} is a {cls.kind} stage; use '{cls.kind}: {name}'")
+    try:
+        stage = cls(build_params(cls.Params, params, where=f"{name}.params"))
+        stage.validate()
+    except RegistryError as e:
+        raise err((*where, "params", e.key) if e.key else (*where, "params"), e.detail) from None
+    except ValueError as e:  # validate() names the parameter first: "threshold: expected ..."
+        field_name, sep, detail = str(e).partition(": ")
+        if sep and field_name in params:
+            raise err((*where, "params", field_name), detail) from None
+        raise err((*where, "params"), f"{name}.params.{e}") from None
+    if kind == "filter" and not stage.reference_rules():
+        raise err((*where, kind), f"{name!r} has no reference thresholds; use 'score:' and a 'select:'")
+    return StageSpec(
+        kind=kind, name=str(name), params=dict(params), label=entry.get("label"), where=dotted(where)
+    )
+
+
+def _parse_select(where: tuple[Any, ...], entry: dict[str, Any], err: Any) -> StageSpec:
+    """A ``select:`` entry: a non-empty list of rule mappings, each a valid :class:`Rule`."""
+    rules = entry["select"]
+    if not isinstance(rules, list) or not rules:
+        raise err((*where, "select"), "expected a non-empty list of rules {column, min, max, equals}")
+    keys = "keys: " + ", ".join(RULE_KEYS)
+    for j, r in enumerate(rules):
+        at = (*where, "select", j)
+        if not isinstance(r, dict):
+            raise err(at, f"bad rule: a rule is a mapping; {keys}")
+        try:  # types (a bound is a number) as for stage parameters, then the rule's own checks
+            build_params(Rule, r, where="rule")
+        except RegistryError as e:
+            msg = e.detail
+            if e.key not in RULE_KEYS:
+                msg = f"unknown key{closest(str(e.key), list(RULE_KEYS))}"
+            elif e.key in ("min", "max"):
+                msg = f"expected a number, got {type(r[e.key]).__name__} {r[e.key]!r}"
+            raise err((*at, e.key) if e.key else at, f"bad rule: {msg}; {keys}") from None
+        except ValueError as e:
+            raise err(at, f"bad rule: {e}; {keys}") from None
+    return StageSpec(
+        kind="select", name="select", rules=list(rules), label=entry.get("label"), where=dotted(where)
+    )
+
+
+def build_stages(cfg: PipelineConfig) -> list[Any]:
+    """Instantiate the stages, one per ``stages:`` entry (no setup: models load on the workers)."""
+    return [build_stage(spec) for spec in cfg.stages]
+
+
+def build_stage(spec: StageSpec) -> Stage:
+    """The stage of one ``stages:`` entry; ``filter: NAME`` is the scorer as one filter stage."""
+    if spec.kind == "select":
+        label = spec.label or "select"
+        return Select(Select.Params(rules=spec.rules), label=label, prefix=label)
+    cls = STAGES.get(spec.name)
+    stage = cls(build_params(cls.Params, spec.params, where=spec.name), label=spec.label)
+    return stage.as_filter() if spec.kind == "filter" else stage
+
+
+def build_source(cfg: PipelineConfig) -> Any:
+    """The input source of ``cfg`` (``input.format`` and its parameters)."""
+    cls = SOURCES.get(str(cfg.input["format"]))
+    return cls(build_params(cls.Params, {k: v for k, v in cfg.input.items() if k != "format"}, where="input"))

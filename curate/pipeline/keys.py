@@ -1,0 +1,117 @@
+"""Where a pipeline key came from: its YAML line, or the ``--set`` override that wrote it.
+
+``parse_pipeline`` reads a pipeline in two layers: the YAML text, then ``--set a.b=c`` overrides on
+top. An error about a key names the line in the file only when the value there is the one that failed;
+a value written by ``--set`` is blamed on the ``--set`` that wrote it, never on the YAML line it
+replaced.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable
+from typing import Any
+
+import yaml
+
+from curate.core.errors import ConfigError
+
+Keys = tuple[Any, ...]
+
+
+def line_index(text: str) -> dict[Keys, int]:
+    """Map each key path (tuple of keys / indexes) to its 1-based line in the YAML text."""
+    index: dict[Keys, int] = {}
+    try:
+        root = yaml.compose(text, Loader=yaml.SafeLoader)
+    except yaml.YAMLError:
+        return index
+
+    def walk(node: yaml.Node, path: Keys) -> None:
+        index.setdefault(path, node.start_mark.line + 1)
+        if isinstance(node, yaml.MappingNode):
+            for k, v in node.value:
+                p = (*path, k.value)
+                index[p] = k.start_mark.line + 1
+                walk(v, p)
+        elif isinstance(node, yaml.SequenceNode):
+            for i, v in enumerate(node.value):
+                walk(v, (*path, i))
+
+    if root is not None:
+        walk(root, ())
+    return index
+
+
+def apply_overrides(
+    raw: dict[str, Any], overrides: list[str], written: dict[Keys, str] | None = None
+) -> dict[str, Any]:
+    """Apply ``a.b=c`` overrides to a copy of ``raw``; list items are addressed by index.
+
+    ``written``, when given, receives each overridden key path and the ``--set`` item that wrote it.
+    """
+    out = copy.deepcopy(raw)
+    for item in overrides:
+        if "=" not in item:
+            raise ConfigError(f"--set {item!r}: expected KEY=VALUE, e.g. --set input.path=data/*.jsonl.gz")
+        key, value = item.split("=", 1)
+        parts = key.strip().split(".")
+        node: Any = out
+        keys: list[Any] = []
+        for i, part in enumerate(parts[:-1]):
+            nxt = parts[i + 1]
+            if isinstance(node, list):
+                try:
+                    node = node[int(part)]
+                except (ValueError, IndexError):
+                    raise ConfigError(
+                        f"--set {key}: {part!r} is not an index of a list of {len(node)}"
+                    ) from None
+                keys.append(int(part))
+            else:
+                if part not in node or node[part] is None:
+                    node[part] = [] if nxt.isdigit() else {}
+                node = node[part]
+                keys.append(part)
+        last = parts[-1]
+        parsed = yaml.safe_load(value) if value.strip() else ""
+        if isinstance(node, list):
+            try:
+                node[int(last)] = parsed
+            except (ValueError, IndexError):
+                raise ConfigError(f"--set {key}: {last!r} is not an index of a list of {len(node)}") from None
+            keys.append(int(last))
+        else:
+            node[last] = parsed
+            keys.append(last)
+        if written is not None:
+            written[tuple(keys)] = f"{key.strip()}={value}"
+    return out
+
+
+def located(
+    path: str, lines: dict[Keys, int], written: dict[Keys, str] | None = None
+) -> Callable[[Keys, str], ConfigError]:
+    """``err(keys, msg)``: a ConfigError reading ``path:line: key.path: msg``, at the deepest key path of
+    ``keys`` that has a known line; ``--set KEY=VALUE: key.path: msg`` when an override wrote that key
+    (or a key above it)."""
+    written = written or {}
+
+    def err(keys: Keys, msg: str) -> ConfigError:
+        for n in range(len(keys), 0, -1):
+            if keys[:n] in written:
+                return ConfigError(f"--set {written[keys[:n]]}: {dotted(keys)}: {msg}")
+        for n in range(len(keys), -1, -1):
+            if keys[:n] in lines:
+                return ConfigError(f"{path}:{lines[keys[:n]]}: {dotted(keys)}: {msg}")
+        return ConfigError(f"{path}: {dotted(keys)}: {msg}")
+
+    return err
+
+
+def dotted(keys: Keys) -> str:
+    """``stages[2].params.x`` for ``("stages", 2, "params", "x")``."""
+    out = ""
+    for k in keys:
+        out += f"[{k}]" if isinstance(k, int) else (f".{k}" if out else str(k))
+    return out or "(top)"

@@ -1,0 +1,131 @@
+"""A run's ``manifest.json``: resolved config, input fingerprint, versions, per-stage accounting.
+
+The accounting is counted from the files actually written to ``kept/`` and ``rejected/``, never from
+the stages' own counts, and must balance: ``kept + rejected + quarantined == input``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from datetime import UTC, datetime
+from typing import Any
+
+from curate.core import schema
+from curate.core.rules import Rule
+from curate.core.stage import FilterStage, Stage
+from curate.io.storage import Location, parquet_rows, read_parquet, redact_all
+from curate.runtime.segments import READ_STAGE, new_stats, value_counts
+from curate.runtime.versions import __version__, package_versions
+
+
+class AccountingError(RuntimeError):
+    """kept + rejected + quarantined != input: something was lost or duplicated."""
+
+
+def resolved(stages: list[Stage]) -> list[dict[str, Any]]:
+    """Every stage's resolved configuration; a filter as its scorer and a ``select`` of its rules, the
+    form that ``curate select`` (:mod:`curate.verbs.reselect`), ``inspect`` and the report read thresholds from."""
+    return [d for s in stages for d in (s.parts() if isinstance(s, FilterStage) else [s.describe()])]
+
+
+def count_outputs(out: Location, n_input: int) -> tuple[dict[str, Any], dict[str, int]]:
+    """The accounting of ``out``'s kept/ and rejected/ files, and the rejected rows by reason."""
+    kept = sum(parquet_rows(f) for f in out.child("kept").glob("part-*.parquet"))
+    reasons: dict[str, int] = {}
+    for f in out.child("rejected").glob("part-*.parquet"):
+        column = read_parquet(f, columns=[schema.REASON]).column(schema.REASON)
+        for r, c in zip(*value_counts(column), strict=True):
+            reasons[r] = reasons.get(r, 0) + c
+    quarantined = sum(c for r, c in reasons.items() if r.startswith(schema.QUARANTINE_PREFIX))
+    rejected = sum(reasons.values()) - quarantined
+    accounting = {
+        "input": n_input,
+        "kept": kept,
+        "rejected": rejected,
+        "quarantined": quarantined,
+        "balanced": kept + rejected + quarantined == n_input,
+    }
+    if not accounting["balanced"]:
+        raise AccountingError(f"accounting does not balance: {accounting}; outputs in {out}")
+    return accounting, dict(sorted(reasons.items()))
+
+
+def funnel(
+    stats: dict[str, dict[str, Any]], order: list[str], summaries: dict[str, Any]
+) -> list[dict[str, Any]]:
+    """One row per stage label in ``order``, times rounded, with a global stage's reduce summary."""
+    rows = []
+    for label in order:
+        s = stats.get(label, new_stats(label))
+        s = dict(s, wall_s=round(s["wall_s"], 3), cpu_s=round(s["cpu_s"], 3))
+        if label in summaries:
+            s["summary"] = summaries[label]
+        rows.append(s)
+    return rows
+
+
+def build_manifest(
+    *,
+    cfg: Any,
+    out: Location,
+    stages: list[Stage],
+    source: Any,
+    engine: Any,
+    tokens_unit: str,
+    stats: dict[str, dict[str, Any]],
+    order: list[str],
+    summaries: dict[str, Any],
+    wall: float,
+) -> dict[str, Any]:
+    """The manifest of the finished run in ``out`` (the caller writes it); raises
+    :class:`AccountingError` when the outputs do not balance the input."""
+    n_input = stats[READ_STAGE]["docs_in"] if READ_STAGE in stats else 0
+    accounting, reasons = count_outputs(out, n_input)
+    kept_files = out.child("kept").glob("part-*.parquet")
+    rej_files = out.child("rejected").glob("part-*.parquet")
+    return {
+        "name": cfg.name,
+        "status": "complete",
+        "created": datetime.now(UTC).isoformat(timespec="seconds"),
+        "curate_version": __version__,
+        "pipeline": cfg.path,
+        "fingerprint": cfg.fingerprint(),
+        "config": redact_all(cfg.raw),  # a URL's user:password@ never reaches the manifest
+        "stages_resolved": resolved(stages),
+        "input": {"format": cfg.input.get("format"), "fingerprint": source.fingerprint()},
+        "versions": package_versions(),
+        "engine": engine.describe(),
+        "accounting": accounting,
+        "removed_by_reason": reasons,
+        "tokens_unit": tokens_unit,  # of every stage's tokens_in / tokens_out
+        "stages": funnel(stats, order, summaries),
+        "outputs": {
+            "kept_files": len(kept_files),
+            "rejected_files": len(rej_files),
+            "kept_sha256": digest(kept_files),
+            "rejected_sha256": digest(rej_files),
+        },
+        "wall_s": round(wall, 3),
+    }
+
+
+def digest(files: list[Location]) -> str:
+    """One sha256 over the files' names and bytes (the Parquet writer is deterministic for equal tables)."""
+    h = hashlib.sha256()
+    for f in files:
+        h.update(f.name.encode())
+        with f.open("rb") as fh:
+            for block in iter(lambda: fh.read(1 << 20), b""):
+                h.update(block)
+    return h.hexdigest()
+
+
+def deciding_columns(manifest: dict[str, Any]) -> dict[str, str]:
+    """Reason -> the score column whose rule produced it (for select rules and filter thresholds)."""
+    out = {}
+    for s in manifest.get("stages_resolved", []):
+        if s.get("kind") == "select":
+            for r in s["params"]["rules"]:
+                rule = Rule(**r)
+                out[f"{s['label']}:{rule.reason or rule.default_reason()}"] = rule.column
+    return out
