@@ -72,7 +72,7 @@ def test_manifest_entry_outside_the_folder_is_refused(tmp_path):
 
 def test_missing_manifest_is_refused_with_how_to_fix(tmp_path):
     d = _folder(tmp_path)
-    with pytest.raises(ModelIntegrityError, match=r"python -m curate\.integrity .*verify: false"):
+    with pytest.raises(ModelIntegrityError, match=r"python -m curate\.io\.integrity .*verify: false"):
         verify_folder(d)
     assert main([str(d)]) == 0  # the CLI writes it
     verify_folder(d)
