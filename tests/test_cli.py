@@ -55,7 +55,8 @@ def test_version(capsys: pytest.CaptureFixture[str]) -> None:
 def test_a_cluster_that_wants_a_token_gives_one_line(monkeypatch) -> None:
     import ray
 
-    from curate.core.engine import EngineError, _connect
+    from curate.core.engine import EngineError
+    from curate.core.ray_engine import _connect
 
     def refuse(**kwargs):
         raise ray.exceptions.AuthenticationError("Authentication failed: InvalidAuthToken")

@@ -32,7 +32,9 @@ PACKAGE_LAYERS: list[set[str]] = [
 # and the registry; the engine runs work and knows no stage; select is the one stage built on the others.
 CORE_LAYERS: list[set[str]] = [
     {"curate.core", "curate.core.errors", "curate.core.schema", "curate.core.resources", "curate.core.rules"},
-    {"curate.core.registry"},
+    {"curate.core.registry", "curate.core.partition"},
+    {"curate.core.engine_base"},
+    {"curate.core.ray_engine"},
     {"curate.core.engine"},
     {"curate.core.stage"},
     {"curate.core.select"},

@@ -1,0 +1,388 @@
+"""The Ray engine: the only module that imports ``ray``.
+
+:class:`RayEngine` runs stages on Ray: embedded (``ray.init`` on this machine, loopback only, no
+dashboard) or on a cluster (``address`` / ``RAY_ADDRESS``, or inside ``ray job submit``). Stateful work
+runs on a pool of actors that call ``setup()`` once each; tasks are retried on worker death, which is
+safe because every task writes its output atomically. Results come back in item order, whatever order
+they finish in.
+"""
+
+from __future__ import annotations
+
+import collections
+import contextlib
+import functools
+import logging
+import os
+import sys
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import Any, TypeVar, cast
+
+import pyarrow as pa
+from tqdm.auto import tqdm
+
+from curate.core.engine_base import ONE_CPU, Engine, EngineError, Worker
+from curate.core.partition import concat_tables, partition_by_key, single_partition
+from curate.core.resources import Resources
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+R = TypeVar("R")
+
+
+def _connect(ray: Any, address: str, kwargs: dict[str, Any]) -> None:
+    """``ray.init`` as a client of the cluster at ``address``, turning an auth refusal into one line."""
+    try:
+        ray.init(address=address, **kwargs)
+    except ray.exceptions.AuthenticationError:
+        mode = os.environ.get("RAY_AUTH_MODE", "")
+        if mode != "token":
+            fix = (
+                f"RAY_AUTH_MODE is {mode or 'unset'}: set RAY_AUTH_MODE=token and the cluster's token "
+                "(RAY_AUTH_TOKEN_PATH=FILE or RAY_AUTH_TOKEN; `ray get-auth-token` on the head prints it)"
+            )
+        else:
+            fix = "this client's token is not the cluster's: set RAY_AUTH_TOKEN_PATH or RAY_AUTH_TOKEN to it"
+        raise EngineError(
+            f"the Ray cluster at {address} requires token authentication (on by default since Ray 2.60); "
+            f"{fix}. See docs/cluster.md"
+        ) from None
+
+
+@contextlib.contextmanager
+def _output_to(path: str | os.PathLike[str] | None) -> Iterator[None]:
+    """Send this process's stdout and stderr (file descriptors, so Ray's C++ logs too) to ``path``.
+
+    Ray's start-up prints notices on every start (the token-auth warning, "Failed to determine local IP
+    via external connectivity" inside a network namespace); they belong in the run's log, not the
+    terminal. Nothing is redirected without a path, or when logging is at INFO (``curate -v``).
+    """
+    if path is None or logging.getLogger().isEnabledFor(logging.INFO):
+        yield
+        return
+    sys.stdout.flush()
+    sys.stderr.flush()
+    saved = [os.dup(1), os.dup(2)]
+    with open(path, "ab") as log_file:
+        try:
+            os.dup2(log_file.fileno(), 1)
+            os.dup2(log_file.fileno(), 2)
+            yield
+        finally:
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os.dup2(saved[0], 1)
+            os.dup2(saved[1], 2)
+            for fd in saved:
+                os.close(fd)
+
+
+class _ActorPool:
+    """The actors of one ``map_worker`` call, and which work item runs where.
+
+    A call goes only to an actor that has started (its ``ready()`` answered), at most ``PER_ACTOR`` at
+    a time, the next item to whichever actor finishes one. An actor that never starts (after a lost
+    node its CPU may never come back: the survivors' CPUs are held by the other actors) then holds no
+    work, where calls placed on it up front waited forever. A call whose actor died or became
+    unreachable (a worker or a node lost: "the task may or may not have been executed") goes back to
+    the queue for another actor, up to ``max_retries`` times per item; safe because every unit of work
+    writes atomically and is idempotent. When every actor is lost, one more is started.
+    """
+
+    PER_ACTOR = 2
+
+    def __init__(self, start: Callable[[], Any], n: int, max_retries: int) -> None:
+        self.start, self.max_retries = start, max_retries
+        self.actors: list[Any] = []
+        self.busy: dict[int, int] = {}  # started, usable actor -> its calls in flight
+        self.starting: dict[Any, int] = {}  # ready() ref -> actor
+        self.calls: dict[Any, tuple[int, int]] = {}  # call ref -> (item, actor)
+        self.lost = 0
+        for _ in range(n):
+            self._add()
+
+    def _add(self) -> None:
+        self.actors.append(self.start())
+        self.starting[self.actors[-1].ready.remote()] = len(self.actors) - 1
+
+    def _dispatch(self, todo: collections.deque[int], items: Sequence[Any]) -> None:
+        for k in list(self.busy):
+            while todo and self.busy[k] < self.PER_ACTOR:
+                i = todo.popleft()
+                self.calls[self.actors[k].run.remote(items[i])] = (i, k)
+                self.busy[k] += 1
+        if todo and not self.busy and not self.starting:  # every actor lost: one more
+            self._add()
+
+    def _started(self, ref: Any) -> None:
+        import ray
+
+        k = self.starting.pop(ref)
+        try:
+            ray.get(ref)
+        except (ray.exceptions.ActorUnavailableError, ray.exceptions.ActorDiedError):
+            self.lost += 1
+            if self.lost > len(self.actors) + self.max_retries:  # e.g. the worker cannot be built
+                raise
+            return
+        self.busy[k] = 0
+
+    def run(self, items: Sequence[Any], results: list[Any], bar: tqdm) -> None:
+        import ray
+
+        todo = collections.deque(range(len(items)))
+        attempts: dict[int, int] = {}
+        left = len(items)
+        while left:
+            self._dispatch(todo, items)
+            (ref,), _ = ray.wait([*self.starting, *self.calls], num_returns=1)
+            if ref in self.starting:
+                self._started(ref)
+                continue
+            i, k = self.calls.pop(ref)
+            try:
+                results[i] = ray.get(ref)
+            except (ray.exceptions.ActorUnavailableError, ray.exceptions.ActorDiedError) as e:
+                attempts[i] = attempts.get(i, 0) + 1
+                if attempts[i] > self.max_retries:
+                    raise
+                log.warning("work item %d: %s; retrying it (attempt %d)", i, type(e).__name__, attempts[i])
+                self.busy.pop(k, None)  # no more calls to that actor
+                todo.appendleft(i)
+                continue
+            if k in self.busy:
+                self.busy[k] -= 1
+            left -= 1
+            bar.update(1)
+
+    def kill(self) -> None:
+        import ray
+
+        for a in self.actors:
+            ray.kill(a)
+
+
+class RayEngine(Engine):
+    """Runs work on Ray: an embedded local runtime by default, or the cluster at ``address``."""
+
+    kind = "ray"
+
+    def __init__(
+        self,
+        *,
+        address: str | None = None,
+        num_cpus: int | None = None,
+        progress: bool = True,
+        max_retries: int = 3,
+        start_log: str | os.PathLike[str] | None = None,
+    ) -> None:
+        import ray
+
+        self.progress = progress
+        self.max_retries = max_retries
+        address = address or os.environ.get("RAY_ADDRESS") or None
+        self._owns_runtime = False
+        if not ray.is_initialized():
+            kwargs: dict[str, Any] = dict(
+                include_dashboard=False,
+                logging_level=logging.WARNING,
+                log_to_driver=True,
+                configure_logging=True,
+            )
+            with _output_to(start_log):
+                if address:
+                    _connect(ray, address, kwargs)
+                else:
+                    # Embedded: a new runtime of our own on this machine. address="local" matters: with
+                    # no address, Ray attaches to whatever cluster /tmp/ray/ray_current_cluster names
+                    # (another user's `ray start`). Its servers still bind the wildcard address; see
+                    # curate/runtime/netns.py.
+                    ray.init(address="local", num_cpus=num_cpus, _node_ip_address="127.0.0.1", **kwargs)
+                    self._owns_runtime = True
+        from ray.data import DataContext
+
+        DataContext.get_current().enable_progress_bars = False
+        self.address = address
+        self.num_workers = max(1, int(ray.available_resources().get("CPU", 1)))
+
+    def cluster_gpus(self) -> float:
+        """The cluster's ``GPU`` resource (e.g. workers started with ``ray start --num-gpus=N``), so a
+        CPU-only driver still schedules GPU work on GPU workers."""
+        import ray
+
+        return float(ray.cluster_resources().get("GPU", 0.0))
+
+    def describe(self) -> dict[str, Any]:
+        import ray
+
+        return {
+            "kind": self.kind,
+            "address": self.address or "embedded",
+            "num_workers": self.num_workers,
+            "nodes": len([n for n in ray.nodes() if n.get("Alive")]),
+            "ray": ray.__version__,
+            "max_retries": self.max_retries,
+        }
+
+    def _gather(
+        self,
+        refs: dict[Any, int],
+        results: list[Any],
+        bar: tqdm,
+        pending: Iterable[tuple[int, Callable[[], Any]]],
+        max_in_flight: int,
+    ) -> None:
+        """Collect task results as they finish, keeping ``max_in_flight`` submitted (Ray retries the
+        tasks themselves; actor calls go through :class:`_ActorPool`)."""
+        import ray
+
+        pending = iter(pending)
+        exhausted = False
+        while refs or not exhausted:
+            while not exhausted and len(refs) < max_in_flight:
+                try:
+                    idx, submit = next(pending)
+                except StopIteration:
+                    exhausted = True
+                    break
+                refs[submit()] = idx
+            if not refs:
+                break
+            done, _ = ray.wait(list(refs), num_returns=1)
+            for ref in done:
+                results[refs.pop(ref)] = ray.get(ref)
+                bar.update(1)
+
+    def map(
+        self, fn: Callable[[T], R], items: Sequence[T], *, resources: Resources = ONE_CPU, desc: str = ""
+    ) -> list[R]:
+        import ray
+
+        remote = ray.remote(
+            num_cpus=resources.num_cpus,
+            num_gpus=resources.num_gpus,
+            max_retries=self.max_retries,
+            retry_exceptions=False,
+        )(fn)
+        results: list[Any] = [None] * len(items)
+        with self._bar(len(items), desc) as bar:
+            self._gather(
+                {},
+                results,
+                bar,
+                ((i, functools.partial(remote.remote, it)) for i, it in enumerate(items)),
+                max_in_flight=max(2 * self.num_workers, 1),
+            )
+        return results
+
+    def map_worker(
+        self,
+        factory: Callable[[], Worker],
+        items: Sequence[Any],
+        *,
+        resources: Resources = ONE_CPU,
+        desc: str = "",
+    ) -> list[Any]:
+        import ray
+
+        if not items:
+            return []
+
+        @ray.remote
+        class _Actor:
+            def __init__(self, factory: Callable[[], Worker]) -> None:
+                self.worker = factory()
+
+            def ready(self) -> bool:
+                return True
+
+            def run(self, item: Any) -> Any:
+                return self.worker(item)
+
+        cpus = max(resources.num_cpus, 0.001)
+        n = len(items)
+        # Sized by the CPUs of the nodes alive now, not those at start (a lost node's are gone).
+        workers = min(self.num_workers, max(1, int(ray.cluster_resources().get("CPU", 1))))
+        slots = workers / cpus if cpus else workers
+        if resources.num_gpus:
+            gpus = ray.available_resources().get("GPU", 0)
+            slots = min(slots, gpus / resources.num_gpus) if gpus else 1
+        # No actor restarts: a restarted actor waits for a CPU, and after a node is lost there may be
+        # none (the survivors' CPUs are held by the other actors). A dead actor's calls fail fast instead
+        # and go to a live one (_ActorPool).
+        actor_cls = cast(Any, _Actor).options(
+            num_cpus=resources.num_cpus, num_gpus=resources.num_gpus, max_restarts=0
+        )
+        pool = _ActorPool(lambda: actor_cls.remote(factory), max(1, min(n, int(slots))), self.max_retries)
+        results: list[Any] = [None] * n
+        try:
+            with self._bar(n, desc) as bar:
+                pool.run(items, results, bar)
+        finally:
+            pool.kill()
+        return results
+
+    def shuffle(
+        self,
+        paths: Sequence[str],
+        *,
+        key: str,
+        reduce: Callable[[pa.Table], Any],
+        num_partitions: int | None = None,
+        columns: list[str] | None = None,
+        desc: str = "",
+    ) -> list[Any]:
+        import ray
+
+        p = num_partitions or max(1, self.num_workers)
+        if not paths:
+            return [reduce(pa.table({})) for _ in range(p)]
+        # With num_returns=1 Ray stores the returned list itself as the one object, so one partition
+        # goes through a function that returns the table, not a list of one table.
+        if p > 1:
+            part_remote = ray.remote(num_returns=p, max_retries=self.max_retries)(partition_by_key)
+        else:
+            part_remote = ray.remote(max_retries=self.max_retries)(single_partition)
+        pieces: list[Any] = []
+        for path in paths:
+            refs = part_remote.remote(path, key, p, columns)
+            pieces.append(refs if p > 1 else [refs])
+
+        @ray.remote(max_retries=self.max_retries)
+        def _reduce(*tables: pa.Table) -> Any:
+            return reduce(concat_tables(tables))
+
+        out_refs = [_reduce.remote(*[pieces[m][i] for m in range(len(paths))]) for i in range(p)]
+        results: list[Any] = [None] * p
+        with self._bar(p, desc) as bar:
+            index = {r: i for i, r in enumerate(out_refs)}
+            remaining = list(out_refs)
+            while remaining:
+                done, remaining = ray.wait(remaining, num_returns=1)
+                for ref in done:
+                    results[index[ref]] = ray.get(ref)
+                    bar.update(1)
+        return results
+
+    def shutdown(self) -> None:
+        import ray
+
+        if self._owns_runtime and ray.is_initialized():
+            ray.shutdown()
+
+
+def assigned_gpus() -> list[str]:
+    """The GPU ids Ray assigned to the calling task or actor; ``[]`` outside Ray or when it asked for
+    none. Lets a worker tell "asked for a GPU" from "found CUDA" without importing ``ray`` itself."""
+    import sys
+
+    if "ray" not in sys.modules:  # never started Ray in this process: not a Ray worker
+        return []
+    import ray
+
+    if not ray.is_initialized():
+        return []
+    try:
+        return [str(g) for g in ray.get_gpu_ids()]
+    except Exception:  # the driver, or a Ray without a worker context
+        return []
