@@ -33,7 +33,7 @@ from curate.instrument.decoder import build_model
 from curate.instrument.device import use_autocast as _use_autocast
 from curate.instrument.fused_ce import linear_cross_entropy
 from curate.instrument.model_config import ModelConfig
-from curate.instrument.train import build_optimizer, lm_loss
+from curate.instrument.step import build_optimizer, lm_loss
 from curate.instrument.train_config import TrainConfig
 
 

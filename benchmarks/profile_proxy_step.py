@@ -20,7 +20,7 @@ import torch
 from curate.instrument.decoder import build_model
 from curate.instrument.device import use_autocast as _use_autocast
 from curate.instrument.model_config import ModelConfig
-from curate.instrument.train import build_optimizer, lm_loss
+from curate.instrument.step import build_optimizer, lm_loss
 from curate.instrument.train_config import TrainConfig
 
 GROUPS = [

@@ -4,7 +4,7 @@ A shard is a flat ``np.memmap`` of uint16 (vocab <= 65536) or uint32 token ids; 
 by the end-of-text token (nanoGPT's packing). ``.idx`` holds int64 offsets, ``n_docs + 1`` of them, so
 document ``i`` is ``tokens[idx[i]:idx[i+1]]`` (its trailing end-of-text included). ``.hid`` holds each
 document's id hash (uint64 ``xxh64(id)``): the key of the coupled training streams
-(:class:`curate.instrument.evaluate.DocStream`), the same for a document in every recipe. ``.json`` records the
+(:class:`curate.instrument.streams.DocStream`), the same for a document in every recipe. ``.json`` records the
 counts (documents, tokens, UTF-8 bytes) and the dtype. Shards are written atomically and a finished
 shard is never rewritten, so a rerun resumes.
 

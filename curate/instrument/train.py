@@ -4,11 +4,11 @@ AdamW (no decay on norms), warmup-stable-decay (WSD, the default: warmup, consta
 to zero over the last ``decay_frac`` of the steps; or cosine) learning rate, gradient accumulation, clipping, bf16 autocast where it pays (on GPU, and on CPUs with native bf16 matmuls:
 AVX512-BF16 or AMX), eval in bits per byte at log-spaced token counts, metrics appended to
 ``metrics.jsonl``. The tied output head and the cross-entropy are fused and chunked over tokens
-(:mod:`curate.instrument.fused_ce`): at proxy sizes the head is most of the compute, and the full logits are
+(:mod:`curate.instrument.fused_ce`, :mod:`curate.instrument.step`): at proxy sizes the head is most of the compute, and the full logits are
 never materialised.
 
 Determinism: the model is initialised from ``torch.manual_seed(seed)`` and the data order is a function
-of ``(seed, document id)`` only (:class:`curate.instrument.evaluate.DocStream`: every recipe's stream is raw's
+of ``(seed, document id)`` only (:class:`curate.instrument.streams.DocStream`: every recipe's stream is raw's
 with its dropped documents deleted), so a run is reproducible bit for bit on CPU with the same thread count.
 
 **Branches (finished models at several budgets from one run).** Under WSD with a fixed warmup, a run of
@@ -42,7 +42,6 @@ import math
 import os
 import signal
 import time
-import weakref
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -53,53 +52,15 @@ import torch
 from curate.instrument.choice import ChoiceRows, accuracy, gold_bpb
 from curate.instrument.decoder import build_model
 from curate.instrument.device import gpu_assigned_without_cuda, use_autocast
-from curate.instrument.evaluate import DocStream, EvalSet, bpb, row_nll
-from curate.instrument.fused_ce import linear_cross_entropy
+from curate.instrument.evaluate import EvalSet, bpb, row_nll
 from curate.instrument.model_config import ModelConfig
+from curate.instrument.step import build_optimizer, lm_loss
+from curate.instrument.streams import DocStream
 from curate.instrument.train_config import TrainConfig
 from curate.io.files import atomic_path, atomic_write_json, atomic_write_text
 from curate.io.integrity import write_folder_manifest
 
 log = logging.getLogger(__name__)
-
-
-_COMPILED: weakref.WeakKeyDictionary[torch.nn.Module, Any] = weakref.WeakKeyDictionary()
-
-
-def compiled(decoder: torch.nn.Module) -> Any:
-    """``torch.compile(decoder)``, one per decoder (it shares the decoder's parameters; the eager module
-    itself is left as it is, so evaluation and saving do not trigger recompilations)."""
-    if decoder not in _COMPILED:
-        _COMPILED[decoder] = torch.compile(decoder)
-    return _COMPILED[decoder]
-
-
-def lm_loss(
-    model: Any,
-    batch: torch.Tensor,
-    *,
-    head_dtype: torch.dtype = torch.float32,
-    chunk: int = 256,
-    compile: bool = False,
-) -> torch.Tensor:
-    """Mean next-token cross-entropy: the decoder's hidden states through the tied head, fused with the
-    loss (:func:`curate.instrument.fused_ce.linear_cross_entropy`), no label shift copies (``batch`` holds
-    ``seq_len + 1`` tokens per row). ``compile``: the decoder through :func:`compiled`."""
-    # Contiguous copies: a strided view as input_ids slows the embedding backward measurably on CPU.
-    x, y = batch[:, :-1].contiguous(), batch[:, 1:].contiguous()
-    decoder = compiled(model.model) if compile else model.model
-    h = decoder(input_ids=x).last_hidden_state
-    return linear_cross_entropy(
-        h.reshape(-1, h.size(-1)), model.lm_head.weight, y.reshape(-1), chunk=chunk, mm_dtype=head_dtype
-    )
-
-
-def build_optimizer(model: torch.nn.Module, cfg: TrainConfig) -> torch.optim.AdamW:
-    decay = [p for n, p in model.named_parameters() if p.dim() >= 2]
-    no_decay = [p for n, p in model.named_parameters() if p.dim() < 2]
-    groups = [{"params": decay, "weight_decay": cfg.weight_decay}, {"params": no_decay, "weight_decay": 0.0}]
-    # fused=True: one kernel per step for all parameters (CPU and CUDA), measurably faster than foreach.
-    return torch.optim.AdamW(groups, lr=cfg.lr, betas=(cfg.beta1, cfg.beta2), eps=1e-8, fused=True)
 
 
 class Run:

@@ -30,7 +30,7 @@ class TrainConfig:
     there at load 10-19 (seconds once inductor's on-disk cache holds the graph); off by default, as on a
     cold cache it pays only past ~500-1,200 steps (BENCHMARKS.md, issue 21).
     doc_chunk: documents longer than this many tokens enter the stream as pieces of at most ``doc_chunk``
-    tokens, each placed by its own hash (``curate.instrument.evaluate.DocStream``), so one long document is
+    tokens, each placed by its own hash (``curate.instrument.streams.DocStream``), so one long document is
     spread over the run instead of filling a stretch of consecutive steps; 0 keeps whole documents.
     faults: test-only fault injection, ``{step: "nan" | "spike" | "kill"}``.
     """

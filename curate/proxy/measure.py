@@ -133,7 +133,7 @@ def stream_sharing(items: list[RunItem], baseline: str, point: str) -> dict[str,
     """Per recipe, the share of its stream's first ``T`` tokens (at each seed of ``point``) that come from
     documents the baseline's stream also reads within its first ``T`` tokens: how much of the two runs'
     data is common (common random numbers; 1.0 for the baseline itself)."""
-    from curate.instrument.evaluate import DocStream
+    from curate.instrument.streams import DocStream
 
     def docs(it: RunItem) -> dict[int, int]:
         toks, idx, _ = read_shard(it.train_prefix)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from curate.instrument.evaluate import DocStream
+from curate.instrument.streams import DocStream
 from curate.instrument.shards import (
     concat_shards,
     id_hashes,
