@@ -145,11 +145,11 @@ def main() -> None:
 
     import datatrove.pipeline.filters as dtf
 
+    from curate.filters import native as N
     from curate.filters.c4 import C4Quality
     from curate.filters.fineweb import FineWebQuality
     from curate.filters.gopher_quality import GopherQuality
     from curate.filters.gopher_repetition import GopherRepetition
-    from curate.filters.words import native_enabled
 
     table, warm = load(args.docs_per_file, WARM_PER_FILE)
     texts = table.column("text").to_pylist()
@@ -172,7 +172,7 @@ def main() -> None:
     print(
         f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
         f"python {platform.python_version()}; pinned to 1 core; clock {args.clock}; native module "
-        + ("on" if native_enabled() else "off")
+        + ("on" if N.enabled() else "off")
         + "; allocator "
         + ("curate's" if ALLOCATOR else "the libraries' defaults")
         + "; load average "

@@ -23,6 +23,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 import pyarrow as pa  # noqa: E402
 from bench_filters import load  # noqa: E402
 
+from curate.filters import native as N  # noqa: E402
 from curate.filters import words as W  # noqa: E402
 from curate.filters.c4 import C4Quality  # noqa: E402
 from curate.filters.fineweb import FineWebQuality  # noqa: E402
@@ -38,13 +39,13 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--docs-per-file", type=int, default=10**9)
     args = ap.parse_args()
-    if W._native is None:
+    if not N.built():
         sys.exit("the native module is not built (pip install -e .)")
     table, _ = load(args.docs_per_file)
     stages = [GopherQuality(), GopherRepetition(), C4Quality(), FineWebQuality()]
     scored: dict[str, list[list[pa.Table]]] = {}
     for native in ("1", "0"):
-        os.environ[W.NATIVE_ENV] = native
+        os.environ[N.NATIVE_ENV] = native
         W.clear_word_memo()
         scored[native] = [
             [stage.process(table.slice(start, 4096)) for stage in stages]

@@ -23,9 +23,10 @@ from curate.core import schema
 from curate.core.registry import STAGES
 from curate.core.rules import Rule
 from curate.core.stage import Scorer, Transform, with_rejections
+from curate.filters import native as N
 from curate.filters._spacy import import_spacy
 from curate.filters._text import PY_SPACE, PY_SPACE_CHARS, SPLITLINES_SEP, char_class, doc_frame
-from curate.filters.words import _native, chunk_tokens, native_enabled, spacy_english
+from curate.filters.words_en import chunk_tokens, spacy_english
 
 CITATION = r"\[\d*]|\[edit]|\[citation needed]"
 END_PUNCTUATION = (".", "?", "!", '"', "'")
@@ -127,7 +128,7 @@ def sentence_counts(lines: pl.Series) -> np.ndarray:
     """
     if len(lines) == 0:
         return np.zeros(0, dtype=np.int64)
-    return _sentence_counts_native(lines) if native_enabled() else sentence_counts_polars(lines)
+    return _sentence_counts_native(lines) if N.enabled() else sentence_counts_polars(lines)
 
 
 def sentence_counts_polars(lines: pl.Series) -> np.ndarray:
@@ -177,18 +178,13 @@ def _sentence_counts_native(lines: pl.Series) -> np.ndarray:
     rule over the same spaCy-en tokens, from the per-process chunk cache the word split fills."""
     native = spacy_english().native
     assert native is not None
-    assert _native is not None
-    with native.lock:
-        plan, data = native.plan(lines.fill_null(""), _sentence_tables())
-        counts = _native.sentences(native.cache, plan, _sentence_tables(), data)
-    return np.frombuffer(counts, np.int64).copy()
+    return native.sentences(lines.fill_null(""), _sentence_tables())
 
 
 @functools.cache
 def _sentence_tables() -> Any:
     """The native tables for sentence counts: spaCy's sentencizer ``punct_chars`` and the characters of
     polars' ``\\p{P}`` (the class the polars path tests), over every code point."""
-    assert _native is not None
     import_spacy()  # without torch
     from spacy.pipeline import Sentencizer
 
@@ -196,7 +192,7 @@ def _sentence_tables() -> Any:
     codes = codes[(codes < 0xD800) | (codes > 0xDFFF)]  # no surrogates in a str
     every = codes.tobytes().decode("utf-32-le")
     punct = pl.Series([every]).str.extract_all(r"\p{P}").explode()
-    return _native.sentence_tables(
+    return N.module().sentence_tables(
         sorted(ord(ch) for ch in Sentencizer.default_punct_chars), sorted(ord(ch) for ch in punct)
     )
 

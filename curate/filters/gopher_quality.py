@@ -18,7 +18,8 @@ from curate.core.registry import STAGES, bounds
 from curate.core.rules import Rule
 from curate.core.stage import Scorer
 from curate.filters._text import PY_SPACE, SPLITLINES_SEP, doc_frame, splitlines_count
-from curate.filters.words import Splitter, spacy_english, split_words
+from curate.filters.words import Splitter, split_words
+from curate.filters.words_en import spacy_english
 
 STOP_WORDS = ["the", "be", "to", "of", "and", "that", "have", "with"]
 

@@ -23,9 +23,10 @@ import pyarrow as pa
 from curate.core.registry import STAGES, bounds
 from curate.core.rules import Rule
 from curate.core.stage import Scorer
-from curate.filters import words as _words
+from curate.filters import native as N
 from curate.filters._text import PY_SPACE_CHARS, doc_frame, duplicate_stats
-from curate.filters.words import Splitter, spacy_english, split_words
+from curate.filters.words import Splitter, split_words
+from curate.filters.words_en import spacy_english
 
 _MIX = np.uint64(0x9E3779B97F4A7C15)
 _MULT = np.uint64(0xBF58476D1CE4E5B9)
@@ -130,13 +131,14 @@ def piece_stats(docs: pl.DataFrame) -> tuple[dict[str, np.ndarray], dict[str, np
     ``n``, ``dup_count`` and ``dup_chars`` arrays, as :func:`curate.filters._text.duplicate_stats` gives them.
 
     Paragraphs are ``re.split(r"\\n{2,}", text.strip())``'s non-empty pieces, lines ``re.split("\\n+", text)``'s
-    (empty pieces only first or last). By the native module where it is built (one pass per text), else polars.
+    (empty pieces only first or last). By the native module where the filters take it (one pass per text),
+    else by polars.
     """
     keys = ("n", "dup_count", "dup_chars")
-    native = _words._native
-    if native is not None and _words.native_enabled():
-        arr = _words._large_strings(docs.get_column("text").to_arrow())
-        counts = native.dup_pieces(_words._offsets(arr), arr.buffers()[2] or pa.py_buffer(b""))
+    native = N.active()
+    if native is not None:
+        arr = N.large_strings(docs.get_column("text").to_arrow())
+        counts = native.dup_pieces(N.offsets(arr), N.data(arr))
         table = np.frombuffer(counts, np.int64).reshape(docs.height, 6)
         return (
             {k: table[:, i] for i, k in enumerate(keys)},
@@ -170,13 +172,13 @@ def piece_stats(docs: pl.DataFrame) -> tuple[dict[str, np.ndarray], dict[str, np
 def ngram_chars(
     doc: np.ndarray, h: np.ndarray, ln: np.ndarray, tops: list[int], dups: list[int], n_docs: int
 ) -> dict[tuple[str, int], np.ndarray]:
-    """:func:`_ngram_chars`, by the native module's kernel where it is built, else by numpy.
+    """:func:`_ngram_chars`, by the native module's kernel where the filters take it, else by numpy.
 
     The kernel takes the same hashes, levels and replay one document at a time in C; numpy groups the
     grams of the whole batch by their hash, the document mixed in. The numbers are the same unless two
     different grams of two documents share a 64-bit hash."""
-    native = _words._native
-    if native is None or not _words.native_enabled() or max([*tops, *dups], default=0) < 2:
+    native = N.active()
+    if native is None or max([*tops, *dups], default=0) < 2:
         return _ngram_chars(doc.astype(np.int64), h, ln.astype(np.int64), tops, dups, n_docs)
     arrays = native.ngram_chars(
         np.ascontiguousarray(doc, np.uint32),

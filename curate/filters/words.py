@@ -1,17 +1,10 @@
-"""Word splitting for the heuristic filters, batch at a time.
+"""Word splitting for the heuristic filters, batch at a time: the word tables and their memo.
 
 Two splitters:
 
-* ``"en"`` reproduces datatrove 0.10's English word tokenizer (``split_into_words(text, "en")``: a
-  ``spacy.blank("en")`` tokenizer, whitespace-only tokens dropped). spaCy splits text on whitespace
-  (``str.isspace``) into chunks and tokenizes every chunk on its own (prefixes, suffixes, infixes,
-  special cases such as ``don't`` -> ``do n't``). We do the whitespace split for the whole batch in polars,
-  settle the chunk shapes whose spaCy tokens are known in advance with vectorized expressions (plain
-  words and numbers; a word with opening brackets/quotes before it and closing punctuation, a ``.`` that
-  spaCy splits off, a ``..`` run or a possessive ``'s`` after it, unless a spaCy special case could be
-  involved; numbers such as ``3.14`` kept whole), and send only the remaining *distinct* chunks (about
-  12% of the distinct chunks of web text) to spaCy's tokenizer, caching them per worker. spaCy stays the
-  source of truth for every chunk with a shape we do not settle ourselves.
+* ``"en"`` reproduces datatrove 0.10's English word tokenizer (a ``spacy.blank("en")`` tokenizer,
+  whitespace-only tokens dropped): :mod:`curate.filters.words_en`, by the native module where the filters
+  take it (:mod:`curate.filters.native`: built, and ``CURATE_NATIVE`` not ``0``), else by polars and spaCy.
 * ``"generic"`` is the documented fallback for other scripts: runs of letters/digits/marks are words,
   every other non-space character is its own token, and every Han, Hiragana, Katakana, Thai, Lao,
   Khmer, Myanmar or Tibetan character is a word by itself (those scripts do not separate words with spaces,
@@ -20,24 +13,13 @@ Two splitters:
 Both return a polars frame with one row per word, in text order: ``doc`` (row index in the batch,
 uint32), ``word`` (string), ``chars`` (its characters) and ``flags`` (whether it has a character outside
 datatrove's punctuation set, and a letter). Documents without words have no rows.
-
-The ``en`` split has two implementations giving the same rows: the polars path above, and a native one
-(``curate/filters/_native.c``, built by ``pip install``) that cuts the text into chunks, keeps plain
-chunks and looks every other chunk up in a per-process cache in one C pass, sending only chunks it has
-not seen before through the polars shapes and spaCy (``_distinct_tokens``). It is taken where the module
-is built and ``CURATE_NATIVE`` is not ``0``; tests/filters/test_native.py holds the two equal.
 """
 
 from __future__ import annotations
 
-import logging
-import os
-import re
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass
-from itertools import chain
-from types import ModuleType
 from typing import Any, Literal
 
 import numpy as np
@@ -45,67 +27,8 @@ import polars as pl
 import pyarrow as pa
 import xxhash
 
-from curate.filters._spacy import import_spacy
-from curate.filters._text import NON_PUNCT_CHAR
-
-_native: ModuleType | None
-try:  # the native module (curate/filters/_native.c), built when the package is installed
-    from curate.filters import _native
-except ImportError:  # built without a C compiler: the polars and numpy paths alone, the same results
-    _native = None
-
-log = logging.getLogger(__name__)
-
-# CURATE_NATIVE=0 makes the filters take their polars and numpy paths even where the native module is built.
-NATIVE_ENV = "CURATE_NATIVE"
-
-# Python's str.isspace() set: Unicode White_Space plus the information separators \x1c-\x1f.
-NON_SPACE_RUN = r"[^\s\x1c-\x1f]+"
-
-# Chunk shapes whose spaCy-en tokens we know (checked against spaCy on the web corpora in
-# tests/filters/test_words.py). A shape only applies when neither the chunk nor its word part is one of
-# spaCy's special cases (``Dont`` -> ``Do nt``, ``Dr.``, ``e.``...).
-_PLAIN = r"^(?:\p{L}+|[0-9]+)$"
-_WORD_PUNCT = r"^\p{L}+[,;:!?)\]\"]$"
-_OPEN_WORD = r"^[(\[\"]\p{L}+$"
-_HYPHENATED = r"^[A-Za-z]+-[A-Za-z]+$"
-# spaCy splits a final "." after a lower-case letter or after two upper-case letters.
-_WORD_DOT = r"^[A-Za-z]*(?:[a-z]|[A-Z]{2})\.$"
-
-_EASY_SHAPES = (_PLAIN, _WORD_PUNCT, _WORD_DOT, _OPEN_WORD, _HYPHENATED)
-
-# Wider shapes, guarded (see _guards): a core (a letter run, a digit run or ASCII words joined by single
-# hyphens or slashes) with opening characters before and closing ones after, each split off alone, and
-# ``..``-runs (spaCy's ellipsis) before, between or after cores. Checked against spaCy on every distinct
-# chunk of the web corpora (tests/filters/test_words.py); with the possessives below they settle about 55%
-# of the distinct chunks the plain shapes leave to spaCy.
-_OPEN = "(\\[“„*\"'’‘"
-_CLOSE = ")\\]”\"*,;:!?'’"
-_CORE = r"(?:\p{L}+|[0-9]+|[A-Za-z]+(?:[-/][A-Za-z]+)+)"
-_AFFIXED = rf"^[{_OPEN}]*(?:\.{{2,}})?{_CORE}(?:\.{{2,}}{_CORE})*(?:\.{{2,}})?[{_CLOSE}]*$"
-# A final "." splits off after a lower-case letter, two upper-case letters, a digit or a closing character.
-_AFFIXED_DOT = (
-    rf"^[{_OPEN}]*(?:\p{{L}}*(?:[a-z]|[A-Z]{{2}})|[0-9]+|[A-Za-z]+(?:-[A-Za-z]+)*-[A-Za-z]*[a-z])"
-    rf"\.[{_CLOSE}]*$"
-)
-_AFFIXED_CLOSE_DOT = rf"^[{_OPEN}]*{_CORE}[{_CLOSE}]+\.[{_CLOSE}]*$"
-_GUARDED_SHAPES = (_AFFIXED, _AFFIXED_DOT, _AFFIXED_CLOSE_DOT)
-# A possessive ``'s`` (one token) after a letter core, with the same affixes; guarded like the others,
-# except that the ``'s`` special cases themselves may occur.
-_POSSESSIVE_SHAPES = (
-    rf"^[{_OPEN}]*\p{{L}}+['’][sS][{_CLOSE}]*$",
-    rf"^[{_OPEN}]*\p{{L}}+['’][sS][{_CLOSE}]+\.[{_CLOSE}]*$",
-)
-_POSSESSIVES = ("'s", "'S", "’s", "’S")
-# Shapes spaCy keeps whole: letters then digits (``abc123``), digits with inner ``. , :`` (``3.14``).
-_WHOLE_SHAPES = (r"^\p{L}+[0-9]+$", r"^[0-9]+(?:[.,:][0-9]+)+$")
-# Characters the guarded shapes may hold besides letters and digits.
-_AFFIX_CHARS = set("([“„*\"'’‘)]”,;:!?.-/")
-
-# Tokens of the easy shapes: the letter run, the digit run, a ``..``-run, a possessive ``'s`` and each
-# other character alone. (A guarded chunk other than a possessive never holds ``'s`` before a word
-# boundary: ``'s`` is a special case.)
-_EASY_TOKEN = r"\p{L}+|[0-9]+|\.\.+|['’][sS]\b|[^\p{L}0-9]"
+from curate.filters import native as N
+from curate.filters import words_en as E
 
 _CJK_LIKE = r"\p{Han}|\p{Hiragana}|\p{Katakana}|\p{Thai}|\p{Lao}|\p{Khmer}|\p{Myanmar}|\p{Tibetan}"
 _GENERIC_TOKEN = rf"(?:{_CJK_LIKE})|[\p{{L}}\p{{N}}\p{{M}}--\p{{Han}}]+|[^\s\x1c-\x1f]"
@@ -119,330 +42,9 @@ def texts_frame(texts: pa.Array | pa.ChunkedArray | list[str] | pl.Series) -> pl
     return pl.DataFrame({"text": s.fill_null("")}).with_row_index("doc")
 
 
-class _SpacyEnglish:
-    """spaCy's blank English tokenizer for the chunks we do not settle ourselves (one per process)."""
-
-    def __init__(self) -> None:
-        spacy = import_spacy()  # without torch (see curate.filters._spacy)
-        from spacy.tokenizer import Tokenizer
-        from spacy.vocab import Vocab
-
-        ref: Any = spacy.blank("en").tokenizer
-        # The same rules on a vocabulary without lexical attribute getters: identical splits, but new
-        # strings no longer pay for ~20 Python attribute functions each (6x faster on unseen chunks).
-        self.tokenizer = Tokenizer(
-            Vocab(strings=[]),
-            rules=ref.rules,
-            prefix_search=ref.prefix_search,
-            suffix_search=ref.suffix_search,
-            infix_finditer=ref.infix_finditer,
-            token_match=ref.token_match,
-            url_match=ref.url_match,
-            faster_heuristics=ref.faster_heuristics,
-        )
-        self.special = pl.Series(sorted(ref.rules), dtype=pl.String)
-        self.cache: dict[str, list[str]] = {}
-        self.guard_substrings, self.guard_runs = _guards(sorted(ref.rules))
-        self.native = _Native(sorted(ref.rules)) if _native is not None else None
-
-    def tokenize(self, chunks: list[str]) -> list[list[str]]:
-        """spaCy's tokens of each chunk as spaCy tokenizes that chunk alone (whitespace tokens dropped)."""
-        missing = [c for c in chunks if c not in self.cache]
-        if missing:
-            if len(self.cache) > 2_000_000:  # bound a worker's memory on huge corpora
-                self.cache.clear()
-            # One call for all of them, the chunks joined by a separator token. spaCy's special cases are
-            # also matched as token runs across a space ("Doin" then "'d'," matches the run "Doin" "'",
-            # which blocks the "'d" case inside the second chunk), so chunks joined by a bare space got
-            # tokens that depended on which other chunks shared the call: on the worker's history. No
-            # special case holds the separator, so no match crosses it.
-            sep = " " + _separator(missing) + " "
-            joined = sep.join(missing)
-            doc = self.tokenizer(joined)
-            # Every token lies inside one chunk (the one whose start offset is the last <= the token's) or
-            # is a separator (it starts at or after that chunk's end). Reading offsets and lengths as arrays
-            # avoids building a Python Token object per token.
-            from spacy.attrs import IDX, LENGTH
-
-            arr = doc.to_array([IDX, LENGTH]).astype(np.int64).reshape(-1, 2)
-            lens = np.fromiter((len(c) for c in missing), np.int64, len(missing))
-            starts = np.zeros(len(missing), dtype=np.int64)
-            np.cumsum(lens[:-1] + len(sep), out=starts[1:])
-            owner = np.searchsorted(starts, arr[:, 0], side="right") - 1
-            inside = arr[:, 0] < starts[owner] + lens[owner]
-            arr, owner = arr[inside], owner[inside]
-            bounds = np.searchsorted(owner, np.arange(len(missing) + 1)).tolist()
-            texts = [joined[i : i + n] for i, n in zip(arr[:, 0].tolist(), arr[:, 1].tolist(), strict=True)]
-            for j, chunk in enumerate(missing):
-                self.cache[chunk] = [t for t in texts[bounds[j] : bounds[j + 1]] if t.strip()]
-        return [self.cache[c] for c in chunks]
-
-
-def _separator(chunks: list[str]) -> str:
-    """A private-use character none of ``chunks`` holds (one token for spaCy, in none of its special cases)."""
-    used = set().union(*(set(c) for c in chunks if not c.isascii()))
-    # the BMP's private-use area, then plane 15's
-    for cp in chain(range(0xE000, 0xF900), range(0xF0000, 0xFFFFE)):
-        if chr(cp) not in used:
-            return chr(cp)
-    raise ValueError("word split: every private-use character occurs in this batch's chunks")
-
-
-def _guards(special: list[str]) -> tuple[list[str], str]:
-    """What keeps a chunk out of the guarded shapes, from spaCy's special cases.
-
-    spaCy looks special cases up on every string left while it strips affixes, and also merges token
-    runs that spell a special case with affix characters (``:`` ``)`` -> ``:)``, ``'`` ``'`` -> ``''``).
-    A guarded chunk must contain none of those special cases (the substrings), and none of its letter or
-    digit runs may be a special case alone or with a ``.`` after it (``gonna``, ``Mr.``; the runs regex).
-    """
-    substrings = [
-        x
-        for x in special
-        if len(x) >= 2 and any(ch in _AFFIX_CHARS for ch in x) and not re.fullmatch(r"[^\W\d_]+\.", x)
-    ]
-    runs = [x for x in special if re.fullmatch(r"[^\W\d_]+|[0-9]+", x)]
-    dotted = [x[:-1] for x in special if re.fullmatch(r"[^\W\d_]+\.", x)]
-    alt = "|".join(re.escape(x) for x in runs)
-    alt_dot = "|".join(re.escape(x) for x in dotted)
-    edge = r"(?:^|[^\p{L}0-9])"
-    runs_re = rf"{edge}(?:(?:{alt})(?:$|[^\p{{L}}0-9])|(?:{alt_dot})\.)"
-    return substrings, runs_re
-
-
-_SPACY: _SpacyEnglish | None = None
-
-
-def spacy_english() -> _SpacyEnglish:
-    """The per-process spaCy English tokenizer (loaded on first use; stages call it in setup())."""
-    global _SPACY
-    if _SPACY is None:
-        _SPACY = _SpacyEnglish()
-    return _SPACY
-
-
-def chunks_frame(frame: pl.DataFrame) -> pl.DataFrame:
-    """Whitespace-separated chunks: ``doc, chunk`` in text order (as spaCy and ``str.split()`` see them)."""
-    return (
-        frame.lazy()
-        .select("doc", pl.col("text").str.extract_all(NON_SPACE_RUN).alias("chunk"))
-        .explode("chunk")
-        .drop_nulls("chunk")
-        .collect()
-    )
-
-
-def chunk_tokens(chunks: pl.DataFrame, column: str = "chunk") -> pl.DataFrame:
-    """Add a ``words`` list column: the spaCy-en tokens of each whitespace-free string in ``column``.
-
-    A plain word (only letters, or only digits) that is no special case is its own token. The other
-    chunks' tokens are worked out once per distinct string and joined back (web text repeats them).
-    """
-    sp = spacy_english()
-    c = pl.col(column)
-    plain = c.str.contains(_PLAIN) & ~c.is_in(sp.special.implode())
-    chunks = chunks.with_columns(__plain=plain)
-    rest = chunks.filter(~pl.col("__plain")).get_column(column).unique(maintain_order=True)
-    tokens = _distinct_tokens(pl.DataFrame({column: rest}), column).rename({"words": "__words"})
-    return (
-        chunks.join(tokens, on=column, how="left", maintain_order="left")
-        .with_columns(words=pl.when("__plain").then(pl.concat_list(c)).otherwise("__words"))
-        .drop("__plain", "__words")
-    )
-
-
-def _any_of(patterns: tuple[str, ...]) -> str:
-    """One regex matching where any of ``patterns`` matches (one pass instead of one per pattern)."""
-    return "|".join(f"(?:{p})" for p in patterns)
-
-
-def _distinct_tokens(chunks: pl.DataFrame, column: str) -> pl.DataFrame:
-    """``chunk_tokens`` for a frame of distinct strings (rows come back grouped by how they were settled)."""
-    sp = spacy_english()
-    c = pl.col(column)
-    head, tail = c.str.head(-1), c.str.tail(-1)
-    is_special = (
-        c.is_in(sp.special.implode()) | head.is_in(sp.special.implode()) | tail.is_in(sp.special.implode())
-    )
-    # Chunks of the plain shapes are settled without the guards (most of them): only the others pay for them.
-    shaped = chunks.with_columns(__special=is_special, __plain=c.str.contains(_any_of(_EASY_SHAPES)))
-    special, plain = pl.col("__special"), pl.col("__plain")
-    settled = shaped.filter(~special & plain).select(column)
-    rest = shaped.filter(special | ~plain)
-    runs_ok = ~c.str.contains(sp.guard_runs)
-    guarded = ~c.str.contains_any(sp.guard_substrings) & runs_ok
-    possessive = (
-        ~c.str.contains_any([x for x in sp.guard_substrings if x not in _POSSESSIVES])
-        & runs_ok
-        & c.str.contains(_any_of(_POSSESSIVE_SHAPES))
-    )
-    flags = rest.with_columns(
-        __easy=~special & (possessive | (guarded & c.str.contains(_any_of(_GUARDED_SHAPES))))
-    ).with_columns(__whole=~pl.col("__easy") & ~special & guarded & c.str.contains(_any_of(_WHOLE_SHAPES)))
-    easy = pl.concat([settled, flags.filter("__easy").select(column)]).select(
-        column, words=c.str.extract_all(_EASY_TOKEN)
-    )
-    whole = flags.filter("__whole").select(column, words=pl.concat_list(c))
-    hard = flags.filter(~pl.col("__easy") & ~pl.col("__whole")).get_column(column)
-    toks = _list_series(sp.tokenize(hard.to_list()))
-    return pl.concat([easy, whole, pl.DataFrame({column: hard, "words": toks})])
-
-
-def _list_series(lists: list[list[str]]) -> pl.Series:
-    """A list[str] Series from Python lists, built from flat arrays (polars is slow on nested input)."""
-    offsets = np.zeros(len(lists) + 1, dtype=np.int32)
-    np.cumsum([len(x) for x in lists], out=offsets[1:])
-    flat = pa.array([t for x in lists for t in x], pa.large_string())
-    arr = pa.LargeListArray.from_arrays(pa.array(offsets.astype(np.int64)), flat)
-    return pl.Series(arr).cast(pl.List(pl.String))
-
-
-def split_words_en(frame: pl.DataFrame) -> pl.DataFrame:
-    """datatrove-compatible English words for ``frame`` (``doc, text``): ``doc, word, chars, flags`` in
-    order (see :func:`with_word_stats`); the polars path of the split, and the reference for the native one.
-
-    Plain chunks (see :func:`chunk_tokens`) are words as they are; only the others are looked up and
-    exploded, and the two ordered parts are merged back by chunk position.
-    """
-    sp = spacy_english()
-    c = pl.col("chunk")
-    chunks = chunks_frame(frame).with_row_index("pos")
-    plain = c.str.contains(_PLAIN) & ~c.is_in(sp.special.implode())
-    chunks = chunks.with_columns(__plain=plain)
-    words = chunks.filter("__plain").select("pos", "doc", word="chunk")
-    rest = chunks.filter(~pl.col("__plain")).drop("__plain")
-    tokens = _distinct_tokens(
-        pl.DataFrame({"chunk": rest.get_column("chunk").unique(maintain_order=True)}), "chunk"
-    )
-    other = (
-        rest.lazy()
-        .join(tokens.lazy(), on="chunk", how="left", maintain_order="left")
-        .select("pos", "doc", word="words")
-        .explode("word")
-        .drop_nulls("word")
-        .collect()
-    )
-    return with_word_stats(words.merge_sorted(other, key="pos").drop("pos"))
-
-
-def with_word_stats(words: pl.DataFrame) -> pl.DataFrame:
-    """Add ``chars`` (uint32: characters) and ``flags`` (uint8: bit 0 when the word has a character outside
-    datatrove's punctuation set, bit 1 when it has a letter) to a ``doc, word`` frame, as the native split
-    gives them (letters there are Python's, ``\\p{L}`` here: they differ only on letters newer than the
-    interpreter's Unicode database)."""
-    w = pl.col("word")
-    return words.with_columns(
-        chars=w.str.len_chars().cast(pl.UInt32),
-        flags=w.str.contains(NON_PUNCT_CHAR).cast(pl.UInt8) | (w.str.contains(r"\p{L}").cast(pl.UInt8) * 2),
-    )
-
-
-class _Native:
-    """The native split's state in a process: spaCy's special cases and datatrove's punctuation as C tables,
-    and a cache of every non-plain chunk's words seen so far (bytes to words, bounded like spaCy's)."""
-
-    # ~110 bytes an entry (the chunk, its words and their lengths, flags, and a slot): 437,333 distinct
-    # non-plain chunks on the whole web corpus; a worker forgets them all past a million (~150 MB).
-    MAX_CHUNKS = 1_000_000
-
-    def __init__(self, special: list[str]) -> None:
-        from datatrove.utils.text import PUNCTUATION_SET
-
-        assert _native is not None
-        self.tables = _native.tables([x.encode() for x in special], sorted(map(ord, PUNCTUATION_SET)))
-        self.cache = _native.cache()
-        # A plan is good until the cache is cleared: threads sharing this process take turns from scan to use.
-        self.lock = threading.Lock()
-
-    def plan(self, text: pl.Series, sentences: Any = None) -> tuple[Any, pa.Buffer]:
-        """Scan ``text`` (one chunk list per row) with every chunk it needs in the cache: the native plan and
-        the text's data buffer. ``sentences`` (``curate.filters.c4._sentence_tables()``) scans for sentence
-        counts: only chunks with a sentence-ending character need their words then. Callers hold
-        ``self.lock`` from here until they have used the plan."""
-        assert _native is not None
-        arr = _large_strings(text.to_arrow())
-        data = arr.buffers()[2] or pa.py_buffer(b"")
-        if _native.cache_len(self.cache) > self.MAX_CHUNKS:  # bound a worker's memory on huge corpora
-            _native.cache_clear(self.cache)
-        missing, plan = _native.scan(self.tables, self.cache, _offsets(arr), data, sentences)
-        if missing:
-            self._add(
-                _distinct_tokens(pl.DataFrame({"chunk": missing}, schema={"chunk": pl.String}), "chunk")
-            )
-        return plan, data
-
-    def split(self, text: pl.Series) -> tuple[np.ndarray, pa.LargeStringArray, np.ndarray, np.ndarray]:
-        """Words of every text: the row of each word's text (uint32), the words, their characters (uint32) and
-        flags (uint8; bit 0: a character outside datatrove's punctuation, bit 1: a letter)."""
-        assert _native is not None
-        with self.lock:
-            plan, data = self.plan(text)
-            doc, offsets, words, chars, flags = _native.emit(self.cache, plan, data)
-        n = len(chars) // 4
-        out = pa.LargeStringArray.from_buffers(n, pa.py_buffer(offsets), pa.py_buffer(words))
-        return (
-            np.frombuffer(doc, np.uint32),
-            out,
-            np.frombuffer(chars, np.uint32),
-            np.frombuffer(flags, np.uint8),
-        )
-
-    def _add(self, tokens: pl.DataFrame) -> None:
-        """Cache the words of the distinct chunks in ``tokens`` (``chunk``, ``words``)."""
-        assert _native is not None
-        chunks = _large_strings(tokens.get_column("chunk").to_arrow())
-        lists = tokens.get_column("words").to_arrow().cast(pa.large_list(pa.large_string()))
-        if isinstance(lists, pa.ChunkedArray):
-            lists = lists.combine_chunks()
-        values = lists.values
-        _native.cache_add(
-            self.tables,
-            self.cache,
-            _offsets(chunks),
-            chunks.buffers()[2] or pa.py_buffer(b""),
-            _offsets(lists),
-            _offsets(values),
-            values.buffers()[2] or pa.py_buffer(b""),
-        )
-
-
-def _large_strings(arr: pa.Array | pa.ChunkedArray) -> pa.Array:
-    """One Arrow large_string array (cast and combined as needed)."""
-    if isinstance(arr, pa.ChunkedArray):
-        arr = arr.combine_chunks()
-    return arr if arr.type == pa.large_string() else arr.cast(pa.large_string())
-
-
-def _offsets(arr: pa.Array) -> np.ndarray:
-    """The int64 offsets of a large_string or large_list array, its slice taken into account."""
-    return np.frombuffer(arr.buffers()[1], np.int64)[arr.offset : arr.offset + len(arr) + 1]
-
-
-def native_enabled() -> bool:
-    """Whether the filters take the native module's paths (built, and not switched off by CURATE_NATIVE=0)."""
-    return _native is not None and os.environ.get(NATIVE_ENV, "1") != "0"
-
-
-def split_words_en_native(frame: pl.DataFrame) -> pl.DataFrame:
-    """:func:`split_words_en` by the native split (the same rows)."""
-    sp = spacy_english()
-    assert sp.native is not None
-    row, words, chars, flags = sp.native.split(frame.get_column("text"))
-    doc = frame.get_column("doc")
-    docs = pl.Series("doc", row) if _plain_docs(frame) else doc.gather(row)
-    return pl.DataFrame(
-        {
-            "doc": docs.cast(pl.UInt32),
-            "word": pl.Series("word", words, dtype=pl.String),
-            "chars": chars,
-            "flags": flags,
-        }
-    )
-
-
 def split_words_generic(frame: pl.DataFrame) -> pl.DataFrame:
     """Script-agnostic fallback words (see the module docstring): ``doc, word, chars, flags`` in order."""
-    return with_word_stats(
+    return E.with_word_stats(
         frame.lazy()
         .select("doc", pl.col("text").str.extract_all(_GENERIC_TOKEN).alias("word"))
         .explode("word")
@@ -486,12 +88,8 @@ def _content_key(frame: pl.DataFrame, splitter: str) -> tuple[str, str]:
     return splitter, h.hexdigest()
 
 
-def _plain_docs(frame: pl.DataFrame) -> bool:
-    return bool(np.array_equal(frame.get_column("doc").to_numpy(), np.arange(frame.height)))
-
-
 def _entry(words: pl.DataFrame, frame: pl.DataFrame) -> _Entry:
-    text, plain = frame.get_column("text"), _plain_docs(frame)
+    text, plain = frame.get_column("text"), E.plain_docs(frame)
     starts = np.zeros(len(text) + 1, dtype=np.int64)
     if plain:
         np.cumsum(np.bincount(words.get_column("doc").to_numpy(), minlength=len(text)), out=starts[1:])
@@ -501,7 +99,7 @@ def _entry(words: pl.DataFrame, frame: pl.DataFrame) -> _Entry:
 def _gather(frame: pl.DataFrame, entry: _Entry) -> pl.DataFrame | None:
     """The words of ``frame`` taken from ``entry`` when every text of ``frame`` is one of the entry's
     texts (compared in full, not by hash), else None."""
-    if not (entry.plain and _plain_docs(frame)):
+    if not (entry.plain and E.plain_docs(frame)):
         return None  # docs are not the row index: split as asked
     text = frame.get_column("text")
     if len(text) and not (entry.text == text[-1]).any():
@@ -525,8 +123,8 @@ def _gather(frame: pl.DataFrame, entry: _Entry) -> pl.DataFrame | None:
 
 def split_words(frame: pl.DataFrame, splitter: Splitter = "en") -> pl.DataFrame:
     """Words of every document in ``frame`` (``doc, text``) as ``doc, word, chars, flags`` rows (see
-    :func:`with_word_stats`), in text order. ``en`` takes the native split where it is built (see the module
-    docstring), else the polars path: the same rows.
+    :func:`curate.filters.words_en.with_word_stats`), in text order. ``en`` takes the native split where
+    the filters take the native module (see the module docstring), else the polars path: the same rows.
 
     Results for the last few distinct batches are memoized (see ``_MEMO``), so consecutive filters on
     the same batch, or on what an earlier filter kept of it, share one split. Callers get their own
@@ -550,7 +148,7 @@ def split_words(frame: pl.DataFrame, splitter: Splitter = "en") -> pl.DataFrame:
         if splitter == "generic":
             words = split_words_generic(frame)
         else:
-            words = split_words_en_native(frame) if native_enabled() else split_words_en(frame)
+            words = E.split_words_en_native(frame) if N.enabled() else E.split_words_en(frame)
     with _MEMO_LOCK:
         _MEMO[key] = _entry(words, frame)
         while len(_MEMO) > _MEMO_SIZE:

@@ -8,21 +8,23 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from curate.filters import native as N
 from curate.filters import words as W
+from curate.filters import words_en as E
 from curate.filters._text import PY_SPACE_CHARS
 from tests.helpers import corpora_path
 
 
 def _both(texts: list[str | None]) -> tuple[pl.DataFrame, pl.DataFrame]:
     frame = W.texts_frame(texts)
-    return W.split_words_en_native(frame), W.split_words_en(frame)
+    return E.split_words_en_native(frame), E.split_words_en(frame)
 
 
 def test_the_native_split_is_built() -> None:
     # pip install -e . (make) compiles it; optional in pyproject only so that an install without a C
     # compiler still works. Here it must be there, or every other test below would test nothing new.
-    assert W._native is not None
-    assert W.native_enabled()
+    assert N.built()
+    assert N.enabled()
 
 
 def test_native_words_and_stats_on_hand_written_text() -> None:
@@ -106,38 +108,38 @@ def test_a_sliced_batch_and_doc_ids_that_are_not_the_row_index() -> None:
     texts = ["zero words here.", "one, two", "three's four.", "five (six)"]
     full = W.texts_frame(texts)
     part = full.slice(1, 2)  # an Arrow slice: offsets start inside the buffer
-    native = W.split_words_en_native(part)
-    assert native.equals(W.split_words_en(part))
+    native = E.split_words_en_native(part)
+    assert native.equals(E.split_words_en(part))
     assert native.get_column("doc").to_list() == [1, 1, 1, 2, 2, 2, 2]
     assert native.get_column("word").to_list() == ["one", ",", "two", "three", "'s", "four", "."]
 
 
 def test_the_split_honours_the_switch(monkeypatch: pytest.MonkeyPatch) -> None:
     texts = ["A text the switch decides about, once."]
-    monkeypatch.setenv(W.NATIVE_ENV, "0")
+    monkeypatch.setenv(N.NATIVE_ENV, "0")
     W.clear_word_memo()
-    monkeypatch.setattr(W, "split_words_en_native", lambda frame: pytest.fail("native path taken"))
+    monkeypatch.setattr(E, "split_words_en_native", lambda frame: pytest.fail("native path taken"))
     assert W.split_words(W.texts_frame(texts)).get_column("word").to_list()[:3] == ["A", "text", "the"]
     monkeypatch.undo()
     W.clear_word_memo()
-    assert W.native_enabled()
+    assert N.enabled()
 
 
 def test_a_plan_is_refused_after_the_cache_is_cleared() -> None:
-    assert W._native is not None
-    sp = W.spacy_english()
+    assert N.built()
+    sp = E.spacy_english()
     assert sp.native is not None
-    native = W._Native(list(sp.tokenizer.rules))
-    arr = W._large_strings(pl.Series(["don't stop"]).to_arrow())
-    missing, plan = W._native.scan(native.tables, native.cache, W._offsets(arr), arr.buffers()[2])
+    native = E._Native(list(sp.tokenizer.rules))
+    arr = N.large_strings(pl.Series(["don't stop"]).to_arrow())
+    missing, plan = N.module().scan(native.tables, native.cache, N.offsets(arr), arr.buffers()[2])
     assert missing == ["don't"]
     with pytest.raises(KeyError, match="don't"):  # emitted before its words were added
-        W._native.emit(native.cache, plan, arr.buffers()[2])
-    W._native.cache_clear(native.cache)
+        N.module().emit(native.cache, plan, arr.buffers()[2])
+    N.module().cache_clear(native.cache)
     with pytest.raises(ValueError, match="before it was cleared"):
-        W._native.emit(native.cache, plan, arr.buffers()[2])
+        N.module().emit(native.cache, plan, arr.buffers()[2])
     with pytest.raises(ValueError, match="offsets"):
-        W._native.scan(native.tables, native.cache, np.array([0, 99], np.int64), arr.buffers()[2])
+        N.module().scan(native.tables, native.cache, np.array([0, 99], np.int64), arr.buffers()[2])
 
 
 @pytest.mark.corpora
@@ -200,8 +202,8 @@ def test_ngram_kernel_equals_numpy_on_repetitive_batches(docs: list[list[int]], 
 
 
 def test_the_ngram_kernel_honours_the_switch(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv(W.NATIVE_ENV, "0")
-    monkeypatch.setattr(W._native, "ngram_chars", lambda *a: pytest.fail("native kernel taken"))
+    monkeypatch.setenv(N.NATIVE_ENV, "0")
+    monkeypatch.setattr(N.module(), "ngram_chars", lambda *a: pytest.fail("native kernel taken"))
     got = _grams([0, 0, 0], [1, 1, 1], [1, 1, 1], 1, native=True)
     assert got[("top", 2)].tolist() == [6.0]
 
@@ -210,7 +212,7 @@ def test_the_ngram_kernel_refuses_bad_input() -> None:
     with pytest.raises(ValueError, match="ascending"):
         _grams([1, 0], [1, 2], [1, 1], 2, native=True)
     with pytest.raises(ValueError, match="one value per word"):
-        W._native.ngram_chars(
+        N.module().ngram_chars(
             np.zeros(2, np.uint32), np.zeros(1, np.uint64), np.zeros(2, np.uint32), 1, [2], []
         )
 
@@ -277,7 +279,7 @@ def test_the_four_filters_score_the_same_with_and_without_the_native_module(
     stages = [GopherQuality(), GopherRepetition(), C4Quality(), FineWebQuality()]
     scores = {}
     for native in ("1", "0"):
-        monkeypatch.setenv(W.NATIVE_ENV, native)
+        monkeypatch.setenv(N.NATIVE_ENV, native)
         W.clear_word_memo()
         scores[native] = [stage.process(table) for stage in stages]
 
@@ -290,25 +292,25 @@ def test_the_four_filters_score_the_same_with_and_without_the_native_module(
 
 
 def test_the_chunk_cache_is_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
-    native = W.spacy_english().native
+    native = E.spacy_english().native
     assert native is not None
     monkeypatch.setattr(native, "MAX_CHUNKS", 3)
     frame = W.texts_frame(["don't stop, won't stop (ever).", "e.g. U.S. it's"])
-    W.split_words_en_native(frame)
-    assert W._native.cache_len(native.cache) > 3
-    got = W.split_words_en_native(frame)  # over the bound: forgets everything, then caches this batch's
-    assert got.equals(W.split_words_en(frame))
+    E.split_words_en_native(frame)
+    assert N.module().cache_len(native.cache) > 3
+    got = E.split_words_en_native(frame)  # over the bound: forgets everything, then caches this batch's
+    assert got.equals(E.split_words_en(frame))
     # the distinct non-plain chunks: don't, stop, (comma) won't, (ever). e.g. U.S. it's
-    assert W._native.cache_len(native.cache) == 7
+    assert N.module().cache_len(native.cache) == 7
 
 
 def _piece_stats_both(texts: list[str], monkeypatch: pytest.MonkeyPatch) -> tuple[dict, dict]:
     from curate.filters.gopher_repetition import piece_stats
 
     docs = W.texts_frame(texts)
-    monkeypatch.setenv(W.NATIVE_ENV, "1")
+    monkeypatch.setenv(N.NATIVE_ENV, "1")
     on = piece_stats(docs)
-    monkeypatch.setenv(W.NATIVE_ENV, "0")
+    monkeypatch.setenv(N.NATIVE_ENV, "0")
     off = piece_stats(docs)
     as_lists = lambda st: [{k: v.tolist() for k, v in d.items()} for d in st]  # noqa: E731
     return as_lists(on), as_lists(off)

@@ -7,6 +7,7 @@ import pyarrow as pa
 import pytest
 
 from curate.filters import words as W
+from curate.filters import words_en as E
 from curate.io.readers import read_table
 from tests.helpers import corpora_path
 
@@ -23,7 +24,7 @@ WEB = [
 
 def spacy_tokens(chunks: list[str]) -> list[list[str]]:
     """Each chunk through a fresh copy of the same spaCy tokenizer, one call per chunk (no shapes)."""
-    ref = W._SpacyEnglish()
+    ref = E._SpacyEnglish()
     return [ref.tokenize([c])[0] for c in chunks]
 
 
@@ -56,7 +57,7 @@ def spacy_tokens(chunks: list[str]) -> list[list[str]]:
     ],
 )
 def test_chunk_shapes(chunk: str, tokens: list[str]) -> None:
-    got = W.chunk_tokens(pl.DataFrame({"chunk": [chunk]})).get_column("words").to_list()[0]
+    got = E.chunk_tokens(pl.DataFrame({"chunk": [chunk]})).get_column("words").to_list()[0]
     assert got == tokens
     assert spacy_tokens([chunk]) == [tokens]
 
@@ -70,9 +71,9 @@ def test_chunk_shapes_agree_with_spacy_on_web_chunks() -> None:
     not compared."""
     tables = [read_table(str(corpora_path("web", name)), limit=200).select(["text"]) for name in WEB]
     texts = pa.concat_tables(tables).column("text").combine_chunks()
-    chunks = W.chunks_frame(W.texts_frame(texts)).select("chunk").unique(maintain_order=True)
-    got = W.chunk_tokens(chunks)
-    sent_to_spacy = W.spacy_english().cache
+    chunks = E.chunks_frame(W.texts_frame(texts)).select("chunk").unique(maintain_order=True)
+    got = E.chunk_tokens(chunks)
+    sent_to_spacy = E.spacy_english().cache
     settled = [(c, w) for c, w in got.iter_rows() if c not in sent_to_spacy]
     expected = spacy_tokens([c for c, _ in settled])
     bad = [(c, w, e) for (c, w), e in zip(settled, expected, strict=True) if w != e]
@@ -96,11 +97,11 @@ def test_a_batch_of_remembered_texts_gathers_the_words_a_fresh_split_gives() -> 
         sub = W.texts_frame([texts[i] for i in pick])
         gathered = W._gather(sub, entry)
         assert gathered is not None, pick
-        assert gathered.equals(W.split_words_en(sub)), pick
+        assert gathered.equals(E.split_words_en(sub)), pick
         assert W.split_words(sub).equals(gathered)
     unseen = W.texts_frame(["never seen before", "one two"])
     assert W._gather(unseen, entry) is None
-    assert W.split_words(unseen).equals(W.split_words_en(unseen))
+    assert W.split_words(unseen).equals(E.split_words_en(unseen))
     # and those words are spaCy's, chunk by chunk (the split itself is checked above)
     got = W.words_lists([texts[3], texts[0]])
     assert got == [[t for c in text.split() for t in spacy_tokens([c])[0]] for text in (texts[3], texts[0])]
@@ -114,8 +115,8 @@ def test_spacy_tokenizer_loads_without_importing_torch() -> None:
 
     code = (
         "import sys\n"
-        "from curate.filters import words, c4\n"
-        "sp = words.spacy_english()\n"
+        "from curate.filters import words_en, c4\n"
+        "sp = words_en.spacy_english()\n"
         "print(sp.tokenize(['(Don\\'t),', 'U.S.A.']))\n"
         "c4._punct_chars()\n"
         "print('torch' in sys.modules)\n"
@@ -132,7 +133,7 @@ def test_a_chunk_gets_the_tokens_spacy_gives_it_alone_whatever_shares_the_call()
     space got tokens that depended on which other chunks shared the call (the demo's
     readme:sortedcontainers scored differently from run to run); joined by a separator token, each chunk
     gets its tokens alone."""
-    sp = W.spacy_english()
+    sp = E.spacy_english()
     alone = [t.text for t in sp.tokenizer("'d',")]
     assert alone == ["'d", "'", ","]
     assert [t.text for t in sp.tokenizer("Doin 'd',")] == ["Doin", "'", "d", "'", ","]  # the effect itself
