@@ -1,4 +1,5 @@
-"""A run's ``manifest.json``: resolved config, input fingerprint, versions, per-stage accounting.
+"""A run's ``manifest.json``: resolved config, input fingerprint, versions, native or fallback filter
+paths, per-stage accounting.
 
 The accounting is counted from the files actually written to ``kept/`` and ``rejected/``, never from
 the stages' own counts, and must balance: ``kept + rejected + quarantined == input``.
@@ -13,6 +14,7 @@ from typing import Any
 from curate.core import schema
 from curate.core.rules import Rule
 from curate.core.stage import FilterStage, Stage
+from curate.filters.native import path as native_path
 from curate.io.storage import Location, parquet_rows, read_parquet, redact_all
 from curate.runtime.segments import READ_STAGE, new_stats, value_counts
 from curate.runtime.versions import __version__, package_versions
@@ -94,6 +96,8 @@ def build_manifest(
         "stages_resolved": resolved(stages),
         "input": {"format": cfg.input.get("format"), "fingerprint": source.fingerprint()},
         "versions": package_versions(),
+        # the native module or the polars/numpy fallback (and why), as this process takes it
+        "native": native_path(),
         "engine": engine.describe(),
         "accounting": accounting,
         "removed_by_reason": reasons,
