@@ -1,14 +1,15 @@
-"""Readers: JSON Lines (plain, .gz, .zst), Parquet, Hugging Face datasets, WARC (HTML to text), .txt folders."""
+"""Readers of files: JSON Lines (plain, .gz, .zst), Parquet, .txt folders; and :func:`read_table`.
+
+Hugging Face datasets are read by :mod:`curate.io.hf_reader`, WARC files by :mod:`curate.io.warc_reader`.
+"""
 
 from __future__ import annotations
 
 import gzip
 import io
 import json
-import os
 import zlib
 from collections.abc import Iterator
-from dataclasses import dataclass
 from typing import IO, Any
 
 import pyarrow as pa
@@ -45,7 +46,8 @@ def open_binary(path: str) -> IO[bytes]:
     return open_input(path)
 
 
-def _read_errors() -> tuple[type[BaseException], ...]:
+def read_errors() -> tuple[type[BaseException], ...]:
+    """The errors a truncated or corrupt (compressed) file raises while it is read."""
     errors: list[type[BaseException]] = [EOFError, OSError, zlib.error, gzip.BadGzipFile]
     try:
         import zstandard
@@ -119,7 +121,7 @@ class JsonlSource(Source):
                             b.add_record(record, default_id=default_id, source=shard.key)
                     if b.full():
                         yield b.flush()
-        except _read_errors() as e:
+        except read_errors() as e:
             if lineno == 0 and not len(b):
                 yield from self._unreadable(shard, e)
                 return
@@ -216,128 +218,6 @@ class ParquetSource(Source):
                 break
             yield table_to_rows(table, shard, p, row)
             row += table.num_rows
-
-
-@dataclass
-class HFParams(SourceParams):
-    """``path``: a ``save_to_disk`` folder, a local data folder/file, or a hub id (needs network)."""
-
-    split: str = "train"
-    config_name: str | None = None
-    builder: str | None = None  # e.g. "json", "parquet", "csv" to load local files through load_dataset
-    data_files: list[str] | None = None
-
-
-@SOURCES.add("hf")
-class HFSource(Source):
-    """Hugging Face ``datasets``: ``load_from_disk`` folders, or anything ``load_dataset`` reads."""
-
-    Params = HFParams
-
-    def shards(self) -> list[Shard]:
-        return [Shard(0, self.params.path, os.path.basename(os.path.normpath(self.params.path)) or "hf")]
-
-    def _load(self) -> Any:
-        import datasets
-
-        p: HFParams = self.params
-        if (
-            (os.path.isdir(p.path) and os.path.exists(os.path.join(p.path, "dataset_info.json")))
-            or os.path.exists(os.path.join(p.path, "state.json"))
-            or os.path.exists(os.path.join(p.path, "dataset_dict.json"))
-        ):
-            ds = datasets.load_from_disk(p.path)
-            if isinstance(ds, datasets.DatasetDict):
-                ds = ds[p.split]
-            return ds
-        if p.builder:
-            return datasets.load_dataset(p.builder, data_files=p.data_files or p.path, split=p.split)
-        return datasets.load_dataset(p.path, p.config_name, split=p.split)
-
-    def read(self, shard: Shard) -> Iterator[pa.Table]:
-        try:
-            ds = self._load()
-        except Exception as e:  # datasets raises many types; the message names the cause
-            raise SourceError(f"{self.params.path}: cannot load as a Hugging Face dataset: {e}") from e
-        row = 0
-        for batch in ds.with_format("arrow").iter(batch_size=self.params.batch_docs):
-            table = batch if isinstance(batch, pa.Table) else pa.Table.from_batches([batch])
-            if self.params.limit is not None:
-                table = table.slice(0, max(0, self.params.limit - row))
-            if table.num_rows == 0:
-                break
-            yield table_to_rows(table, shard, self.params, row)
-            row += table.num_rows
-
-
-@SOURCES.add("warc")
-class WarcSource(Source):
-    """WARC files: HTTP responses with HTML are turned into text with trafilatura.
-
-    Responses whose extraction yields no text are counted as ``quarantine:no_text_extracted``; records
-    that are not responses (requests, metadata, warcinfo) are not documents.
-    """
-
-    extensions = (".warc", ".warc.gz", ".arc.gz")
-
-    def read(self, shard: Shard) -> Iterator[pa.Table]:
-        import trafilatura
-        from warcio.archiveiterator import ArchiveIterator
-
-        p: SourceParams = self.params
-        b = BatchBuilder(p)
-        n = 0
-        try:
-            with open_input(shard.path) as f:
-                for record in ArchiveIterator(f):
-                    if record.rec_type != "response":
-                        continue
-                    if p.limit is not None and n >= p.limit:
-                        break
-                    n += 1
-                    rid = record.rec_headers.get_header("WARC-Record-ID") or f"{shard.key}:{n}"
-                    url = record.rec_headers.get_header("WARC-Target-URI")
-                    ctype = (
-                        record.http_headers.get_header("Content-Type") if record.http_headers else ""
-                    ) or ""
-                    raw = record.content_stream().read()
-                    extra = {"url": url}
-                    if "html" not in ctype.lower() and not raw.lstrip()[:15].lower().startswith(
-                        (b"<!doctype", b"<html")
-                    ):
-                        b.add(
-                            doc_id=rid,
-                            text="",
-                            source=shard.key,
-                            extra=extra,
-                            reject="not_html",
-                            detail=f"content type {ctype or 'unknown'}",
-                        )
-                    else:
-                        html = raw.decode("utf-8", "replace")
-                        text = trafilatura.extract(html, include_comments=False, url=url) or ""
-                        if text.strip():
-                            b.add(doc_id=rid, text=text, source=shard.key, extra=extra)
-                        else:
-                            b.add(
-                                doc_id=rid,
-                                text="",
-                                source=shard.key,
-                                extra=extra,
-                                reject="no_text_extracted",
-                                detail="trafilatura found no main text",
-                            )
-                    if b.full():
-                        yield b.flush()
-        except _read_errors() as e:
-            if len(b):
-                yield b.flush()
-            if p.on_error != "quarantine" and n == 0:
-                raise SourceError(f"{shard.path}: cannot read WARC: {e}") from e
-            yield quarantine_file(shard, "truncated_file", f"{shard.path}: stopped after {n} records: {e}", p)
-            return
-        if len(b):
-            yield b.flush()
 
 
 @SOURCES.add("text")
