@@ -1,13 +1,17 @@
-"""Versioned registry of stages and sources.
+"""Versioned registry of stages and sources, and of the parsers of a pipeline's sections.
 
 A registered name never changes meaning: a changed algorithm is registered as ``_v2`` beside ``_v1``.
 Unknown names and unknown or mistyped parameters fail at load time with the list of valid choices.
 
 Built-ins are found without importing them: the modules of :data:`BUILTIN_PACKAGES` (and
 :data:`BUILTIN_MODULES`) are listed, and each one's source is read for ``STAGES.add("name")`` /
-``SOURCES.add("name")`` calls. A lookup imports only the module that registers the name, so a pipeline
-of heuristic filters never imports torch. A new family is a new module in one of those packages: there
-is no list to edit.
+``SOURCES.add("name")`` / ``SECTIONS.add("name")`` calls. A lookup imports only the module that
+registers the name, so a pipeline of heuristic filters never imports torch. A new family is a new module
+in one of those packages: there is no list to edit.
+
+A section parser (``@SECTIONS.add("proxy")`` on a function) turns a pipeline section's raw mapping into
+its typed object; :mod:`curate.pipeline.config` gets it by name, so the pipeline layer never imports the
+packages above it that own those sections.
 """
 
 from __future__ import annotations
@@ -40,7 +44,8 @@ class RegistryError(ValueError):
 
 
 class Registry:
-    """Maps short versioned names to classes of one kind (``stage`` or ``source``).
+    """Maps short versioned names to classes of one kind (``stage`` or ``source``), or to the parser
+    functions of a pipeline's sections (``section``).
 
     ``var`` is the module-level name the registry is bound to (``STAGES``), which is how a built-in
     module's ``@STAGES.add("name")`` is found in its source.
@@ -49,12 +54,13 @@ class Registry:
     def __init__(self, kind: str, var: str) -> None:
         self.kind = kind
         self.var = var
-        self._items: dict[str, type] = {}
+        self._items: dict[str, Any] = {}
 
-    def add(self, name: str) -> Callable[[type[T]], type[T]]:
-        """Class decorator: register ``cls`` under ``name`` (which must be new)."""
+    def add(self, name: str) -> Callable[[T], T]:
+        """Decorator: register ``cls`` (a class, or a section's parser function) under ``name`` (which
+        must be new)."""
 
-        def deco(cls: type[T]) -> type[T]:
+        def deco(cls: T) -> T:
             if name in self._items and self._items[name] is not cls:
                 raise RegistryError(f"{self.kind} {name!r} is registered twice")
             self._items[name] = cls
@@ -67,8 +73,8 @@ class Registry:
         """Every registered name: the built-ins (not imported) and any class registered so far."""
         return sorted(set(self._items) | set(builtin_index().get(self.var, {})))
 
-    def get(self, name: str) -> type[Any]:
-        """The class registered as ``name``, importing the built-in module that registers it."""
+    def get(self, name: str) -> Any:
+        """The class (or function) registered as ``name``, importing the built-in module that registers it."""
         if name not in self._items:
             module = builtin_index().get(self.var, {}).get(name)
             if module is not None:
@@ -83,16 +89,26 @@ class Registry:
 
 STAGES = Registry("stage", "STAGES")
 SOURCES = Registry("source", "SOURCES")
+SECTIONS = Registry("section", "SECTIONS")  # parser(section, err=None, path=None) -> typed section
 
-# Where the built-in stages and sources live: every public module (no leading underscore) of these
-# packages, and these modules.
-BUILTIN_PACKAGES = ["curate.io", "curate.filters", "curate.dedup", "curate.scorers"]
+# Where the built-in stages, sources and section parsers live: every public module (no leading
+# underscore) of these packages, and these modules.
+BUILTIN_PACKAGES = [
+    "curate.io",
+    "curate.filters",
+    "curate.dedup",
+    "curate.scorers",
+    "curate.targeting",
+    "curate.proxy",
+    "curate.export",
+    "curate.report",
+]
 BUILTIN_MODULES = ["curate.core.select"]
 
 
 @cache
 def builtin_index() -> dict[str, dict[str, str]]:
-    """``{"STAGES": {name: module}, "SOURCES": {...}}`` for the built-ins, read from the modules'
+    """``{"STAGES": {name: module}, "SOURCES": {...}, "SECTIONS": {...}}`` for the built-ins, read from the modules'
     source (``@STAGES.add("name")`` with a literal name), without importing them."""
     root = Path(__file__).resolve().parents[2]  # the directory that holds the curate package
     modules = list(BUILTIN_MODULES)

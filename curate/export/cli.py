@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from curate.core.errors import PhaseError
-from curate.export.exporter import DEFAULT_FORMATS, FORMATS
+from curate.export.options import DEFAULT_FORMATS, FORMATS, parse_section
 from curate.export.phase import run_phase
 from curate.runtime.context import RunContext
 
@@ -116,8 +116,9 @@ def build_context(args: argparse.Namespace) -> RunContext:
         "seed": args.seed,
     }
     section.update({k: v for k, v in overrides.items() if v is not None})
+    opts = parse_section(section)  # the registered parser of the pipeline's export: section
     engine = make_engine(args.engine, progress=True)
-    return RunContext(run_dir=run_dir, config=config, engine=engine, manifest=manifest, section=section)
+    return RunContext(run_dir=run_dir, config=config, engine=engine, manifest=manifest, section=opts)
 
 
 def handler(args: argparse.Namespace) -> int:

@@ -5,12 +5,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from curate.export.exporter import ExportOptions, export_run
+from curate.export.exporter import export_run
+from curate.export.options import ExportOptions
 from curate.runtime.context import RunContext
 
 
 def run_phase(ctx: RunContext) -> dict[str, Any]:
-    """Validate ``ctx.section`` (the pipeline's ``export:`` mapping), export, return the run-manifest record.
+    """Export with ``ctx.section`` (the pipeline's ``export:`` section, parsed at load into
+    :class:`~curate.export.options.ExportOptions`), return the run-manifest record.
 
     Example section::
 
@@ -21,7 +23,8 @@ def run_phase(ctx: RunContext) -> dict[str, Any]:
           val_fraction: 0.01
           seed: 0
 
-    Raises ``PhaseError`` naming unknown keys and the valid ones. A rerun with the same inputs and
-    options finds the finished export and returns its record with ``resumed: true``.
+    A rerun with the same inputs and options finds the finished export and returns its record with
+    ``resumed: true``.
     """
-    return export_run(ctx, ExportOptions.from_section(ctx.section))
+    opts: ExportOptions = ctx.section
+    return export_run(ctx, opts)

@@ -19,7 +19,7 @@ from typing import Any
 import yaml
 
 from curate.core.errors import ConfigError, closest
-from curate.core.registry import SOURCES, STAGES, RegistryError, build_params
+from curate.core.registry import SECTIONS, SOURCES, STAGES, RegistryError, build_params
 from curate.core.rules import Rule
 from curate.core.select import Select
 from curate.core.stage import Stage, scoring_stages
@@ -60,7 +60,13 @@ class StageSpec:
 
 @dataclass
 class PipelineConfig:
-    """A parsed pipeline. ``raw`` is the resolved mapping (overrides applied) recorded in the manifest."""
+    """A parsed pipeline. ``raw`` is the resolved mapping (overrides applied) recorded in the manifest.
+
+    The phase sections are typed objects, each built once at load by its registered parser
+    (:data:`curate.core.registry.SECTIONS`): ``proxy`` a ``curate.proxy.config.ProxyConfig``, ``export``
+    a ``curate.export.options.ExportOptions``, ``report`` a ``curate.report.options.ReportOptions``
+    (None where the pipeline has no such section), ``target`` a ``curate.targeting.config.TargetSpec``.
+    """
 
     name: str
     input: dict[str, Any]
@@ -68,11 +74,11 @@ class PipelineConfig:
     engine: dict[str, Any]
     raw: dict[str, Any]
     path: str = "<string>"
-    proxy: dict[str, Any] | None = None
-    report: dict[str, Any] | None = None
-    export: dict[str, Any] | None = None
+    proxy: Any = None
+    report: Any = None
+    export: Any = None
     allow_empty: bool = False  # a run that keeps nothing (or quarantines everything) is not an error
-    target: Any = None  # curate.targeting.config.TargetSpec: the sample target-aware scorers fit to
+    target: Any = None  # the sample target-aware scorers fit to
 
     def fingerprint(self) -> str:
         """Hash of what determines the curated output (input, stages and target; not engine or phases)."""
@@ -215,38 +221,17 @@ def _check_engine(section: Any, err: Any) -> dict[str, Any]:
 
 
 def _check_sections(raw: dict[str, Any], path: str, err: Any) -> dict[str, Any]:
-    """The phase sections (``proxy``, ``report``, ``export``): mappings; ``proxy`` checked in full."""
-    sections = {}
+    """The phase sections (``proxy``, ``report``, ``export``): mappings, each parsed into its typed
+    object by the parser registered under its name, so a typo fails before any work rather than after
+    the run (``proxy``: keys, eval kinds, the headline, ladder budgets and eval files)."""
     for key in ("proxy", "report", "export"):
         value = raw.get(key)
         if value is not None and not isinstance(value, dict):
             raise err((key,), "expected a mapping")
-        sections[key] = value
-    if sections["proxy"] is not None:
-        _check_proxy(sections["proxy"], path, err)
-    _check_phase_options(sections, err)
-    return sections
-
-
-def _check_phase_options(sections: dict[str, Any], err: Any) -> None:
-    """``export:`` and ``report:`` are checked at load with the phases' own validators (choices of
-    ``export.formats``, types), so a typo fails before any work rather than after the run."""
-    if sections["export"] is None and sections["report"] is None:
-        return  # nothing to check: skip importing the phases (~1 CPU-s of report/export modules)
-    from curate.core.errors import PhaseError
-    from curate.export.exporter import ExportOptions
-    from curate.report.phase import options
-
-    checks = {"export": ExportOptions.from_section, "report": options}
-    for key, check in checks.items():
-        if sections[key] is None:
-            continue
-        try:
-            check(sections[key])
-        except PhaseError as e:
-            where, _, msg = str(e).partition(": ")
-            keys = tuple(where.split(".")) if where.split(".")[0] == key and msg else (key,)
-            raise err(keys, msg or str(e)) from None
+    return {
+        key: None if raw.get(key) is None else SECTIONS.get(key)(raw[key], err, path)
+        for key in ("proxy", "export", "report")
+    }
 
 
 def _check_target(
@@ -257,9 +242,8 @@ def _check_target(
     lines: dict[tuple[Any, ...], int],
     err: Any,
 ) -> Any:
-    """The ``target:`` section (:mod:`curate.targeting.config`): keys and types, and that its path names
-    files; a target-aware stage without a model needs it."""
-    from curate.targeting.config import parse as parse_target
+    """The ``target:`` section (its registered parser, :mod:`curate.targeting.config`): keys and types,
+    and that its path names files; a target-aware stage without a model needs it."""
     from curate.targeting.fitted import TargetFitted
 
     if section is None:
@@ -272,32 +256,7 @@ def _check_target(
                 )
         return None
     line = lines.get(("target",))
-    spec = parse_target(section, err, where=f"{path}:{line}" if line else path)
-    if spec.path:
-        spec.path = resolve_str(spec.path, path)
-        from curate.io.sources import SourceError, expand_paths
-
-        try:
-            expand_paths(spec.path)
-        except SourceError as e:
-            raise err(("target", "path"), str(e)) from None
-    return spec
-
-
-def _check_proxy(section: dict[str, Any], path: str, err: Any) -> None:
-    """The ``proxy:`` section is validated with the pipeline, before any work: keys, eval kinds, the
-    headline, ladder budgets, and eval files (present; choice items parse, gold included)."""
-    from curate.core.errors import PhaseError
-    from curate.instrument.evalsets import check_files
-    from curate.proxy.config import ProxyConfigError, parse
-
-    try:
-        cfg = parse(section)
-        check_files(cfg.eval, path)
-    except ProxyConfigError as e:
-        raise err(("proxy", *e.keys), e.msg) from None
-    except PhaseError as e:
-        raise ConfigError(f"{path}: {e}") from None
+    return SECTIONS.get("target")(section, err, path, where=f"{path}:{line}" if line else path)
 
 
 def _parse_stage(i: int, entry: Any, err: Any) -> StageSpec:

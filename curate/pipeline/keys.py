@@ -109,6 +109,14 @@ def located(
     return err
 
 
+def located_phase_error(e: Exception, key: str, err: Callable[[Keys, str], ConfigError]) -> ConfigError:
+    """A section's own error (``export.formats: msg``, as its phase raises it) as ``err``'s located error
+    at that key path of section ``key`` (at the section itself when the message names no key of it)."""
+    where, _, msg = str(e).partition(": ")
+    keys = tuple(where.split(".")) if where.split(".")[0] == key and msg else (key,)
+    return err(keys, msg or str(e))
+
+
 def dotted(keys: Keys) -> str:
     """``stages[2].params.x`` for ``("stages", 2, "params", "x")``."""
     out = ""

@@ -35,7 +35,7 @@ from curate.io import runfiles
 from curate.io.files import atomic_write_json
 from curate.proxy import analysis, stats
 from curate.proxy.assemble import baseline_curve, read_curves
-from curate.proxy.config import ProxyConfig, Recipe, parse
+from curate.proxy.config import ProxyConfig, Recipe
 from curate.proxy.goodput import finite_or_none
 from curate.runtime.context import RunContext
 
@@ -57,30 +57,30 @@ def removed_by_stage(run_dir: Path, manifest: dict[str, Any]) -> dict[str, int]:
     )
 
 
-def _as_raw(r: Recipe) -> dict[str, Any]:
-    out: dict[str, Any] = {"from": r.source}
-    if r.rules:
-        out["select"] = r.rules
-    if r.without_stages:
-        out["without_stages"] = r.without_stages
-    return out
-
-
-def ablation_section(section: dict[str, Any], stages: list[str]) -> tuple[dict[str, Any], str, str]:
-    """The proxy section of the ablation: the run's baseline, its plain kept/ recipe (``curated`` if it
-    has none) and one ``without_<stage>`` recipe per stage; returns (section, baseline, subject)."""
-    cfg = parse(section)
+def ablation_config(cfg: ProxyConfig, stages: list[str]) -> tuple[ProxyConfig, str, str]:
+    """The proxy configuration of the ablation, derived from the run's: its baseline, its plain kept/
+    recipe (``curated`` if it has none) and one ``without_<stage>`` recipe per stage, at the main point
+    only (no ladder, no controls, no follow-ups); returns (config, baseline, subject)."""
     plain = [r for r in cfg.recipes if r.source == "kept" and not r.rules and not r.without_stages]
     subject = plain[0] if plain else Recipe(name="curated", source="kept")
     base = next(r for r in cfg.recipes if r.name == cfg.baseline)
-    recipes = {base.name: _as_raw(base), subject.name: _as_raw(subject)}
+    recipes = {base.name: base, subject.name: subject}
     for s in stages:
         name = PREFIX + s
         if name in recipes:
             raise PhaseError(f"ablate: recipe name {name!r} clashes with a recipe of the run")
-        recipes[name] = {"from": "kept", "without_stages": [s]}
-    out = {k: v for k, v in section.items() if k not in ("ladder", "controls_for", "ablate", "search")}
-    out.update({"recipes": recipes, "controls": [], "baseline": base.name})
+        recipes[name] = Recipe(name=name, source="kept", without_stages=[s])
+    out = dataclasses.replace(
+        cfg,
+        recipes=list(recipes.values()),
+        baseline=base.name,
+        controls=[],
+        controls_explicit=True,
+        controls_for=None,
+        ladder=[],
+        ablate=False,
+        search=None,
+    )
     return out, base.name, subject.name
 
 
@@ -182,17 +182,13 @@ def run_ablation(ctx: RunContext, stages: list[str] | None = None) -> dict[str, 
         raise PhaseError(
             f"ablate: no stage of {ctx.run_dir} rejected a document (quarantine aside): nothing to ablate"
         )
-    section, baseline, subject = ablation_section(ctx.section, list(removed))
-    measure(
-        dataclasses.replace(ctx, section=section),
-        report_name=REPORT,
-    )
-    cfg = parse(section)
+    cfg, baseline, subject = ablation_config(ctx.section, list(removed))
+    measure(dataclasses.replace(ctx, section=cfg), report_name=REPORT)
     report = json.loads(ctx.path(REPORT).read_text())
     out = {
         "baseline": baseline,
         "subject": subject,
-        "recipes": list(section["recipes"]),
+        "recipes": [r.name for r in cfg.recipes],
         "point": {"model": cfg.model, "budget": report["budget"], "seeds": list(cfg.seeds)},
         "headline": list(cfg.headline),
         "stages": effects(ctx.run_dir, cfg, report, baseline, subject, removed),

@@ -92,7 +92,19 @@ on data goodput, with CIs (docs/goodput.md, "Per-stage attribution").
 """
 
 
-def _section_of(args: argparse.Namespace, config: dict[str, Any]) -> dict[str, Any]:
+def _section_of(args: argparse.Namespace, config: dict[str, Any]) -> Any:
+    """The run's ``proxy:`` section (or ``--section``'s) with ``--set`` applied, parsed once by the
+    registered parser of the section."""
+    return _parse(_raw_section(args, config))
+
+
+def _parse(section: dict[str, Any]) -> Any:
+    from curate.proxy.config import parse_section
+
+    return parse_section(section)
+
+
+def _raw_section(args: argparse.Namespace, config: dict[str, Any]) -> dict[str, Any]:
     import yaml
 
     if args.section:
@@ -149,22 +161,20 @@ def _search(args: argparse.Namespace) -> int:
 
     from curate.core.engine import make_engine
     from curate.core.errors import PhaseError
-    from curate.proxy.config import parse
     from curate.proxy.search import format_table, run_search
-    from curate.proxy.searchspec import parse_search
     from curate.runtime.context import RunContext, load_manifest
 
     run_dir = Path(args.run_dir)
     manifest = load_manifest(run_dir)
     config = manifest.get("config") or {}
-    section = _section_of(args, config)
+    raw = _raw_section(args, config)
     if args.spec:
         spec_raw = yaml.safe_load(Path(args.spec).read_text()) or {}
-        section["search"] = spec_raw.get("search", spec_raw)
-    if "search" not in section:
+        raw["search"] = spec_raw.get("search", spec_raw)
+    if "search" not in raw:
         raise PhaseError(f"search: {run_dir}'s proxy section has no search: mapping; give --spec FILE")
-    cfg = parse(section)
-    spec = parse_search(section["search"], cfg.budget, cfg.seeds)
+    section = _parse(raw)
+    spec = section.search
     engine = make_engine(args.engine, progress=True)
     try:
         result = run_search(

@@ -49,8 +49,9 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
-from curate.core.errors import PhaseError
-from curate.instrument.evalsets import EvalSpec
+from curate.core.errors import ConfigError, PhaseError
+from curate.core.registry import SECTIONS
+from curate.instrument.evalsets import EvalSpec, check_files
 from curate.instrument.model_config import LADDER
 from curate.instrument.train_config import TrainConfig
 from curate.proxy.entries import (
@@ -62,6 +63,7 @@ from curate.proxy.entries import (
     parse_recipes,
 )
 from curate.proxy.errors import ProxyConfigError
+from curate.proxy.searchspec import SearchSpec, parse_search
 
 # CPU-sized defaults (the demo): 2 recipes x 3 seeds of proxy_tiny on 300k tokens each.
 CPU_TRAIN: dict[str, Any] = {"seq_len": 128, "batch_size": 16, "n_evals": 5}
@@ -123,6 +125,7 @@ class ProxyConfig:
     planted: float = 0.2  # phase.PLANTED_DEFAULT
     curve: tuple[float, ...] = DEFAULT_CURVE
     null_draw: int = 0
+    search: SearchSpec | None = None  # proxy.search, run after the measurement (curate.proxy.search)
 
     def train_config(
         self, seed: int, point: LadderPoint | None = None, *, baseline: bool = False
@@ -274,17 +277,15 @@ def _control_keys(raw: dict[str, Any], names: list[str], baseline: str) -> dict[
 
 def _check_budgets(cfg: ProxyConfig, raw: dict[str, Any]) -> None:
     """Fail at parse time when the main point, a search rung or a ladder point has under 4 steps, or a
-    budget of the baseline's curve does."""
+    budget of the baseline's curve does; ``proxy.search`` is parsed into ``cfg.search`` on the way."""
     cfg.train_config(0).steps  # noqa: B018
     try:
         cfg.train_config(0, baseline=True).branch_steps()
     except ValueError as e:
         raise ProxyConfigError(("curve",), str(e)) from None
     if "search" in raw:
-        from curate.proxy.searchspec import parse_search
-
-        spec = parse_search(raw["search"], cfg.budget, cfg.seeds)
-        for i, rung in enumerate(spec.rungs):
+        cfg.search = parse_search(raw["search"], cfg.budget, cfg.seeds)
+        for i, rung in enumerate(cfg.search.rungs):
             try:
                 TrainConfig(**{**cfg.train, "model": cfg.model, "tokens": rung.budget}).steps  # noqa: B018
             except ValueError as e:
@@ -319,4 +320,24 @@ def parse(section: dict[str, Any] | None) -> ProxyConfig:
         kw["ladder"] = parse_ladder(raw["ladder"], kw.get("seeds", [0, 1, 2]))
     cfg = ProxyConfig(**kw)
     _check_budgets(cfg, raw)
+    return cfg
+
+
+@SECTIONS.add("proxy")
+def parse_section(section: Any, err: Any = None, path: str | None = None) -> ProxyConfig:
+    """The registered parser of the ``proxy:`` section (:data:`curate.core.registry.SECTIONS`).
+
+    At pipeline load (``err``, ``path``: :func:`curate.pipeline.keys.located` and the pipeline file) the
+    eval files are checked too (present; choice items parse, gold included) and an error names the file,
+    line and key; without them (a verb reading a finished run's manifest) it raises the
+    :class:`ProxyConfigError` / ``PhaseError`` of :func:`parse`."""
+    if err is None:
+        return parse(section)
+    try:
+        cfg = parse(section)
+        check_files(cfg.eval, path)
+    except ProxyConfigError as e:
+        raise err(("proxy", *e.keys), e.msg) from None
+    except PhaseError as e:
+        raise ConfigError(f"{path}: {e}") from None
     return cfg

@@ -39,7 +39,7 @@ from curate.instrument.shards import (
 from curate.io import runfiles
 from curate.io.stage import Mirror
 from curate.io.storage import Location
-from curate.proxy.config import ProxyConfig, Recipe, parse
+from curate.proxy.config import ProxyConfig, Recipe
 from curate.proxy.data import (
     PLANTED_DEFAULT,
     data_name,
@@ -166,7 +166,7 @@ def stream_sharing(items: list[RunItem], baseline: str, point: str) -> dict[str,
 def measure(
     ctx: RunContext, *, report_name: str = "goodput.json", runs_dir: str | None = None
 ) -> dict[str, Any]:
-    """Measure the ``proxy:`` section's recipes on a finished pipeline run (no ablation, no search: those
+    """Measure the recipes of ``ctx.section`` (the parsed ``proxy:`` section) on a finished pipeline run (no ablation, no search: those
     are :func:`curate.proxy.phase.run_phase`'s follow-ups); returns a summary for the manifest.
     ``report_name``: where the report goes (``curate ablate`` writes ``ablation/goodput.json``);
     ``runs_dir``: a folder under ``proxy/`` for the main point's runs instead of ``proxy/`` itself (the
@@ -177,7 +177,7 @@ def measure(
     url = runfiles.remote_of(ctx.run_dir)
     if ctx.mirror is None and url:  # `curate proxy s3://...`: the verb's mirror; tasks use the bucket too
         ctx = dataclasses.replace(ctx, mirror=Mirror(Location.of(url)))
-    cfg = parse(ctx.section)
+    cfg: ProxyConfig = ctx.section
     pdir = ctx.path("proxy")
     pdir.mkdir(parents=True, exist_ok=True)
     if not ctx.kept_files() and not ctx.rejected_files():

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from curate.proxy.config import ProxyConfig, parse
+from curate.proxy.config import ProxyConfig
 from curate.proxy.measure import measure
 from curate.runtime.context import RunContext
 
@@ -20,11 +20,10 @@ def follow_ups(ctx: RunContext, cfg: ProxyConfig) -> dict[str, Any]:
 
         ab = run_ablation(ctx)
         extra["ablation"] = {s: e["call"] for s, e in ab["stages"].items()}
-    if "search" in ctx.section:
+    if cfg.search is not None:
         from curate.proxy.search import run_search
-        from curate.proxy.searchspec import parse_search
 
-        found = run_search(ctx, parse_search(ctx.section["search"], cfg.budget, cfg.seeds))
+        found = run_search(ctx, cfg.search)
         extra["search"] = {"winner": found["winner"], "search": "search.json"}
     return extra
 
@@ -32,7 +31,8 @@ def follow_ups(ctx: RunContext, cfg: ProxyConfig) -> dict[str, Any]:
 def run_phase(
     ctx: RunContext, *, report_name: str = "goodput.json", runs_dir: str | None = None
 ) -> dict[str, Any]:
-    """Run the ``proxy:`` section of a finished pipeline run; returns a summary for the manifest.
-    ``report_name`` and ``runs_dir``: as :func:`curate.proxy.measure.measure`."""
+    """Run the ``proxy:`` section (``ctx.section``, the parsed :class:`ProxyConfig`) of a finished pipeline
+    run; returns a summary for the manifest. ``report_name`` and ``runs_dir``: as
+    :func:`curate.proxy.measure.measure`."""
     summary = measure(ctx, report_name=report_name, runs_dir=runs_dir)
-    return follow_ups(ctx, parse(ctx.section)) | summary
+    return follow_ups(ctx, ctx.section) | summary

@@ -42,7 +42,8 @@ from typing import Any
 
 from curate.core.errors import PhaseError
 from curate.io.files import atomic_write_json, atomic_write_text
-from curate.proxy.searchspec import SearchSpec, candidate_recipe
+from curate.proxy.config import ProxyConfig, Recipe
+from curate.proxy.searchspec import SearchSpec
 from curate.runtime.context import RunContext
 
 
@@ -68,21 +69,22 @@ def successive_halving(
     return (survivors[0] if survivors else None), history
 
 
-def _phase(ctx: RunContext, section: dict[str, Any], tag: str, empty: dict[str, str]) -> dict[str, Any]:
+def _phase(ctx: RunContext, cfg: ProxyConfig, tag: str, empty: dict[str, str]) -> dict[str, Any]:
     """One proxy phase for a rung (or the confirmation); a recipe with too little data becomes
     ``empty[name]`` and the phase is retried without it (finished shards and runs are reused)."""
     from curate.proxy.measure import measure
 
     while True:
-        sub = dataclasses.replace(ctx, section=section)
+        sub = dataclasses.replace(ctx, section=cfg)
         try:
             measure(sub, report_name=f"search/{tag}.json", runs_dir=f"search/{tag}")
         except PhaseError as e:
             m = re.match(r"proxy\.recipes\.(\S+): only (\d+) tokens of data", str(e))
-            if not m or m.group(1) not in section["recipes"] or m.group(1) == section["baseline"]:
+            names = [r.name for r in cfg.recipes]
+            if not m or m.group(1) not in names or m.group(1) == cfg.baseline:
                 raise
             empty[m.group(1)] = f"selects only {m.group(2)} tokens: nothing to train on"
-            section = {**section, "recipes": {k: v for k, v in section["recipes"].items() if k != m.group(1)}}
+            cfg = dataclasses.replace(cfg, recipes=[r for r in cfg.recipes if r.name != m.group(1)])
             continue
         return json.loads(ctx.path("search", f"{tag}.json").read_text())
 
@@ -109,29 +111,32 @@ def pareto(points: dict[str, tuple[float, float]]) -> list[str]:
 
 def run_search(ctx: RunContext, spec: SearchSpec) -> dict[str, Any]:
     """The search (see the module docstring); writes ``search.json`` and ``search/winner.yaml``."""
-    from curate.proxy.config import parse
-
-    cfg = parse({k: v for k, v in ctx.section.items() if k != "search"})
+    cfg: ProxyConfig = ctx.section
     base = next(r for r in cfg.recipes if r.name == cfg.baseline)
-    base_raw = {"from": base.source, **({"select": base.rules} if base.rules else {})}
-    common = {k: v for k, v in ctx.section.items() if k not in ("search", "ladder", "controls_for", "ablate")}
-    common["baseline"] = cfg.baseline
+    base = Recipe(name=base.name, source=base.source, rules=base.rules)  # its select rules only
     empty: dict[str, str] = {}
     per_rung: list[dict[str, Any]] = []
 
-    def candidate(n: str) -> dict[str, Any]:
-        return candidate_recipe(spec, n)
+    def at(names: list[str], budget: int, seeds: list[int]) -> ProxyConfig:
+        """The run's proxy settings with the baseline and these candidates at ``budget`` and ``seeds``,
+        at that point only (no ladder, controls or follow-ups)."""
+        recipes = [base] + [Recipe(n, "kept", list(spec.candidates[n]), spec.without(n)) for n in names]
+        return dataclasses.replace(
+            cfg,
+            recipes=list({r.name: r for r in recipes}.values()),
+            budget=budget,
+            seeds=seeds,
+            controls=[],
+            controls_explicit=True,
+            controls_for=None,
+            ladder=[],
+            ablate=False,
+            search=None,
+        )
 
     def evaluate(names: list[str], k: int) -> dict[str, float | None]:
         rung = spec.rungs[k]
-        recipes = {cfg.baseline: base_raw} | {n: candidate(n) for n in names}
-        section = common | {
-            "recipes": recipes,
-            "budget": rung.budget,
-            "seeds": list(rung.seeds),
-            "controls": [],
-        }
-        rep = _phase(ctx, section, f"rung{k}", empty)
+        rep = _phase(ctx, at(names, rung.budget, list(rung.seeds)), f"rung{k}", empty)
         per_rung.append({n: _numbers(rep["recipes"][n]) for n in names if n in rep["recipes"]})
         scores = {
             n: (rep["recipes"][n][spec.objective]["value"] if n in rep["recipes"] else None) for n in names
@@ -165,13 +170,7 @@ def run_search(ctx: RunContext, spec: SearchSpec) -> dict[str, Any]:
     out["pareto_last_rung"] = [{"recipe": n, "yield": pts[n][0], "goodput": pts[n][1]} for n in pareto(pts)]
     if winner is not None:
         full = spec.rungs[-1]
-        section = common | {
-            "recipes": {cfg.baseline: base_raw, winner: candidate(winner)},
-            "budget": full.budget,
-            "seeds": list(spec.confirm_seeds),
-            "controls": [],
-        }
-        rep = _phase(ctx, section, "confirm", empty)
+        rep = _phase(ctx, at([winner], full.budget, list(spec.confirm_seeds)), "confirm", empty)
         out["confirmation"] = {"seeds": list(spec.confirm_seeds), **_numbers(rep["recipes"][winner])}
         out["winner_pipeline"] = _write_winner(ctx, winner, spec.candidates[winner], spec.without(winner))
     atomic_write_json(ctx.path("search.json"), out, indent=1, allow_nan=False)
@@ -196,7 +195,6 @@ def _write_winner(
     rows the candidates drew from; none when it has no rules) and without the stages it left out."""
     import yaml
 
-    from curate.proxy.config import Recipe
     from curate.proxy.data import resolve_quantiles
 
     src = Recipe(name=name, source="kept", without_stages=list(without or []))

@@ -40,8 +40,8 @@ def register(subparsers: Any) -> None:
 
 def handler(args: argparse.Namespace) -> int:
     """Build the report; print its paths and the verdict. Exit 0 on success, 2 on a usage/data error."""
+    from curate.core.registry import SECTIONS
     from curate.report.build import build_report_with_headline
-    from curate.report.phase import options
 
     logging.basicConfig(level=logging.WARNING, format="%(message)s")
     run_dir = Path(args.run_dir)
@@ -52,9 +52,11 @@ def handler(args: argparse.Namespace) -> int:
         for k, v in (("examples_per_reason", args.examples_per_reason), ("bins", args.bins))
         if v is not None
     }
-    opts = options(section)  # a PhaseError is printed by curate.cli.main as "curate report: error: ..."
+    opts = SECTIONS.get("report")(
+        section
+    )  # a PhaseError is printed by curate.cli.main as "curate report: error: ..."
     (html_path, md_path), headline = build_report_with_headline(
-        run_dir, examples_per_reason=opts.get("examples_per_reason", 3), bins=opts.get("bins", 40)
+        run_dir, examples_per_reason=opts.examples_per_reason, bins=opts.bins
     )
     print(headline)
     print(f"report: {html_path}")

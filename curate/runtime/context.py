@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -20,8 +20,9 @@ class RunContext:
     """A finished (or resumed) pipeline run, handed to the phases in order (:data:`curate.runtime.phases.PHASES`):
     proxy, export, report.
 
-    ``section`` is the phase's own raw mapping from the pipeline YAML (``proxy:``, ``report:``,
-    ``export:``), which the phase validates itself (unknown keys are errors naming the valid ones).
+    ``section`` is the phase's own section, parsed once by the parser registered under the phase's name
+    (:data:`curate.core.registry.SECTIONS`): a ``ProxyConfig``, ``ExportOptions`` or ``ReportOptions``
+    (a verb on a finished run parses it from the run's manifest through the same parser).
     The phase writes only under ``run_dir`` and returns a dict recorded in ``manifest.json`` under its
     name.
 
@@ -34,7 +35,7 @@ class RunContext:
     config: dict[str, Any]
     engine: Engine
     manifest: dict[str, Any]
-    section: dict[str, Any] = field(default_factory=dict)
+    section: Any = None
     pipeline_path: str | None = None
     mirror: Mirror | None = None
 

@@ -25,11 +25,9 @@ def run_phases(cfg: Any, out_dir: str | Path, engine: Engine, manifest: dict[str
     mirror = Mirror(loc) if loc.remote else None
     run_dir = mirror.pull() if mirror else loc.local
     for name in PHASES:
-        section = getattr(cfg, name)
-        if section is None and name == "report":
-            section = {}  # every run gets a report; the section only tunes it
-        if section is None:
-            continue
+        section = getattr(cfg, name)  # the typed section, parsed at load
+        if section is None and name != "report":
+            continue  # every run gets a report (its defaults without a report: section)
         try:
             mod = importlib.import_module(f"curate.{name}.phase")
         except ModuleNotFoundError as e:

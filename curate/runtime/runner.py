@@ -74,7 +74,7 @@ class Runner:
         self.source = build_source(cfg)
         self.stages = build_stages(cfg)
         self.segments = plan_segments(self.stages)
-        self.tokens = token_counter(cfg.export)
+        self.tokens = token_counter({"tokenizer": cfg.export.tokenizer} if cfg.export else None)
 
     def run(self) -> dict[str, Any]:
         t0 = time.perf_counter()

@@ -20,6 +20,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from curate.core.registry import SECTIONS
+
 KEYS = ["path", "source", "format", "text_field", "skip_docs", "max_docs", "raw_docs", "seed"]
 
 
@@ -68,3 +70,21 @@ def parse(section: Any, err: Any, where: str) -> TargetSpec:
     except RegistryError as e:
         raise err(("target", "format"), str(e)) from None
     return TargetSpec(**{k: v for k, v in section.items() if v is not None}, where=where)
+
+
+@SECTIONS.add("target")
+def parse_section(section: Any, err: Any, path: str, where: str | None = None) -> TargetSpec:
+    """The registered parser of the ``target:`` section: :func:`parse`, then ``path`` resolved against
+    the pipeline file ``path`` (:mod:`curate.io.paths`) and checked to name files. ``where``: the
+    section's ``file:line`` (default: the pipeline file)."""
+    spec = parse(section, err, where=where or path)
+    if spec.path:
+        from curate.io.paths import resolve_str
+        from curate.io.sources import SourceError, expand_paths
+
+        spec.path = resolve_str(spec.path, path)
+        try:
+            expand_paths(spec.path)
+        except SourceError as e:
+            raise err(("target", "path"), str(e)) from None
+    return spec

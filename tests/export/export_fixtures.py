@@ -9,6 +9,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from curate.core.engine import InlineEngine
+from curate.export.options import parse_section
 from curate.runtime.context import RunContext
 
 TEXTS = [
@@ -66,5 +67,5 @@ def make_ctx(run_dir: Path, section: dict | None = None, engine=None) -> RunCont
         config=manifest.get("config", {}),
         engine=engine or InlineEngine(progress=False),
         manifest=manifest,
-        section=section or {},
+        section=parse_section(section or {}),  # the export: section as the pipeline parses it
     )

@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 
 from curate.core.errors import PhaseError
-from curate.proxy.ablate import ablation_section, format_table, removed_by_stage, run_ablation
+from curate.proxy.ablate import ablation_config, format_table, removed_by_stage, run_ablation
+from curate.proxy.config import parse
 from curate.runtime.context import RunContext
 from tests.proxy.toy import doc, tiny_section, write_kept, write_rejected
 
@@ -45,25 +46,32 @@ def test_removed_by_stage_counts_rejections_in_stage_order(run_dir):
     assert removed_by_stage(run_dir, MANIFEST) == {"exact_dedup_v1": 8, "gopher_quality_v1": 12}
 
 
-def test_ablation_section_is_baseline_curated_and_one_recipe_per_stage():
-    section, base, subject = ablation_section(SECTION, ["exact_dedup_v1", "gopher_quality_v1"])
+def test_ablation_config_is_baseline_curated_and_one_recipe_per_stage():
+    cfg, base, subject = ablation_config(parse(SECTION), ["exact_dedup_v1", "gopher_quality_v1"])
     assert (base, subject) == ("raw", "curated")
-    assert section["recipes"] == {
+    recipes = {
         "raw": {"from": "raw"},
         "curated": {"from": "kept"},
         "without_exact_dedup_v1": {"from": "kept", "without_stages": ["exact_dedup_v1"]},
         "without_gopher_quality_v1": {"from": "kept", "without_stages": ["gopher_quality_v1"]},
     }
-    assert section["controls"] == []
-    assert "ladder" not in section
-    assert {k: v for k, v in section.items() if k not in ("recipes", "controls")} == {
-        k: v for k, v in SECTION.items() if k not in ("recipes", "ladder")
-    } | {"baseline": "raw"}
+    assert cfg.recipes == parse({"recipes": recipes}).recipes
+    assert cfg.controls == []
+    assert cfg.ladder == []
+    # the rest is the run's own proxy section, at its baseline, without the ladder
+    assert cfg == parse(
+        {k: v for k, v in SECTION.items() if k not in ("recipes", "ladder")}
+        | {"baseline": "raw", "recipes": recipes, "controls": []}
+    )
 
 
 def test_ablation_writes_ablation_json_with_each_stage_effect(run_dir, inline_engine):
     ctx = RunContext(
-        run_dir=run_dir, config=MANIFEST["config"], engine=inline_engine, manifest=MANIFEST, section=SECTION
+        run_dir=run_dir,
+        config=MANIFEST["config"],
+        engine=inline_engine,
+        manifest=MANIFEST,
+        section=parse(SECTION),
     )
     ab = run_ablation(ctx)
     assert json.loads((run_dir / "ablation.json").read_text()) == ab
@@ -145,21 +153,25 @@ def test_cli_ablate_prints_the_table(run_dir, capsys):
 def test_a_run_where_no_stage_rejected_anything_is_refused(tmp_path, inline_engine):
     (tmp_path / "rejected").mkdir()
     ctx = RunContext(
-        run_dir=tmp_path, config={}, engine=inline_engine, manifest={"stages": []}, section=SECTION
+        run_dir=tmp_path, config={}, engine=inline_engine, manifest={"stages": []}, section=parse(SECTION)
     )
     with pytest.raises(PhaseError, match=r"ablate: no stage of .* rejected a document"):
         run_ablation(ctx)
 
 
 def test_proxy_ablate_true_runs_the_ablation_after_the_phase(run_dir, inline_engine):
-    from curate.proxy.config import ProxyConfigError, parse
+    from curate.proxy.config import ProxyConfigError
     from curate.proxy.phase import run_phase
 
     with pytest.raises(ProxyConfigError, match=r"proxy.ablate: expected true or false, got 'yes'"):
         parse({**SECTION, "ablate": "yes"})
     section = {**SECTION, "ablate": True, "ladder": []}
     ctx = RunContext(
-        run_dir=run_dir, config={"proxy": section}, engine=inline_engine, manifest=MANIFEST, section=section
+        run_dir=run_dir,
+        config={"proxy": section},
+        engine=inline_engine,
+        manifest=MANIFEST,
+        section=parse(section),
     )
     out = run_phase(ctx)
     ab = json.loads((run_dir / "ablation.json").read_text())

@@ -12,7 +12,7 @@ import pytest
 from curate.api import run
 from curate.core.errors import PhaseError
 from curate.instrument.shards import ShardJob, select_rows
-from curate.proxy.ablate import _why_skipped, ablation_section, removed_by_stage, run_ablation
+from curate.proxy.ablate import _why_skipped, ablation_config, removed_by_stage, run_ablation
 from curate.proxy.config import ProxyConfigError, parse
 from curate.proxy.searchspec import candidate_recipe, parse_search
 from curate.runtime.context import RunContext, load_manifest
@@ -81,13 +81,15 @@ def test_the_run_rejects_what_each_stage_should(run_dir) -> None:
 
 
 def test_ablation_recipes_add_back_exactly_each_stage_rejections(run_dir) -> None:
-    section, _, _ = ablation_section(
-        {"recipes": {"raw": {"from": "raw"}, "curated": {"from": "kept"}}}, ["pii_v1", "semantic_dedup_v1"]
+    cfg, _, _ = ablation_config(
+        parse({"recipes": {"raw": {"from": "raw"}, "curated": {"from": "kept"}}}),
+        ["pii_v1", "semantic_dedup_v1"],
     )
-    assert set(section["recipes"]) == {"raw", "curated", "without_pii_v1", "without_semantic_dedup_v1"}
-    assert ids_of(run_dir, section["recipes"]["curated"]) == KEPT
-    assert ids_of(run_dir, section["recipes"]["without_pii_v1"]) == KEPT | BY_PII
-    assert ids_of(run_dir, section["recipes"]["without_semantic_dedup_v1"]) == KEPT | BY_SEMANTIC
+    recipes = {r.name: {"from": r.source, "without_stages": r.without_stages} for r in cfg.recipes}
+    assert set(recipes) == {"raw", "curated", "without_pii_v1", "without_semantic_dedup_v1"}
+    assert ids_of(run_dir, recipes["curated"]) == KEPT
+    assert ids_of(run_dir, recipes["without_pii_v1"]) == KEPT | BY_PII
+    assert ids_of(run_dir, recipes["without_semantic_dedup_v1"]) == KEPT | BY_SEMANTIC
 
 
 def test_search_toggles_each_subset_of_the_two_stages(run_dir) -> None:

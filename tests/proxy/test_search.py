@@ -124,7 +124,7 @@ def search_run(tmp_path_factory):
     write_rejected(d, ["zz qq " * 30], ["s:x"])
     config = {"name": "toy", "input": {"path": "x.jsonl", "format": "jsonl"}, "stages": [], "proxy": SECTION}
     ctx = RunContext(
-        run_dir=d, config=config, engine=InlineEngine(progress=False), manifest={}, section=SECTION
+        run_dir=d, config=config, engine=InlineEngine(progress=False), manifest={}, section=parse(SECTION)
     )
     (d / "manifest.json").write_text(json.dumps({"config": config}))
     summary = run_phase(ctx)  # proxy.search runs after the phase's own recipes

@@ -203,8 +203,9 @@ MODEL_STAGES = ("dsir_v1", "target_classifier_v1", "perplexity_diff_v1", "perple
 def model_params(tmp_path_factory) -> dict[str, dict]:
     import numpy as np
 
+    from curate.targeting.draw import write_jsonl
     from curate.targeting.fitted import TargetSample
-    from curate.targeting.prepare import fit_stages, write_jsonl
+    from curate.targeting.prepare import fit_stages
     from tests.proxy.toy import WORDS
     from tests.scorers.tiny_lm import build_tiny_lm
 

@@ -22,6 +22,7 @@ from tests.report.report_run import DATA, pipeline_yaml, train_tokenizer, write_
 def base_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The finished run (pipeline + export), built once per session; tests copy it."""
     from curate.core.engine import InlineEngine
+    from curate.export.options import ExportOptions
     from curate.export.phase import run_phase as export_phase
     from curate.pipeline.config import parse_pipeline
     from curate.runtime.context import RunContext
@@ -40,7 +41,7 @@ def base_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
         config=manifest["config"],
         engine=engine,
         manifest=manifest,
-        section={"formats": ["parquet", "megatron"], "tokenizer": str(tok), "val_fraction": 0.1},
+        section=ExportOptions(formats=("parquet", "megatron"), tokenizer=str(tok), val_fraction=0.1),
     )
     export_phase(ctx)
     return run

@@ -12,6 +12,7 @@ import pytest
 from curate.cli import build_parser, main
 from curate.core.engine import InlineEngine
 from curate.core.errors import PhaseError
+from curate.report.options import parse_section
 from curate.report.phase import run_phase
 from curate.runtime.context import RunContext
 from tests.report.report_run import pipeline_yaml, write_inputs
@@ -24,8 +25,8 @@ def ctx(run_dir: Path, section: dict | None) -> RunContext:
         config=manifest["config"],
         engine=InlineEngine(progress=False),
         manifest=manifest,
-        section=section,
-    )  # type: ignore[arg-type]
+        section=parse_section(section),  # the report: section as the pipeline parses it
+    )
 
 
 def test_phase_returns_paths_and_headline(run_dir: Path) -> None:

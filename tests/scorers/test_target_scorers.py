@@ -11,8 +11,9 @@ import pytest
 from curate.scorers.perplexity import Perplexity, PerplexityParams
 from curate.scorers.perplexity_diff import PerplexityDiff, PerplexityDiffParams
 from curate.scorers.target_classifier import TargetClassifier
+from curate.targeting.draw import write_jsonl
 from curate.targeting.fitted import TargetSample
-from curate.targeting.prepare import fit_stages, write_jsonl
+from curate.targeting.prepare import fit_stages
 from tests.proxy.toy import WORDS
 
 TARGET = WORDS[:16]  # the toy target vocabulary (tests/proxy/toy.py)
