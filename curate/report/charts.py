@@ -19,7 +19,7 @@ import matplotlib.pyplot as plt
 import matplotlib.ticker
 import numpy as np
 
-from curate.report.data import Histogram
+from curate.report.histograms import Histogram
 from curate.report.verdict import nbytes
 
 KEPT, REJECTED, THRESH = "#3b6ea8", "#d9822b", "#c0392b"

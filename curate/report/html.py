@@ -10,7 +10,8 @@ from html import escape
 from typing import Any
 
 from curate.report import charts, trust
-from curate.report.data import Example, RunData
+from curate.report.data import RunData
+from curate.report.examples import Example
 from curate.report.search import html_section as search_html
 from curate.report.tables import (
     GOODPUT_COLUMNS,

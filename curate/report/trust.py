@@ -41,11 +41,19 @@ def _mde(mm: dict[str, Any] | None) -> str:
     return f"<{ratio(mm['worse'])}x or >{ratio(mm['better'])}x"
 
 
-def sections(g: dict[str, Any]) -> list[tuple[str, str, list[str], list[list[str]], list[str]]]:
+Section = tuple[str, str, list[str], list[list[str]], list[str]]  # (id, title, header, rows, notes)
+
+
+def sections(g: dict[str, Any]) -> list[Section]:
     """``(id, title, header, rows, notes)`` per section; empty for a schema-1 ``goodput.json``."""
     if not isinstance(g.get("verdict"), dict):
         return []
-    out = []
+    found = (_targets(g), _controls(g), _power(g), _ladder(g), _regime(g))
+    return [section for section in found if section is not None]
+
+
+def _targets(g: dict[str, Any]) -> Section:
+    """The eval sets: kind, headline or not, size, origin, decontamination, the baseline's accuracy."""
     info = g.get("eval_set_info") or {}
     base = g.get("baseline")
     rows = []
@@ -71,17 +79,15 @@ def sections(g: dict[str, Any]) -> list[tuple[str, str, list[str], list[list[str
         "away from: they are never a quality target. Decontaminated = documents each recipe lost to that "
         "set (exact text or a shared 13-gram)."
     ]
-    out.append(
-        (
-            "targets",
-            "Targets",
-            ["eval set", "kind", "headline", "size", "from", "decontaminated", f"{base} accuracy at T"],
-            rows,
-            notes,
-        )
-    )
+    header = ["eval set", "kind", "headline", "size", "from", "decontaminated", f"{base} accuracy at T"]
+    return ("targets", "Targets", header, rows, notes)
+
+
+def _controls(g: dict[str, Any]) -> Section | None:
+    """The null, planted and rejected controls with their calls; None when the run had none."""
     ctl = g.get("controls") or {}
-    rows, notes = [], []
+    rows: list[list[str]] = []
+    notes: list[str] = []
     if "null" in ctl:
         n = ctl["null"]
         rows.append(
@@ -117,117 +123,109 @@ def sections(g: dict[str, Any]) -> list[tuple[str, str, list[str], list[list[str
         notes.append(r.get("message", ""))
     for name, why in (ctl.get("skipped") or {}).items():
         notes.append(f"{name} control skipped: {why}")
-    if rows or notes:
-        out.append(
-            (
-                "controls",
-                "Controls",
-                ["control", "paired Δ bpb at T [95% CI]", "multiplier (CI)", "CI contains 1 / call"],
-                rows,
-                notes,
-            )
-        )
+    if not (rows or notes):
+        return None
+    header = ["control", "paired Δ bpb at T [95% CI]", "multiplier (CI)", "CI contains 1 / call"]
+    return ("controls", "Controls", header, rows, notes)
+
+
+def _power(g: dict[str, Any]) -> Section | None:
+    """What the run could have detected, and the seeds each multiplier would need."""
     pw = g.get("power") or {}
-    if pw:
-        mm = pw.get("mde_multiplier") or {}
-        rows = [
-            [
-                ratio(r["multiplier"]) + "x",
-                f"{r['diff_bpb']:+.4f}",
-                str(r["seeds"]) if r.get("seeds") else "> 1000",
-            ]
-            for r in pw.get("seeds_needed") or []
+    if not pw:
+        return None
+    mm = pw.get("mde_multiplier") or {}
+    rows = [
+        [
+            ratio(r["multiplier"]) + "x",
+            f"{r['diff_bpb']:+.4f}",
+            str(r["seeds"]) if r.get("seeds") else "> 1000",
         ]
-        notes = [
-            f"{pw.get('n_seeds')} seeds; per-seed difference spread sd = {num(pw.get('sd_diff_bpb'))} bpb; minimum "
-            f"detectable difference {num(pw.get('mde_bpb'))} bpb, i.e. multipliers below {ratio(mm.get('worse'))}x or above "
-            f"{ratio(mm.get('better'))}x (two-sided 5%, power 80%). The table: seeds needed to detect each "
-            "multiplier at this budget and eval size (assuming the same spread).",
-            pw.get("note", ""),
-        ]
-        out.append(
-            (
-                "power",
-                "Power: what this run could have detected",
-                ["multiplier", "Δ bpb at T", "seeds needed"],
-                rows,
-                notes,
-            )
-        )
+        for r in pw.get("seeds_needed") or []
+    ]
+    notes = [
+        f"{pw.get('n_seeds')} seeds; per-seed difference spread sd = {num(pw.get('sd_diff_bpb'))} bpb; minimum "
+        f"detectable difference {num(pw.get('mde_bpb'))} bpb, i.e. multipliers below {ratio(mm.get('worse'))}x or above "
+        f"{ratio(mm.get('better'))}x (two-sided 5%, power 80%). The table: seeds needed to detect each "
+        "multiplier at this budget and eval size (assuming the same spread).",
+        pw.get("note", ""),
+    ]
+    header = ["multiplier", "Δ bpb at T", "seeds needed"]
+    return ("power", "Power: what this run could have detected", header, rows, notes)
+
+
+def _ladder(g: dict[str, Any]) -> Section | None:
+    """One row per point of the scale ladder: its size, each recipe's multiplier, its order and power."""
     lad = g.get("ladder") or {}
     pts = lad.get("points") or []
-    if pts:
-        recipes = [r for r in (g.get("recipes") or {}) if r != base]
-        rows = []
-        for p in pts:
-            rows.append(
-                [
-                    p["name"]
-                    + (" (main)" if p["name"] == lad.get("main") else "")
-                    + (" (reference)" if p["name"] == lad.get("reference") else ""),
-                    num(p.get("params")),
-                    num(p.get("tokens_per_param")),
-                    num(p.get("compute_flops_per_run")),
-                    str(len(p.get("seeds") or [])),
-                    *[_ci((p["recipes"].get(r) or {}).get("multiplier")) for r in recipes],
-                    " > ".join(p.get("ranking") or []),
-                    _mde(p.get("mde_multiplier")),
-                    _accuracy(p, lad),
-                ]
-            )
-        notes = _ladder_notes(lad)
-        out.append(
-            (
-                "ladder",
-                "Scale ladder",
-                [
-                    "point",
-                    "params",
-                    "tokens/param",
-                    "FLOPs/run",
-                    "seeds",
-                    *[f"{r} multiplier" for r in recipes],
-                    "order (best first)",
-                    "detectable",
-                    "decision accuracy",
-                ],
-                rows,
-                notes,
-            )
-        )
-    reg = g.get("regime") or {}
-    if reg:
-        rows = [
+    if not pts:
+        return None
+    base = g.get("baseline")
+    recipes = [r for r in (g.get("recipes") or {}) if r != base]
+    rows = []
+    for p in pts:
+        rows.append(
             [
-                "this run",
-                num(reg.get("params")),
-                count(reg.get("tokens")),
-                num(reg.get("tokens_per_param")),
-                "measured here",
+                p["name"]
+                + (" (main)" if p["name"] == lad.get("main") else "")
+                + (" (reference)" if p["name"] == lad.get("reference") else ""),
+                num(p.get("params")),
+                num(p.get("tokens_per_param")),
+                num(p.get("compute_flops_per_run")),
+                str(len(p.get("seeds") or [])),
+                *[_ci((p["recipes"].get(r) or {}).get("multiplier")) for r in recipes],
+                " > ".join(p.get("ranking") or []),
+                _mde(p.get("mde_multiplier")),
+                _accuracy(p, lad),
             ]
-        ]
-        for p in reg.get("published") or []:
-            rows.append(
-                [
-                    p["name"],
-                    num(p.get("params")),
-                    count(p.get("tokens")),
-                    num(p.get("tokens_per_param")),
-                    p.get("note", ""),
-                ]
-            )
-        gp = reg.get("gpu_projection") or {}
-        notes = [
-            f"A GPU projection from FLOPs (an upper bound, not a measurement: models this small are bound by kernel "
-            f"latency, not FLOPs): {gp.get('device')} at {pct(gp.get('mfu'))} MFU would run this point at "
-            f"{count(gp.get('this_point_tokens_per_s'))} tokens/s ({num(gp.get('this_point_run_s'))} s a run); a "
-            f"DataDecide-like 150M model at 100 tokens/param would take {num(gp.get('datadecide_150m_run_hours'))} "
-            "hours a run."
-        ]
-        out.append(
-            ("regime", "The regime measured", ["", "params", "tokens", "tokens/param", "note"], rows, notes)
         )
-    return out
+    header = [
+        "point",
+        "params",
+        "tokens/param",
+        "FLOPs/run",
+        "seeds",
+        *[f"{r} multiplier" for r in recipes],
+        "order (best first)",
+        "detectable",
+        "decision accuracy",
+    ]
+    return ("ladder", "Scale ladder", header, rows, _ladder_notes(lad))
+
+
+def _regime(g: dict[str, Any]) -> Section | None:
+    """This run's size beside published ones, and a GPU projection from FLOPs."""
+    reg = g.get("regime") or {}
+    if not reg:
+        return None
+    rows = [
+        [
+            "this run",
+            num(reg.get("params")),
+            count(reg.get("tokens")),
+            num(reg.get("tokens_per_param")),
+            "measured here",
+        ]
+    ]
+    for p in reg.get("published") or []:
+        rows.append(
+            [
+                p["name"],
+                num(p.get("params")),
+                count(p.get("tokens")),
+                num(p.get("tokens_per_param")),
+                p.get("note", ""),
+            ]
+        )
+    gp = reg.get("gpu_projection") or {}
+    notes = [
+        f"A GPU projection from FLOPs (an upper bound, not a measurement: models this small are bound by kernel "
+        f"latency, not FLOPs): {gp.get('device')} at {pct(gp.get('mfu'))} MFU would run this point at "
+        f"{count(gp.get('this_point_tokens_per_s'))} tokens/s ({num(gp.get('this_point_run_s'))} s a run); a "
+        f"DataDecide-like 150M model at 100 tokens/param would take {num(gp.get('datadecide_150m_run_hours'))} "
+        "hours a run."
+    ]
+    return ("regime", "The regime measured", ["", "params", "tokens", "tokens/param", "note"], rows, notes)
 
 
 def _ladder_notes(lad: dict[str, Any]) -> list[str]:

@@ -12,6 +12,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from curate.report import data as report_data
+from curate.report import examples as report_examples
+from curate.report import histograms as report_histograms
 from curate.report.build import build_report
 from tests.report.report_html import check_metrics, parse
 from tests.report.report_run import N_BAD, N_DUP, N_NORMAL, N_SHORT, N_SHOUT, XSS
@@ -219,7 +221,7 @@ def test_examples_read_only_the_row_groups_they_need(tmp_path: Path, monkeypatch
             yield batch
 
     monkeypatch.setattr(pq.ParquetFile, "iter_batches", spy)
-    ex = report_data.sample_examples([f], ["a", "b"], per_reason=3)
+    ex = report_examples.sample_examples([f], ["a", "b"], per_reason=3)
     assert [e.id for e in ex["a"]] == ["r0", "r1", "r2"]
     assert [e.id for e in ex["b"]] == ["r3700", "r3701"]
     assert text_reads == [0, 37]
@@ -230,10 +232,10 @@ def test_histograms_use_stats_or_values_and_count_missing(tmp_path: Path) -> Non
     b = pa.table({"s.x": pa.array([9.0, None]), "s.n": pa.array([None, None], pa.int64())})
     pq.write_table(a, tmp_path / "a.parquet")
     pq.write_table(b, tmp_path / "b.parquet", write_statistics=False)  # range must come from the values
-    marks = {"s.n": [report_data.Threshold("s.n", "max", 50.0, "select")]}
+    marks = {"s.n": [report_histograms.Threshold("s.n", "max", 50.0, "select")]}
     hs = {
         h.column: h
-        for h in report_data.histograms(
+        for h in report_histograms.histograms(
             [tmp_path / "a.parquet"], [tmp_path / "b.parquet"], ["s.x", "s.n"], marks, bins=4
         )
     }
@@ -263,7 +265,7 @@ def test_examples_stream_a_large_row_group_only_up_to_the_last_needed_row(
             yield batch
 
     monkeypatch.setattr(pq.ParquetFile, "iter_batches", spy)
-    ex = report_data.sample_examples([f], ["a", "b"], per_reason=2, max_chars=10)
+    ex = report_examples.sample_examples([f], ["a", "b"], per_reason=2, max_chars=10)
     assert [e.id for e in ex["a"]] == ["r0", "r1"]
     assert [e.id for e in ex["b"]] == ["r1500"]
     assert ex["b"][0].text == "y" * 10
