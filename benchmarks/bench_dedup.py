@@ -506,7 +506,7 @@ def main() -> None:
 
     # The allocator settings a `curate` process runs with (curate/runtime/allocator.py), as environment variables
     # that every contender's subprocess reads at its start (datatrove's too); CURATE_ALLOCATOR=default keeps
-    # the libraries' defaults (the runs before 2026-12-05 session 17).
+    # the libraries' defaults (the runs recorded before these settings, 2026-12-05).
     configure()
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--quick", action="store_true", help="smaller sets (CI smoke run)")

@@ -13,7 +13,7 @@ document is in any cache before it is measured. Threads are pinned to one
 the allocator settings of a ``curate`` process (``curate.runtime.allocator``), which both sides share;
 ``CURATE_ALLOCATOR=default`` keeps the libraries' defaults. Our filters take the native module's paths
 (curate/filters/_native.c) where it is built; ``CURATE_NATIVE=0`` measures their polars and numpy paths
-(the runs before 2026-12-05 session 18).
+(the runs recorded before the native module, 2026-12-05).
 
 ``--ceiling`` runs our side a second time on the same documents after the first, the word memo cleared
 but every chunk's spaCy tokens now in the per-process cache: what our filters cost with spaCy's share at
@@ -44,8 +44,8 @@ sys.path.insert(0, str(ROOT))
 
 # The allocator settings a `curate` process runs with (curate/runtime/allocator.py: freed memory kept for the next
 # batch instead of page-faulted back), set before numpy, polars and pyarrow load, as the CLI sets them;
-# both sides share this process. CURATE_ALLOCATOR=default keeps the libraries' defaults (runs before
-# 2026-12-05 session 17).
+# both sides share this process. CURATE_ALLOCATOR=default keeps the libraries' defaults (the runs
+# recorded before these settings, 2026-12-05).
 from curate.runtime.allocator import configure  # noqa: E402
 
 configure()

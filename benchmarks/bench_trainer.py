@@ -1,10 +1,10 @@
-"""Proxy trainer speed, old vs new, interleaved in one process (issue 21, item 8: "speed is power").
+"""Proxy trainer speed, old vs new, interleaved in one process (a faster trainer buys statistical power).
 
     .venv/bin/python benchmarks/bench_trainer.py --model proxy_5m --vocab 2048 --seq 128 --batch 16 \\
         --steps 8 --rounds 7 --threads 1 [--variants old,new,new+compile]
 
-``old`` is the trainer's step as on main before issue 21: transformers' ``LlamaForCausalLM``
-(:meth:`ModelConfig.build_reference`) through main's ``lm_loss`` / ``build_optimizer`` (copied verbatim
+``old`` is the trainer's step before its own decoder: transformers' ``LlamaForCausalLM``
+(:meth:`ModelConfig.build_reference`) through the earlier ``lm_loss`` / ``build_optimizer`` (copied verbatim
 below, so later edits to ``train.py`` do not move the baseline). ``new`` is today's ``train.py`` with
 :meth:`ModelConfig.build`. Each round times ``--steps`` optimizer steps of each (after ``--warmup``
 untimed ones), old and new alternating which goes first, on the same batches from the same initial

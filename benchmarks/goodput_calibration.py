@@ -1,4 +1,4 @@
-"""Calibrate the goodput instrument on a finished run: null draws and planted doses (issue 21).
+"""Calibrate the goodput instrument on a finished run: null draws and planted doses.
 
     python benchmarks/goodput_calibration.py RUN_DIR [--draws 20] [--doses 0.1 0.2 0.4] [--engine inline] [--set KEY=VALUE]
 

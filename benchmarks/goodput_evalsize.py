@@ -1,4 +1,4 @@
-"""Does a larger text eval set lower the seed-to-seed noise of a paired difference? (issue 21, item 4)
+"""Does a larger text eval set lower the seed-to-seed noise of a paired difference?
 
     python benchmarks/goodput_evalsize.py RUN_DIR [--runs proxy/sweep/NAME] [--chars 60000 240000 465000]
 

@@ -1,5 +1,5 @@
 """Which proxy point has the most power per CPU-second? A recorded sweep over model, budget, learning rate
-and batch size on one finished run (issue 21, item 3).
+and batch size on one finished run.
 
     python benchmarks/goodput_sweep.py RUN_DIR \
         --point a:model=proxy_1m,budget=294912 \

@@ -1,4 +1,4 @@
-"""language_v1: the numpy engine against fastText's own predict, on real text (issue 23).
+"""language_v1: the numpy engine against fastText's own predict, on real text.
 
 Both engines score the same batches (2,000 documents, as the pipeline's parts), alternating which goes
 first; CPU seconds are this process's, per engine. Reported per corpus: documents, labels that differ,

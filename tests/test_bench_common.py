@@ -1,4 +1,4 @@
-"""benchmarks/_common.py: ``machine()`` names the CPU model (issue 22.6: it never found it)."""
+"""benchmarks/_common.py: ``machine()`` names the CPU model (it once never found it)."""
 
 from __future__ import annotations
 

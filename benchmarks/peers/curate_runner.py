@@ -71,8 +71,8 @@ HEURISTICS = [
 LANGID = [{"filter": "language_v1", "params": {"languages": ["en"], "threshold": 0.65}}]
 PIPELINES: dict[str, list[dict]] = {
     # "read" is reading alone, as the peers' read -> write: no stage (the input is checked, quarantined
-    # where bad, counted and written as Parquet). Until session 11 this ran normalize_v1 as well, which no
-    # peer's read does (~40% of our CPU there).
+    # where bad, counted and written as Parquet). It once ran normalize_v1 as well, which no peer's read
+    # does (~40% of our CPU there).
     "read": [],
     "exact": [{"dedup": "exact_dedup_v1"}],
     "minhash": [{"dedup": "minhash_dedup_v1"}],

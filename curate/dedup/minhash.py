@@ -17,7 +17,7 @@ Flow (see :mod:`curate.dedup._common` for the ordering contract):
    :mod:`curate.dedup.components` and end in one membership file per part, which ``apply`` reads;
    the driver holds counters only; with ``verify`` the greedy survivor rule runs per component on the
    engine too (:mod:`curate.dedup._verified`). ``components: driver`` gathers the pairs on the driver
-   instead (the path before issue 14): fine to a few million documents.
+   instead (the path before the engine's components): fine to a few million documents.
    With ``verify``, a document is removed only if its exact Jaccard with an earlier *kept* document
    is >= ``threshold``, so nothing below the threshold is ever removed.
 3. ``apply``: rejected rows get ``minhash_dedup_v1:near_duplicate`` and ``duplicate_of``; every row

@@ -18,7 +18,7 @@ initialises through ``LlamaForCausalLM`` (the same weights at a seed as before) 
 writes a folder that ``LlamaForCausalLM.from_pretrained`` loads (the perplexity scorer, ``synthesize``).
 ``tests/instrument/test_decoder.py`` checks the forward against ``LlamaForCausalLM`` with the same weights.
 
-Measured (``benchmarks/bench_trainer.py``, BENCHMARKS.md, issue 21): on the 2-core AVX2 EPYC in fp32 this
+Measured (``benchmarks/bench_trainer.py``, BENCHMARKS.md): on the 2-core AVX2 EPYC in fp32 this
 is *not* faster in eager mode (0.96-1.01x tokens per CPU-second at proxy_5m / 1m / tiny): the step is bound
 by fp32 matmuls, which both networks do alike, and transformers' per-layer Python costs little beside
 them. It is the smaller graph for ``torch.compile`` and keeps the network in this repository.

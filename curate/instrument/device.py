@@ -21,7 +21,7 @@ def cpu_has_native_bf16() -> bool:
     Measured on an earlier machine of this project (AMD EPYC with avx512_bf16, 2 threads): bf16 matmuls ran
     2.2-3x the fp32 rate at the head's shapes, a whole training step 1.3-1.8x faster (BENCHMARKS.md,
     proxy). Without these instructions torch emulates bf16 and it is slower than fp32 (about 8x on the
-    AVX2-only EPYC of issue 21's measurements), so ``auto`` stays fp32 there.
+    AVX2-only EPYC of the trainer benchmarks), so ``auto`` stays fp32 there.
     """
     try:
         flags = Path("/proc/cpuinfo").read_text()

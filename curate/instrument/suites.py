@@ -2,7 +2,7 @@
 
 ``web_targets`` is built from ``../shared/corpora`` (relative to the project root, the working directory
 or the pipeline file; see :func:`resolve`): clean reference prose (bpb) and benchmark items (bpb of the
-gold continuation; accuracy reported beside it). Selection targets (issue 13's ``target:``) must come
+gold continuation; accuracy reported beside it). Selection targets (a pipeline's ``target:``) must come
 from other documents than these: the text sets use the *first* documents of each file, so a target
 sample drawn from the rest of a file is disjoint by construction (and checked by 13-gram overlap).
 

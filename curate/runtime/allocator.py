@@ -16,7 +16,7 @@ One setting of the same kind is not the allocator's: numpy's OpenBLAS keeps its 
 products, one per batch, left one core busy-waiting through the reading and scoring that follow them: on the
 web corpora ~3 CPU-s of ~11 for read + language ID, with no gain in wall time. ``OPENBLAS_THREAD_TIMEOUT=4``
 (2^4 cycles, OpenBLAS's smallest) lets them sleep at once; large products still use every thread. The web
-recipe's kept and rejected files stayed the same bytes (BENCHMARKS.md section 1, session 12).
+recipe's kept and rejected files stayed the same bytes (BENCHMARKS.md section 1; commit 18ee11b).
 
 Settings go two ways: environment variables, which the processes this one starts read at their start, and
 ``mallopt`` for this process, whose glibc heap already runs. The embedded Ray runtime's actors inherit all of

@@ -2,7 +2,7 @@
 
 The set is ``benchmarks/pii_labelled.py``'s planting (every kind of value and decoy) in 400 synthetic
 documents, so it needs no corpus. The sha256 of the redacted texts was recorded with the code before
-the speed work of issue 24 (commit d1363b2: validators without caches, the e-mail and IPv6 patterns
+its speed work (commit d1363b2: validators without caches, the e-mail and IPv6 patterns
 scanned over the whole document); the speed work must leave it unchanged.
 """
 

@@ -1,4 +1,4 @@
-"""Issue 25.4: one rule for every relative path a pipeline names, and errors that print where they looked."""
+"""One rule for every relative path a pipeline names, and errors that print where they looked."""
 
 from __future__ import annotations
 

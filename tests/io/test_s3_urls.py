@@ -1,4 +1,4 @@
-"""Issue 25.4: verbs on an ``s3://`` run directory print the URL, never the local mirror they work in."""
+"""Verbs on an ``s3://`` run directory print the URL, never the local mirror they work in."""
 
 from __future__ import annotations
 
