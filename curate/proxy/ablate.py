@@ -34,8 +34,8 @@ from curate.core.errors import PhaseError
 from curate.io import runfiles
 from curate.io.files import atomic_write_json
 from curate.proxy import analysis, stats
-from curate.proxy.assemble import baseline_curve, read_curves
 from curate.proxy.config import ProxyConfig, Recipe
+from curate.proxy.curves import baseline_curve, read_curves
 from curate.proxy.goodput import finite_or_none
 from curate.runtime.context import RunContext
 

@@ -1,0 +1,149 @@
+"""The ladder of ``goodput.json``: each point's summary (sizes, paired multipliers, ranking, power) and
+decision accuracy against the largest point, with the checks that failed. The paired statistic itself
+is :mod:`curate.proxy.analysis`."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from curate.proxy import analysis, stats
+from curate.proxy.controls import ladder_null_warning, ladder_planted_warning
+from curate.proxy.curves import baseline_curve, mean_or_none, point_curves
+from curate.proxy.goodput import value_at
+
+
+def pool_of(heads: dict[str, np.ndarray], roles: dict[str, str]) -> analysis.Pool:
+    return analysis.Pool(heads, [r for r in heads if roles.get(r, "recipe") != "control"])
+
+
+def paired_block(base: analysis.Baseline, pool: analysis.Pool, r: str, baseline: str) -> dict[str, Any]:
+    iv = pool.interval(r, baseline)
+    h_r, h_b = pool.heads[r], pool.heads[baseline]
+    return {
+        "diff_bpb": iv.as_dict(),
+        "per_seed_diff": (h_r[:, -1] - h_b[:, -1]).tolist(),
+        "call": analysis.call(iv),
+        "multiplier": analysis.multiplier_block(base, iv),
+        "method": stats.METHOD,
+    }
+
+
+def point_summary(
+    point: Any,
+    tokens: np.ndarray,
+    heads: dict[str, np.ndarray],
+    baseline: str,
+    res: dict[str, list[dict[str, Any]]],
+    roles: dict[str, str],
+    headline: list[str],
+) -> dict[str, Any]:
+    base = baseline_curve(res[baseline], heads[baseline], int(tokens[-1]), headline)
+    pool = pool_of(heads, roles)
+    model = res[baseline][0]["model"]
+    fpt = float(model.get("flops_per_token") or 0.0)
+    per = {}
+    for r, h in heads.items():
+        pb = paired_block(base, pool, r, baseline)
+        per[r] = {
+            "bpb_at_T": float(h[:, -1].mean()),
+            "bpb_at_T_over_4": value_at(tokens, h.mean(axis=0), float(tokens[-1]) / 4),
+            "diff_bpb": pb["diff_bpb"],
+            "call": pb["call"],
+            "multiplier": pb["multiplier"],
+        }
+    pw = analysis.power(base, pool, len(point.seeds))
+    quarter = {r: v["bpb_at_T_over_4"] for r, v in per.items()}
+    full = {r: v["bpb_at_T"] for r, v in per.items()}
+    params = float(model.get("params") or 0.0)
+    rk = analysis.ranking(heads, pool)
+    return {
+        "name": point.name,
+        "model": point.model,
+        "budget": int(tokens[-1]),
+        "seeds": list(point.seeds),
+        "params": params,
+        "non_embedding": model.get("non_embedding"),
+        "flops_per_token": fpt,
+        "tokens_per_param": float(tokens[-1]) / params if params else None,
+        "compute_flops_per_run": fpt * float(tokens[-1]),
+        "device_s": float(sum(x["device_s"] for rs in res.values() for x in rs)),
+        "tokens_per_s": mean_or_none([x.get("tokens_per_s") for rs in res.values() for x in rs]),
+        "recipes": per,
+        "ranking": rk["order"],
+        "called_pairs": [p for p in rk["pairs"] if p["separated"]],
+        "agreement_T_over_4_vs_T": stats.decision_accuracy(
+            {r: v for r, v in quarter.items() if roles.get(r) != "control"},
+            {r: v for r, v in full.items() if roles.get(r) != "control"},
+        ),
+        "sd_diff_bpb": pw["sd_diff_bpb"],
+        "sd_dof": pw["sd_dof"],
+        "mde_multiplier": pw["mde_multiplier"],
+        "baseline_curve": {"budgets": [int(b) for b in base.budgets], "bpb": base.curve.tolist()},
+        "anomalies": int(sum(x.get("anomalies", 0) for rs in res.values() for x in rs)),
+        "rollbacks": int(sum(x.get("rollbacks", 0) for rs in res.values() for x in rs)),
+        "branch_anomalies": int(sum(x.get("branch_anomalies", 0) for rs in res.values() for x in rs)),
+    }
+
+
+def ladder_points(
+    points: list[Any],
+    main: Any,
+    main_curves: tuple[Any, ...],
+    *,
+    items: list[Any],
+    results: list[dict[str, Any]],
+    names: list[str],
+    baseline: str,
+    roles: dict[str, str],
+    headline: list[str],
+) -> list[dict[str, Any]]:
+    """:func:`point_summary` of every point, in order; the main point's curves (``main_curves``, from
+    :func:`curate.proxy.curves.point_curves`) are not read twice."""
+    out = []
+    for p in points:
+        t_p, bpb_p, _, res_p = main_curves if p == main else point_curves(items, results, p.name, names)
+        heads_p = {r: analysis.headline(bpb_p[r], headline) for r in names}
+        out.append(point_summary(p, t_p, heads_p, baseline, res_p, roles, headline))
+    return out
+
+
+def summarize_ladder(
+    ladder: list[dict[str, Any]], main: str, roles: dict[str, str], planted: float
+) -> tuple[dict[str, Any], list[str]]:
+    """The ladder's block (every point, its decision accuracy against the largest, the checks that failed)
+    and the warnings it raises, in the order the report lists them."""
+    ref = max(ladder, key=lambda q: (q["compute_flops_per_run"], q["params"]))
+    # Decision accuracy (DataDecide): controls excluded, over the pairs the reference point itself called.
+    ref_called = [
+        (c["a"], c["b"])
+        for c in ref["called_pairs"]
+        if roles.get(c["a"]) != "control" and roles.get(c["b"]) != "control"
+    ]
+    for q in ladder:
+        q["decision_accuracy_vs_reference"] = stats.decision_accuracy(
+            {r: v["bpb_at_T"] for r, v in q["recipes"].items()},
+            {r: v["bpb_at_T"] for r, v in ref["recipes"].items()},
+            ref_called,
+        )
+        q["decision_pairs"] = len(ref_called)
+        if q is ref:  # the reference agrees with itself by definition: nothing measured
+            q["decision_accuracy_vs_reference"] = None
+    block = {"reference": ref["name"], "points": ladder, "main": main}
+    warnings = []
+    if len(ladder) > 1 and ladder[0]["decision_accuracy_vs_reference"] not in (None, 1.0):
+        block["warning"] = (
+            f"the main point ({main}) orders {1 - ladder[0]['decision_accuracy_vs_reference']:.0%} of recipe "
+            f"pairs differently from the largest point ({ref['name']}): its ranking may point the wrong way"
+        )
+        warnings.append(block["warning"])
+    null_warning = ladder_null_warning(ladder[1:])
+    if null_warning:
+        block["null_separated_at"] = null_warning[0]
+        warnings.append(null_warning[1])
+    planted_warning = ladder_planted_warning(ladder[1:], planted)
+    if planted_warning:
+        block["planted_not_called_at"] = planted_warning[0]
+        warnings.append(planted_warning[1])
+    return block, warnings
