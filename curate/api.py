@@ -55,7 +55,7 @@ def run(
         overrides.append(f"input.path={input}")
     cfg = load_pipeline(pipeline, overrides)
     if engine is not None:
-        cfg.engine["kind"] = engine
+        cfg.engine.kind = engine
     out = output or (cfg.raw.get("output") or {}).get("dir") or f"runs/{cfg.name}"
     return run_pipeline(cfg, out, progress=progress, phases=phases)
 

@@ -36,10 +36,10 @@ def _run(args: argparse.Namespace) -> int:
         overrides.append(f"input.path={args.input}")
     cfg = load_pipeline(args.pipeline, overrides)
     if args.address:
-        cfg.engine["address"] = args.address
-        cfg.engine["kind"] = "ray"
+        cfg.engine.address = args.address
+        cfg.engine.kind = "ray"
     if args.engine:
-        cfg.engine["kind"] = args.engine
+        cfg.engine.kind = args.engine
     out = args.output or (cfg.raw.get("output") or {}).get("dir") or f"runs/{cfg.name}"
     manifest = run_pipeline(cfg, out, progress=not args.quiet, phases=not args.no_phases)
     if not args.quiet and not sys.stderr.isatty():

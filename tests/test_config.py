@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from curate.core.errors import ConfigError
-from curate.pipeline.config import apply_overrides, build_stages, load_pipeline, parse_pipeline
+from curate.pipeline.config import EngineSpec, apply_overrides, build_stages, load_pipeline, parse_pipeline
 
 GOOD = """\
 name: t
@@ -99,7 +99,7 @@ def test_overrides_by_dotted_path() -> None:
     assert cfg.stages[0].params == {"max_blank_lines": 5}
     assert cfg.raw["input"]["path"] == "other/*.jsonl"
     assert cfg.input["path"] == str(Path.cwd() / "other/*.jsonl")  # resolved: curate/io/paths.py
-    assert cfg.engine == {"kind": "inline"}
+    assert cfg.engine == EngineSpec(kind="inline")
     with pytest.raises(ConfigError, match=r"--set stages.9.params.x: '9' is not an index of a list of 2"):
         apply_overrides({"stages": [{}, {}]}, ["stages.9.params.x=1"])
     with pytest.raises(ConfigError, match="expected KEY=VALUE"):

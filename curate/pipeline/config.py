@@ -10,6 +10,7 @@ values are parsed as YAML scalars.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 from dataclasses import dataclass, field
@@ -48,7 +49,8 @@ RULE_KEYS = ("column", "min", "max", "equals", "reason", "exclusive")
 
 @dataclass
 class StageSpec:
-    """One entry of ``stages:`` as written: its kind key, registry name, params and location."""
+    """One entry of ``stages:`` as written: its kind key, registry name, params and location; ``built``
+    is its params dataclass, built and validated once at load (file parameters resolved)."""
 
     kind: str
     name: str
@@ -56,6 +58,17 @@ class StageSpec:
     label: str | None = None
     rules: list[dict[str, Any]] = field(default_factory=list)
     where: str = ""
+    built: Any = None
+
+
+@dataclass
+class EngineSpec:
+    """The ``engine:`` section: which engine runs the stages (``ray`` or ``inline``) and how."""
+
+    kind: str = "ray"
+    address: str | None = None
+    num_cpus: Any = None
+    max_retries: int = 3
 
 
 @dataclass
@@ -69,11 +82,12 @@ class PipelineConfig:
     """
 
     name: str
-    input: dict[str, Any]
+    input: dict[str, Any]  # ``input:`` with its path resolved (curate.io.paths)
     stages: list[StageSpec]
-    engine: dict[str, Any]
+    engine: EngineSpec
     raw: dict[str, Any]
     path: str = "<string>"
+    source_params: Any = None  # the input source's params dataclass, built once from ``input``
     proxy: Any = None
     report: Any = None
     export: Any = None
@@ -108,8 +122,9 @@ def parse_pipeline(
     unknown = sorted(set(raw) - TOP_KEYS)
     if unknown:
         raise err((unknown[0],), f"unknown key; valid keys: {', '.join(sorted(TOP_KEYS))}")
-    input_fields = _check_input(raw.get("input"), err)
-    specs = [_resolve_stage_paths(spec, path) for spec in _parse_stages(raw.get("stages") or [], err)]
+    source_params = _check_input(raw.get("input"), path, err)
+    input_fields = list(getattr(source_params, "keep_fields", []))
+    specs = _parse_stages(raw.get("stages") or [], path, err)
     stages = [build_stage(spec) for spec in specs]
     check_select_columns(stages, list(range(len(stages))), input_fields, err)
     allow_empty = raw.get("allow_empty", False)
@@ -124,6 +139,7 @@ def parse_pipeline(
         engine=_check_engine(raw.get("engine"), err),
         raw=raw,
         path=path,
+        source_params=source_params,
         allow_empty=allow_empty,
         target=target,
         **sections,
@@ -146,9 +162,10 @@ def _read_yaml(
     return apply_overrides(raw, overrides, written), line_index(text)
 
 
-def _check_input(inp: Any, err: Any) -> list[str]:
-    """The ``input:`` section names a known source with valid parameters; returns the input fields a
-    ``select:`` may test besides id, text and source (the source's ``keep_fields``)."""
+def _check_input(inp: Any, path: str, err: Any) -> Any:
+    """The ``input:`` section names a known source with valid parameters; returns the source's params,
+    built once with ``path`` resolved (their ``keep_fields``: the input fields a ``select:`` may test
+    besides id, text and source)."""
     if not isinstance(inp, dict) or "format" not in inp:
         raise err(
             ("input",),
@@ -160,7 +177,9 @@ def _check_input(inp: Any, err: Any) -> list[str]:
     except RegistryError as e:
         keys = ("input", e.key) if e.key else ("input", "format")
         raise err(keys, e.detail) from None
-    return list(getattr(params, "keep_fields", []))
+    if isinstance(getattr(params, "path", None), str):
+        params = dataclasses.replace(params, path=resolve_str(params.path, path))
+    return params
 
 
 def _resolved_input(section: dict[str, Any], pipeline_path: str) -> dict[str, Any]:
@@ -175,24 +194,24 @@ def _resolved_input(section: dict[str, Any], pipeline_path: str) -> dict[str, An
 PATH_PARAMS = ("model", "tokenizer", "seed_path", "eval_paths")  # stage parameters that name files
 
 
-def _resolve_stage_paths(spec: StageSpec, pipeline_path: str) -> StageSpec:
+def _resolved_paths(params: dict[str, Any], pipeline_path: str) -> dict[str, Any]:
     """A stage's file parameters resolved by the same rule as ``input.path`` when they name a file."""
+    out: dict[str, Any] = {}
     for key in PATH_PARAMS:
-        value = spec.params.get(key)
+        value = params.get(key)
         if isinstance(value, str):
-            spec.params[key] = resolve_if_found(value, pipeline_path)
+            out[key] = resolve_if_found(value, pipeline_path)
         elif isinstance(value, list):
-            spec.params[key] = [
-                resolve_if_found(v, pipeline_path) if isinstance(v, str) else v for v in value
-            ]
-    return spec
+            out[key] = [resolve_if_found(v, pipeline_path) if isinstance(v, str) else v for v in value]
+    return out
 
 
-def _parse_stages(entries: Any, err: Any) -> list[StageSpec]:
-    """Each ``stages:`` entry, checked; two stages may not share a label (it names columns and reasons)."""
+def _parse_stages(entries: Any, path: str, err: Any) -> list[StageSpec]:
+    """Each ``stages:`` entry, checked (its file parameters resolved against the pipeline's ``path``);
+    two stages may not share a label (it names columns and reasons)."""
     if not isinstance(entries, list):
         raise err(("stages",), "expected a list of stages")
-    specs = [_parse_stage(i, entry, err) for i, entry in enumerate(entries)]
+    specs = [_parse_stage(i, entry, path, err) for i, entry in enumerate(entries)]
     seen: dict[str, int] = {}
     for i, spec in enumerate(specs):
         label = spec.label or spec.name
@@ -206,7 +225,7 @@ def _parse_stages(entries: Any, err: Any) -> list[StageSpec]:
     return specs
 
 
-def _check_engine(section: Any, err: Any) -> dict[str, Any]:
+def _check_engine(section: Any, err: Any) -> EngineSpec:
     """The ``engine:`` section: known keys, an engine kind, a retry count."""
     engine = dict(section or {})
     bad = sorted(set(engine) - ENGINE_KEYS)
@@ -217,7 +236,7 @@ def _check_engine(section: Any, err: Any) -> dict[str, Any]:
         raise err(("engine", "max_retries"), f"expected an integer >= 0, got {retries!r}")
     if engine.get("kind", "ray") not in ("ray", "inline"):
         raise err(("engine", "kind"), f"expected ray or inline, got {engine['kind']!r}")
-    return engine
+    return EngineSpec(**engine)
 
 
 def _check_sections(raw: dict[str, Any], path: str, err: Any) -> dict[str, Any]:
@@ -259,8 +278,9 @@ def _check_target(
     return SECTIONS.get("target")(section, err, path, where=f"{path}:{line}" if line else path)
 
 
-def _parse_stage(i: int, entry: Any, err: Any) -> StageSpec:
-    """Entry ``i`` of ``stages:``: one kind key naming a registered stage of that kind, valid params."""
+def _parse_stage(i: int, entry: Any, pipeline_path: str, err: Any) -> StageSpec:
+    """Entry ``i`` of ``stages:``: one kind key naming a registered stage of that kind, valid params
+    (built and validated once, then their file parameters resolved against ``pipeline_path``)."""
     where = ("stages", i)
     if not isinstance(entry, dict):
         raise err(where, f"expected a mapping with one of {', '.join(STAGE_KEYS)}")
@@ -292,7 +312,8 @@ def _parse_stage(i: int, entry: Any, err: Any) -> StageSpec:
     if cls.kind not in allowed:
         raise err((*where, kind), f"{name!r} is a {cls.kind} stage; use '{cls.kind}: {name}'")
     try:
-        stage = cls(build_params(cls.Params, params, where=f"{name}.params"))
+        built = build_params(cls.Params, params, where=f"{name}.params")
+        stage = cls(built)
         stage.validate()
     except RegistryError as e:
         raise err((*where, "params", e.key) if e.key else (*where, "params"), e.detail) from None
@@ -303,8 +324,19 @@ def _parse_stage(i: int, entry: Any, err: Any) -> StageSpec:
         raise err((*where, "params"), f"{name}.params.{e}") from None
     if kind == "filter" and not stage.reference_rules():
         raise err((*where, kind), f"{name!r} has no reference thresholds; use 'score:' and a 'select:'")
+    resolved = _resolved_paths(params, pipeline_path)
+    if resolved:
+        kept_types = {
+            k: type(getattr(built, k))(v) if isinstance(v, list) else v for k, v in resolved.items()
+        }
+        built = dataclasses.replace(built, **kept_types)
     return StageSpec(
-        kind=kind, name=str(name), params=dict(params), label=entry.get("label"), where=dotted(where)
+        kind=kind,
+        name=str(name),
+        params={**params, **resolved},
+        label=entry.get("label"),
+        where=dotted(where),
+        built=built,
     )
 
 
@@ -345,11 +377,11 @@ def build_stage(spec: StageSpec) -> Stage:
         label = spec.label or "select"
         return Select(Select.Params(rules=spec.rules), label=label, prefix=label)
     cls = STAGES.get(spec.name)
-    stage = cls(build_params(cls.Params, spec.params, where=spec.name), label=spec.label)
+    # a copy of the params built at load: a fit points its own stage's copy at the fitted model
+    stage = cls(dataclasses.replace(spec.built), label=spec.label)
     return stage.as_filter() if spec.kind == "filter" else stage
 
 
 def build_source(cfg: PipelineConfig) -> Any:
-    """The input source of ``cfg`` (``input.format`` and its parameters)."""
-    cls = SOURCES.get(str(cfg.input["format"]))
-    return cls(build_params(cls.Params, {k: v for k, v in cfg.input.items() if k != "format"}, where="input"))
+    """The input source of ``cfg``: ``input.format`` with a copy of the params built at load."""
+    return SOURCES.get(str(cfg.input["format"]))(dataclasses.replace(cfg.source_params))

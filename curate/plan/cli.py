@@ -31,7 +31,7 @@ def _plan(args: argparse.Namespace) -> int:
 
     cfg = load_pipeline(args.pipeline)
     names, driver_components = pipeline_stage_names(cfg)
-    engine = args.engine or cfg.engine.get("kind", "ray")
+    engine = args.engine or cfg.engine.kind
     pilot = None
     if args.from_run:
         path = Path(args.from_run) / "manifest.json"

@@ -298,11 +298,11 @@ def run_pipeline(
         local = stage_dir(out.url) if out.remote else out.local
         local.mkdir(parents=True, exist_ok=True)
         engine = make_engine(
-            e.get("kind", "ray"),
-            address=e.get("address"),
-            num_cpus=e.get("num_cpus"),
+            e.kind,
+            address=e.address,
+            num_cpus=e.num_cpus,
             progress=progress,
-            max_retries=e.get("max_retries", 3),
+            max_retries=e.max_retries,
             start_log=local / RAY_LOG,  # Ray's start-up notices; `curate -v` shows them instead
         )
     try:
