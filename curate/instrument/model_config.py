@@ -25,6 +25,9 @@ import math
 from dataclasses import asdict, dataclass
 from typing import Any
 
+DEFAULT_MODEL = "proxy_tiny"  # the size of a proxy run unless proxy.model names another
+DEFAULT_SEQ_LEN = 128  # tokens per training window unless proxy.train.seq_len says otherwise
+
 LADDER: dict[str, int] = {
     "proxy_tiny": 1,
     "proxy_1m": 2,
@@ -39,12 +42,12 @@ LADDER: dict[str, int] = {
 class ModelConfig:
     """A point on the ladder. ``depth`` derives width, heads and MLP size; ``seq_len`` the context."""
 
-    depth: int = 2
+    depth: int = LADDER[DEFAULT_MODEL]
     vocab_size: int = 8192
-    seq_len: int = 256
+    seq_len: int = DEFAULT_SEQ_LEN
 
     @classmethod
-    def named(cls, name: str, *, vocab_size: int = 8192, seq_len: int = 256) -> ModelConfig:
+    def named(cls, name: str, *, vocab_size: int = 8192, seq_len: int = DEFAULT_SEQ_LEN) -> ModelConfig:
         if name not in LADDER:
             raise ValueError(f"unknown model size {name!r}; valid sizes: {', '.join(LADDER)}")
         return cls(depth=LADDER[name], vocab_size=vocab_size, seq_len=seq_len)

@@ -9,10 +9,13 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from curate.instrument.model_config import DEFAULT_MODEL, DEFAULT_SEQ_LEN
+
 
 @dataclass
 class TrainConfig:
-    """One proxy run.
+    """One proxy run. The defaults are the proxy's (``proxy.train`` overrides any field but ``model``,
+    ``tokens`` and ``seed``, which the proxy section's ``model``, ``budget`` and ``seeds`` set).
 
     tokens: the budget ``T`` (rounded down to whole steps, a multiple of 4 steps so ``T/4`` is an eval
     point). batch_size: sequences per micro-batch; grad_accum: micro-batches per step. n_evals: number of
@@ -28,15 +31,15 @@ class TrainConfig:
     compile: run the decoder's training forward/backward through ``torch.compile`` (eval stays eager):
     1.15-1.17x tokens per CPU-second at proxy_5m on the 2-core CPU, after a one-off compilation of 76-189 s
     there at load 10-19 (seconds once inductor's on-disk cache holds the graph); off by default, as on a
-    cold cache it pays only past ~500-1,200 steps (BENCHMARKS.md, issue 21).
+    cold cache it pays only past ~500-1,200 steps (BENCHMARKS.md).
     doc_chunk: documents longer than this many tokens enter the stream as pieces of at most ``doc_chunk``
     tokens, each placed by its own hash (``curate.instrument.streams.DocStream``), so one long document is
     spread over the run instead of filling a stretch of consecutive steps; 0 keeps whole documents.
     faults: test-only fault injection, ``{step: "nan" | "spike" | "kill"}``.
     """
 
-    model: str = "proxy_1m"
-    seq_len: int = 256
+    model: str = DEFAULT_MODEL
+    seq_len: int = DEFAULT_SEQ_LEN
     tokens: int = 300_000
     batch_size: int = 16
     grad_accum: int = 1
@@ -53,7 +56,7 @@ class TrainConfig:
     beta2: float = 0.95
     grad_clip: float = 1.0
     seed: int = 0
-    n_evals: int = 6
+    n_evals: int = 5
     eval_batch_size: int = 16
     ckpt_every: int = 50
     log_every: int = 10

@@ -52,7 +52,7 @@ from typing import Any
 from curate.core.errors import ConfigError, PhaseError
 from curate.core.registry import SECTIONS
 from curate.instrument.evalsets import EvalSpec, check_files
-from curate.instrument.model_config import LADDER
+from curate.instrument.model_config import DEFAULT_MODEL, LADDER
 from curate.instrument.train_config import TrainConfig
 from curate.proxy.entries import (
     LadderPoint,
@@ -65,8 +65,8 @@ from curate.proxy.entries import (
 from curate.proxy.errors import ProxyConfigError
 from curate.proxy.searchspec import SearchSpec, parse_search
 
-# CPU-sized defaults (the demo): 2 recipes x 3 seeds of proxy_tiny on 300k tokens each.
-CPU_TRAIN: dict[str, Any] = {"seq_len": 128, "batch_size": 16, "n_evals": 5}
+# CPU-sized defaults (the demo): 2 recipes x 3 seeds of proxy_tiny on 300k tokens each; the model and the
+# training settings default to TrainConfig's (curate.instrument.train_config), the one place they live.
 KEYS = [
     "baseline",
     "recipes",
@@ -100,7 +100,7 @@ DEFAULT_CURVE = (0.25, 0.5, 1.0, 2.0)
 class ProxyConfig:
     recipes: list[Recipe]
     baseline: str = "raw"
-    model: str = "proxy_tiny"
+    model: str = DEFAULT_MODEL
     budget: int = 300_000
     seeds: list[int] = field(default_factory=lambda: [0, 1, 2])
     tokenizer_path: str | None = None
@@ -117,7 +117,7 @@ class ProxyConfig:
     ladder: list[LadderPoint] = field(default_factory=list)
     tokenizer_seed: int = 0
     eval_chars: int = 20_000
-    train: dict[str, Any] = field(default_factory=lambda: dict(CPU_TRAIN))
+    train: TrainConfig = field(default_factory=TrainConfig)  # proxy.train: every run's settings
     cpus_per_run: float = 1.0
     gpu_fraction: float = 0.25
     n_boot: int = 1000
@@ -135,18 +135,17 @@ class ProxyConfig:
         trunk to the curve's longest budget with a finished branch at each other one (the main budget's
         eval curve logged as a standalone run's)."""
         model, budget = (point.model, point.budget) if point else (self.model, self.budget)
-        kw = {**self.train, "model": model, "tokens": budget, "seed": seed}
-        main = TrainConfig(**kw)
-        kw["warmup_steps"] = kw.get("warmup_steps") or main.warmup()
+        main = dataclasses.replace(self.train, model=model, tokens=budget, seed=seed)
+        run = dataclasses.replace(main, warmup_steps=main.warmup_steps or main.warmup())
         if baseline and main.schedule == "wsd" and len(self.curve) > 1:
             budgets = self.curve_budgets(point)
-            kw.update({"tokens": budgets[-1], "branches": budgets[:-1], "eval_budget": budget})
-        return TrainConfig(**kw)
+            run = dataclasses.replace(run, tokens=budgets[-1], branches=budgets[:-1], eval_budget=budget)
+        return run
 
     def curve_budgets(self, point: LadderPoint | None = None) -> list[int]:
         """The budgets the baseline is finished at (``curve`` x T), those under 4 steps dropped."""
         budget = point.budget if point else self.budget
-        main = TrainConfig(**{**self.train, "model": self.model, "tokens": budget})
+        main = dataclasses.replace(self.train, model=self.model, tokens=budget)
         out: dict[int, int] = {}
         for f in self.curve:
             b = budget if f == 1 else round(f * budget)
@@ -287,7 +286,7 @@ def _check_budgets(cfg: ProxyConfig, raw: dict[str, Any]) -> None:
         cfg.search = parse_search(raw["search"], cfg.budget, cfg.seeds)
         for i, rung in enumerate(cfg.search.rungs):
             try:
-                TrainConfig(**{**cfg.train, "model": cfg.model, "tokens": rung.budget}).steps  # noqa: B018
+                dataclasses.replace(cfg.train, model=cfg.model, tokens=rung.budget).steps  # noqa: B018
             except ValueError as e:
                 raise ProxyConfigError(("search", "rungs", i, "budget"), str(e)) from None
     for i, p in enumerate(cfg.ladder):
@@ -315,7 +314,7 @@ def parse(section: dict[str, Any] | None) -> ProxyConfig:
     kw.update(_control_keys(raw, names, kw["baseline"]))
     if "train" in raw:
         valid = [f.name for f in dataclasses.fields(TrainConfig) if f.name not in ("model", "tokens", "seed")]
-        kw["train"] = {**CPU_TRAIN, **check_keys(raw["train"], valid, "proxy.train")}
+        kw["train"] = TrainConfig(**check_keys(raw["train"], valid, "proxy.train"))
     if "ladder" in raw:
         kw["ladder"] = parse_ladder(raw["ladder"], kw.get("seeds", [0, 1, 2]))
     cfg = ProxyConfig(**kw)

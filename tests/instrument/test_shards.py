@@ -55,7 +55,7 @@ def test_ladder_param_and_flop_counts_match_the_built_models():
         cfg = ModelConfig.named(name)
         model = build_model(cfg)
         assert sum(p.numel() for p in model.parameters()) == cfg.param_counts()["params"]
-    c = ModelConfig.named("proxy_1m")
+    c = ModelConfig.named("proxy_1m", seq_len=256)
     assert (c.width, c.heads, c.mlp) == (128, 2, 352)
     assert c.flops_per_token() == 6 * 1_450_624 + 12 * 2 * 128 * 256
     with pytest.raises(ValueError, match="unknown model size 'proxy_2m'; valid sizes: proxy_tiny"):
