@@ -36,7 +36,8 @@ def _run_dir(tmp_path):
 
 def _ctx(run_dir, engine, section):
     manifest = {"stages": [{"name": "read", "cpu_s": 1.5}, {"name": "gopher_quality_v1", "cpu_s": 2.0}]}
-    return RunContext(run_dir=run_dir, config={}, engine=engine, manifest=manifest, section=section)
+    # the proxy: section as the pipeline parses it at load
+    return RunContext(run_dir=run_dir, config={}, engine=engine, manifest=manifest, section=parse(section))
 
 
 SECTION = {
@@ -77,16 +78,8 @@ def phase_run(tmp_path_factory):
     return run_dir, kept, out
 
 
-def test_phase_writes_goodput_json_and_resumes_without_retraining(phase_run, inline_engine):
-    run_dir, _kept, out = phase_run
-    g = json.loads((run_dir / "goodput.json").read_text())
-    assert set(g["recipes"]) == {"raw", "curated", "hi", "nodedup", "null", "rejected", "planted"}
-    assert g["baseline"] == "raw"
-    assert g["budget"] == 32 * 4 * 8
-    assert g["seeds"] == [0, 1]
-    assert g["eval_sets"] == ["bench", "docs", "heldout"]
-    assert g["schema_version"] == 2
-    assert g["headline"] == ["docs", "bench"]
+def _check_recipes(g: dict) -> None:
+    """Recipes: documents, yields, multipliers and goodput, costs and roles."""
     raw, cur, hi, nd = (g["recipes"][k] for k in ("raw", "curated", "hi", "nodedup"))
     # raw = kept + the 20 non-quarantined rejected rows, minus the 10 "docs"-source rows (held out as an
     # eval set by source) and the held-out documents (decontaminated).
@@ -110,6 +103,11 @@ def test_phase_writes_goodput_json_and_resumes_without_retraining(phase_run, inl
         "control",
         "control",
     ]
+
+
+def _check_controls(g: dict, run_dir) -> None:
+    """The null and rejected controls."""
+    cur = g["recipes"]["curated"]
     # Controls: null is raw at curated's token count; rejected is every non-quarantined rejected row.
     null, rej = g["recipes"]["null"], g["recipes"]["rejected"]
     assert cur["tokens_kept"] <= null["tokens_kept"] < cur["tokens_kept"] + 200
@@ -125,12 +123,23 @@ def test_phase_writes_goodput_json_and_resumes_without_retraining(phase_run, inl
     assert g["controls"]["for"] == "curated"
     assert isinstance(g["controls"]["null"]["contains_1"], bool)
     assert g["controls"]["rejected"]["call"] in ("better", "worse", "not_called")
+
+
+def _check_verdict(g: dict) -> None:
+    """The paired statistic is the one verdict."""
+    cur = g["recipes"]["curated"]
     # The paired statistic is the one verdict: the verdict's call is the ranking pair's.
     pair = next(p for p in g["ranking"]["pairs"] if {p["a"], p["b"]} == {"curated", "raw"})
     assert g["verdict"]["recipe"] == "curated"
     assert (g["verdict"]["call"] != "not_called") == pair["separated"]
     assert cur["paired"]["diff_bpb"] == g["verdict"]["diff_bpb"]
     assert g["verdict"]["sentence"]
+
+
+def _check_eval_sets(g: dict) -> None:
+    """Eval sets: kinds, headline, fit label, decontamination per set; choice accuracy."""
+    raw, cur = g["recipes"]["raw"], g["recipes"]["curated"]
+    held = raw["decontaminated"]
     # Eval sets: kinds, headline, fit label, decontamination per set; choice accuracy beside gold bpb.
     info = g["eval_set_info"]
     assert [info[k]["kind"] for k in ("heldout", "docs", "bench")] == ["heldout", "text", "choice"]
@@ -145,6 +154,10 @@ def test_phase_writes_goodput_json_and_resumes_without_retraining(phase_run, inl
     acc = cur["accuracy"]["bench"]
     assert len(acc["per_seed"]) == 2
     assert all(a in {k / 6 for k in range(7)} for a in acc["per_seed"])
+
+
+def _check_ladder(g: dict, run_dir) -> None:
+    """Power and the ladder."""
     # Power and the ladder.
     assert g["power"]["n_seeds"] == 2
     assert g["power"]["mde_bpb"] > 0
@@ -170,6 +183,11 @@ def test_phase_writes_goodput_json_and_resumes_without_retraining(phase_run, inl
     warned = [w for w in g["warnings"] if "is not called worse at proxy_tiny@512 (" in w]
     assert len(warned) == len(blind)  # one warning exactly when the point is blind
     assert (run_dir / "proxy" / "ladder" / "proxy_tiny@512" / "null" / "seed1" / "result.json").exists()
+
+
+def _check_runs(g: dict, run_dir, out: dict) -> None:
+    """The tokenizer, the regime, the curves and the runs on disk."""
+    cur = g["recipes"]["curated"]
     assert g["tokenizer"]["source"] == "trained"
     assert len(g["tokenizer"]["sha256"]) == 64
     assert g["regime"]["tokens"] == 1024
@@ -184,6 +202,11 @@ def test_phase_writes_goodput_json_and_resumes_without_retraining(phase_run, inl
         for s in (0, 1):
             assert (run_dir / "proxy" / r / f"seed{s}" / "metrics.jsonl").exists()
     assert out["runs"] == 28
+
+
+def _check_baseline_curve(g: dict, run_dir) -> None:
+    """The measured baseline curve and the multipliers inside it."""
+    raw = g["recipes"]["raw"]
     # The baseline's curve is measured: raw's trunk to 2T with finished branches at T/2 and T (T/4 = 2
     # steps is under the 4-step minimum and dropped); every multiplier is inside that range or a bound.
     assert g["baseline_curve"]["budgets"] == [512, 1024, 2048]
@@ -199,6 +222,11 @@ def test_phase_writes_goodput_json_and_resumes_without_retraining(phase_run, inl
         assert 0.5 - 1e-9 <= m["value"] <= 2.0 + 1e-9, r
         assert m["bounds"]["value"] in (None, ">", "<")
         assert m["extrapolated"] is False
+
+
+def _check_streams_and_planted(g: dict, run_dir) -> None:
+    """Common random numbers and the planted control."""
+    raw, cur = g["recipes"]["raw"], g["recipes"]["curated"]
     # Common random numbers: each recipe's stream shares documents with raw's, recorded per seed.
     assert raw["stream_shared_with_baseline"] == {"per_seed": [1.0, 1.0], "mean": 1.0}
     assert 0 < cur["stream_shared_with_baseline"]["mean"] <= 1
@@ -209,6 +237,10 @@ def test_phase_writes_goodput_json_and_resumes_without_retraining(phase_run, inl
     assert g["controls"]["planted"]["fraction"] == 0.2
     assert (run_dir / "proxy" / "data" / "planted@0.2" / "train.json").exists()  # another rate: other shards
     assert isinstance(g["controls"]["planted"]["called_worse"], bool)
+
+
+def _check_resume(g: dict, run_dir, inline_engine) -> None:
+    """Resume, a retrain of an unrecorded run, and a refused other eval spec."""
     # Resume: nothing is retrained (result files untouched), goodput.json is rebuilt identically.
     stamp = (run_dir / "proxy" / "raw" / "seed0" / "result.json").stat().st_mtime_ns
     run_phase(_ctx(run_dir, inline_engine, _section(run_dir)))
@@ -226,6 +258,27 @@ def test_phase_writes_goodput_json_and_resumes_without_retraining(phase_run, inl
     other["eval_chars"] = 999
     with pytest.raises(PhaseError, match=r"was built with other eval_chars; remove"):
         run_phase(_ctx(run_dir, inline_engine, other))
+
+
+def test_phase_writes_goodput_json_and_resumes_without_retraining(phase_run, inline_engine):
+    run_dir, _kept, out = phase_run
+    g = json.loads((run_dir / "goodput.json").read_text())
+    assert set(g["recipes"]) == {"raw", "curated", "hi", "nodedup", "null", "rejected", "planted"}
+    assert g["baseline"] == "raw"
+    assert g["budget"] == 32 * 4 * 8
+    assert g["seeds"] == [0, 1]
+    assert g["eval_sets"] == ["bench", "docs", "heldout"]
+    assert g["schema_version"] == 2
+    assert g["headline"] == ["docs", "bench"]
+    _check_recipes(g)
+    _check_controls(g, run_dir)
+    _check_verdict(g)
+    _check_eval_sets(g)
+    _check_ladder(g, run_dir)
+    _check_runs(g, run_dir, out)
+    _check_baseline_curve(g, run_dir)
+    _check_streams_and_planted(g, run_dir)
+    _check_resume(g, run_dir, inline_engine)
 
 
 def test_tokenizer_sample_ignores_file_layout(tmp_path):
