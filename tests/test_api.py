@@ -96,7 +96,7 @@ def test_run_writes_a_run_and_returns_the_manifest(tmp_path: Path) -> None:
 
 
 def test_filter_and_run_give_empty_text_one_reason(tmp_path: Path) -> None:
-    # issue 25.6: curate.filter said short_doc where curate.run quarantines the empty document
+    # curate.filter once said short_doc where curate.run quarantines the empty document
     t = curate.filter(["", "  \n ", LONG], "gopher_quality_v1")
     assert t.column("reason").to_pylist()[:2] == ["quarantine:empty_text", "quarantine:empty_text"]
     assert t.column("keep").to_pylist()[:2] == [False, False]

@@ -127,7 +127,7 @@ def test_proxy_verb_ends_with_the_rebuilt_report_and_its_verdict(tmp_path, capsy
 
 
 def test_the_summary_starts_on_its_own_line_after_progress_bars(tmp_path: Path) -> None:
-    # issue 25.6: in a log holding stdout and stderr, the first summary line ran into the last bar
+    # in a log holding stdout and stderr, the first summary line must not run into the last bar
     (tmp_path / "in.jsonl").write_text(
         "".join(json.dumps({"text": f"doc {i} " * 60}) + "\n" for i in range(5))
     )

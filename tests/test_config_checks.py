@@ -1,5 +1,5 @@
-"""Issue 25 (items 1 and 2), issue 22 (item 6): every value is checked at load with its type or its
-choices, and an error is blamed where the value came from: a YAML line, or the ``--set`` that wrote it."""
+"""Every value is checked at load with its type or its choices, and an error is blamed where the value
+came from: a YAML line, or the ``--set`` that wrote it."""
 
 from __future__ import annotations
 

@@ -24,11 +24,11 @@ class Rate:
 
 
 # Per-core throughput, MB of text per CPU-second, as measured here (2-core shared machines: pessimistic).
-# The web recipe's stages: `bench_pipeline.py --compare` of 2026-12-05 (BENCHMARKS.md section 1, session 12,
+# The web recipe's stages: `bench_pipeline.py --compare` of 2026-12-05 (BENCHMARKS.md section 1,
 # AVX2-only EPYC, new's median per-stage CPU-s of 3 runs over 60,909 web documents, one core) and each
 # stage's bytes_in in the manifest (so a filter late in the recipe is rated on the text it saw, not the input).
 # Document-wise stages scale with the text; the global stages (exact, MinHash) depend on the engine.
-_WEB = "BENCHMARKS.md 1 (session 12): the web recipe, inline, one core"
+_WEB = "BENCHMARKS.md 1 (2026-12-05): the web recipe, inline, one core"
 RATES: dict[str, Rate] = {
     "read": Rate(46.1, f"{_WEB}: 64.5 MB in 1.40 CPU-s"),
     "normalize_v1": Rate(52.9, f"{_WEB}: 64.5 MB in 1.22 CPU-s"),
@@ -50,7 +50,7 @@ RATES: dict[str, Rate] = {
 }
 UNMEASURED = Rate(2.0, "NOT MEASURED: assumed 2 MB/s per core")
 # The spaCy-compatible word split of a batch, paid once by the first word-based filter of a pipeline:
-# gopher_quality_v1 alone took 8.9 CPU-s for 64.5 MB (median of 3, session 12), after the split 2.34 for 58.1 MB.
+# gopher_quality_v1 alone took 8.9 CPU-s for 64.5 MB (median of 3, 2026-12-05), after the split 2.34 for 58.1 MB.
 WORD_SPLIT = Rate(10.2, "gopher_quality_v1 alone (64.5 MB in 8.9 CPU-s) less its rate after the split")
 WORD_STAGES = {"gopher_repetition_v1", "gopher_quality_v1", "c4_quality_v1", "fineweb_quality_v1"}
 # The inline engine (one process, one core) runs a global stage without a shuffle: its keys are grouped

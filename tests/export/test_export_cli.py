@@ -123,7 +123,7 @@ def test_columns_choose_what_the_parquet_export_carries(run_dir, capsys):
     card = run_dir / "export" / "README.md"
     assert _export(str(run_dir), "--format", "parquet", "--columns", "id,text") == 0
     assert exported_columns() == ["id", "text"]
-    # the card lists the columns the export carries, never one --columns left out (issue 25.6)
+    # the card lists the columns the export carries, never one --columns left out
     assert "Columns: `id`, `text` (no score columns).\n" in card.read_text()
     assert (
         _export(str(run_dir), "--format", "parquet", "--drop-columns", "*.score,source", "--overwrite") == 0

@@ -74,7 +74,7 @@ def test_plan_rejects_a_non_number(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_an_unmeasured_stage_never_decides_the_bottleneck() -> None:
-    # issue 25.6: an assumed rate decided 25% of the wall; now it is only flagged
+    # an assumed rate once decided 25% of the wall; now it is only flagged
     plan = project(["read", "mystery_v1", "exact_dedup_v1"], docs=10**6, nbytes=10**9, nodes=1, cores=2)
     assert plan.stages[1].wall_s > plan.stages[2].wall_s  # 2 MB/s assumed vs exact's measured 16
     assert plan.bottleneck.name == "exact_dedup_v1"

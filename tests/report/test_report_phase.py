@@ -113,7 +113,7 @@ def test_cli_on_a_bare_manifest(tmp_path: Path) -> None:
 
 
 def test_a_chart_warning_does_not_reach_the_terminal(run_dir, monkeypatch, capsys) -> None:
-    # issue 25.6: the report of a select-derived run leaked a matplotlib UserWarning
+    # the report of a select-derived run once leaked a matplotlib UserWarning
     import warnings
 
     from curate.cli import main
