@@ -209,6 +209,85 @@ def agreement(docs: list[pii_labelled.LabelledDoc], texts: list[str], theirs: li
     print("  ", diffs.most_common(15))
 
 
+def presidio_scores(
+    docs: list[pii_labelled.LabelledDoc], pr: tuple[list, float], pr_bg: tuple[list, float]
+) -> dict:
+    """presidio's recognisers on the labelled set, scored as pii_v1 is, at two score cut-offs."""
+
+    def spans_of(rows: list, min_score: float) -> list[list[tuple[str, str]]]:
+        return [
+            [(PRESIDIO_TYPES[e], s) for e, s, sc in r if e in PRESIDIO_TYPES and sc >= min_score]
+            for r in rows
+        ]
+
+    pr_scores = {}
+    for min_score in (0.0, 0.5):
+        pr_scores[min_score] = score(
+            docs,
+            spans_of(pr[0], min_score),
+            spans_of(pr_bg[0], min_score),
+            tuple(PRESIDIO_TYPES.values()),
+        )
+        print(f"\npresidio-analyzer (regex recognisers, score >= {min_score}): recall / precision")
+        for t, r in pr_scores[min_score].items():
+            print(f"  {t:7s} {r['recall']:.4f}  {r['precision']:.4f}  (fp {r['fp']})")
+        print(
+            "  false positives:",
+            false_positive_examples(docs, spans_of(pr[0], min_score), spans_of(pr_bg[0], min_score)),
+        )
+    return pr_scores
+
+
+def false_positives_on_code(stage: Pii, pyenv_fraction: float) -> dict:
+    """False positives on code and numbers-heavy documentation: Python's docs and the python_env corpus."""
+    fp = {
+        "python_docs": fp_on_docs(
+            stage, [t for _, t in load("clean/python_docs.jsonl.gz", None)], "clean/python_docs"
+        )
+    }
+    from curate.io.pyenv import PythonEnvParams, PythonEnvSource
+
+    source = PythonEnvSource(PythonEnvParams(sample_fraction=pyenv_fraction))
+    env_texts = [t for sh in source.shards() for b in source.read(sh) for t in b.column("text").to_pylist()]
+    fp["python_env"] = fp_on_docs(
+        stage, env_texts, f"python_env demo corpus, sample_fraction {pyenv_fraction}"
+    )
+    return fp
+
+
+def throughput(
+    docs: list[pii_labelled.LabelledDoc],
+    labelled: Path,
+    original: Path,
+    pr: tuple[list, float] | None,
+    repeats: int,
+) -> dict[str, dict[str, float]]:
+    """CPU seconds, one core: on the planted documents (every one holds PII or a decoy: the worst case for
+    pii_v1, whose prefilter then skips nothing) and on the same documents before planting (web text)."""
+    speed: dict[str, dict[str, float]] = {}
+    for name, path, texts in (
+        ("planted", labelled, [d.text for d in docs]),
+        ("original", original, [d.original for d in docs]),
+    ):
+        mb = sum(len(t.encode()) for t in texts) / 1e6
+        sp = {
+            "ours_all_types": ours_cpu(texts, PiiParams(), repeats),
+            "ours_email_ip": ours_cpu(texts, PiiParams(types=["email", "ip"]), repeats),
+        }
+        dt = run_peer("datatrove", path, repeats)
+        if dt:
+            sp["datatrove_format"] = dt[1]
+            agreement(docs, texts, dt[0], name)
+        pr_t = pr if name == "planted" else run_peer("presidio", path, repeats)
+        if pr_t:
+            sp["presidio_regex"] = pr_t[1]
+        print(f"\nthroughput on {len(texts):,} {name} docs ({mb:.2f} MB), CPU s best of {repeats}, one core:")
+        for k, sec in sp.items():
+            print(f"  {k:18s} {sec:8.3f} s  {len(texts) / sec:10,.0f} docs/s  {mb / sec:6.2f} MB/s")
+        speed[name] = {**sp, "docs": len(texts), "mb": mb}
+    return speed
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--docs-per-file", type=int, default=600)
@@ -256,70 +335,9 @@ def main() -> int:
     # presidio's recognisers on the same set, scored the same way.
     pr = run_peer("presidio", labelled, args.repeats)
     pr_bg = run_peer("presidio", original, 1)
-    pr_scores = None
-    if pr and pr_bg:
-
-        def spans_of(rows: list, min_score: float) -> list[list[tuple[str, str]]]:
-            return [
-                [(PRESIDIO_TYPES[e], s) for e, s, sc in r if e in PRESIDIO_TYPES and sc >= min_score]
-                for r in rows
-            ]
-
-        pr_scores = {}
-        for min_score in (0.0, 0.5):
-            pr_scores[min_score] = score(
-                docs,
-                spans_of(pr[0], min_score),
-                spans_of(pr_bg[0], min_score),
-                tuple(PRESIDIO_TYPES.values()),
-            )
-            print(f"\npresidio-analyzer (regex recognisers, score >= {min_score}): recall / precision")
-            for t, r in pr_scores[min_score].items():
-                print(f"  {t:7s} {r['recall']:.4f}  {r['precision']:.4f}  (fp {r['fp']})")
-            print(
-                "  false positives:",
-                false_positive_examples(docs, spans_of(pr[0], min_score), spans_of(pr_bg[0], min_score)),
-            )
-
-    # False positives on code and numbers-heavy documentation.
-    fp = {
-        "python_docs": fp_on_docs(
-            stage, [t for _, t in load("clean/python_docs.jsonl.gz", None)], "clean/python_docs"
-        )
-    }
-    from curate.io.pyenv import PythonEnvParams, PythonEnvSource
-
-    source = PythonEnvSource(PythonEnvParams(sample_fraction=args.pyenv_fraction))
-    env_texts = [t for sh in source.shards() for b in source.read(sh) for t in b.column("text").to_pylist()]
-    fp["python_env"] = fp_on_docs(
-        stage, env_texts, f"python_env demo corpus, sample_fraction {args.pyenv_fraction}"
-    )
-
-    # Throughput, one core: on the planted documents (every one holds PII or a decoy: the worst case for
-    # pii_v1, whose prefilter then skips nothing) and on the same documents before planting (web text).
-    speed: dict[str, dict[str, float]] = {}
-    for name, path, texts in (
-        ("planted", labelled, [d.text for d in docs]),
-        ("original", original, [d.original for d in docs]),
-    ):
-        mb = sum(len(t.encode()) for t in texts) / 1e6
-        sp = {
-            "ours_all_types": ours_cpu(texts, PiiParams(), args.repeats),
-            "ours_email_ip": ours_cpu(texts, PiiParams(types=["email", "ip"]), args.repeats),
-        }
-        dt = run_peer("datatrove", path, args.repeats)
-        if dt:
-            sp["datatrove_format"] = dt[1]
-            agreement(docs, texts, dt[0], name)
-        pr_t = pr if name == "planted" else run_peer("presidio", path, args.repeats)
-        if pr_t:
-            sp["presidio_regex"] = pr_t[1]
-        print(
-            f"\nthroughput on {len(texts):,} {name} docs ({mb:.2f} MB), CPU s best of {args.repeats}, one core:"
-        )
-        for k, sec in sp.items():
-            print(f"  {k:18s} {sec:8.3f} s  {len(texts) / sec:10,.0f} docs/s  {mb / sec:6.2f} MB/s")
-        speed[name] = {**sp, "docs": len(texts), "mb": mb}
+    pr_scores = presidio_scores(docs, pr, pr_bg) if pr and pr_bg else None
+    fp = false_positives_on_code(stage, args.pyenv_fraction)
+    speed = throughput(docs, labelled, original, pr, args.repeats)
     print(f"load after: {os.getloadavg()}")
     (OUT / "results.json").write_text(
         json.dumps({"ours": ours, "presidio": pr_scores, "fp": fp, "speed": speed}, indent=1, default=str)

@@ -95,6 +95,71 @@ def _kill_cluster(temp_dir: str, token: Path) -> None:
         time.sleep(1)
 
 
+def _cluster_env(token: Path, *, extra_env: dict[str, str] | None, private_fs: bool) -> dict[str, str]:
+    """The environment of every node's processes and of the cluster's clients: token auth on, this
+    environment's ``curate``, no ``RAY_ADDRESS`` of the caller's (see :func:`start_local_cluster`)."""
+    env = dict(
+        os.environ,
+        RAY_AUTH_MODE="token",
+        RAY_AUTH_TOKEN_PATH=str(token),
+        RAY_USAGE_STATS_ENABLED="0",
+        PYTHONPATH=str(ROOT),
+        # this environment's scripts first (as on a node where the project is installed): `ray job
+        # submit -- curate run ...` runs the same `curate` as the tests
+        PATH=f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}",
+        **(extra_env or {}),
+    )
+    env.pop("RAY_ADDRESS", None)
+    if private_fs:
+        # the token file is in the test's /tmp, which the nodes do not see: pass the token itself
+        env.pop("RAY_AUTH_TOKEN_PATH")
+        env.update(RAY_AUTH_TOKEN=token.read_text(), HOME="/tmp/home")
+        env["CURATE_KEEP"] = str(ROOT) if str(ROOT).startswith("/tmp/") else ""
+    env["CURATE_TEST_CLUSTER"] = str(token)  # marks every process of this cluster, for _kill_cluster
+    return env
+
+
+def _start_worker(
+    i: int,
+    ray_cmd: list[str],
+    port: int,
+    temp_dir: str,
+    common: list[str],
+    gpus: list[str],
+    ports: list[str],
+    env: dict,
+) -> None:
+    """``ray start`` worker node ``i`` (one CPU, the custom resource ``worker_<i>``) into the head at ``port``.
+
+    Each worker node gets its own temp dir, as on a machine of its own: nodes that share one (Ray's
+    default on one machine) share the runtime-env folder, and a worker node's agent, installing a job's
+    --working-dir there, deletes and unpacks again the folder that the job's driver on the head runs in
+    (Ray's `overwrite=True` for working_dir); the driver's cwd is then gone (os.getcwd() raises
+    FileNotFoundError). tests/test_cluster.py shows it.
+    """
+    tag = ["--resources", json.dumps({f"worker_{i}": 1})]
+    subprocess.run(
+        [
+            *ray_cmd,
+            "start",
+            "--address",
+            f"127.0.0.1:{port}",
+            "--temp-dir",
+            f"{temp_dir}-w{i}",
+            *common,
+            "--num-cpus",
+            "1",
+            *gpus,
+            *tag,
+            *ports,
+        ],
+        check=True,
+        env=env,
+        capture_output=True,
+        timeout=180,
+    )
+
+
 @contextlib.contextmanager
 def start_local_cluster(
     auth_dir: Path,
@@ -124,24 +189,7 @@ def start_local_cluster(
         pytest.skip("the ray CLI is not installed in this environment")
     token = auth_dir / "token"
     token.write_text(secrets.token_hex(32))
-    env = dict(
-        os.environ,
-        RAY_AUTH_MODE="token",
-        RAY_AUTH_TOKEN_PATH=str(token),
-        RAY_USAGE_STATS_ENABLED="0",
-        PYTHONPATH=str(ROOT),
-        # this environment's scripts first (as on a node where the project is installed): `ray job
-        # submit -- curate run ...` runs the same `curate` as the tests
-        PATH=f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}",
-        **(extra_env or {}),
-    )
-    env.pop("RAY_ADDRESS", None)
-    if private_fs:
-        # the token file is in the test's /tmp, which the nodes do not see: pass the token itself
-        env.pop("RAY_AUTH_TOKEN_PATH")
-        env.update(RAY_AUTH_TOKEN=token.read_text(), HOME="/tmp/home")
-        env["CURATE_KEEP"] = str(ROOT) if str(ROOT).startswith("/tmp/") else ""
-    env["CURATE_TEST_CLUSTER"] = str(token)  # marks every process of this cluster, for _kill_cluster
+    env = _cluster_env(token, extra_env=extra_env, private_fs=private_fs)
     temp_dir = f"/tmp/{prefix}-{uuid.uuid4().hex[:8]}"
     # each node in its own mount namespace with an empty /tmp (see private_fs)
     wrap = (
@@ -178,33 +226,7 @@ def start_local_cluster(
         )
         for i in range(workers):
             gpus = ["--num-gpus", "1"] if i >= workers - gpu_workers else []
-            tag = ["--resources", json.dumps({f"worker_{i}": 1})]
-            # Each worker node gets its own temp dir, as on a machine of its own: nodes that share one
-            # (Ray's default on one machine) share the runtime-env folder, and a worker node's agent,
-            # installing a job's --working-dir there, deletes and unpacks again the folder that the job's
-            # driver on the head runs in (Ray's `overwrite=True` for working_dir); the driver's cwd is
-            # then gone (os.getcwd() raises FileNotFoundError). tests/test_cluster.py shows it.
-            subprocess.run(
-                [
-                    *wrap,
-                    str(BIN / "ray"),
-                    "start",
-                    "--address",
-                    f"127.0.0.1:{port}",
-                    "--temp-dir",
-                    f"{temp_dir}-w{i}",
-                    *common,
-                    "--num-cpus",
-                    "1",
-                    *gpus,
-                    *tag,
-                    *node_ports(),
-                ],
-                check=True,
-                env=env,
-                capture_output=True,
-                timeout=180,
-            )
+            _start_worker(i, [*wrap, str(BIN / "ray")], port, temp_dir, common, gpus, node_ports(), env)
         yield {
             "address": f"127.0.0.1:{port}",
             "dashboard": f"http://127.0.0.1:{dash}",
