@@ -195,3 +195,32 @@ def test_proxy_config_errors_fail_at_load_with_file_line_and_key(tmp_path) -> No
         parse_pipeline(text, path="p.yaml")
     with pytest.raises(ConfigError, match=r"proxy.eval b: /nonexistent.jsonl does not exist"):
         parse_pipeline(PROXY + "    - {name: b, kind: choice, path: /nonexistent.jsonl}\n", path="p.yaml")
+
+
+def test_each_section_registers_its_parser_found_without_importing_its_package() -> None:
+    from curate.core.registry import SECTIONS, builtin_index
+
+    assert builtin_index()["SECTIONS"] == {
+        "proxy": "curate.proxy.config",
+        "export": "curate.export.options",
+        "report": "curate.report.options",
+        "target": "curate.targeting.config",
+    }
+    assert SECTIONS.names() == ["export", "proxy", "report", "target"]
+
+
+def test_the_config_holds_each_section_parsed_once_and_each_stage_built_once() -> None:
+    from curate.export.options import ExportOptions
+    from curate.report.options import ReportOptions
+
+    text = GOOD + "export: {formats: [parquet], seed: 3}\nreport: {bins: 12}\n"
+    cfg = parse_pipeline(text, path="p.yaml")
+    assert cfg.export == ExportOptions(formats=("parquet",), seed=3)
+    assert cfg.report == ReportOptions(bins=12)
+    assert cfg.proxy is None
+    assert cfg.raw["export"] == {"formats": ["parquet"], "seed": 3}  # the manifest's config: as written
+    assert cfg.source_params.path == str(Path.cwd() / "data/*.jsonl")
+    assert cfg.stages[0].built.max_blank_lines == 2
+    first, again = build_stages(cfg)[0], build_stages(cfg)[0]
+    assert first.params == again.params == cfg.stages[0].built
+    assert first.params is not again.params  # each run's stages own their params (a fit changes them)
