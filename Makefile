@@ -12,7 +12,7 @@ PYTEST_ARGS ?=
 # 54 s for one, back to back, same 727 tests. TEST_WORKERS=0 runs them in this process.
 TEST_WORKERS ?= 2
 
-.PHONY: setup curate test test-all lint bench bench-peers peer-envs clean
+.PHONY: setup curate test test-all test-native-sanitized lint bench bench-peers peer-envs clean
 
 setup: $(STAMP)
 
@@ -40,11 +40,40 @@ test: $(STAMP)
 
 test-all: $(STAMP)
 	$(PY) -m pytest -q $(PYTEST_ARGS)
+	$(MAKE) test-native-sanitized
+
+# The native module's C (curate/filters/_native.c) is compiled with every warning an error, by lint here and
+# by the sanitizer build below; pip install -e . (setup.py) builds the module itself.
+NATIVE_C      := curate/filters/_native.c
+C_WARNINGS    := -Wall -Wextra -Werror
+PY_INCLUDE     = $$($(PY) -c 'import sysconfig; print(sysconfig.get_paths()["include"])')
+EXT_SUFFIX     = $$($(PY) -c 'import sysconfig; print(sysconfig.get_config_var("EXT_SUFFIX"))')
+# The native tests and the filters' tests that run the module, against a build with AddressSanitizer and
+# UndefinedBehaviorSanitizer in build/asan/ (the first finding aborts the run). tests/filters/sanitized.py
+# loads that build as curate.filters._native before pytest starts and prints the file it loaded; Python
+# and Arrow allocate through malloc so that ASan sees their buffers; leaks are not checked (the
+# interpreter keeps memory to its exit). The slow parity tests are left out: their time is datatrove's own
+# (the quick ones and the corpus tests of test_native.py run the module on the web corpora).
+ASAN_DIR      := build/asan
+NATIVE_TESTS  := tests/filters/test_native.py tests/filters/test_native_facade.py tests/filters/test_words.py \
+                 tests/filters/test_sentences.py tests/filters/test_ngrams.py tests/filters/test_checks.py \
+                 tests/filters/test_parity.py
+SANITIZE      := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+
+test-native-sanitized: $(STAMP)
+	mkdir -p $(ASAN_DIR)
+	$(CC) -O1 -g -shared -fPIC $(C_WARNINGS) $(SANITIZE) -I"$(PY_INCLUDE)" $(NATIVE_C) \
+	  -o $(ASAN_DIR)/_native$(EXT_SUFFIX)
+	LD_PRELOAD="$$($(CC) -print-file-name=libasan.so)" ASAN_OPTIONS=detect_leaks=0 \
+	  UBSAN_OPTIONS=print_stacktrace=1 PYTHONMALLOC=malloc ARROW_DEFAULT_MEMORY_POOL=system \
+	  $(PY) tests/filters/sanitized.py $(ASAN_DIR)/_native$(EXT_SUFFIX) -q -p no:cacheprovider -m "not slow" \
+	  $(NATIVE_TESTS)
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff format --check curate tests benchmarks
 	$(VENV)/bin/ruff check curate tests benchmarks
 	$(VENV)/bin/mypy curate
+	$(CC) -O2 -fPIC $(C_WARNINGS) -I"$(PY_INCLUDE)" -c $(NATIVE_C) -o /dev/null
 
 bench: $(STAMP)
 	$(PY) benchmarks/run_all.py
@@ -83,4 +112,4 @@ bench-peers: $(STAMP) peer-envs
 	$(PY) benchmarks/bench_peers.py --docs $(PEERS_DOCS) --repeats $(PEERS_REPEATS)
 
 clean:
-	rm -rf runs .pytest_cache
+	rm -rf runs .pytest_cache $(ASAN_DIR)

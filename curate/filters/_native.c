@@ -1,13 +1,14 @@
-/* The native module of the word-based heuristic filters (curate.filters.words, gopher_repetition, c4).
+/* The native module of the word-based heuristic filters (curate.filters.words_en, gopher_repetition, c4),
+ * reached only through curate.filters.native.
  *
  * Each function does what a polars or numpy path of those modules does, with the same results (held equal
  * by tests/filters/test_native.py and benchmarks/native_identical.py), in one pass over a batch's Arrow
  * buffers instead of a chain of whole-batch expressions. Only the CPython C API and libc.
  *
- * The word split (curate.filters.words.split_words_en): the text is cut into chunks at Python's
+ * The word split (curate.filters.words_en.split_words_en_native): the text is cut into chunks at Python's
  * str.isspace() characters; a "plain" chunk (only letters, or only ASCII digits) that is not one of spaCy's
  * special cases is a word as it is; every other chunk's words come from a per-process cache the caller
- * fills (by the polars and spaCy path, curate.filters.words._distinct_tokens) for the chunks `scan`
+ * fills (by the polars and spaCy path, curate.filters.words_en._distinct_tokens) for the chunks `scan`
  * reports. Letters are what Python's str.isalpha() calls letters (the interpreter's Unicode database),
  * digits are ASCII 0-9, as in the polars path's ^(?:\p{L}+|[0-9]+)$.
  *
