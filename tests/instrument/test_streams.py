@@ -6,7 +6,6 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from curate.instrument.streams import DocStream
 from curate.instrument.shards import (
     concat_shards,
     id_hashes,
@@ -16,6 +15,7 @@ from curate.instrument.shards import (
     subsample_shard,
     unit_hash,
 )
+from curate.instrument.streams import DocStream
 
 
 class _Tok:
