@@ -1,7 +1,7 @@
 """Paired statistics over seeds, power, and decision accuracy: the numbers a goodput verdict rests on.
 
 Seed ``s`` fixes a proxy run's model initialisation and its data-order RNG in every recipe
-(:class:`curate.instrument.train.Run`, :class:`curate.instrument.evaluate.BatchOrder`), so the runs of two recipes
+(:class:`curate.instrument.train.Run`, :class:`curate.instrument.streams.DocStream`), so the runs of two recipes
 with the same seed are *paired*: their difference cancels the part of the seed-to-seed spread that
 both share (an unlucky initialisation is unlucky for both). Everything here is numpy and ``math``
 only (no scipy), deterministic, and tested against published table values.
