@@ -27,6 +27,7 @@ from curate.io.sources import (
     SourceParams,
     files_to_shards,
     quarantine_file,
+    too_large,
 )
 from curate.io.storage import open_input
 
@@ -67,6 +68,32 @@ def _iter_lines(f: IO[bytes]) -> Iterator[bytes]:
         yield line
 
 
+def _add_line(b: BatchBuilder, raw: bytes, default_id: str, where: str, source: str) -> None:
+    """One line of a JSON Lines file as a row: its record, or a quarantined row saying why not. A blank
+    line is no document but is a line of the file: it is counted too (``blank_line``), with its place."""
+    if not raw.strip():
+        b.add(doc_id=default_id, text="", source=source, reject="blank_line", detail=f"{where} is blank")
+        return
+    try:
+        line = raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        text = raw.decode("utf-8", "replace")
+        b.add(doc_id=default_id, text=text, source=source, reject="invalid_utf8", detail=str(e))
+        return
+    try:
+        record = json.loads(line)
+    except ValueError as e:
+        b.add(
+            doc_id=default_id,
+            text=line[:100_000],
+            source=source,
+            reject="malformed_json",
+            detail=str(e)[:200],
+        )
+        return
+    b.add_record(record, default_id=default_id, source=source)
+
+
 @SOURCES.add("jsonl")
 class JsonlSource(Source):
     """One JSON object per line; ``.gz`` and ``.zst`` are decompressed on the fly.
@@ -91,34 +118,10 @@ class JsonlSource(Source):
                 for lineno, raw in enumerate(_iter_lines(f), start=1):
                     if p.limit is not None and n >= p.limit:
                         break
-                    if not raw.strip():
-                        continue  # blank lines separate nothing and are not documents
                     n += 1
                     default_id = f"{shard.key}:{lineno}"
                     raw = raw.rstrip(b"\r\n")
-                    try:
-                        line = raw.decode("utf-8")
-                    except UnicodeDecodeError as e:
-                        b.add(
-                            doc_id=default_id,
-                            text=raw.decode("utf-8", "replace"),
-                            source=shard.key,
-                            reject="invalid_utf8",
-                            detail=str(e),
-                        )
-                    else:
-                        try:
-                            record = json.loads(line)
-                        except ValueError as e:
-                            b.add(
-                                doc_id=default_id,
-                                text=line[:100_000],
-                                source=shard.key,
-                                reject="malformed_json",
-                                detail=str(e)[:200],
-                            )
-                        else:
-                            b.add_record(record, default_id=default_id, source=shard.key)
+                    _add_line(b, raw, default_id, f"{shard.key}: line {lineno}", shard.key)
                     if b.full():
                         yield b.flush()
         except read_errors() as e:
@@ -175,6 +178,7 @@ def table_to_rows(table: pa.Table, shard: Shard, params: SourceParams, first_row
         src = pa.array([shard.key] * n, pa.string())
     texts = text.to_pylist()
     limit = params.max_doc_bytes
+    nbytes = pc.binary_length(text).to_pylist()  # UTF-8 bytes (null for a null text)
     for i, t in enumerate(texts):
         if reject[i]:
             continue
@@ -182,8 +186,8 @@ def table_to_rows(table: pa.Table, shard: Shard, params: SourceParams, first_row
             reject[i], detail[i] = "quarantine:missing_text", f"{params.text_field!r} is null"
         elif not t.strip():
             reject[i], detail[i] = "quarantine:empty_text", "text is empty or whitespace only"
-        elif len(t) > limit // 4 and len(t.encode("utf-8")) > limit:
-            reject[i], detail[i] = "quarantine:too_large", f"{len(t)} characters exceed max_doc_bytes={limit}"
+        elif nbytes[i] > limit:
+            reject[i], detail[i] = "quarantine:too_large", too_large(nbytes[i], limit)
     cols: dict[str, Any] = {schema.ID: ids, schema.TEXT: pc.fill_null(text, ""), schema.SOURCE: src}
     for k in params.keep_fields:
         if k in (schema.ID, schema.TEXT, schema.SOURCE):

@@ -207,11 +207,10 @@ class BatchBuilder:
     ) -> None:
         limit = self.params.max_doc_bytes
         # A character is at most 4 bytes of UTF-8 (a lone surrogate 3): short texts are not encoded.
-        if reject is None and 4 * len(text) > limit and len(text.encode("utf-8", "surrogatepass")) > limit:
-            reject, detail = (
-                "too_large",
-                f"{len(text)} characters exceed max_doc_bytes={self.params.max_doc_bytes}",
-            )
+        big = reject is None and 4 * len(text) > limit
+        nbytes = len(text.encode("utf-8", "surrogatepass")) if big else 0
+        if nbytes > limit:
+            reject, detail = "too_large", too_large(nbytes, limit)
         elif reject is None and not text.strip():
             reject, detail = "empty_text", "text is empty or whitespace only"
         c = self.cols
@@ -288,6 +287,11 @@ def _clean_surrogates(text: str) -> str:
         return text
     except UnicodeEncodeError:
         return text.encode("utf-8", "replace").decode("utf-8")
+
+
+def too_large(nbytes: int, limit: int) -> str:
+    """The detail of a ``too_large`` row: the document's UTF-8 bytes against the limit, both in bytes."""
+    return f"{nbytes} bytes exceed max_doc_bytes={limit}"
 
 
 def quarantine_file(shard: Shard, reason: str, detail: str, params: SourceParams) -> pa.Table:

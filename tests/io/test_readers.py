@@ -112,6 +112,51 @@ def test_giant_document_is_quarantined_not_crashing(tmp_path: Path) -> None:
     assert _reasons(t2) == [None, None]
 
 
+def test_too_large_says_bytes_of_utf8_not_characters(tmp_path: Path) -> None:
+    """The limit is in bytes, and so is the detail: 10 characters of 2 bytes each are 20 bytes."""
+    text = "é" * 10
+    p = tmp_path / "b.jsonl"
+    p.write_text(
+        json.dumps({"id": "wide", "text": text}) + "\n" + json.dumps({"id": "s", "text": "é"}) + "\n"
+    )
+    pq.write_table(pa.table({"text": [text, "é"]}), tmp_path / "b.parquet")
+    for t in (
+        read_table(str(p), max_doc_bytes=19),
+        read_table(str(tmp_path / "b.parquet"), fmt="parquet", max_doc_bytes=19),
+    ):
+        assert _reasons(t) == ["quarantine:too_large", None]
+        assert t.column("detail").to_pylist() == ["20 bytes exceed max_doc_bytes=19", None]
+    # 20 bytes fit a limit of 20 (though 4 bytes a character could be 40).
+    assert _reasons(read_table(str(p), max_doc_bytes=20)) == [None, None]
+    assert _reasons(read_table(str(tmp_path / "b.parquet"), fmt="parquet", max_doc_bytes=20)) == [None, None]
+
+
+def test_blank_line_is_a_counted_row_with_its_place(tmp_path: Path) -> None:
+    """A blank line is no document, but a line of the file: one row per line, the blank one quarantined
+    with the file and line it came from."""
+    p = tmp_path / "gap.jsonl"
+    p.write_bytes(b'{"text": "first doc"}\n  \r\n{"text": "third line"}\n')
+    t = read_table(str(p))
+    assert t.column("id").to_pylist() == ["gap.jsonl:1", "gap.jsonl:2", "gap.jsonl:3"]
+    assert _reasons(t) == [None, "quarantine:blank_line", None]
+    assert t.column("detail").to_pylist() == [None, "gap.jsonl: line 2 is blank", None]
+    assert t.column("text").to_pylist() == ["first doc", "", "third line"]
+
+
+def test_run_counts_a_blank_line_as_quarantined(tmp_path: Path) -> None:
+    import curate
+
+    (tmp_path / "in.jsonl").write_text(
+        json.dumps({"text": "one two three"}) + "\n\n" + json.dumps({"text": "four five six"}) + "\n"
+    )
+    (tmp_path / "p.yaml").write_text(
+        f"name: b\ninput: {{path: {tmp_path}/in.jsonl, format: jsonl}}\nstages:\n  - dedup: exact_dedup_v1\n"
+    )
+    m = curate.run(tmp_path / "p.yaml", output=tmp_path / "run", engine="inline", phases=False)
+    assert m["accounting"] == {"input": 3, "kept": 2, "rejected": 0, "quarantined": 1, "balanced": True}
+    assert m["removed_by_reason"] == {"quarantine:blank_line": 1}
+
+
 def test_truncated_gzip_keeps_what_was_read_and_counts_the_loss(tmp_path: Path) -> None:
     docs = [{"id": str(i), "text": f"text {i} " * 50} for i in range(2000)]
     raw = gzip.compress(_lines(docs))
@@ -195,7 +240,7 @@ def test_real_jsonl_corpora(name: str, empty: int) -> None:
     p = corpora_path("web", f"{name}.jsonl.gz")
     t = read_table(str(p))
     with gzip.open(p, "rt") as f:
-        n_lines = sum(1 for line in f if line.strip())
+        n_lines = sum(1 for _ in f)  # every line is a row: a blank one would be quarantined
     assert t.num_rows == n_lines
     # news.jsonl.gz holds one article whose text is empty: it is quarantined, not dropped.
     assert Counter(_reasons(t)) == Counter(
