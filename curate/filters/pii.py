@@ -46,6 +46,7 @@ from curate.core import schema
 from curate.core.registry import STAGES
 from curate.core.stage import Transform, with_rejections
 from curate.filters._pii_patterns import PLACEHOLDERS, TYPES, checks, iban_ok, luhn_ok, redact
+from curate.io.sources import DETAIL
 
 __all__ = ["PLACEHOLDERS", "TYPES", "Pii", "PiiParams", "iban_ok", "luhn_ok"]
 
@@ -120,12 +121,28 @@ class Pii(Transform):
         cols = [(t, schema.column_name(self.label, t)) for t in self.output_fields()]
         return {t: int(pc.sum(table.column(c)).as_py() or 0) for t, c in cols if c in table.column_names}
 
-    def process(self, table: pa.Table) -> pa.Table:
+    @property
+    def redacts_rejected(self) -> bool:
+        """In ``mode: redact`` the runner passes rows that stages before this one rejected through
+        :meth:`scrub` before writing them, so that no raw value of a covered type reaches the run folder."""
+        return self.params.mode == "redact"
+
+    def scrub(self, table: pa.Table, columns: tuple[str, ...] = (schema.TEXT, DETAIL)) -> pa.Table:
+        """``table`` with the string ``columns`` it has (the text, a quarantined row's raw ``detail``)
+        redacted as ``mode: redact`` redacts the text; no count columns added, every other column kept."""
         self.ensure_setup()
-        p: PiiParams = self.params
-        placeholders = {**PLACEHOLDERS, **p.placeholders}
-        text = table.column(schema.TEXT).combine_chunks()
-        n = table.num_rows
+        placeholders = {**PLACEHOLDERS, **self.params.placeholders}
+        for name in columns:
+            if name in table.column_names and pa.types.is_string(table.schema.field(name).type):
+                col, _ = self._redacted(table.column(name).combine_chunks(), placeholders)
+                table = table.set_column(table.column_names.index(name), name, col)
+        return table
+
+    def _redacted(
+        self, text: pa.Array, placeholders: dict[str, str]
+    ) -> tuple[pa.Array, dict[str, np.ndarray]]:
+        """``text`` with every span replaced by its type's placeholder, and the spans per type per row."""
+        n = len(text)
         # Which documents can hold a span of each type: one RE2 pass per type over the whole batch.
         masks = {
             t: np.asarray(
@@ -135,20 +152,29 @@ class Pii(Transform):
         }
         todo = np.flatnonzero(np.logical_or.reduce(list(masks.values()))) if masks else np.array([], int)
         counts = {t: np.zeros(n, np.int32) for t, _, _ in self._checks}
+        if not len(todo):
+            return text, counts
         new_texts: list[str] = []
-        if len(todo):
-            for i, doc in zip(todo.tolist(), text.take(pa.array(todo)).to_pylist(), strict=True):
-                for t, _pre, patterns in self._checks:
-                    if not masks[t][i]:
-                        continue
-                    doc, k = redact(doc, patterns, placeholders[t])
-                    counts[t][i] = k
-                new_texts.append(doc)
+        for i, doc in zip(todo.tolist(), text.take(pa.array(todo)).to_pylist(), strict=True):
+            for t, _pre, patterns in self._checks:
+                if not masks[t][i]:
+                    continue
+                doc, k = redact(doc, patterns, placeholders[t])
+                counts[t][i] = k
+            new_texts.append(doc)
+        changed = np.zeros(n, bool)
+        changed[todo] = True
+        return pc.replace_with_mask(text, pa.array(changed), pa.array(new_texts, pa.string())), counts
+
+    def process(self, table: pa.Table) -> pa.Table:
+        self.ensure_setup()
+        p: PiiParams = self.params
+        placeholders = {**PLACEHOLDERS, **p.placeholders}
+        n = table.num_rows
+        original = table.column(schema.TEXT).combine_chunks()
+        text, counts = self._redacted(original, placeholders)
         out = table
-        if p.mode == "redact" and len(todo):
-            changed = np.zeros(n, bool)
-            changed[todo] = True
-            text = pc.replace_with_mask(text, pa.array(changed), pa.array(new_texts, pa.string()))
+        if p.mode == "redact" and text is not original:
             out = out.set_column(out.column_names.index(schema.TEXT), schema.TEXT, text)
         for t, _, _ in self._checks:
             out = out.append_column(schema.column_name(self.label, t), pa.array(counts[t], pa.int32()))

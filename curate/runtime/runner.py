@@ -39,6 +39,7 @@ from curate.runtime.segments import (
     Segment,
     SegmentWorker,
     collect_keys,
+    drop_unredacted_parts,
     merge_stats,
     new_stats,
     plan_segments,
@@ -118,6 +119,7 @@ class Runner:
                 stats[label]["wall_s"] += gstats["wall_s"]
                 stats[label]["cpu_s"] += gstats["cpu_s"]
         self._finalize(parts)
+        drop_unredacted_parts(self.work, self.segments)  # no raw text left once pii_v1 ran
         attempts = self._finish_attempt(t0)
         manifest = self._manifest(stats, order, summaries, sum(attempts))
         manifest["attempts_wall_s"] = [round(a, 3) for a in attempts]

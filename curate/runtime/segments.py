@@ -41,6 +41,11 @@ class Segment:
     applier: GlobalStage | None = None  # the global stage whose state is applied first (None: segment 0)
     rows: list[RowStage] = field(default_factory=list)
     collector: GlobalStage | None = None  # the global stage that collects keys after it (None at the end)
+    # A stage that redacts personal data (pii_v1 in redact mode), possibly of a later segment, and the
+    # labels of the stages before it (the read stage included): rows those reject are redacted by it
+    # before they are written, so no raw value it covers reaches rejected/.
+    scrubber: RowStage | None = None
+    scrub_before: frozenset[str] = frozenset()
 
     def stages(self) -> list[Stage]:
         """The stages that run in this segment, in order (the applier first)."""
@@ -68,6 +73,11 @@ def plan_segments(stages: list[Stage]) -> list[Segment]:
             segments[-1].rows.append(st)
         else:
             raise TypeError(f"{st.label}: a stage is a RowStage or a GlobalStage, not {type(st).__name__}")
+    scrubber = next((st for st in stages if getattr(st, "redacts_rejected", False)), None)
+    if isinstance(scrubber, RowStage):
+        before = frozenset([READ_STAGE, *(st.label for st in stages[: stages.index(scrubber)])])
+        for seg in segments:
+            seg.scrubber, seg.scrub_before = scrubber, before
     return segments
 
 
@@ -208,6 +218,8 @@ class SegmentWorker:
             self.state = pickle.loads(Location.of(str(state_path)).read_bytes())
         for st in segment.rows:
             st.ensure_setup()
+        if segment.scrubber is not None:
+            segment.scrubber.ensure_setup()
 
     def __call__(self, item: Any) -> dict[str, Any]:
         seg_dir = self.work.child(f"s{self.segment.index}")
@@ -269,6 +281,8 @@ class SegmentWorker:
             out, rej, kept_rows = _peel(out, label)
             tally.keep(out, kept_rows)
             if rej is not None:
+                if label in self.segment.scrub_before and self.segment.scrubber is not None:
+                    rej = self.segment.scrubber.scrub(rej)  # type: ignore[attr-defined]
                 rejected.append(rej)
                 for r, c in zip(*value_counts(rej.column(schema.REASON)), strict=True):
                     s["removed"][r] = s["removed"].get(r, 0) + c
@@ -294,6 +308,26 @@ class SegmentWorker:
         if rej is not None and ORDER in rej.column_names:
             rej = rej.drop_columns([ORDER])
         return table, rej
+
+
+def drop_unredacted_parts(work: Location, segments: list[Segment]) -> None:
+    """After a finished run, remove the scratch parts that hold text not yet redacted: those of the
+    segments before the one that runs the scrubber (pii_v1 in redact mode). Their done markers are
+    rewritten without those files, so a rerun still finds every unit done and redoes nothing."""
+    scrubber = segments[0].scrubber if segments else None
+    if scrubber is None:
+        return
+    for seg in segments:
+        if scrubber in seg.rows:
+            break
+        seg_dir = work.child(f"s{seg.index}")
+        for marker in seg_dir.glob("done-*.json"):
+            r = marker.read_json()
+            raw = [f for f in r.get("files", {}) if f.startswith("p")]
+            if raw:  # the marker first: a kill between the two leaves a unit redone, not one lost
+                marker.write_json(r | {"files": {f: n for f, n in r["files"].items() if f not in raw}})
+            for f in raw:
+                seg_dir.child(f).remove()
 
 
 def collect_keys(args: tuple[GlobalStage, str, int, str, str]) -> str:

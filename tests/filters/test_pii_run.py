@@ -1,0 +1,84 @@
+"""A run with ``pii_v1`` in redact mode leaves no raw value anywhere in its folder: rows that stages
+before it reject (a short document, a duplicate, a quarantined line) are redacted before they are
+written, and the report, the export and the manifest see only what was written."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+
+from curate.core.engine import InlineEngine
+from curate.pipeline.config import parse_pipeline
+from curate.runtime.runner import run_pipeline
+
+MAIL, CARD = "jane.doe@example.com", "4111 1111 1111 1111"
+LONG = " ".join(["the committee met on tuesday and reviewed the plan for the new park in detail."] * 6)
+
+
+def _texts(path: Path) -> str:
+    """Everything a file holds that a reader could see: a Parquet file's every cell, decoded."""
+    if path.suffix == ".parquet":
+        return json.dumps(pq.read_table(path).to_pylist(), default=str)
+    return path.read_bytes().decode("utf-8", "replace")
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory) -> Path:
+    d = tmp_path_factory.mktemp("piirun")
+    rows = [
+        {"id": "short", "text": f"write to {MAIL}"},  # gopher: too short, before pii_v1
+        {"id": "kept", "text": f"{LONG} write to {MAIL} or pay with {CARD}."},
+        {"id": "dup", "text": f"{LONG} write to {MAIL} or pay with {CARD}."},  # exact_dedup, before pii_v1
+        *({"id": f"d{i}", "text": f"{LONG} item {i}"} for i in range(6)),
+    ]
+    lines = [json.dumps(r) for r in rows] + ['{"id": "broken", "text": "mail ' + MAIL]  # quarantined
+    (d / "in.jsonl").write_text("\n".join(lines) + "\n")
+    cfg = parse_pipeline(
+        f"name: p\ninput: {{path: {d}/in.jsonl, format: jsonl, on_error: quarantine}}\n"
+        "stages:\n  - filter: gopher_quality_v1\n  - dedup: exact_dedup_v1\n  - transform: pii_v1\n"
+        "export: {formats: [parquet]}\n"
+    )
+    run_pipeline(cfg, d / "run", engine=InlineEngine(progress=False))
+    return d / "run"
+
+
+def test_no_raw_value_in_any_file_of_the_run(run: Path) -> None:
+    files = [p for p in run.rglob("*") if p.is_file()]
+    seen = {p.relative_to(run).as_posix(): _texts(p) for p in files}
+    tops = {k.split("/")[0] for k in seen}
+    assert tops >= {"_work", "export", "kept", "rejected", "manifest.json", "report.html", "report.md"}
+    leaks = sorted(k for k, v in seen.items() if MAIL in v or CARD in v)
+    assert leaks == []
+
+
+def test_rejected_rows_keep_their_reasons_and_are_redacted(run: Path) -> None:
+    rows = [r for p in sorted((run / "rejected").glob("*.parquet")) for r in pq.read_table(p).to_pylist()]
+    by_id = {r["id"]: r for r in rows}
+    assert by_id["short"]["text"] == "write to <EMAIL>"
+    assert by_id["short"]["reason"] == "gopher_quality_v1:short_doc"
+    assert by_id["dup"]["text"].endswith("write to <EMAIL> or pay with <CREDIT_CARD>.")
+    assert by_id["dup"]["reason"].startswith("exact_dedup_v1")
+    broken = [r for r in rows if r["reason"].startswith("quarantine")]
+    assert [r["text"] for r in broken] == ['{"id": "broken", "text": "mail <EMAIL>']
+    assert broken[0]["reason"] == "quarantine:malformed_json"
+    # the accounting is that of the raw rows: counts only, one removal per reason
+    stages = {s["name"]: s for s in json.loads((run / "manifest.json").read_text())["stages"]}
+    assert [stages[n]["removed"] for n in ("read", "gopher_quality_v1", "exact_dedup_v1")] == [
+        {"quarantine:malformed_json": 1},
+        {"gopher_quality_v1:short_doc": 1},
+        {"exact_dedup_v1:duplicate": 1},
+    ]
+    counts = stages["pii_v1"]["counts"]
+    assert {k: v for k, v in counts.items() if v} == {"email": 1, "card": 1}  # the kept row's alone
+
+
+def test_the_parts_before_pii_are_gone_and_their_markers_say_so(run: Path) -> None:
+    """The scratch parts before pii_v1 were removed at the end and their done markers rewritten, so that
+    resume's size check (which reads the markers) still finds every unit done."""
+    assert list((run / "_work" / "s0").glob("p*.parquet")) == []
+    marker = json.loads(next((run / "_work" / "s0").glob("done-*.json")).read_text())
+    assert sorted(marker["files"]) == ["r00000-00000.parquet"]
+    assert marker["parts"] == ["00000-00000"]
