@@ -20,7 +20,7 @@ import matplotlib.ticker
 import numpy as np
 
 from curate.report.histograms import Histogram
-from curate.report.verdict import nbytes
+from curate.report.verdict import nbytes, num
 
 KEPT, REJECTED, THRESH = "#3b6ea8", "#d9822b", "#c0392b"
 RC: Any = {
@@ -71,21 +71,19 @@ def funnel_svg(stages: list[dict[str, Any]]) -> str:
 
 
 def histogram_svg(h: Histogram) -> str:
-    """Kept and rejected values of one score column, stacked, with the select thresholds as lines."""
+    """Kept and rejected values of one score column, stacked, over the data's range only: a select
+    threshold inside it is a dashed line, one beyond it is named in the legend (the axis is not stretched
+    to reach it). A column of one value is one bar at that value, titled ``all <value>``."""
     with plt.rc_context(RC):
         fig, ax = plt.subplots(figsize=(4.2, 2.4), layout="constrained")
-        widths = np.diff(h.edges)
-        ax.bar(
-            h.edges[:-1],
-            h.kept,
-            width=widths,
-            align="edge",
-            color=KEPT,
-            label=f"kept ({h.n_kept:,} documents)",
+        # One value: a narrow bar centred on it, the value its only tick.
+        left, widths = (
+            (h.edges[:1] - 0.2, np.full(1, 0.4)) if h.constant else (h.edges[:-1], np.diff(h.edges))
         )
+        ax.bar(left, h.kept, width=widths, align="edge", color=KEPT, label=f"kept ({h.n_kept:,} documents)")
         if h.n_rejected:
             ax.bar(
-                h.edges[:-1],
+                left,
                 h.rejected,
                 width=widths,
                 align="edge",
@@ -94,6 +92,10 @@ def histogram_svg(h: Histogram) -> str:
                 label=f"rejected ({h.n_rejected:,} documents)",
             )
         for th in h.thresholds:
+            if not h.inside(th):
+                side = "above" if th.value > h.hi else "below"
+                ax.plot([], [], " ", label=f"{th.kind} {th.value:g}: {side} every value")
+                continue
             ax.axvline(th.value, color=THRESH, linestyle="--", linewidth=1.2)
             ax.annotate(
                 f"{th.kind} {th.value:g}",
@@ -104,9 +106,21 @@ def histogram_svg(h: Histogram) -> str:
                 color=THRESH,
                 fontsize=8,
             )
-        ax.set_title(h.column, fontsize=9)
+        if h.constant:
+            ax.set_xlim(h.lo - 1, h.hi + 1)
+            ax.set_xticks([h.lo], [num(h.lo)])
+        ax.set_title(f"{h.column}: all {num(h.lo)}" if h.constant else h.column, fontsize=9)
         ax.set_ylabel("documents")
-        ax.legend(fontsize=7, frameon=False, loc="upper right")
+        ax.margins(y=0.35)  # room above the bars for the legend
+        handles, labels = ax.get_legend_handles_labels()
+        order = sorted(range(len(labels)), key=lambda i: "every value" in labels[i])  # bars first
+        ax.legend(
+            [handles[i] for i in order],
+            [labels[i] for i in order],
+            fontsize=7,
+            frameon=False,
+            loc="upper right",
+        )
         return _svg(fig)
 
 

@@ -1,5 +1,9 @@
 """The report's score histograms: one per numeric score column, kept rows against rejected rows.
 
+A histogram spans the data only: from the smallest to the largest finite value of the column, kept and
+rejected together. A select threshold outside that span is named beside the chart, never stretches its
+axis; a column whose values are all equal is one bin, shown as such ("all 0").
+
 Large runs stay cheap: a column's range comes from the Parquet row-group statistics, and the counts from
 one read per file of just its score columns, streamed file by file into fixed bins.
 """
@@ -59,6 +63,25 @@ class Histogram:
     thresholds: list[Threshold] = field(default_factory=list)
     removed: int = 0  # documents the select rules on this column removed
 
+    @property
+    def lo(self) -> float:
+        """The smallest finite value of the column (kept and rejected rows)."""
+        return float(self.edges[0])
+
+    @property
+    def hi(self) -> float:
+        """The largest finite value of the column (kept and rejected rows)."""
+        return float(self.edges[-1])
+
+    @property
+    def constant(self) -> bool:
+        """Whether every finite value is the same (one bin of no width)."""
+        return self.lo == self.hi
+
+    def inside(self, th: Threshold) -> bool:
+        """Whether a threshold lies within the data's range (drawn as a line), not beyond it (named)."""
+        return self.lo <= th.value <= self.hi
+
 
 def _is_numeric(t: pa.DataType) -> bool:
     return (pa.types.is_integer(t) or pa.types.is_floating(t)) and not pa.types.is_boolean(t)
@@ -112,6 +135,8 @@ def _stat_ranges(pf: pq.ParquetFile, cols: list[str]) -> tuple[dict[str, tuple[f
                 known = False
                 break
             lo, hi = min(lo, float(st.min)), max(hi, float(st.max))
+        if lo <= hi and not (math.isfinite(lo) and math.isfinite(hi)):
+            known = False  # an infinite value: the finite range comes from the values
         if not known:
             missing.append(col)
         elif lo <= hi:
@@ -127,10 +152,11 @@ def histograms(
     *,
     bins: int = 40,
 ) -> list[Histogram]:
-    """One histogram per column; bins span kept and rejected values and every threshold of the column.
+    """One histogram per column; bins span the finite kept and rejected values, and nothing else (a
+    threshold beyond them does not widen them). A column of one value has one bin, ``[v, v]``.
 
     The range comes from the Parquet row-group statistics (read from the values only where a file has
-    none); the counts from one read per file of just its score columns.
+    none, or an infinite value); the counts from one read per file of just its score columns.
     """
     lo = dict.fromkeys(cols, math.inf)
     hi = dict.fromkeys(cols, -math.inf)
@@ -150,12 +176,9 @@ def histograms(
             lo[c], hi[c] = min(lo[c], a), max(hi[c], b)
     edges: dict[str, np.ndarray] = {}
     for c in cols:
-        for th in marks.get(c, []):
-            lo[c], hi[c] = min(lo[c], th.value), max(hi[c], th.value)
         if math.isfinite(lo[c]) and math.isfinite(hi[c]):
-            a, b = (lo[c] - 0.5, hi[c] + 0.5) if hi[c] == lo[c] else (lo[c], hi[c])
-            edges[c] = np.linspace(a, b, bins + 1)
-    counts = {(c, g): np.zeros(bins, np.int64) for c in edges for g in ("kept", "rejected")}
+            edges[c] = np.array([lo[c], hi[c]]) if hi[c] == lo[c] else np.linspace(lo[c], hi[c], bins + 1)
+    counts = {(c, g): np.zeros(len(edges[c]) - 1, np.int64) for c in edges for g in ("kept", "rejected")}
     sums = dict.fromkeys(counts, 0.0)
     ns = dict.fromkeys(counts, 0)
     missing = dict.fromkeys(cols, 0)

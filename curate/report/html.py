@@ -23,6 +23,8 @@ from curate.report.tables import (
     extrapolated_parts,
     funnel_rows,
     goodput_rows,
+    score_range,
+    score_thresholds,
 )
 from curate.report.verdict import count, nbytes, num, pct
 
@@ -223,7 +225,8 @@ def _scores_section(d: RunData) -> str:
         return "".join(out)
     out.append(
         "<p class='meta'>Kept documents in blue, rejected documents that carry the score in orange "
-        "(stacked); dashed lines are the select thresholds.</p>"
+        "(stacked), over the range of the data; dashed lines are the select thresholds within it, and "
+        "one beyond every value is named in the legend. A column of one value is one bar (all v).</p>"
     )
 
     def grid(hs: list) -> str:
@@ -242,11 +245,11 @@ def _scores_section(d: RunData) -> str:
         )
     rows = []
     for h in d.histograms:
-        th = ", ".join(f"{escape(t.kind)} {t.value:g} ({escape(t.stage)})" for t in h.thresholds) or "—"
+        th = escape(score_thresholds(h, stage=True))
         rows.append(
-            f'<tr><td class="l">{escape(h.column)}</td><td>{h.n_kept:,}</td><td>{num(h.mean_kept)}</td>'
-            f"<td>{h.n_rejected:,}</td><td>{h.n_missing:,}</td><td>{num(float(h.edges[0]))} … "
-            f'{num(float(h.edges[-1]))}</td><td class="l">{th}</td></tr>'
+            f'<tr data-column="{escape(h.column)}"><td class="l">{escape(h.column)}</td><td>{h.n_kept:,}</td>'
+            f"<td>{num(h.mean_kept)}</td><td>{h.n_rejected:,}</td><td>{h.n_missing:,}</td>"
+            f'<td>{score_range(h)}</td><td class="l">{th}</td></tr>'
         )
     out.append(
         '<table id="scores-table"><tr><th class="l">column</th><th>kept</th><th>mean (kept)</th>'

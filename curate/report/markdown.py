@@ -15,6 +15,8 @@ from curate.report.tables import (
     extrapolated_parts,
     funnel_rows,
     goodput_rows,
+    score_range,
+    score_thresholds,
 )
 from curate.report.verdict import count, nbytes, num, pct
 
@@ -136,11 +138,14 @@ def _scores(d: RunData) -> list[str]:
             f"{h.n_kept:,}",
             num(h.mean_kept),
             f"{h.n_rejected:,}",
-            ", ".join(f"{t.kind} {t.value:g}" for t in h.thresholds) or "—",
+            f"{h.n_missing:,}",
+            score_range(h),
+            score_thresholds(h, stage=True),
         ]
         for h in d.histograms
     ]
-    return out + _table(["column", "kept", "mean (kept)", "rejected", "thresholds"], rows, left=(0, 4)) + [""]
+    header = ["column", "kept", "mean (kept)", "rejected", "missing", "range", "thresholds"]
+    return out + _table(header, rows, left=(0, 6)) + [""]
 
 
 def _export(d: RunData) -> list[str]:

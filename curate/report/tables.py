@@ -11,6 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from curate.report.histograms import Histogram
 from curate.report.verdict import count, num, pct, ratio
 
 
@@ -173,6 +174,24 @@ def funnel_rows(manifest: dict[str, Any]) -> list[dict[str, Any]]:
             }
         )
     return out
+
+
+def score_range(h: Histogram) -> str:
+    """A score column's range as the data has it: ``min … max`` of its finite values, or ``all <v>``
+    when every value is the same (never widened to a threshold, never a made-up span around one value)."""
+    return f"all {num(h.lo)}" if h.constant else f"{num(h.lo)} … {num(h.hi)}"
+
+
+def score_thresholds(h: Histogram, *, stage: bool = False) -> str:
+    """A column's select thresholds, each marked when it lies beyond the data (``max 100000 (above
+    every value)``), so a reader of the table sees what the chart shows; ``—`` when none."""
+    out = []
+    for t in h.thresholds:
+        notes = [t.stage] if stage else []
+        if not h.inside(t):
+            notes.append(f"{'above' if t.value > h.hi else 'below'} every value")
+        out.append(f"{t.kind} {t.value:g}" + (f" ({'; '.join(notes)})" if notes else ""))
+    return ", ".join(out) or "—"
 
 
 def counted(counts: dict[str, int]) -> str:

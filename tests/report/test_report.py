@@ -244,8 +244,9 @@ def test_histograms_use_stats_or_values_and_count_missing(tmp_path: Path) -> Non
     assert x.kept.tolist() == [2, 0, 0, 0]
     assert x.rejected.tolist() == [0, 0, 0, 1]
     assert x.mean_kept == 1.5
-    # The threshold (50) widens the range beyond the data (10..40).
-    assert (n.edges[0], n.edges[-1], n.kept.tolist(), n.n_missing) == (10.0, 50.0, [1, 1, 1, 1], 2)
+    # The threshold (50) lies beyond the data (10..40): it is named, and does not widen the range.
+    assert (n.edges[0], n.edges[-1], n.kept.tolist(), n.n_missing) == (10.0, 40.0, [1, 1, 1, 1], 2)
+    assert [n.inside(t) for t in n.thresholds] == [False]
 
 
 def test_examples_stream_a_large_row_group_only_up_to_the_last_needed_row(
