@@ -13,8 +13,50 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from phonenumbers import PhoneNumber
 
-# Four small numbers are a version or a section ("GCC 2.7.2.2", "8.6.4.1.") unless an IP cue precedes.
-_IP_CUE = re.compile(r"(?i)\b(?:ip|ipv4|address|addr|host|server|dns|gateway)\b|://")
+# The context of a dotted quad (``ipv4_in_context``). A word that names an address, within 32 characters
+# before it on its line, or a port / prefix length after it, is an IP cue.
+_IP_CUE = re.compile(
+    r"(?i)\b(?:ip|ipv4|ips|address(?:es)?|addr|host(?:name)?s?|server|dns|gateway|nameserver|resolver"
+    r"|ping|router|proxy|subnet|netmask|firewall|inet|traceroute|nslookup|telnet|ssh)\b|://|@"
+)
+_CUE_AFTER = re.compile(r":\d{1,5}\b|/\d{1,2}\b")
+# A section, clause, version or reference word right before it: "section 6.1.8.32", "§ 9.5.1.6",
+# "erratum 1.2.3.4", "version 20.13.12.0", "see 3.3.2.1." (a colon, bracket or "no." may come between).
+_SECTION_WORD = re.compile(
+    r"(?i)(?:\b(?:sections?|sect?|chapters?|chap|clauses?|paragraphs?|paras?|appendix|annex|tables?"
+    r"|fig(?:ure)?s?|items?|steps?|rules?|articles?|art|parts?|notes?|errat(?:a|um)|versions?|ver|v"
+    r"|releases?|rev(?:ision)?s?|polic(?:y|ies)|see|ref|nos?)\.?|\u00a7)[\s(\[#:]*$"
+)
+# A numbered heading: at the start of its line (after list or markup characters), then a dot or a title.
+_LINE_START = re.compile(r"[ \t>*#|+\u2022-]*")
+_TITLE_AFTER = re.compile(r"\.(?:\s|$)|[ \t]+[A-Z_`*\"\u201c]")
+# Glued to a word ("novas-3.1.1.3", "Firefox/2.0.0.11", "pkg==3.1.1.3", "v1.2.3.4", "formula:2.1.3.2")
+# or one end of a range ("2.1.3.2-3"): a version or a numbering, unless an IP cue says otherwise.
+_GLUED = re.compile(r"\w(?:[-/:v]|==?)$")
+_RANGE_AFTER = re.compile(r"-\d")
+_DOT_AFTER = re.compile(r"\.(?:\s|$)")
+# Public resolvers that text names without a cue; any other quad of numbers under 32 needs one.
+WELL_KNOWN_V4 = frozenset(
+    [
+        "8.8.8.8",
+        "8.8.4.4",
+        "1.1.1.1",
+        "1.0.0.1",
+        "1.1.1.2",
+        "1.0.0.2",
+        "1.1.1.3",
+        "1.0.0.3",
+        "9.9.9.9",
+        "9.9.9.10",
+        "9.9.9.11",
+        "4.2.2.1",
+        "4.2.2.2",
+        "4.2.2.3",
+        "4.2.2.4",
+        "4.2.2.5",
+        "4.2.2.6",
+    ]
+)
 # The validators' own patterns, compiled once: through ``re.sub(str, ...)`` each call paid a lookup in
 # ``re``'s pattern cache, a tenth of pii_v1's time on PII-dense text (benchmarks/pii_profile.py).
 _PHONE_SEP = re.compile(r"[ .-]")
@@ -69,7 +111,7 @@ def v4_is_global(s: str) -> bool | None:
 class IpCheck:
     """IPv6 candidates must parse (``ipaddress``); with ``public_only`` an address must also be global,
     so loopback, private, link-local and documentation ranges (``192.0.2.0/24``, ``2001:db8::/32``),
-    which identify no one, are left alone. Four small octets need an IP cue before them."""
+    which identify no one, are left alone. Where a dotted quad stands decides whether it is one (``ipv4_in_context``)."""
 
     NO, YES, WITH_CUE = 0, 1, 2
 
@@ -85,9 +127,9 @@ class IpCheck:
             if len(self._verdicts) >= _CACHE_SIZE:
                 self._verdicts.clear()
             verdict = self._verdicts[s] = self._verdict(s)
-        if verdict == self.WITH_CUE and not _IP_CUE.search(m.string, max(0, m.start() - 16), m.start()):
+        if verdict == self.NO or (not self.v6 and not ipv4_in_context(m, small=verdict == self.WITH_CUE)):
             return 0
-        return len(s) if verdict else 0
+        return len(s)
 
     def _verdict(self, s: str) -> int:
         if self.v6:
@@ -108,6 +150,27 @@ class IpCheck:
             return self.NO
         small = not self.v6 and all(int(o) < 32 for o in s.split("."))
         return self.WITH_CUE if small else self.YES
+
+
+def ipv4_in_context(m: re.Match[str], *, small: bool) -> bool:
+    """Whether a valid dotted quad is an address where it stands, not a section, clause or version
+    number. Never in a numbered heading (at the start of its line, then a dot or a title) or right after
+    a section or version word; else always with an IP cue; else not glued to a word or a range; else a
+    quad of numbers under 32 (``small``) only if a well-known public resolver (``8.8.8.8``), and a quad of
+    numbers under 100 not before a final dot (``6.1.8.32.``: where a section number ends)."""
+    text, i, j = m.string, m.start(), m.end()
+    line = text.rfind("\n", 0, i) + 1
+    before = text[max(line, i - 40) : i]
+    at_line_start = i - line <= 8 and _LINE_START.fullmatch(text, line, i) is not None
+    if (at_line_start and _TITLE_AFTER.match(text, j)) or _SECTION_WORD.search(before):
+        return False
+    if _IP_CUE.search(before[-32:]) or _CUE_AFTER.match(text, j):
+        return True
+    if _GLUED.search(before) or _RANGE_AFTER.match(text, j):
+        return False
+    if small:
+        return m.group() in WELL_KNOWN_V4
+    return not (_DOT_AFTER.match(text, j) and all(len(o) < 3 for o in m.group().split(".")))
 
 
 class PhoneCheck:

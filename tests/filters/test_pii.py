@@ -182,3 +182,36 @@ def test_spans_lists_what_process_replaces() -> None:
 )
 def test_international_numbers_with_short_groups(text: str) -> None:
     assert redact([text]) == ["<PHONE>, <PHONE>, <PHONE> and <PHONE>"]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("ping 8.8.8.8 to test", "ping <IP_ADDRESS> to test"),  # a public resolver needs no cue
+        ("use 8.8.8.8 or 1.1.1.1 as resolvers", "use <IP_ADDRESS> or <IP_ADDRESS> as resolvers"),
+        ("set it to 8.8.8.8.", "set it to <IP_ADDRESS>."),
+        ("the request came from 93.184.216.34. Then", "the request came from <IP_ADDRESS>. Then"),
+        ("listening on 23.45.67.89:8080 now", "listening on <IP_ADDRESS>:8080 now"),  # a port after
+        ("blocked 52.4.7.21 yesterday", "blocked <IP_ADDRESS> yesterday"),
+        ("IPs 5.6.7.8 and 9.10.11.12 ok", "IPs <IP_ADDRESS> and <IP_ADDRESS> ok"),  # small, with a cue
+    ],
+)
+def test_public_addresses_in_running_text(text: str, expected: str) -> None:
+    assert redact([text]) == [expected]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "6.1.8.32. Handling of faults\n",  # a numbered heading
+        "  9.5.1.6. Errata\n",
+        "4.8.3.5 Recap\n",
+        "see 9.5.1.6. for details",  # a reference
+        "as in 6.1.8.32. The next",  # numbers under 100 before a final dot
+        "Section 6.1.8.32 says, and \u00a7 12.4.33.51 holds",
+        "erratum 2.1.4.70 applies; release 21.3.45.67; pkg v1.2.3.4 out",
+        "ranges 33.1.2.3-4 and 1.2.3.4 alone",
+    ],
+)
+def test_section_errata_and_version_numbers_are_not_addresses(text: str) -> None:
+    assert redact([text]) == [text]
