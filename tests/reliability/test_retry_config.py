@@ -5,13 +5,13 @@ from __future__ import annotations
 import pytest
 
 from curate.core.errors import ConfigError
-from curate.pipeline.config import parse_pipeline
+from curate.pipeline.config import EngineSpec, parse_pipeline
 
 BASE = "name: t\ninput: {path: x.jsonl, format: jsonl}\nengine: {kind: ray, max_retries: %s}\n"
 
 
 def test_max_retries_is_read_from_the_engine_section() -> None:
-    assert parse_pipeline(BASE % "5").engine == {"kind": "ray", "max_retries": 5}
+    assert parse_pipeline(BASE % "5").engine == EngineSpec(kind="ray", max_retries=5)
 
 
 @pytest.mark.parametrize("bad", ["-1", "two", "1.5", "true"])
