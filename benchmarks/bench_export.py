@@ -31,6 +31,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from curate.core.engine import InlineEngine, make_engine  # noqa: E402
+from curate.export.options import parse_section  # noqa: E402
 from curate.export.phase import run_phase  # noqa: E402
 from curate.io.readers import read_table  # noqa: E402
 from curate.runtime.context import RunContext  # noqa: E402
@@ -73,7 +74,7 @@ def time_datatrove(texts: list[str], tokenizer: Path, out: Path) -> tuple[float,
 
 def time_export(run_dir: Path, section: dict, engine) -> tuple[float, dict]:
     shutil.rmtree(run_dir / "export", ignore_errors=True)
-    ctx = RunContext(run_dir=run_dir, config={}, engine=engine, manifest={}, section=section)
+    ctx = RunContext(run_dir=run_dir, config={}, engine=engine, manifest={}, section=parse_section(section))
     t0 = time.perf_counter()
     summary = run_phase(ctx)
     return time.perf_counter() - t0, summary

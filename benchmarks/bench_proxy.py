@@ -155,6 +155,7 @@ def write_eval_slices(out: Path, chars: int) -> list[dict]:
 
 def experiment(args: argparse.Namespace) -> dict:
     from curate.core.engine import InlineEngine
+    from curate.proxy.config import parse_section
     from curate.proxy.phase import run_phase
     from curate.runtime.context import RunContext
 
@@ -185,7 +186,11 @@ def experiment(args: argparse.Namespace) -> dict:
     t0 = time.perf_counter()
     summary = run_phase(
         RunContext(
-            run_dir=out, config={}, engine=InlineEngine(progress=False), manifest=manifest, section=section
+            run_dir=out,
+            config={},
+            engine=InlineEngine(progress=False),
+            manifest=manifest,
+            section=parse_section(section),
         )
     )
     g = json.loads((out / "goodput.json").read_text())
@@ -226,6 +231,7 @@ def experiment(args: argparse.Namespace) -> dict:
 def demo(args: argparse.Namespace) -> dict:
     """The phase with its default section (the demo's config) on a copy of the experiment's run dir, on Ray."""
     from curate.core.engine import RayEngine
+    from curate.proxy.config import parse_section
     from curate.proxy.phase import run_phase
     from curate.runtime.context import RunContext
 
@@ -240,7 +246,8 @@ def demo(args: argparse.Namespace) -> dict:
     t0 = time.perf_counter()
     engine = RayEngine(num_cpus=os.cpu_count(), progress=False)
     t1 = time.perf_counter()
-    summary = run_phase(RunContext(run_dir=dst, config={}, engine=engine, manifest=manifest, section={}))
+    ctx = RunContext(run_dir=dst, config={}, engine=engine, manifest=manifest, section=parse_section({}))
+    summary = run_phase(ctx)
     t2 = time.perf_counter()
     engine.shutdown()
     return {"ray_start_s": t1 - t0, "phase_s": t2 - t1, "summary": summary}

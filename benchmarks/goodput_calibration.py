@@ -25,6 +25,7 @@ from typing import Any
 
 
 def _phase(run_dir: Path, section: dict[str, Any], report: str, engine: Any) -> dict[str, Any]:
+    from curate.proxy.config import parse_section
     from curate.proxy.phase import run_phase
     from curate.runtime.context import RunContext, load_manifest
 
@@ -34,7 +35,7 @@ def _phase(run_dir: Path, section: dict[str, Any], report: str, engine: Any) -> 
         config=manifest.get("config") or {},
         engine=engine,
         manifest=manifest,
-        section=section,
+        section=parse_section(section),
     )
     run_phase(ctx, report_name=report)
     return json.loads((run_dir / report).read_text())

@@ -69,7 +69,7 @@ def main() -> None:
         config=manifest.get("config") or {},
         engine=engine,
         manifest=manifest,
-        section=section,
+        section=cfg,
     )
     text_specs = [e for e in cfg.eval if e.kind == "text" or e.kind == "heldout"]
     out: dict[str, Any] = {"runs": str(runs), "recipes": recipes, "seeds": seeds, "sets": {}}

@@ -158,6 +158,7 @@ def main() -> None:
     args = ap.parse_args()
 
     from curate.core.engine import make_engine
+    from curate.proxy.config import parse_section
     from curate.proxy.phase import run_phase
     from curate.runtime.context import RunContext, load_manifest
 
@@ -185,7 +186,7 @@ def main() -> None:
                 config=manifest.get("config") or {},
                 engine=engine,
                 manifest=manifest,
-                section=section,
+                section=parse_section(section),
             )
             t0 = time.perf_counter()
             run_phase(ctx, report_name=f"proxy/sweep/{name}.json", runs_dir=f"sweep/{name}")
