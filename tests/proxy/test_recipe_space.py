@@ -141,7 +141,7 @@ def test_search_toggles_with_columns_one_at_a_time_and_as_a_product() -> None:
 
 def test_ablate_stages_must_have_rejected_something(run_dir) -> None:
     manifest = load_manifest(run_dir)
-    ctx = RunContext(run_dir=run_dir, config=manifest["config"], engine=None, manifest=manifest, section={})
+    ctx = RunContext(run_dir=run_dir, config=manifest["config"], engine=None, manifest=manifest)
     with pytest.raises(PhaseError, match=r"--stages normalize_v1: normalize_v1 rejected no document .*"):
         run_ablation(ctx, stages=["normalize_v1"])
     with pytest.raises(PhaseError, match="stages that did: pii_v1, semantic_dedup_v1"):

@@ -203,7 +203,7 @@ def test_search_without_stages_draws_from_the_ablated_rows_and_the_winner_drops_
         tmp_path / "rejected" / "part-00000.parquet",
     )
     config = {"name": "toy", "stages": [{"score": "s_v1"}, {"filter": "f_v1"}, {"dedup": "d_v1"}]}
-    ctx = RunContext(run_dir=tmp_path, config=config, engine=None, manifest={}, section={})
+    ctx = RunContext(run_dir=tmp_path, config=config, engine=None, manifest={})
     rel = _write_winner(
         ctx, "search:s@min_quantile=0.5", spec.candidates["search:s@min_quantile=0.5"], ["f_v1"]
     )
