@@ -36,7 +36,9 @@ two colons hint at one (:mod:`curate.filters._pii_patterns`; ``BENCHMARKS.md``).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -48,7 +50,7 @@ from curate.core.stage import Transform, with_rejections
 from curate.filters._pii_patterns import PLACEHOLDERS, TYPES, checks, iban_ok, luhn_ok, redact
 from curate.io.sources import DETAIL
 
-__all__ = ["PLACEHOLDERS", "TYPES", "Pii", "PiiParams", "iban_ok", "luhn_ok"]
+__all__ = ["PLACEHOLDERS", "TYPES", "Pii", "PiiParams", "iban_ok", "luhn_ok", "masker"]
 
 MODES = ("redact", "reject")
 
@@ -185,3 +187,22 @@ class Pii(Transform):
                     reasons[i] = f"{self.label}:{t}"
             out = with_rejections(out, reasons)
         return out
+
+
+def masker(resolved: list[dict[str, Any]]) -> Callable[[str | None], str | None] | None:
+    """For a run whose stages (the manifest's ``stages_resolved``) include ``pii_v1``, a function that
+    masks a text as that stage's first use redacts it, whatever its mode; ``None`` without one. What
+    shows rows of a finished run (the report's examples, ``curate inspect``) passes them through it, so a
+    ``mode: reject`` run's raw values stay in ``rejected/`` only."""
+    spec = next((s for s in resolved if s.get("name") == Pii.name), None)
+    if spec is None:
+        return None
+    params = {k: v for k, v in (spec.get("params") or {}).items() if k in PiiParams.__dataclass_fields__}
+    stage = Pii(PiiParams(**{**params, "mode": "redact"}), label=spec.get("label"))
+
+    def mask(text: str | None) -> str | None:
+        if not text:
+            return text
+        return stage.scrub(pa.table({schema.TEXT: [text]})).column(schema.TEXT)[0].as_py()
+
+    return mask

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from curate.filters.pii import masker
 from curate.io import runfiles
 from curate.report.examples import Example, sample_examples
 from curate.report.histograms import Histogram, Threshold, histograms, score_columns
@@ -102,7 +103,8 @@ def load_run(run_dir: str | Path, *, per_reason: int = 3, bins: int = 40) -> Run
         h.removed = removing.get(h.column, 0)
     by_reason = manifest.get("removed_by_reason") or {}
     reasons = sorted(by_reason, key=lambda r: (-by_reason[r], r))
-    examples = sample_examples(rejected, reasons, per_reason=per_reason)
+    mask = masker(manifest.get("stages_resolved") or [])  # examples show no raw PII value
+    examples = sample_examples(rejected, reasons, per_reason=per_reason, mask=mask)
     return RunData(
         run_dir=run_dir,
         manifest=manifest,

@@ -7,6 +7,7 @@ has its examples.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -35,9 +36,15 @@ class Example:
 
 
 def sample_examples(
-    rejected: list[Path], reasons: list[str], *, per_reason: int = 3, max_chars: int = 600
+    rejected: list[Path],
+    reasons: list[str],
+    *,
+    per_reason: int = 3,
+    max_chars: int = 600,
+    mask: Callable[[str | None], str | None] | None = None,
 ) -> dict[str, list[Example]]:
-    """Up to ``per_reason`` rejected documents for each reason, the first ones in file order.
+    """Up to ``per_reason`` rejected documents for each reason, the first ones in file order, their text
+    and detail passed through ``mask`` (the run's PII stage, :func:`curate.filters.pii.masker`) when given.
 
     Reads only the ``reason`` column of each file, then only the row groups holding a needed row, in
     small batches up to the last needed row, and stops once every reason is served: a large run costs
@@ -82,13 +89,17 @@ def sample_examples(
                 t = _read_rows(pf, g, want_cols, rows)
                 for row in t.to_pylist():
                     text = row.get(schema.TEXT) or ""
+                    shown = text[: max_chars + 200]  # masked whole around the cut, then cut
+                    if mask is not None:
+                        shown = mask(shown) or ""
+                        row["detail"] = mask(row.get("detail"))
                     out[row[schema.REASON]].append(
                         Example(
                             id=str(row.get(schema.ID)),
                             source=str(row.get(schema.SOURCE) or ""),
                             stage=str(row.get(schema.STAGE) or ""),
                             reason=row[schema.REASON],
-                            text=text[:max_chars],
+                            text=shown[:max_chars],
                             truncated=len(text) > max_chars,
                             detail=_short(row.get("detail")),
                             duplicate_of=row.get(schema.DUPLICATE_OF),

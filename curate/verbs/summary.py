@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 
 from curate.core import schema
+from curate.filters.pii import masker
 from curate.io import runfiles
 from curate.report.verdict import nbytes
 from curate.runtime.context import load_manifest
@@ -142,23 +143,27 @@ def inspect_run(
         else sorted(by_reason, key=lambda r: (-by_reason[r], r))
     )
     deciding = deciding_columns(manifest)
+    # a run with pii_v1 shows what that stage masks masked, whatever its mode (reject keeps raw values)
+    mask = masker(manifest.get("stages_resolved") or []) or (lambda t: t)
     if wanted:
         samples = _sample_rows(runfiles.parts(run_dir, "rejected"), wanted, n, seed)
     for r in wanted:
         lines.append(f"== {r}  ({by_reason[r]:,} documents)")
         for row in samples.get(r, []):
             extra = f"  duplicate_of={row['duplicate_of']}" if row.get(schema.DUPLICATE_OF) else ""
-            detail = f"  detail={row['detail']}" if row.get("detail") else ""
+            detail = f"  detail={mask(row['detail'])}" if row.get("detail") else ""
             col = deciding.get(r)
             score = f"  {col}={_value(row.get(col))}" if col else ""
             lines.append(f"  [{row[schema.ID]}] source={row[schema.SOURCE]}{score}{extra}{detail}")
-            lines.append("    " + _snippet(row.get(schema.TEXT) or "", width))
+            lines.append(
+                "    " + _snippet(mask((row.get(schema.TEXT) or "")[: 4 * width + 200]) or "", width)
+            )
     if reason is None or reason == "kept":
         kept_files = runfiles.parts(run_dir, "kept")
         lines.append(f"== kept  ({manifest['accounting']['kept']:,} documents)")
         for row in _sample_rows(kept_files, None, n, seed).get(None, []):
             lines.append(f"  [{row[schema.ID]}] source={row[schema.SOURCE]}")
-            lines.append("    " + _snippet(row[schema.TEXT], width))
+            lines.append("    " + _snippet(mask(row[schema.TEXT][: 4 * width + 200]) or "", width))
     return "\n".join(lines)
 
 

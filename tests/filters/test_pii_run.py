@@ -13,6 +13,7 @@ import pytest
 from curate.core.engine import InlineEngine
 from curate.pipeline.config import parse_pipeline
 from curate.runtime.runner import run_pipeline
+from curate.verbs.summary import inspect_run
 
 MAIL, CARD = "jane.doe@example.com", "4111 1111 1111 1111"
 LONG = " ".join(["the committee met on tuesday and reviewed the plan for the new park in detail."] * 6)
@@ -82,3 +83,31 @@ def test_the_parts_before_pii_are_gone_and_their_markers_say_so(run: Path) -> No
     marker = json.loads(next((run / "_work" / "s0").glob("done-*.json")).read_text())
     assert sorted(marker["files"]) == ["r00000-00000.parquet"]
     assert marker["parts"] == ["00000-00000"]
+
+
+@pytest.fixture(scope="module")
+def reject_run(tmp_path_factory) -> Path:
+    d = tmp_path_factory.mktemp("piireject")
+    rows = [{"id": "card", "text": f"pay with {CARD} or write to {MAIL}. {LONG}"}]
+    rows += [{"id": f"d{i}", "text": f"{LONG} item {i}"} for i in range(4)]
+    (d / "in.jsonl").write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    cfg = parse_pipeline(
+        f"name: r\ninput: {{path: {d}/in.jsonl, format: jsonl}}\n"
+        "stages:\n  - transform: pii_v1\n    params: {mode: reject}\n"
+    )
+    run_pipeline(cfg, d / "run", engine=InlineEngine(progress=False))
+    return d / "run"
+
+
+def test_reject_mode_shows_no_raw_value_outside_rejected(reject_run: Path) -> None:
+    """``mode: reject`` keeps the document as it was in rejected/ (the user's own copy); the report's
+    examples and ``curate inspect`` show it masked, and the manifest holds counts only."""
+    rejected = [r for p in (reject_run / "rejected").glob("*.parquet") for r in pq.read_table(p).to_pylist()]
+    assert [(r["id"], r["reason"], CARD in r["text"]) for r in rejected] == [
+        ("card", "pii_v1:email", True)
+    ]  # e-mail: first in check order
+    shown = {n: (reject_run / n).read_text() for n in ("report.md", "report.html", "manifest.json")}
+    shown["inspect"] = inspect_run(reject_run, reason="pii_v1:email", n=1)
+    assert {n: (MAIL in v or CARD in v) for n, v in shown.items()} == dict.fromkeys(shown, False)
+    assert "pay with <CREDIT_CARD> or write to <EMAIL>." in shown["inspect"]
+    assert "&lt;CREDIT_CARD&gt;" in shown["report.html"] or "<CREDIT_CARD>" in shown["report.html"]
