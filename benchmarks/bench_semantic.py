@@ -1,12 +1,12 @@
 """semantic_dedup_v1: recall on rewritten documents that minhash_dedup_v1 misses, false positives on
 different documents about the same topic, and docs/s per core.
 
-    python benchmarks/bench_semantic.py [--originals N] [--threshold T]
+    python benchmarks/bench_semantic.py [--originals N] [--threshold T] [--model M] [--reuse-only]
 
 Paraphrase set: every distinct document of ``web/news``, ``web/c4_en`` and ``web/webtext`` with at
 least 40 words, shuffled, then N (default 1,000) of them rewritten once and appended (so the original
 is the earlier row): sentences shuffled and every word found in a built-in table of ~150 common words
-replaced by a synonym (``SYNONYMS`` below; about one word in twelve). minhash_dedup_v1
+replaced by a synonym (``_reuse.SYNONYMS``; about one word in twelve). minhash_dedup_v1
 (default parameters) and semantic_dedup_v1 run on it through ``collect`` / ``reduce`` / ``apply`` on
 the inline engine. Recall = rewrites rejected with ``duplicate_of`` = their original, among the
 rewrites MinHash kept. Also reported: recall on LLM rewrites (``neardup/hppt_polished_abstracts``:
@@ -19,6 +19,13 @@ are printed for audit (a corpus's own near-duplicates are not false positives).
 
 Speed: CPU seconds (one process; BLAS, OpenMP and faiss pinned to one thread) of collect + reduce +
 apply over the paraphrase corpus (web text), per document.
+
+Reuse check (``--reuse-only`` runs only this; ``_reuse.reuse_set``: Wikipedia originals, their cut /
+light / heavy revisions and same-topic text from the same article, after 2,000 web pages), at the
+defaults of the hashed embedding and, with ``--model`` (a packaged name such as ``all-MiniLM-L6-v2``
+or a local encoder directory), of that encoder: the share of revisions MinHash keeps that semantic
+dedup removes, the share of same-topic texts and of web pages it removes, and each embedder's
+docs/s per core (one thread: collect + reduce + apply) on the same texts.
 """
 
 from __future__ import annotations
@@ -46,42 +53,11 @@ sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE))
 
 from _common import CORPORA, machine  # noqa: E402
+from _reuse import SYNONYMS, reuse_set  # noqa: E402
 
 from curate.core.engine import InlineEngine  # noqa: E402
 from curate.dedup.minhash import MinhashDedup  # noqa: E402
 from curate.dedup.semantic import SemanticDedup, SemanticParams  # noqa: E402
-
-SYNONYMS = dict(
-    re.findall(
-        r"(\w+):(\w+)",
-        "said:stated says:states big:large small:little large:big help:assist helped:assisted "
-        "start:begin started:began begin:start show:display showed:displayed shows:displays "
-        "buy:purchase bought:purchased use:employ used:employed using:employing make:create made:created "
-        "get:obtain got:obtained need:require needs:requires needed:required important:significant "
-        "many:numerous often:frequently quickly:rapidly fast:rapid also:additionally but:however "
-        "about:approximately people:individuals children:kids car:vehicle cars:vehicles house:home "
-        "job:position jobs:positions company:firm companies:firms city:town country:nation "
-        "government:administration police:officers officials:authorities home:residence "
-        "begin:commence end:finish ended:finished try:attempt tried:attempted want:wish wanted:wished "
-        "think:believe thought:believed know:understand knew:understood see:observe saw:observed "
-        "find:discover found:discovered give:provide gave:provided tell:inform told:informed "
-        "ask:request asked:requested look:appear looked:appeared work:labor worked:labored "
-        "new:novel old:aged good:fine great:excellent best:finest bad:poor high:elevated "
-        "low:reduced long:lengthy short:brief hard:difficult easy:simple different:distinct "
-        "year:twelvemonth years:years week:sevennight month:period day:date days:dates "
-        "problem:issue problems:issues question:query questions:queries idea:notion ideas:notions "
-        "change:alter changed:altered keep:retain kept:retained allow:permit allowed:permitted "
-        "include:comprise includes:comprises included:comprised increase:rise increased:rose "
-        "part:portion place:location area:region areas:regions group:team groups:teams "
-        "money:funds plan:scheme plans:schemes report:account reported:recounted "
-        "buy:acquire sell:vend sold:vended win:triumph won:triumphed lose:forfeit lost:forfeited "
-        "almost:nearly enough:sufficient maybe:perhaps really:truly very:highly just:merely "
-        "around:roughly before:prior after:following during:throughout while:whilst "
-        "today:currently recently:lately later:subsequently student:pupil students:pupils "
-        "school:academy team:squad game:match games:matches season:campaign player:athlete "
-        "players:athletes president:leader state:province states:provinces world:globe",
-    )
-)
 
 
 def load(name: str, n: int | None = None, field: str | None = None, value: object = None) -> list[dict]:
@@ -148,10 +124,46 @@ def run(stage, texts: list[str], ids: list[str], parts: int = 4) -> tuple[list, 
     return rej, dup, cpu, stage.summary(state)
 
 
+def reuse_check(models: list[str | None], articles: int, web: int) -> None:
+    """The reuse set at each embedder's defaults (see the module docstring)."""
+    rs = reuse_set(CORPORA, articles=articles, web=web)
+    ids = [f"d{i}" for i in range(len(rs.texts))]
+    _, mh_dup, _, _ = run(MinhashDedup(), rs.texts, ids)
+    revisions = [i for i, k in enumerate(rs.kinds) if k in ("cut", "light", "heavy")]
+    kept = [i for i in revisions if mh_dup[i] is None]
+    print(
+        f"\nreuse set: {web} web pages, {articles} Wikipedia originals with a cut, a light and a heavy revision "
+        f"and a same-topic text each; MinHash (defaults) removes {len(revisions) - len(kept)} of "
+        f"{len(revisions)} revisions"
+    )
+    for model in models:
+        stage = SemanticDedup(SemanticParams(model=model))
+        rej, dup, cpu, summ = run(stage, rs.texts, ids)
+        same_group = [i for i in kept if dup[i] is not None and rs.groups[int(dup[i][1:])] == rs.groups[i]]
+        by_kind = {
+            k: f"{sum(rs.kinds[i] == k for i in same_group)}/{sum(rs.kinds[i] == k for i in kept)}"
+            for k in ("cut", "light", "heavy")
+        }
+        topic = [i for i, k in enumerate(rs.kinds) if k == "topic"]
+        web_rm = sum(1 for i, k in enumerate(rs.kinds) if k == "web" and rej[i])
+        topic_rm = sum(1 for i in topic if rej[i])
+        print(
+            f"{model or 'hashed'} (threshold {stage.threshold}): removes {len(same_group)}/{len(kept)} = "
+            f"{len(same_group) / max(len(kept), 1):.1%} of the revisions MinHash keeps ({by_kind}); "
+            f"same-topic texts removed {topic_rm}/{len(topic)} = {topic_rm / len(topic):.1%}; web pages "
+            f"removed {web_rm}/{web}; {len(rs.texts) / cpu:,.1f} docs/s per core ({len(rs.texts):,} docs, "
+            f"{cpu:.1f} CPU s); {summ}"
+        )
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--originals", type=int, default=1000)
-    ap.add_argument("--threshold", type=float, default=SemanticParams.threshold)
+    ap.add_argument("--threshold", type=float, default=None, help="default: the embedder's default")
+    ap.add_argument("--model", default=None, help="also check this encoder on the reuse set")
+    ap.add_argument("--articles", type=int, default=300)
+    ap.add_argument("--web", type=int, default=2000)
+    ap.add_argument("--reuse-only", action="store_true")
     args = ap.parse_args()
     try:
         import faiss
@@ -159,7 +171,14 @@ def main() -> int:
         faiss.omp_set_num_threads(1)
     except ImportError:
         pass
+    if args.model:
+        import torch
+
+        torch.set_num_threads(1)
     print(f"machine: {machine()}; load before: {os.getloadavg()}")
+    reuse_check([None, *([args.model] if args.model else [])], args.articles, args.web)
+    if args.reuse_only:
+        return 0
     params = SemanticParams(threshold=args.threshold)
     rng = random.Random(0)
     web = ["web/news.jsonl.gz", "web/c4_en.jsonl.gz", "web/webtext.jsonl.gz"]
@@ -183,7 +202,7 @@ def main() -> int:
     fp_orig = [(ids[i], se_dup[i]) for i in range(m) if se_rej[i]]
     mh_orig = sum(1 for i in range(m) if mh_dup[i])
     print(
-        f"semantic_dedup_v1 (threshold {args.threshold}) catches {len(caught)}/{len(missed)} = "
+        f"semantic_dedup_v1 (threshold {SemanticDedup(params).threshold}) catches {len(caught)}/{len(missed)} = "
         f"{len(caught) / max(len(missed), 1):.1%} of the rewrites MinHash misses ({all_caught}/{n} of all); "
         f"distinct web documents removed: {len(fp_orig)} (MinHash: {mh_orig}) {fp_orig[:8]}; {summ}"
     )

