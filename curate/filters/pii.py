@@ -14,7 +14,10 @@ card        13-19 digits (spaces or dashes between groups), a card        ``<CRE
             network's prefix and the Luhn checksum
 ssn         US social-security numbers ``AAA-GG-SSSS``, without the       ``<SSN>``
             never-issued areas 000, 666, 9xx, group 00, serial 0000
-ip          IPv4 (four octets 0-255, not part of a longer dotted number)  ``<IP_ADDRESS>``
+ip          IPv4 (four octets 0-255, not part of a longer dotted number,  ``<IP_ADDRESS>``
+            not a numbered heading nor after a section / version / errata
+            word; four numbers under 32 with an IP cue or a well-known
+            resolver such as 8.8.8.8: ``_pii_checks.ipv4_in_context``)
             and IPv6 (``ipaddress`` validates; needs 3 groups or a group
             of 3+ hex digits, so slices like ``a[1::2]`` are not taken);
             global addresses only unless ``ip_scope: all``
@@ -23,6 +26,10 @@ phone       ``+`` international numbers, or national numbers of           ``<PHO
             separator, first and last group of 3+ digits); valid per
             the ``phonenumbers`` library's metadata
 =========== ============================================================ =================
+
+Not covered: names, street addresses, dates of birth, ID numbers other than US SSNs. In ``mode: redact``
+the runner also passes rows that stages before this one reject through :meth:`Pii.scrub` before writing
+them (:mod:`curate.runtime.segments`).
 
 Columns (``pii_v1.<type>``): how many spans of each type the document had (int32), for every type
 in ``types``. ``mode: redact`` (default) replaces each span by its placeholder; ``mode: reject``

@@ -215,3 +215,16 @@ def test_public_addresses_in_running_text(text: str, expected: str) -> None:
 )
 def test_section_errata_and_version_numbers_are_not_addresses(text: str) -> None:
     assert redact([text]) == [text]
+
+
+def test_the_readme_states_the_defaults_and_how_to_add_a_region() -> None:
+    readme = (Path(__file__).parents[2] / "README.md").read_text()
+    p = PiiParams()
+    assert f"by default `[{', '.join(p.phone_regions)}]`" in readme
+    assert p.ip_scope == "public"
+    assert "IPs: public addresses by default" in readme
+    assert "**Not covered:** names, street\naddresses" in readme
+    assert redact(["Ruf an: 030 1234567 bitte"]) == ["Ruf an: 030 1234567 bitte"]
+    assert redact(["Ruf an: 030 1234567 bitte"], phone_regions=["US", "GB", "DE"]) == [
+        "Ruf an: <PHONE> bitte"
+    ]
