@@ -134,7 +134,7 @@ def parse_pipeline(
     target = _check_target(raw.get("target"), stages, specs, path, lines, err)
     return PipelineConfig(
         name=str(raw.get("name") or Path(path).stem),
-        input=_resolved_input(raw["input"], path),
+        input=_resolved_input(raw["input"], source_params),
         stages=specs,
         engine=_check_engine(raw.get("engine"), err),
         raw=raw,
@@ -182,12 +182,12 @@ def _check_input(inp: Any, path: str, err: Any) -> Any:
     return params
 
 
-def _resolved_input(section: dict[str, Any], pipeline_path: str) -> dict[str, Any]:
-    """``input:`` with a relative ``path`` made absolute by the one rule for paths in a pipeline
-    (:mod:`curate.io.paths`); the manifest's ``config`` keeps the path as written."""
+def _resolved_input(section: dict[str, Any], source_params: Any) -> dict[str, Any]:
+    """``input:`` with its ``path`` as the source's params hold it (made absolute at load by the one rule
+    for paths in a pipeline, :mod:`curate.io.paths`); the manifest's ``config`` keeps the path as written."""
     out = dict(section)
     if isinstance(out.get("path"), str):
-        out["path"] = resolve_str(out["path"], pipeline_path)
+        out["path"] = source_params.path
     return out
 
 
