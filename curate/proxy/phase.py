@@ -1,7 +1,7 @@
 """The ``proxy`` phase: one measurement (:func:`curate.proxy.measure.measure`) and, when the section asks
 for them, its follow-ups: the leave-one-stage-out ablation (:mod:`curate.proxy.ablate`) and the recipe
 search (:mod:`curate.proxy.search`). Both of those measure through :mod:`curate.proxy.measure` too, never
-through this module, so the package has no import circle (``tests/proxy/test_layers.py``)."""
+through this module, so the package has no import circle (``tests/test_layers.py``)."""
 
 from __future__ import annotations
 
