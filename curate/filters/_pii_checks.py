@@ -25,7 +25,8 @@ _CUE_AFTER = re.compile(r":\d{1,5}\b|/\d{1,2}\b")
 _SECTION_WORD = re.compile(
     r"(?i)(?:\b(?:sections?|sect?|chapters?|chap|clauses?|paragraphs?|paras?|appendix|annex|tables?"
     r"|fig(?:ure)?s?|items?|steps?|rules?|articles?|art|parts?|notes?|errat(?:a|um)|versions?|ver|v"
-    r"|releases?|rev(?:ision)?s?|polic(?:y|ies)|see|ref|nos?)\.?|\u00a7)[\s(\[#:]*$"
+    r"|releases?|rev(?:ision)?s?|polic(?:y|ies)|see|ref|refer\s+to|cf|nos?|linux|kernel)\.?|\u00a7)"
+    r"[\s(\[#:]*$"
 )
 # A numbered heading: at the start of its line (after list or markup characters), then a dot or a title.
 _LINE_START = re.compile(r"[ \t>*#|+\u2022-]*")
@@ -35,7 +36,7 @@ _TITLE_AFTER = re.compile(r"\.(?:\s|$)|[ \t]+[A-Z_`*\"\u201c]")
 _GLUED = re.compile(r"\w(?:[-/:v]|==?)$")
 _RANGE_AFTER = re.compile(r"-\d")
 _DOT_AFTER = re.compile(r"\.(?:\s|$)")
-# Public resolvers that text names without a cue; any other quad of numbers under 32 needs one.
+# Public resolvers that text names without a cue; any other quad of a numbering's shape needs one.
 WELL_KNOWN_V4 = frozenset(
     [
         "8.8.8.8",
@@ -111,7 +112,8 @@ def v4_is_global(s: str) -> bool | None:
 class IpCheck:
     """IPv6 candidates must parse (``ipaddress``); with ``public_only`` an address must also be global,
     so loopback, private, link-local and documentation ranges (``192.0.2.0/24``, ``2001:db8::/32``),
-    which identify no one, are left alone. Where a dotted quad stands decides whether it is one (``ipv4_in_context``)."""
+    which identify no one, are left alone. Where a dotted quad stands decides whether it is one
+    (:func:`ipv4_in_context`)."""
 
     NO, YES, WITH_CUE = 0, 1, 2
 
@@ -127,7 +129,7 @@ class IpCheck:
             if len(self._verdicts) >= _CACHE_SIZE:
                 self._verdicts.clear()
             verdict = self._verdicts[s] = self._verdict(s)
-        if verdict == self.NO or (not self.v6 and not ipv4_in_context(m, small=verdict == self.WITH_CUE)):
+        if verdict == self.NO or (not self.v6 and not ipv4_in_context(m, numbering=verdict == self.WITH_CUE)):
             return 0
         return len(s)
 
@@ -148,16 +150,19 @@ class IpCheck:
             is_global = v4
         if self.public_only and not is_global:
             return self.NO
-        small = not self.v6 and all(int(o) < 32 for o in s.split("."))
-        return self.WITH_CUE if small else self.YES
+        octets = [] if self.v6 else [int(o) for o in s.split(".")]
+        # a section's or version's shape: a small first number, every number under 100 ("6.1.8.32")
+        numbering = bool(octets) and octets[0] < 32 and max(octets) < 100
+        return self.WITH_CUE if numbering else self.YES
 
 
-def ipv4_in_context(m: re.Match[str], *, small: bool) -> bool:
+def ipv4_in_context(m: re.Match[str], *, numbering: bool) -> bool:
     """Whether a valid dotted quad is an address where it stands, not a section, clause or version
     number. Never in a numbered heading (at the start of its line, then a dot or a title) or right after
     a section or version word; else always with an IP cue; else not glued to a word or a range; else a
-    quad of numbers under 32 (``small``) only if a well-known public resolver (``8.8.8.8``), and a quad of
-    numbers under 100 not before a final dot (``6.1.8.32.``: where a section number ends)."""
+    quad of a numbering's shape (``numbering``: first number under 32, all under 100, as ``6.1.8.32``)
+    only if a well-known public resolver (``8.8.8.8``), and a quad of numbers under 100 not before a
+    final dot (``45.6.78.9.``: where a section number ends)."""
     text, i, j = m.string, m.start(), m.end()
     line = text.rfind("\n", 0, i) + 1
     before = text[max(line, i - 40) : i]
@@ -168,7 +173,7 @@ def ipv4_in_context(m: re.Match[str], *, small: bool) -> bool:
         return True
     if _GLUED.search(before) or _RANGE_AFTER.match(text, j):
         return False
-    if small:
+    if numbering:
         return m.group() in WELL_KNOWN_V4
     return not (_DOT_AFTER.match(text, j) and all(len(o) < 3 for o in m.group().split(".")))
 

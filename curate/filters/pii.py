@@ -16,8 +16,9 @@ ssn         US social-security numbers ``AAA-GG-SSSS``, without the       ``<SSN
             never-issued areas 000, 666, 9xx, group 00, serial 0000
 ip          IPv4 (four octets 0-255, not part of a longer dotted number,  ``<IP_ADDRESS>``
             not a numbered heading nor after a section / version / errata
-            word; four numbers under 32 with an IP cue or a well-known
-            resolver such as 8.8.8.8: ``_pii_checks.ipv4_in_context``)
+            word; a section's shape, first number under 32 and all under
+            100, only with an IP cue or as a well-known resolver such as
+            8.8.8.8: ``_pii_checks.ipv4_in_context``)
             and IPv6 (``ipaddress`` validates; needs 3 groups or a group
             of 3+ hex digits, so slices like ``a[1::2]`` are not taken);
             global addresses only unless ``ip_scope: all``

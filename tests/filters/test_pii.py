@@ -193,6 +193,8 @@ def test_international_numbers_with_short_groups(text: str) -> None:
         ("the request came from 93.184.216.34. Then", "the request came from <IP_ADDRESS>. Then"),
         ("listening on 23.45.67.89:8080 now", "listening on <IP_ADDRESS>:8080 now"),  # a port after
         ("blocked 52.4.7.21 yesterday", "blocked <IP_ADDRESS> yesterday"),
+        ("came from 12.45.67.189 today", "came from <IP_ADDRESS> today"),  # a number over 99
+        ("host 23.45.67.89 ok", "host <IP_ADDRESS> ok"),
         ("IPs 5.6.7.8 and 9.10.11.12 ok", "IPs <IP_ADDRESS> and <IP_ADDRESS> ok"),  # small, with a cue
     ],
 )
@@ -211,6 +213,10 @@ def test_public_addresses_in_running_text(text: str, expected: str) -> None:
         "Section 6.1.8.32 says, and \u00a7 12.4.33.51 holds",
         "erratum 2.1.4.70 applies; release 21.3.45.67; pkg v1.2.3.4 out",
         "ranges 33.1.2.3-4 and 1.2.3.4 alone",
+        "Refer to 6.1.8.32 in the TRM; sections 3.1.2.1, 3.1.12.33 and 12.4.50.61 describe it",
+        "Linux 5.10.110.1 kernel",
+        # an address of a numbering's shape (first number under 32, all under 100) needs a cue too
+        "came from 23.45.67.89 today",
     ],
 )
 def test_section_errata_and_version_numbers_are_not_addresses(text: str) -> None:
