@@ -11,12 +11,18 @@ import hashlib
 from datetime import UTC, datetime
 from typing import Any
 
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
 from curate.core import schema
 from curate.core.rules import Rule
 from curate.core.stage import FilterStage, Stage
 from curate.filters.native import path as native_path
+from curate.io.multi import MultiSource
 from curate.io.storage import Location, parquet_rows, read_parquet, redact_all
 from curate.runtime.segments import READ_STAGE, new_stats, value_counts
+from curate.runtime.tokens import TokenCounter
 from curate.runtime.versions import __version__, package_versions
 
 
@@ -52,6 +58,69 @@ def count_outputs(out: Location, n_input: int) -> tuple[dict[str, Any], dict[str
     return accounting, dict(sorted(reasons.items()))
 
 
+def count_by_source(out: Location, tokens: TokenCounter) -> dict[str, dict[str, Any]]:
+    """Per value of the ``source`` column, from ``out``'s kept/ and rejected/ files: documents in
+    (kept + rejected + quarantined), kept, rejected, quarantined, their tokens (``tokens_unit``), and
+    the rejected and quarantined documents by the stage that removed them."""
+    rows: dict[str, dict[str, Any]] = {}
+
+    def entry(name: str) -> dict[str, Any]:
+        if name not in rows:
+            rows[name] = {"input": 0, "kept": 0, "rejected": 0, "quarantined": 0}
+            rows[name] |= {"tokens_kept": 0, "tokens_rejected": 0, "tokens_quarantined": 0, "by_stage": {}}
+        return rows[name]
+
+    for f in out.child("kept").glob("part-*.parquet"):
+        t = read_parquet(f, columns=[schema.SOURCE, schema.TEXT])
+        for name, n, n_tokens in _grouped(t, tokens):
+            e = entry(name)
+            e["kept"] += n
+            e["tokens_kept"] += n_tokens
+    for f in out.child("rejected").glob("part-*.parquet"):
+        t = read_parquet(f, columns=[schema.SOURCE, schema.TEXT, schema.STAGE, schema.REASON])
+        quarantined = pc.starts_with(t.column(schema.REASON), schema.QUARANTINE_PREFIX)
+        for kind, mask in (("quarantined", quarantined), ("rejected", pc.invert(quarantined))):
+            part = t.filter(mask)
+            for name, n, n_tokens in _grouped(part, tokens):
+                e = entry(name)
+                e[kind] += n
+                e[f"tokens_{kind}"] += n_tokens
+            for name, stage, n in _pairs(part):
+                e = entry(name)
+                e["by_stage"][stage] = e["by_stage"].get(stage, 0) + n
+    for e in rows.values():
+        e["input"] = e["kept"] + e["rejected"] + e["quarantined"]
+        e["by_stage"] = dict(sorted(e["by_stage"].items()))
+    return dict(sorted(rows.items()))
+
+
+def _grouped(table: pa.Table, tokens: TokenCounter) -> list[tuple[str, int, int]]:
+    """(source, documents, tokens) for each value of ``table``'s ``source`` column."""
+    if table.num_rows == 0:
+        return []
+    per_row = tokens.per_row(table.column(schema.TEXT))
+    sources = table.column(schema.SOURCE).fill_null("").to_numpy(zero_copy_only=False)
+    names, inverse = np.unique(sources.astype(str), return_inverse=True)
+    docs = np.bincount(inverse, minlength=len(names))
+    toks = np.bincount(inverse, weights=per_row, minlength=len(names))
+    return [(str(n), int(d), int(k)) for n, d, k in zip(names, docs, toks, strict=True)]
+
+
+def _pairs(table: pa.Table) -> list[tuple[str, str, int]]:
+    """(source, stage, documents) for each pair of values in ``table``."""
+    if table.num_rows == 0:
+        return []
+    counts = (
+        table.select([schema.SOURCE, schema.STAGE])
+        .group_by([schema.SOURCE, schema.STAGE])
+        .aggregate([([], "count_all")])
+    )
+    return [
+        (str(r[schema.SOURCE] or ""), str(r[schema.STAGE] or ""), int(r["count_all"]))
+        for r in counts.to_pylist()
+    ]
+
+
 def funnel(
     stats: dict[str, dict[str, Any]], order: list[str], summaries: dict[str, Any]
 ) -> list[dict[str, Any]]:
@@ -78,13 +147,17 @@ def build_manifest(
     order: list[str],
     summaries: dict[str, Any],
     wall: float,
+    tokens: TokenCounter | None = None,
 ) -> dict[str, Any]:
     """The manifest of the finished run in ``out`` (the caller writes it); raises
-    :class:`AccountingError` when the outputs do not balance the input."""
+    :class:`AccountingError` when the outputs do not balance the input. A run of several sources (a
+    list ``input:``) gets ``by_source`` (:func:`count_by_source`, counted with ``tokens``)."""
     n_input = stats[READ_STAGE]["docs_in"] if READ_STAGE in stats else 0
     accounting, reasons = count_outputs(out, n_input)
     kept_files = out.child("kept").glob("part-*.parquet")
     rej_files = out.child("rejected").glob("part-*.parquet")
+    several = isinstance(source, MultiSource)
+    extra = {"by_source": count_by_source(out, tokens or TokenCounter())} if several else {}
     return {
         "name": cfg.name,
         "status": "complete",
@@ -94,7 +167,7 @@ def build_manifest(
         "fingerprint": cfg.fingerprint(),
         "config": redact_all(cfg.raw),  # a URL's user:password@ never reaches the manifest
         "stages_resolved": resolved(stages),
-        "input": {"format": cfg.input.get("format"), "fingerprint": source.fingerprint()},
+        "input": _input_entry(cfg, source),
         "versions": package_versions(),
         # the native module or the polars/numpy fallback (and why), as this process takes it
         "native": native_path(),
@@ -103,6 +176,7 @@ def build_manifest(
         "removed_by_reason": reasons,
         "tokens_unit": tokens_unit,  # of every stage's tokens_in / tokens_out
         "stages": funnel(stats, order, summaries),
+        **extra,
         "outputs": {
             "kept_files": len(kept_files),
             "rejected_files": len(rej_files),
@@ -111,6 +185,15 @@ def build_manifest(
         },
         "wall_s": round(wall, 3),
     }
+
+
+def _input_entry(cfg: Any, source: Any) -> dict[str, Any]:
+    """The manifest's ``input``: its format (for several sources, each one's name and format) and the
+    fingerprint of its files."""
+    if isinstance(source, MultiSource):
+        formats = [{"name": p.name, "format": p.format} for p in source.params.parts]
+        return {"sources": formats, "fingerprint": source.fingerprint()}
+    return {"format": cfg.input.get("format"), "fingerprint": source.fingerprint()}
 
 
 def digest(files: list[Location]) -> str:

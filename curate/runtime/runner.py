@@ -276,6 +276,7 @@ class Runner:
             source=self.source,
             engine=self.engine,
             tokens_unit=self.tokens.unit,
+            tokens=self.tokens,
             stats=stats,
             order=order,
             summaries=summaries,

@@ -1,0 +1,139 @@
+"""Several sources in one run: ``input:`` as a list (Parquet, a Hugging Face folder, JSONL)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from curate.core.engine import InlineEngine
+from curate.core.errors import ConfigError
+from curate.io.multi import MultiSource
+from curate.pipeline.config import build_source, parse_pipeline
+from curate.runtime.runner import run_pipeline
+
+SHARED = "A document that two sources both hold, word for word, and that only one of them may keep."
+
+
+def _doc(source: str, i: int) -> str:
+    return f"Document {i} of the {source} source speaks of its own topic number {i} at some length."
+
+
+def _make_inputs(root: Path) -> None:
+    """Parquet (4 rows, text in ``content``, one of them SHARED), an HF folder (3 rows, one of them
+    SHARED), JSONL (3 lines, one empty text)."""
+    root.mkdir()
+    contents = [_doc("pq", i) for i in range(3)] + [SHARED]
+    pq.write_table(pa.table({"content": contents, "url": [f"u{i}" for i in range(4)]}), root / "a.parquet")
+    import datasets
+
+    ds = datasets.Dataset.from_dict({"text": [SHARED, _doc("hf", 1), _doc("hf", 2)], "id": ["x", "y", "z"]})
+    ds.save_to_disk(str(root / "hfdata"))
+    lines = [{"text": _doc("js", 0)}, {"text": _doc("js", 1)}, {"text": "   "}]
+    (root / "c.jsonl").write_text("".join(json.dumps(r) + "\n" for r in lines))
+
+
+def _pipeline(root: Path, stages: str = "  - dedup: exact_dedup_v1\n") -> str:
+    return f"""
+name: three
+input:
+  - {{name: pq, format: parquet, path: {root / "a.parquet"}, text_field: content}}
+  - {{name: hf, format: hf, path: {root / "hfdata"}}}
+  - {{name: js, format: jsonl, path: {root / "c.jsonl"}}}
+engine: {{kind: inline}}
+stages:
+{stages}"""
+
+
+def test_three_sources_dedup_across_and_count_by_source(tmp_path: Path) -> None:
+    _make_inputs(tmp_path / "in")
+    cfg = parse_pipeline(_pipeline(tmp_path / "in"))
+    m = run_pipeline(cfg, tmp_path / "run", engine=InlineEngine(), phases=False)
+    assert m["accounting"] == {"input": 10, "kept": 8, "rejected": 1, "quarantined": 1, "balanced": True}
+    by = m["by_source"]
+    assert {k: (v["input"], v["kept"], v["rejected"], v["quarantined"]) for k, v in by.items()} == {
+        "hf": (3, 2, 1, 0),  # SHARED: parquet is first in the list, so the parquet copy survives
+        "js": (3, 2, 0, 1),
+        "pq": (4, 4, 0, 0),
+    }
+    assert by["hf"]["by_stage"] == {"exact_dedup_v1": 1}
+    assert by["js"]["by_stage"] == {"read": 1}
+    words = len(SHARED.split())
+    assert by["hf"]["tokens_rejected"] == words
+    assert by["pq"]["tokens_kept"] == 3 * len(_doc("pq", 0).split()) + words
+    assert m["input"]["sources"] == [
+        {"name": "pq", "format": "parquet"},
+        {"name": "hf", "format": "hf"},
+        {"name": "js", "format": "jsonl"},
+    ]
+    kept = pq.read_table(tmp_path / "run" / "kept").sort_by("id")
+    pq_ids = [f"pq/a.parquet:{i}" for i in range(4)]
+    assert kept.column("id").to_pylist() == ["hf/y", "hf/z", "js/c.jsonl:1", "js/c.jsonl:2", *pq_ids]
+    assert kept.column("url").to_pylist() == [None, None, None, None, "u0", "u1", "u2", "u3"]
+    rejected = pq.read_table(tmp_path / "run" / "rejected").sort_by("id")
+    assert rejected.column("id").to_pylist() == ["hf/x", "js/c.jsonl:3"]
+    assert rejected.column("reason").to_pylist() == ["exact_dedup_v1:duplicate", "quarantine:empty_text"]
+
+
+def test_select_by_source(tmp_path: Path) -> None:
+    _make_inputs(tmp_path / "in")
+    stages = "  - select: [{column: source, equals: hf}]\n"
+    m = run_pipeline(
+        parse_pipeline(_pipeline(tmp_path / "in", stages)),
+        tmp_path / "run",
+        engine=InlineEngine(),
+        phases=False,
+    )
+    assert {k: v["kept"] for k, v in m["by_source"].items()} == {"hf": 3, "js": 0, "pq": 0}
+    assert m["by_source"]["pq"]["by_stage"] == {"select": 4}
+    assert m["removed_by_reason"]["select:source!=hf"] == 6
+
+
+def test_single_mapping_fingerprint_unchanged() -> None:
+    """A one-source pipeline is read as before: its fingerprint is the hash of the mapping as written."""
+    text = "name: one\ninput: {path: /data/x.jsonl, format: jsonl}\nstages: []\n"
+    cfg = parse_pipeline(text)
+    assert cfg.fingerprint() == "8a5fdc98acf2c3a5"  # as computed before lists were accepted
+    assert isinstance(cfg.input, dict)
+    assert cfg.input["format"] == "jsonl"
+
+
+def test_shards_numbered_across_sources(tmp_path: Path) -> None:
+    _make_inputs(tmp_path / "in")
+    src = build_source(parse_pipeline(_pipeline(tmp_path / "in")))
+    assert isinstance(src, MultiSource)
+    shards = src.shards()
+    assert [(s.index, s.key) for s in shards] == [(0, "pq/a.parquet"), (1, "hf/hfdata"), (2, "js/c.jsonl")]
+    assert [src.may_hold(s, "hf") for s in shards] == [False, True, False]
+    assert [f["source"] for f in src.fingerprint()] == ["pq", "hf", "js"]
+
+
+@pytest.mark.parametrize(
+    ("inp", "message"),
+    [
+        ("[]", "<string>:3: input: expected at least one source"),
+        (
+            "[{path: a.jsonl, format: jsonl}]",
+            "<string>:3: input[0]: expected a mapping with 'name' and 'format'",
+        ),
+        (
+            "[{name: a b, path: a.jsonl, format: jsonl}]",
+            "<string>:3: input[0].name: expected a name of letters, digits",
+        ),
+        (
+            "[{name: a, path: a.jsonl, format: jsonl}, {name: a, path: b.jsonl, format: jsonl}]",
+            "<string>:3: input[1].name: 'a' is already input[0]'s name; give each source its own",
+        ),
+        (
+            "[{name: a, path: a.jsonl, format: jsonl, txt_field: x}]",
+            "<string>:3: input[0].txt_field: unknown parameter",
+        ),
+    ],
+)
+def test_list_input_errors(inp: str, message: str) -> None:
+    with pytest.raises(ConfigError) as e:
+        parse_pipeline(f"name: bad\n\ninput: {inp}\nstages: []\n")
+    assert str(e.value).startswith(message), str(e.value)
