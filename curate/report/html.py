@@ -9,7 +9,7 @@ from __future__ import annotations
 from html import escape
 from typing import Any
 
-from curate.report import charts, trust
+from curate.report import charts, sources, trust
 from curate.report.data import RunData
 from curate.report.examples import Example
 from curate.report.search import html_section as search_html
@@ -198,6 +198,7 @@ def _funnel_section(d: RunData) -> str:
             f'<td class="l">{reasons}</td></tr>'
         )
     out.append(f'<table id="funnel-table">{th}{"".join(body)}</table>')
+    out.append(sources.html(m))  # a run of several sources: where kept and removed tokens came from
     cpu = sum(r["cpu_s"] for r in rows)
     out.append(
         f"<p class='meta'>Curation cost: {cpu:,.1f} CPU-seconds over all stages "

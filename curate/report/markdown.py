@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from curate.report import trust
+from curate.report import sources, trust
 from curate.report.data import RunData
 from curate.report.search import markdown_section as search_markdown
 from curate.report.tables import (
@@ -182,7 +182,7 @@ def render_markdown(d: RunData, headline: str) -> str:
         "",
     ]
     lines += _goodput(d.goodput, d.goodput_error) + search_markdown(d.search)
-    lines += _funnel(m) + _scores(d) + _export(d)
+    lines += _funnel(m) + sources.markdown(m) + _scores(d) + _export(d)
     by_reason = m.get("removed_by_reason") or {}
     if by_reason:
         lines += ["## Removals by reason", ""]

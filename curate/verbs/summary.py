@@ -10,6 +10,7 @@ import numpy as np
 from curate.core import schema
 from curate.filters.pii import masker
 from curate.io import runfiles
+from curate.report import sources
 from curate.report.verdict import nbytes
 from curate.runtime.context import load_manifest
 from curate.runtime.manifest import deciding_columns
@@ -54,6 +55,9 @@ def format_run_summary(manifest: dict[str, Any], out: str | Path) -> str:
     ]
     if manifest.get("tokens_unit"):
         lines.insert(2, f"tokens counted as {manifest['tokens_unit']}")
+    by_source = sources.terminal(manifest)  # a run of several sources
+    if by_source:
+        lines.append(by_source)
     for name, result in (manifest.get("phases") or {}).items():
         headline = result.get("headline") if isinstance(result, dict) else None
         lines.append(f"{name}: {headline or 'done'} ({result.get('wall_s', 0):.1f} s)")

@@ -64,6 +64,8 @@ def test_three_sources_dedup_across_and_count_by_source(tmp_path: Path) -> None:
     words = len(SHARED.split())
     assert by["hf"]["tokens_rejected"] == words
     assert by["pq"]["tokens_kept"] == 3 * len(_doc("pq", 0).split()) + words
+    # the same tokens the funnel counted as it ran
+    assert sum(e["tokens_kept"] for e in by.values()) == m["stages"][-1]["tokens_out"]
     assert m["input"]["sources"] == [
         {"name": "pq", "format": "parquet"},
         {"name": "hf", "format": "hf"},
@@ -137,3 +139,42 @@ def test_list_input_errors(inp: str, message: str) -> None:
     with pytest.raises(ConfigError) as e:
         parse_pipeline(f"name: bad\n\ninput: {inp}\nstages: []\n")
     assert str(e.value).startswith(message), str(e.value)
+
+
+def test_report_and_summary_tables_by_source(tmp_path: Path) -> None:
+    from curate.report import sources
+    from curate.verbs.summary import format_run_summary
+
+    _make_inputs(tmp_path / "in")
+    m = run_pipeline(
+        parse_pipeline(_pipeline(tmp_path / "in")), tmp_path / "run", engine=InlineEngine(), phases=False
+    )
+    assert sources.source_rows(m)[0] == ["hf", "3", "2", "1", "0", "32", "18", "24.6%"]
+    assert sources.source_rows(m)[-1] == ["all", "10", "8", "1", "1", "130", "18", "100.0%"]
+    md = "\n".join(sources.markdown(m))
+    assert "| js | 3 | 2 | 0 | 1 | 32 | 0 | 24.6% |" in md
+    assert "removed by stage: hf: exact_dedup_v1 1; js: read 1." in md
+    assert '<tr data-source="pq"><td class="l">pq</td><td>4</td><td>4</td>' in sources.html(m)
+    summary = format_run_summary(m, tmp_path / "run")
+    assert "source  docs in  kept  rejected  quarantined  tokens kept" in summary
+    assert sources.source_rows({"accounting": {}}) == []
+
+
+def test_recipe_selects_by_source(tmp_path: Path) -> None:
+    """A proxy recipe's ``select`` rule on ``source`` keeps one source's kept rows (the proxy's shard
+    selection, on the kept/ files of a several-source run)."""
+    from curate.instrument.shards import ShardJob, select_rows
+    from curate.proxy.entries import parse_recipes
+
+    _make_inputs(tmp_path / "in")
+    run_pipeline(
+        parse_pipeline(_pipeline(tmp_path / "in")), tmp_path / "run", engine=InlineEngine(), phases=False
+    )
+    (recipe,) = parse_recipes(
+        {"js_only": {"from": "kept", "select": [{"column": "source", "equals": "js"}]}}
+    )
+    kept = pq.read_table(tmp_path / "run" / "kept")
+    job = ShardJob(src="", out="", tokenizer="", rules=recipe.rules)
+    rows, dropped, _ = select_rows(kept, job)
+    assert sorted(rows.column("id").to_pylist()) == ["js/c.jsonl:1", "js/c.jsonl:2"]
+    assert dropped == 0
