@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import random
 from pathlib import Path
 
 import pyarrow as pa
@@ -170,11 +171,54 @@ def test_recipe_selects_by_source(tmp_path: Path) -> None:
     run_pipeline(
         parse_pipeline(_pipeline(tmp_path / "in")), tmp_path / "run", engine=InlineEngine(), phases=False
     )
-    (recipe,) = parse_recipes(
-        {"js_only": {"from": "kept", "select": [{"column": "source", "equals": "js"}]}}
-    )
+    (recipe,) = parse_recipes({"js_only": {"from": "kept", "select": [{"column": "source", "equals": "js"}]}})
     kept = pq.read_table(tmp_path / "run" / "kept")
     job = ShardJob(src="", out="", tokenizer="", rules=recipe.rules)
     rows, dropped, _ = select_rows(kept, job)
     assert sorted(rows.column("id").to_pylist()) == ["js/c.jsonl:1", "js/c.jsonl:2"]
     assert dropped == 0
+
+
+def test_minhash_finds_near_copies_across_sources(tmp_path: Path) -> None:
+    """A near copy (2 words of 120 changed) in the JSONL source of a Parquet document is removed, and
+    the Parquet original (first in the list) survives."""
+    rng = random.Random(0)
+    vocab = [f"w{i}" for i in range(2000)]
+    docs = [[rng.choice(vocab) for _ in range(120)] for _ in range(4)]
+    copy = list(docs[0])
+    copy[10], copy[80] = "changed", "words"
+    root = tmp_path / "in"
+    root.mkdir()
+    pq.write_table(pa.table({"text": [" ".join(d) for d in docs[:3]]}), root / "a.parquet")
+    lines = [" ".join(docs[3]), " ".join(copy)]
+    (root / "b.jsonl").write_text("".join(json.dumps({"text": t}) + "\n" for t in lines))
+    text = f"""
+name: near
+input:
+  - {{name: first, format: parquet, path: {root / "a.parquet"}}}
+  - {{name: second, format: jsonl, path: {root / "b.jsonl"}}}
+stages:
+  - dedup: minhash_dedup_v1
+"""
+    m = run_pipeline(parse_pipeline(text), tmp_path / "run", engine=InlineEngine(), phases=False)
+    assert {k: (v["kept"], v["rejected"]) for k, v in m["by_source"].items()} == {
+        "first": (3, 0),
+        "second": (1, 1),
+    }
+    rejected = pq.read_table(tmp_path / "run" / "rejected")
+    assert rejected.column("id").to_pylist() == ["second/b.jsonl:2"]
+    assert rejected.column("reason").to_pylist() == ["minhash_dedup_v1:near_duplicate"]
+    assert rejected.column("duplicate_of").to_pylist() == ["first/a.parquet:0"]
+
+
+def test_readme_example_parses() -> None:
+    readme = (Path(__file__).parents[2] / "README.md").read_text()
+    block = readme.split("```yaml\nname: three_sources\n", 1)[1].split("```", 1)[0]
+    cfg = parse_pipeline("name: three_sources\n" + block)
+    assert [(p.name, p.format) for p in cfg.source_params.parts] == [
+        ("forum", "parquet"),
+        ("books", "hf"),
+        ("web", "jsonl"),
+    ]
+    assert [p.params.text_field for p in cfg.source_params.parts] == ["content", "text", "text"]
+    assert cfg.source_params.parts[2].params.id_field == "doc_id"
