@@ -9,10 +9,11 @@ ChatGPT/LLaMA-polished version (``fake`` 1) share ``url``: a positive pair. Diff
 Reuse check (never used to set a threshold): ``clean/wikipedia`` articles of at least 1,200 words.
 Per article: the original is its first ~220 words (whole sentences after the title); a *cut* is a
 contiguous half of the original's sentences; a *light* revision swaps the ``SYNONYMS`` table's words
-(about one in twelve), drops one sentence in eight and moves one sentence; a *heavy* revision also drops
-a fifth of the remaining words at random, shuffles all sentences and adds a connective to each (all
-three edits together); *same topic* is ~220 words from the second half of the same article (another
-section: the same subject in other sentences, the way an independent answer to the same question is).
+(about one in twelve), drops one sentence in eight and moves one sentence; a *heavy* revision swaps the
+same words, drops a fifth of the sentences and a fifth of the remaining words at random, shuffles the
+sentences and adds a connective to each; *same topic* is ~220 words from the second half of the same
+article (another section: the same subject in other sentences, as an independent answer to the same
+question is).
 """
 
 from __future__ import annotations
@@ -100,7 +101,7 @@ def light(text: str, rng: random.Random) -> str:
 
 
 def heavy(text: str, rng: random.Random) -> str:
-    sentences = SENT.split(light(text, rng))
+    sentences = [s for s in SENT.split(_swap(text)) if rng.random() >= 0.2] or [text]
     rng.shuffle(sentences)
     out = []
     for s in sentences:

@@ -124,7 +124,7 @@ def run(stage, texts: list[str], ids: list[str], parts: int = 4) -> tuple[list, 
     return rej, dup, cpu, stage.summary(state)
 
 
-def reuse_check(models: list[str | None], articles: int, web: int) -> None:
+def reuse_check(models: list[str | None], articles: int, web: int, threshold: float | None = None) -> None:
     """The reuse set at each embedder's defaults (see the module docstring)."""
     rs = reuse_set(CORPORA, articles=articles, web=web)
     ids = [f"d{i}" for i in range(len(rs.texts))]
@@ -137,7 +137,7 @@ def reuse_check(models: list[str | None], articles: int, web: int) -> None:
         f"{len(revisions)} revisions"
     )
     for model in models:
-        stage = SemanticDedup(SemanticParams(model=model))
+        stage = SemanticDedup(SemanticParams(model=model, threshold=threshold if model is None else None))
         rej, dup, cpu, summ = run(stage, rs.texts, ids)
         same_group = [i for i in kept if dup[i] is not None and rs.groups[int(dup[i][1:])] == rs.groups[i]]
         by_kind = {
@@ -176,7 +176,7 @@ def main() -> int:
 
         torch.set_num_threads(1)
     print(f"machine: {machine()}; load before: {os.getloadavg()}")
-    reuse_check([None, *([args.model] if args.model else [])], args.articles, args.web)
+    reuse_check([None, *([args.model] if args.model else [])], args.articles, args.web, args.threshold)
     if args.reuse_only:
         return 0
     params = SemanticParams(threshold=args.threshold)
