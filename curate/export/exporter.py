@@ -3,16 +3,18 @@ are :mod:`curate.export.options`).
 
 ``export_run(ctx, options)`` writes under ``RUN_DIR/export/``::
 
-    manifest.json      options, tokenizer (path, sha256, vocab, EOS), inputs, every file with sha256,
-                       docs and tokens per shard and split, the pipeline config that made the run
+    manifest.json      options, tokenizer (name, origin, sha256, vocab, EOS), inputs, every file with
+                       sha256, docs and tokens per shard and split, the pipeline config that made the run
     README.md          Hugging Face dataset card (with parquet)
+    tokenizer.json     the tokenizer the token formats were written with (with megatron or memmap)
     parquet/           train-/validation- shards
     megatron/          train_00000.bin/.idx, ...  (Megatron-LM indexed dataset, datatrove-identical)
     memmap/            train_00000.bin + train_00000.doc_idx.npy, ...  (nanoGPT flat tokens)
     hf_disk/           DatasetDict.save_to_disk folder (opt-in; datasets.load_from_disk)
 
 Documents are shuffled once with ``seed``; the same order and split serve every format, so document
-``i`` of ``train`` is the same in Parquet, hf_disk, Megatron and memmap. ``manifest.json`` is written
+``i`` of ``train`` (counted across the split's shards in file order) is the same in Parquet, hf_disk,
+Megatron and memmap: Megatron document ``i`` is Parquet row ``i``. ``manifest.json`` is written
 last: its presence with an equal ``request`` means the export is complete and a rerun skips it.
 """
 
@@ -33,17 +35,24 @@ from curate.export import hf_disk, megatron, memmap, parquet
 from curate.export.columns import choose_columns
 from curate.export.options import ExportOptions
 from curate.export.plan import SPLITS, TokenStore, shard_by_size, split_order
-from curate.export.tokenize import TokenizerSpec, plan_tasks, resolve_tokenizer, tokenize_parts
+from curate.export.tokenize import plan_tasks, tokenize_parts
+from curate.export.tokenizer_spec import FILE as TOKENIZER_FILE
+from curate.export.tokenizer_spec import (
+    TokenizerSpec,
+    need_tokenizer_message,
+    resolve_tokenizer,
+    tokenizer_source,
+)
 from curate.io import runfiles
 from curate.io.files import (
     PathEscapeError,
+    atomic_write_bytes,
     atomic_write_json,
     atomic_write_text,
     confined,
     escapes,
     sha256_file,
 )
-from curate.io.storage import is_remote, local_copy
 from curate.runtime.context import RunContext
 
 log = logging.getLogger(__name__)
@@ -52,26 +61,23 @@ TOKEN_FORMATS = ("megatron", "memmap")
 TEXT_FORMATS = ("parquet", "hf_disk")
 MANIFEST = "manifest.json"
 MANIFEST_VERSION = 1
-OWNED = ("parquet", "megatron", "memmap", hf_disk.DIR, "README.md", MANIFEST, ".work")
+OWNED = ("parquet", "megatron", "memmap", hf_disk.DIR, "README.md", TOKENIZER_FILE, MANIFEST, ".work")
 
 
-def _default_tokenizer(ctx: RunContext, opts: ExportOptions) -> Path:
-    if opts.tokenizer and is_remote(opts.tokenizer):
-        return Path(local_copy(opts.tokenizer))
-    if opts.tokenizer:
-        p = Path(opts.tokenizer).expanduser()
-        if not p.is_absolute() and not p.exists() and ctx.pipeline_path:
-            alt = Path(ctx.pipeline_path).parent / p
-            p = alt if alt.exists() else p
-        return p
-    proxy = ctx.path("proxy", "tokenizer.json")
-    if proxy.is_file():
-        return proxy
-    raise PhaseError(
-        f"export: formats {', '.join(f for f in opts.formats if f in TOKEN_FORMATS)} need a tokenizer, "
-        f"and the run has none at {proxy}; set export.tokenizer (or --tokenizer PATH) to a "
-        "Hugging Face tokenizer.json, or export only parquet and/or hf_disk"
+def _tokenizer(ctx: RunContext, opts: ExportOptions) -> tuple[TokenizerSpec, bytes] | None:
+    """The tokenizer the user named for the token formats, and its file's bytes (None: no token
+    format asked). Never a default: a trainer given shards in the wrong vocabulary trains on noise."""
+    token_formats = [f for f in opts.formats if f in TOKEN_FORMATS]
+    if not token_formats:
+        return None
+    if not opts.tokenizer:
+        raise PhaseError(need_tokenizer_message(token_formats))
+    pipeline_dir = str(Path(ctx.pipeline_path).parent) if ctx.pipeline_path else None
+    origin, data = tokenizer_source(
+        opts.tokenizer, proxy_file=ctx.path("proxy", "tokenizer.json"), pipeline_dir=pipeline_dir
     )
+    dest = ctx.path("export", TOKENIZER_FILE)
+    return resolve_tokenizer(opts.tokenizer, origin, data, eos_token=opts.eos_token, path=dest), data
 
 
 def _inputs(ctx: RunContext, files: list[Path]) -> list[dict[str, Any]]:
@@ -257,8 +263,8 @@ def export_run(ctx: RunContext, opts: ExportOptions) -> dict[str, Any]:
     if not files:
         raise PhaseError(f"export: no kept documents: {ctx.kept_dir}/part-*.parquet matched nothing")
     out = ctx.path("export")
-    wants_tokens = any(f in TOKEN_FORMATS for f in opts.formats)
-    spec = resolve_tokenizer(_default_tokenizer(ctx, opts), opts.eos_token) if wants_tokens else None
+    chosen = _tokenizer(ctx, opts)
+    spec = chosen[0] if chosen else None
     inputs = _inputs(ctx, files)
     request: dict[str, Any] = {
         "options": opts.to_json(),
@@ -275,8 +281,10 @@ def export_run(ctx: RunContext, opts: ExportOptions) -> dict[str, Any]:
     orders = split_order(n_docs, seed=opts.seed, val_fraction=opts.val_fraction)
     entries: list[dict[str, Any]] = []
     tokens_per_split = {s: 0 for s in SPLITS}
-    if spec is not None:
-        entries, tokens_per_split = _tokenized(ctx, files, spec, orders, opts, n_docs)
+    if chosen is not None:
+        atomic_write_bytes(out / TOKENIZER_FILE, chosen[1])
+        entries, tokens_per_split = _tokenized(ctx, files, chosen[0], orders, opts, n_docs)
+        entries.append({"path": TOKENIZER_FILE, "format": "tokenizer"})
     t_tok = time.perf_counter() - t0
     if any(f in TEXT_FORMATS for f in opts.formats):
         card_facts = {

@@ -11,10 +11,13 @@ from typing import Any
 
 from curate.core.errors import PhaseError
 from curate.core.registry import SECTIONS
+from curate.export.tokenizer_spec import need_tokenizer_message
+from curate.io import named_tokenizers
 from curate.pipeline.keys import located_phase_error
 
 FORMATS = ("parquet", "megatron", "memmap", "hf_disk")
-DEFAULT_FORMATS = ("parquet", "megatron", "memmap")
+TOKEN_FORMATS = ("megatron", "memmap")
+DEFAULT_FORMATS = ("parquet", "megatron", "memmap")  # with a tokenizer named; parquet alone without
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -22,8 +25,10 @@ class ExportOptions:
     """What to export and how; the keys of a pipeline's ``export:`` section.
 
     Attributes:
-        formats: any of ``parquet``, ``megatron``, ``memmap``, ``hf_disk``; default all but ``hf_disk``.
-        tokenizer: a Hugging Face ``tokenizer.json``; default ``RUN_DIR/proxy/tokenizer.json``.
+        formats: any of ``parquet``, ``megatron``, ``memmap``, ``hf_disk``; default ``parquet``, plus
+            ``megatron`` and ``memmap`` when a tokenizer is named.
+        tokenizer: the tokenizer of the token formats (required by them): a Hugging Face
+            ``tokenizer.json`` path or URL, or a name (``gpt2``; ``proxy``, the run's proxy tokenizer).
         eos_token: the token appended to every document; default the first of the usual names found.
         shard_tokens: target tokens per token shard (documents are never split across shards).
         val_fraction: fraction of documents in the validation split.
@@ -38,7 +43,7 @@ class ExportOptions:
         drop_columns: columns (names or globs) left out of them.
     """
 
-    formats: tuple[str, ...] = DEFAULT_FORMATS
+    formats: tuple[str, ...] = ("parquet",)
     tokenizer: str | None = None
     eos_token: str | None = None
     shard_tokens: int = 100_000_000
@@ -95,6 +100,7 @@ class ExportOptions:
         for key in ("tokenizer", "eos_token", "license", "pretty_name"):
             if key in section and section[key] is not None and not isinstance(section[key], str):
                 raise PhaseError(f"export.{key}: expected a string, got {section[key]!r}")
+        _check_tokenizer(section)
         return cls(**section)
 
     def to_json(self) -> dict[str, Any]:
@@ -103,6 +109,19 @@ class ExportOptions:
         d["columns"] = None if self.columns is None else list(self.columns)
         d["drop_columns"] = list(self.drop_columns)
         return d
+
+
+def _check_tokenizer(section: dict[str, Any]) -> None:
+    """Default the formats by whether a tokenizer is named; refuse token formats without one, and a
+    bare word that is no known tokenizer name (a typo of ``gpt2``, a hub id: nothing resolves online)."""
+    ref = section.get("tokenizer")
+    if "formats" not in section:
+        section["formats"] = DEFAULT_FORMATS if ref else ("parquet",)
+    token_formats = [f for f in section["formats"] if f in TOKEN_FORMATS]
+    if token_formats and not ref:
+        raise PhaseError(need_tokenizer_message(token_formats))
+    if ref and ref not in named_tokenizers.NAMES and named_tokenizers.looks_like_name(ref):
+        raise PhaseError(named_tokenizers.unknown_name_message(ref))
 
 
 @SECTIONS.add("export")

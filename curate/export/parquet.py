@@ -111,9 +111,11 @@ def dataset_card(
     )
     tok_line = (
         (
-            f"Token shards ({', '.join(summary.get('token_formats', []))}) use `{Path(tok['path']).name}` "
-            f"(vocabulary {tok['vocab_size']:,}, EOS `{tok['eos_token']}` = {tok['eos_id']} after every "
-            f"document, dtype {tok['dtype']})."
+            f"Token shards ({', '.join(summary.get('token_formats', []))}) use the tokenizer "
+            f"`{tok['name']}` ({tok['origin']}), saved here as `{tok['file']}` (sha256 `{tok['sha256']}`): "
+            f"vocabulary {tok['vocab_size']:,}, EOS `{tok['eos_token']}` = {tok['eos_id']} after every "
+            f"document, dtype {tok['dtype']}. Document `i` of a split's token shards (in file order) is "
+            "row `i` of its Parquet shards (in file order)."
         )
         if tok
         else "No token shards were exported."

@@ -22,73 +22,9 @@ from typing import Any
 import numpy as np
 
 from curate.core import schema
-from curate.core.errors import PhaseError
+from curate.export.tokenizer_spec import TokenizerSpec
 from curate.io import runfiles
-from curate.io.files import atomic_save_npy, sha256_file
-
-# Tried in order when no EOS token is given: the usual end-of-document markers of BPE tokenizers.
-EOS_CANDIDATES = ("<|endoftext|>", "</s>", "<|end_of_text|>", "<eos>", "[EOS]", "<|eos|>")
-UINT16_VOCAB = 65536  # ids 0..65535 fit uint16
-
-
-@dataclass(frozen=True)
-class TokenizerSpec:
-    """A resolved tokenizer: file, its checksum, vocabulary size and the EOS appended to every document.
-
-    ``token_dtype`` is the dtype of the flat (memmap) export and of the intermediate token files:
-    uint16 when every id fits (vocabulary of at most 65,536), else uint32.
-    """
-
-    path: str
-    sha256: str
-    vocab_size: int
-    eos_token: str
-    eos_id: int
-
-    @property
-    def token_dtype(self) -> np.dtype:
-        return np.dtype(np.uint16) if self.vocab_size <= UINT16_VOCAB else np.dtype(np.uint32)
-
-    def to_json(self) -> dict[str, object]:
-        return {
-            "path": self.path,
-            "sha256": self.sha256,
-            "vocab_size": self.vocab_size,
-            "eos_token": self.eos_token,
-            "eos_id": self.eos_id,
-            "dtype": self.token_dtype.name,
-        }
-
-
-def resolve_tokenizer(path: str | Path, eos_token: str | None = None) -> TokenizerSpec:
-    """Load ``tokenizer.json`` at ``path`` and find its EOS token (``eos_token``, else a usual name)."""
-    from tokenizers import Tokenizer
-
-    p = Path(path)
-    if not p.is_file():
-        raise PhaseError(
-            f"tokenizer {p}: no such file; pass a Hugging Face tokenizer.json "
-            "(export.tokenizer in the pipeline, --tokenizer on the command line)"
-        )
-    try:
-        tok = Tokenizer.from_file(str(p))
-    except Exception as e:  # the tokenizers library raises bare Exceptions on malformed JSON
-        raise PhaseError(f"tokenizer {p}: not a Hugging Face tokenizer.json ({e})") from e
-    names = (eos_token,) if eos_token else EOS_CANDIDATES
-    for name in names:
-        eos_id = tok.token_to_id(name)
-        if eos_id is not None:
-            return TokenizerSpec(
-                path=str(p),
-                sha256=sha256_file(p),
-                vocab_size=tok.get_vocab_size(),
-                eos_token=name,
-                eos_id=int(eos_id),
-            )
-    raise PhaseError(
-        f"tokenizer {p}: has no EOS token among {', '.join(names)}; "
-        "name the one to append with export.eos_token / --eos-token"
-    )
+from curate.io.files import atomic_save_npy
 
 
 def load_eos_tokenizer(spec: TokenizerSpec):  # -> tokenizers.Tokenizer

@@ -1,6 +1,7 @@
 """Token counts for the per-stage accounting: the unit every training budget is written in.
 
-With a tokenizer configured (``export.tokenizer``: a Hugging Face ``tokenizer.json``), every stage's
+With a tokenizer configured (``export.tokenizer``: a Hugging Face ``tokenizer.json`` or a name such as
+``gpt2``, :mod:`curate.io.named_tokenizers`), every stage's
 documents are counted with it (no special tokens); otherwise with a fast whitespace-word count
 (maximal runs of non-whitespace characters, counted on the UTF-8 bytes in numpy). The manifest names the unit in its
 top-level ``tokens_unit`` (``whitespace_words`` or ``tokenizer:<file name>``), so the two are never
@@ -16,6 +17,7 @@ import numpy as np
 import pyarrow as pa
 
 from curate.core import schema
+from curate.io import named_tokenizers
 
 WHITESPACE_WORDS = "whitespace_words"
 _BATCH = 1024
@@ -24,7 +26,8 @@ _BATCH = 1024
 class TokenCounter:
     """Counts the tokens of a batch's ``text`` column; picklable (a tokenizer loads lazily, per worker).
 
-    ``tokenizer``: path of a ``tokenizer.json``; ``None`` counts whitespace-separated words.
+    ``tokenizer``: path of a ``tokenizer.json`` or a name of :mod:`curate.io.named_tokenizers` (built
+    where it is used, so no file travels); ``None`` counts whitespace-separated words.
     """
 
     def __init__(self, tokenizer: str | None = None) -> None:
@@ -58,7 +61,10 @@ class TokenCounter:
         if self._tok is None:
             from tokenizers import Tokenizer
 
-            self._tok = Tokenizer.from_file(str(self.tokenizer))
+            found = named_tokenizers.named(self.tokenizer)
+            self._tok = (
+                Tokenizer.from_str(found.json_text) if found else Tokenizer.from_file(str(self.tokenizer))
+            )
         values = [t or "" for t in text.to_pylist()]
         out = np.zeros(len(values), dtype=np.int64)
         for s0 in range(0, len(values), _BATCH):
@@ -130,11 +136,15 @@ def whitespace_word_counts(text: pa.ChunkedArray | pa.Array) -> np.ndarray:
 
 def token_counter(export_section: dict[str, Any] | None) -> TokenCounter:
     """The run's counter: ``export.tokenizer`` when set (resolved as the export resolves it: relative
-    to the working directory), else whitespace words. A configured tokenizer that does not exist is
-    an error naming the key and the path."""
+    to the working directory; a name as :mod:`curate.io.named_tokenizers` builds it), else whitespace
+    words; ``proxy`` counts whitespace words too (the proxy phase makes that tokenizer after the stages
+    ran). A configured tokenizer that does not exist is an error naming the key and the path."""
     path = (export_section or {}).get("tokenizer")
-    if not path:
+    if not path or path == named_tokenizers.PROXY:
         return TokenCounter()
+    if path in named_tokenizers.BUILDERS:
+        named_tokenizers.named(path)  # a missing package fails here, before any stage runs
+        return TokenCounter(path)
     p = Path(path).expanduser()
     if not p.exists():
         raise FileNotFoundError(

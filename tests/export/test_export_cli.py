@@ -68,9 +68,14 @@ def test_cli_reports_errors_with_exit_code_2(run_dir, tmp_path, capsys):
 
     assert main(["export", str(run_dir), "--format", "megatron"]) == 2
     err = capsys.readouterr().err
-    assert err.startswith("curate export: error: ")
-    assert "need a tokenizer" in err
-    assert not err.startswith("curate export: error: export:")  # one prefix, not two
+    # one line, before any work: no export folder, no proxy tokenizer picked silently
+    assert err == (
+        "curate export: error: formats megatron need the tokenizer your trainer uses: set "
+        "export.tokenizer (--tokenizer on curate export) to a Hugging Face tokenizer.json or a name "
+        "(gpt2: GPT-2's BPE, offline; proxy: this run's small proxy tokenizer), or export only parquet "
+        "and/or hf_disk\n"
+    )
+    assert not (run_dir / "export").exists()
     assert main(["export", str(tmp_path / "nope")]) == 2
     assert capsys.readouterr().err == f"curate export: error: {tmp_path / 'nope'}: no such run directory\n"
 
@@ -105,7 +110,7 @@ def test_a_second_export_adds_its_format_and_overwrite_replaces(run_dir, tiny_to
     assert sorted(p.name for p in (export / "megatron").iterdir()) == megatron_files
     manifest = json.loads((export / "manifest.json").read_text())
     assert manifest["request"]["options"]["formats"] == ["megatron", "parquet"]
-    assert {f["format"] for f in manifest["files"]} == {"megatron", "parquet", "card"}
+    assert {f["format"] for f in manifest["files"]} == {"megatron", "parquet", "card", "tokenizer"}
     assert _export(str(run_dir), "--format", "parquet", "--overwrite") == 0
     out = capsys.readouterr().out
     assert not (export / "megatron").exists()

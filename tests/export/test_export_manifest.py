@@ -92,21 +92,45 @@ def test_same_options_give_identical_files(tmp_path, tiny_tokenizer):
     assert digests[0] == digests[1]
 
 
-def test_default_tokenizer_is_the_proxy_tokenizer(run_dir, tiny_tokenizer):
+def test_the_proxy_tokenizer_only_by_name_and_then_said(run_dir, tiny_tokenizer, capsys):
     (run_dir / "proxy").mkdir()
     shutil.copy(tiny_tokenizer, run_dir / "proxy" / "tokenizer.json")
-    summary = run_phase(make_ctx(run_dir, {"formats": ["memmap"]}))
-    assert summary["tokenizer"]["path"] == str((run_dir / "proxy" / "tokenizer.json").resolve())
+    with pytest.raises(PhaseError, match=r"^export: formats memmap need the tokenizer your trainer uses"):
+        run_phase(make_ctx(run_dir, {"formats": ["memmap"]}))  # never picked without being named
+    summary = run_phase(make_ctx(run_dir, {"formats": ["memmap"], "tokenizer": "proxy"}))
+    tok = summary["tokenizer"]
+    assert (tok["name"], tok["file"]) == ("proxy", "tokenizer.json")
+    assert tok["origin"] == (
+        "the run's proxy tokenizer (proxy/tokenizer.json), fitted for the proxy runs: not a trainer's"
+    )
+    assert tok["sha256"] == hashlib.sha256(tiny_tokenizer.read_bytes()).hexdigest()
+    assert (run_dir / "export" / "tokenizer.json").read_bytes() == tiny_tokenizer.read_bytes()
     assert summary["docs"] == {"train": 59, "validation": 1}  # default val_fraction 0.01 of 60 -> 1
 
 
-def test_missing_tokenizer_is_a_clear_error(run_dir):
-    with pytest.raises(
-        PhaseError,
-        match=r"formats megatron need a tokenizer, and the run has none at .*proxy/"
-        r"tokenizer\.json; set export\.tokenizer",
-    ):
+def test_missing_tokenizer_is_a_clear_error(run_dir, tmp_path):
+    with pytest.raises(PhaseError) as err:
         run_phase(make_ctx(run_dir, {"formats": ["parquet", "megatron"]}))
+    assert str(err.value) == (
+        "export: formats megatron need the tokenizer your trainer uses: set export.tokenizer "
+        "(--tokenizer on curate export) to a Hugging Face tokenizer.json or a name (gpt2: GPT-2's BPE, "
+        "offline; proxy: this run's small proxy tokenizer), or export only parquet and/or hf_disk"
+    )
+    with pytest.raises(PhaseError) as err:
+        run_phase(make_ctx(run_dir, {"formats": ["megatron"], "tokenizer": "proxy"}))
+    assert str(err.value) == (
+        f"export.tokenizer: proxy names the run's proxy tokenizer, and the run has none at "
+        f"{run_dir / 'proxy' / 'tokenizer.json'} (no proxy phase ran); name another tokenizer (gpt2, or a "
+        "tokenizer.json)"
+    )
+    missing = tmp_path / "nope.json"
+    with pytest.raises(PhaseError) as err:
+        run_phase(make_ctx(run_dir, {"formats": ["megatron"], "tokenizer": str(missing)}))
+    assert str(err.value) == (
+        f"export.tokenizer: {missing}: no such file; give a Hugging Face tokenizer.json (--tokenizer PATH) "
+        "or a name (gpt2, proxy)"
+    )
+    assert not (run_dir / "export").exists()  # refused before anything was written
 
 
 @pytest.mark.parametrize(

@@ -98,7 +98,7 @@ def test_memmap_and_megatron_decode_to_the_exported_texts(run_dir, tiny_tokenize
             assert doc_idx[0] == 0
             assert doc_idx[-1] == tokens.size
             docs = [np.asarray(tokens[a:b]) for a, b in itertools.pairwise(doc_idx)]
-            assert decode_docs(Path(manifest["tokenizer"]["path"]), docs, eos) == texts
+            assert decode_docs(export / manifest["tokenizer"]["file"], docs, eos) == texts
             mg = read_megatron(export / "megatron" / f"{split}_{i:05d}")
             assert [mg.document(j).tolist() for j in range(len(mg))] == [d.tolist() for d in docs]
             assert mg.doc_idx.tolist() == list(range(len(texts) + 1))
@@ -115,7 +115,7 @@ def test_memmap_and_megatron_decode_to_the_exported_texts(run_dir, tiny_tokenize
 def test_shards_respect_the_token_target(run_dir, tiny_tokenizer):
     run_phase(make_ctx(run_dir, {**SECTION, "tokenizer": str(tiny_tokenizer)}))
     manifest = json.loads((run_dir / "export" / "manifest.json").read_text())
-    train = sorted({(f["shard"], f["tokens"]) for f in manifest["files"] if f["split"] == "train"})
+    train = sorted({(f["shard"], f["tokens"]) for f in manifest["files"] if f.get("split") == "train"})
     # every shard but the last reaches the target; none overshoots by more than one document
     longest = max(len(t) for t in TEXTS) * 2  # byte-level BPE: tokens <= bytes; generous bound
     assert all(200 <= t < 200 + longest for _, t in train[:-1])

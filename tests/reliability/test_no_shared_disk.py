@@ -321,7 +321,7 @@ def test_dedup_and_proxy_on_nodes_that_share_no_disk_equal_the_inline_run(
 
     src = _inputs(s3, n_files=4, n_docs=30)
     base = PIPELINE.format(inp=src, extra="  - score: dsir_v1\n") + _target(s3)
-    base += "export: {formats: [memmap]}\n"  # tokenized with the proxy's tokenizer, on the worker node
+    base += "export: {formats: [memmap], tokenizer: proxy}\n"  # tokenized on the worker node
     local_yaml = base + PROXY.replace("TRAIN", json.dumps(TINY_TRAIN))
     killed = dict(TINY_TRAIN, faults={7: "kill"})  # after the checkpoint at step 8 (ckpt_every: 4)
     cluster_yaml = base + PROXY.replace("TRAIN", json.dumps(killed).replace('{"7": "kill"}', "{7: kill}"))
