@@ -39,6 +39,7 @@ from curate.export.tokenize import plan_tasks, tokenize_parts
 from curate.export.tokenizer_spec import FILE as TOKENIZER_FILE
 from curate.export.tokenizer_spec import (
     TokenizerSpec,
+    describe,
     need_tokenizer_message,
     resolve_tokenizer,
     tokenizer_source,
@@ -116,8 +117,19 @@ def _complete(out: Path, manifest: dict[str, Any]) -> bool:
 
 
 def summarize(manifest: dict[str, Any], *, resumed: bool) -> dict[str, Any]:
-    """The short record of an export kept in the run's ``manifest.json`` under ``export``."""
+    """The short record of an export kept in the run's ``manifest.json`` under ``export``; its
+    ``headline`` is the run summary's line (the formats, documents, tokens and the tokenizer's name)."""
+    formats = manifest["request"]["options"]["formats"]
+    docs = sum(v["docs"] for v in manifest["splits"].values())
+    tok = manifest.get("tokenizer")
+    headline = f"{', '.join(formats)}: {docs:,} documents"
+    if tok:
+        tokens = sum(v["tokens"] for v in manifest["splits"].values())
+        headline += f", {tokens:,} tokens; tokenizer {describe(tok)}"
+    else:
+        headline += "; no token shards (name a tokenizer to add them: docs/export.md)"
     return {
+        "headline": headline,
         "dir": "export",
         "manifest": f"export/{MANIFEST}",
         "formats": manifest["request"]["options"]["formats"],

@@ -153,3 +153,30 @@ def test_the_run_counts_tokens_with_a_named_tokenizer():
     assert counter.unit == "tokenizer:gpt2"
     assert counter.per_row(pa.array(["Hello, world!", "", None])).tolist() == [4, 0, 0]
     assert token_counter({"tokenizer": "proxy"}).unit == "whitespace_words"  # made after the stages ran
+
+
+def test_the_run_summary_names_the_tokenizer(run_dir):
+    from curate.export.phase import run_phase
+    from curate.verbs.summary import format_run_summary
+    from tests.export.export_fixtures import make_ctx
+
+    summary = run_phase(make_ctx(run_dir, {"formats": ["parquet", "memmap"], "tokenizer": "gpt2"}))
+    tokens = sum(summary["tokens"].values())
+    digest = summary["tokenizer"]["sha256"]
+    headline = (
+        f"parquet, memmap: 60 documents, {tokens:,} tokens; tokenizer gpt2 (vocab 50,257, EOS <|endoftext|> "
+        f"= 50256, sha256 {digest[:12]}, saved as export/tokenizer.json)"
+    )
+    assert summary["headline"] == headline
+    manifest = {
+        "name": "t",
+        "stages": [],
+        "accounting": {"input": 60, "kept": 60, "rejected": 0, "quarantined": 0, "balanced": True},
+        "wall_s": 1.0,
+        "phases": {"export": {**summary, "wall_s": 2.0}},
+    }
+    assert f"export: {headline} (2.0 s)" in format_run_summary(manifest, run_dir).splitlines()
+    parquet_only = run_phase(make_ctx(run_dir, {"formats": ["parquet"]}))
+    assert parquet_only["headline"] == (
+        "parquet: 60 documents; no token shards (name a tokenizer to add them: docs/export.md)"
+    )
