@@ -122,7 +122,7 @@ def summarize(manifest: dict[str, Any], *, resumed: bool) -> dict[str, Any]:
     formats = manifest["request"]["options"]["formats"]
     docs = sum(v["docs"] for v in manifest["splits"].values())
     tok = manifest.get("tokenizer")
-    headline = f"{', '.join(formats)}: {docs:,} documents"
+    headline = f"{', '.join(formats)}: {docs:,} document{'' if docs == 1 else 's'}"
     if tok:
         tokens = sum(v["tokens"] for v in manifest["splits"].values())
         headline += f", {tokens:,} tokens; tokenizer {describe(tok)}"
