@@ -58,40 +58,66 @@ def count_outputs(out: Location, n_input: int) -> tuple[dict[str, Any], dict[str
     return accounting, dict(sorted(reasons.items()))
 
 
-def count_by_source(out: Location, tokens: TokenCounter) -> dict[str, dict[str, Any]]:
+def count_by_source(out: Location, tokens: TokenCounter, engine: Any = None) -> dict[str, dict[str, Any]]:
     """Per value of the ``source`` column, from ``out``'s kept/ and rejected/ files: documents in
     (kept + rejected + quarantined), kept, rejected, quarantined, their tokens (``tokens_unit``), and
-    the rejected and quarantined documents by the stage that removed them."""
+    the rejected and quarantined documents by the stage that removed them. One ``engine`` task per file
+    (the texts are read, and tokenized where a tokenizer counts, where the engine runs them)."""
+    files = [(f.url, "kept") for f in out.child("kept").glob("part-*.parquet")]
+    files += [(f.url, "rejected") for f in out.child("rejected").glob("part-*.parquet")]
+    tasks = [(url, kind, tokens) for url, kind in files]
+    parts = (
+        engine.map(_count_file, tasks, desc="count by source") if engine else list(map(_count_file, tasks))
+    )
     rows: dict[str, dict[str, Any]] = {}
-
-    def entry(name: str) -> dict[str, Any]:
-        if name not in rows:
-            rows[name] = {"input": 0, "kept": 0, "rejected": 0, "quarantined": 0}
-            rows[name] |= {"tokens_kept": 0, "tokens_rejected": 0, "tokens_quarantined": 0, "by_stage": {}}
-        return rows[name]
-
-    for f in out.child("kept").glob("part-*.parquet"):
-        t = read_parquet(f, columns=[schema.SOURCE, schema.TEXT])
-        for name, n, n_tokens in _grouped(t, tokens):
-            e = entry(name)
-            e["kept"] += n
-            e["tokens_kept"] += n_tokens
-    for f in out.child("rejected").glob("part-*.parquet"):
-        t = read_parquet(f, columns=[schema.SOURCE, schema.TEXT, schema.STAGE, schema.REASON])
-        quarantined = pc.starts_with(t.column(schema.REASON), schema.QUARANTINE_PREFIX)
-        for kind, mask in (("quarantined", quarantined), ("rejected", pc.invert(quarantined))):
-            part = t.filter(mask)
-            for name, n, n_tokens in _grouped(part, tokens):
-                e = entry(name)
-                e[kind] += n
-                e[f"tokens_{kind}"] += n_tokens
-            for name, stage, n in _pairs(part):
-                e = entry(name)
-                e["by_stage"][stage] = e["by_stage"].get(stage, 0) + n
+    for part in parts:
+        for name, counts in part.items():
+            e = rows.setdefault(name, _new_entry())
+            for k, v in counts.items():
+                if k == "by_stage":
+                    for stage, n in v.items():
+                        e["by_stage"][stage] = e["by_stage"].get(stage, 0) + n
+                else:
+                    e[k] += v
     for e in rows.values():
         e["input"] = e["kept"] + e["rejected"] + e["quarantined"]
         e["by_stage"] = dict(sorted(e["by_stage"].items()))
     return dict(sorted(rows.items()))
+
+
+def _new_entry() -> dict[str, Any]:
+    return {"input": 0, "kept": 0, "rejected": 0, "quarantined": 0} | {
+        "tokens_kept": 0,
+        "tokens_rejected": 0,
+        "tokens_quarantined": 0,
+        "by_stage": {},
+    }
+
+
+def _count_file(args: tuple[str, str, TokenCounter]) -> dict[str, dict[str, Any]]:
+    """One kept/ or rejected/ file's documents and tokens per source (an engine task)."""
+    url, kind, tokens = args
+    rows: dict[str, dict[str, Any]] = {}
+    f = Location.of(url)
+    if kind == "kept":
+        t = read_parquet(f, columns=[schema.SOURCE, schema.TEXT])
+        for name, n, n_tokens in _grouped(t, tokens):
+            e = rows.setdefault(name, _new_entry())
+            e["kept"] += n
+            e["tokens_kept"] += n_tokens
+        return rows
+    t = read_parquet(f, columns=[schema.SOURCE, schema.TEXT, schema.STAGE, schema.REASON])
+    quarantined = pc.fill_null(pc.starts_with(t.column(schema.REASON), schema.QUARANTINE_PREFIX), False)
+    for what, mask in (("quarantined", quarantined), ("rejected", pc.invert(quarantined))):
+        part = t.filter(mask)
+        for name, n, n_tokens in _grouped(part, tokens):
+            e = rows.setdefault(name, _new_entry())
+            e[what] += n
+            e[f"tokens_{what}"] += n_tokens
+        for name, stage, n in _pairs(part):
+            e = rows.setdefault(name, _new_entry())
+            e["by_stage"][stage] = e["by_stage"].get(stage, 0) + n
+    return rows
 
 
 def _grouped(table: pa.Table, tokens: TokenCounter) -> list[tuple[str, int, int]]:
@@ -157,7 +183,7 @@ def build_manifest(
     kept_files = out.child("kept").glob("part-*.parquet")
     rej_files = out.child("rejected").glob("part-*.parquet")
     several = isinstance(source, MultiSource)
-    extra = {"by_source": count_by_source(out, tokens or TokenCounter())} if several else {}
+    extra = {"by_source": count_by_source(out, tokens or TokenCounter(), engine)} if several else {}
     return {
         "name": cfg.name,
         "status": "complete",
