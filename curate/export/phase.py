@@ -18,7 +18,7 @@ def run_phase(ctx: RunContext) -> dict[str, Any]:
 
         export:
           formats: [parquet, megatron, memmap]   # add hf_disk for a save_to_disk folder
-          tokenizer: models/tokenizer.json   # default: RUN_DIR/proxy/tokenizer.json
+          tokenizer: gpt2          # required by megatron/memmap: a tokenizer.json, gpt2 or proxy
           shard_tokens: 100000000
           val_fraction: 0.01
           seed: 0
