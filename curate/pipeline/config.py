@@ -20,12 +20,13 @@ from typing import Any
 import yaml
 
 from curate.core.errors import ConfigError, closest
-from curate.core.registry import SECTIONS, SOURCES, STAGES, RegistryError, build_params
+from curate.core.registry import SECTIONS, STAGES, RegistryError, build_params
 from curate.core.rules import Rule
 from curate.core.select import Select
 from curate.core.stage import Stage, scoring_stages
-from curate.io.multi import NAME_PATTERN, MultiParams, MultiSource, Part
-from curate.io.paths import resolve_if_found, resolve_str
+from curate.io.paths import resolve_if_found
+from curate.pipeline.inputs import build_source as build_source  # importable from here, as before
+from curate.pipeline.inputs import check_input, resolved_input
 from curate.pipeline.keys import Keys, apply_overrides, dotted, line_index, located
 from curate.pipeline.validate import check_select_columns
 
@@ -123,7 +124,7 @@ def parse_pipeline(
     unknown = sorted(set(raw) - TOP_KEYS)
     if unknown:
         raise err((unknown[0],), f"unknown key; valid keys: {', '.join(sorted(TOP_KEYS))}")
-    source_params = _check_input(raw.get("input"), path, err)
+    source_params = check_input(raw.get("input"), path, err)
     input_fields = list(getattr(source_params, "keep_fields", []))
     specs = _parse_stages(raw.get("stages") or [], path, err)
     stages = [build_stage(spec) for spec in specs]
@@ -135,7 +136,7 @@ def parse_pipeline(
     target = _check_target(raw.get("target"), stages, specs, path, lines, err)
     return PipelineConfig(
         name=str(raw.get("name") or Path(path).stem),
-        input=_resolved_input(raw["input"], source_params),
+        input=resolved_input(raw["input"], source_params),
         stages=specs,
         engine=_check_engine(raw.get("engine"), err),
         raw=raw,
@@ -161,74 +162,6 @@ def _read_yaml(
     if not isinstance(raw, dict):
         raise ConfigError(f"{path}: a pipeline is a mapping with keys name, input, stages")
     return apply_overrides(raw, overrides, written), line_index(text)
-
-
-def _check_input(inp: Any, path: str, err: Any) -> Any:
-    """The ``input:`` section names a known source with valid parameters; returns the source's params,
-    built once with ``path`` resolved (their ``keep_fields``: the input fields a ``select:`` may test
-    besides id, text and source). A list of sources (each with a ``name``) gives a
-    :class:`curate.io.multi.MultiParams`."""
-    if isinstance(inp, list):
-        return _check_input_list(inp, path, err)
-    if not isinstance(inp, dict) or "format" not in inp:
-        raise err(
-            ("input",),
-            "expected a mapping with at least 'format' (e.g. {path: data/*.jsonl.gz, format: jsonl}), "
-            "or a list of such mappings, each with a 'name'",
-        )
-    return _source_params(inp, ("input",), path, err)
-
-
-def _source_params(inp: dict[str, Any], where: tuple[Any, ...], path: str, err: Any) -> Any:
-    """One source's params from its mapping at ``where`` (``format`` and ``name`` excluded)."""
-    try:
-        src_cls = SOURCES.get(str(inp["format"]))
-        given = {k: v for k, v in inp.items() if k not in ("format", "name")}
-        params = build_params(src_cls.Params, given, where=dotted(where))
-    except RegistryError as e:
-        keys = (*where, e.key) if e.key else (*where, "format")
-        raise err(keys, e.detail) from None
-    if isinstance(getattr(params, "path", None), str):
-        params = dataclasses.replace(params, path=resolve_str(params.path, path))
-    return params
-
-
-def _check_input_list(entries: list[Any], path: str, err: Any) -> MultiParams:
-    """``input:`` as a list: each entry a source mapping with a distinct ``name`` (kept as the rows'
-    ``source`` column and the prefix of their ids)."""
-    if not entries:
-        raise err(("input",), "expected at least one source")
-    parts: list[Part] = []
-    for i, inp in enumerate(entries):
-        where = ("input", i)
-        if not isinstance(inp, dict) or "format" not in inp or "name" not in inp:
-            raise err(
-                where,
-                "expected a mapping with 'name' and 'format' (e.g. {name: web, path: web/, format: jsonl})",
-            )
-        name = inp["name"]
-        if not isinstance(name, str) or not NAME_PATTERN.fullmatch(name):
-            raise err(
-                (*where, "name"),
-                f"expected a name of letters, digits, '_', '.' or '-' (it labels rows and ids), got {name!r}",
-            )
-        twin = next((j for j, p in enumerate(parts) if p.name == name), None)
-        if twin is not None:
-            raise err((*where, "name"), f"{name!r} is already input[{twin}]'s name; give each source its own")
-        parts.append(Part(name=name, format=str(inp["format"]), params=_source_params(inp, where, path, err)))
-    return MultiParams(parts=parts)
-
-
-def _resolved_input(section: Any, source_params: Any) -> Any:
-    """``input:`` with its ``path`` as the source's params hold it (made absolute at load by the one rule
-    for paths in a pipeline, :mod:`curate.io.paths`); the manifest's ``config`` keeps the path as written.
-    A list of sources gives a list, each entry resolved the same way."""
-    if isinstance(source_params, MultiParams):
-        return [_resolved_input(s, p.params) for s, p in zip(section, source_params.parts, strict=True)]
-    out = dict(section)
-    if isinstance(out.get("path"), str):
-        out["path"] = source_params.path
-    return out
 
 
 PATH_PARAMS = ("model", "tokenizer", "seed_path", "eval_paths")  # stage parameters that name files
@@ -420,13 +353,3 @@ def build_stage(spec: StageSpec) -> Stage:
     # a copy of the params built at load: a fit points its own stage's copy at the fitted model
     stage = cls(dataclasses.replace(spec.built), label=spec.label)
     return stage.as_filter() if spec.kind == "filter" else stage
-
-
-def build_source(cfg: PipelineConfig) -> Any:
-    """The input source of ``cfg``: ``input.format`` with a copy of the params built at load; for a list
-    ``input:``, a :class:`curate.io.multi.MultiSource` over one source per entry."""
-    p = cfg.source_params
-    if isinstance(p, MultiParams):
-        sources = [SOURCES.get(part.format)(dataclasses.replace(part.params)) for part in p.parts]
-        return MultiSource(p, sources)
-    return SOURCES.get(str(cfg.input["format"]))(dataclasses.replace(p))
