@@ -155,16 +155,18 @@ class Runner:
 
     def _check_input(self) -> None:
         """Refuse input files that clearly hold another format than ``input.format``, before any work."""
+        from curate.io.multi import each_source
         from curate.io.sources import SourceError
         from curate.pipeline.validate import check_input_content
 
-        fmt = str(self.cfg.input.get("format"))
-        if fmt not in ("jsonl", "parquet", "warc"):
-            return
-        try:
-            check_input_content(fmt, [s.path for s in self.source.shards()])
-        except ValueError as e:
-            raise SourceError(f"input: {e}") from None
+        for name, source in each_source(self.source):  # several for a list ``input:``
+            fmt = source.name
+            if fmt not in ("jsonl", "parquet", "warc"):
+                continue
+            try:
+                check_input_content(fmt, [s.path for s in source.shards()])
+            except ValueError as e:
+                raise SourceError(f"input{'' if name is None else f' {name}'}: {e}") from None
 
     # -- directory claim and resume -------------------------------------------------------------------
     def _claim_dir(self) -> None:
