@@ -4,7 +4,7 @@ Flow (the ordering contract of :mod:`curate.dedup._common`: the survivor is the 
 order, ``schema.ORDER``):
 
 1. ``collect`` (per part): one unit vector per document (:mod:`curate.dedup._embed`: a hashed bag of
-   words randomly projected to ``dim``, or the user's local encoder at ``model``), stored as float16
+   words randomly projected to ``dim``, or the encoder ``model`` names), stored as float16
    beside the id and row. Never the text.
 2. ``reduce``: a sample of at most ``kmeans_sample`` vectors, drawn on the engine, gives ``k``
    centroids by spherical k-means (``faiss`` when installed, else numpy; ``k`` = documents /
