@@ -156,6 +156,49 @@ def reuse_check(models: list[str | None], articles: int, web: int, threshold: fl
         )
 
 
+def llm_and_same_topic(params: SemanticParams) -> None:
+    """LLM rewrites caught among those MinHash misses, and distinct same-topic documents removed."""
+    # LLM rewrites: harder, reported for what they are.
+    hp = load("neardup/hppt_polished_abstracts.jsonl.gz")
+    by: dict[str, dict[int, str]] = {}
+    for d in hp:
+        by.setdefault(d["url"], {})[d["fake"]] = d["text"]
+    pairs = [(v[0], v[1]) for v in by.values() if 0 in v and 1 in v]
+    l2r: dict[str, dict[str, str]] = {}
+    for d in load("synthetic/l2r_rewrites.jsonl.gz"):
+        l2r.setdefault(d["pair"], {})[d["generator"]] = d["text"]
+    pairs_l2r = [(v["human"], v["GPT-4o"]) for v in l2r.values() if "human" in v and "GPT-4o" in v][:1000]
+    for name, pr in (("hppt ChatGPT-polished abstracts", pairs), ("l2r GPT-4o rewrites", pairs_l2r)):
+        m = len(pr)
+        t = [a for a, _ in pr] + [b for _, b in pr]
+        i2 = [f"o{i}" for i in range(m)] + [f"r{i}" for i in range(m)]
+        _, mhd, _, _ = run(MinhashDedup(), t, i2)
+        _, sed, _, _ = run(SemanticDedup(params), t, i2)
+        miss = [i for i in range(m) if mhd[m + i] != f"o{i}"]
+        got = sum(sed[m + i] == f"o{i}" for i in miss)
+        print(
+            f"{name}: {m} pairs; MinHash misses {len(miss)}; semantic catches {got}/{len(miss)} = "
+            f"{got / max(len(miss), 1):.1%} of those"
+        )
+
+    # False positives on different documents about one topic.
+    print("\nfalse positives (distinct documents removed):")
+    sets = {
+        "hppt human abstracts (NLP)": [d["text"] for d in hp if d["fake"] == 0],
+        "l2r human texts (20 domains)": [v["human"] for v in l2r.values() if "human" in v],
+        "news": [d["text"] for d in load("web/news.jsonl.gz")],
+        "wikipedia (first 2,000 chars)": [d["text"][:2000] for d in load("clean/wikipedia.jsonl.gz")],
+    }
+    for name, t in sets.items():
+        t = distinct(t)
+        i2 = [f"d{i}" for i in range(len(t))]
+        rej, dup, _cpu, summ = run(SemanticDedup(params), t, i2)
+        removed = [(i, int(dup[i][1:])) for i in range(len(t)) if rej[i]]
+        print(f"  {name}: {len(removed)}/{len(t)} = {len(removed) / len(t):.2%} removed ({summ})")
+        for i, j in removed[:3]:
+            print(f"     {t[j][:110]!r}\n  ~  {t[i][:110]!r}")
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--originals", type=int, default=1000)
@@ -219,46 +262,7 @@ def main() -> int:
         got = sum(se_dup[m + i] == f"o{i}" for i in grp)
         print(f"  swapped {shares[grp[0]]:.0%}-{shares[grp[-1]]:.0%}: {got}/{len(grp)}")
 
-    # LLM rewrites: harder, reported for what they are.
-    hp = load("neardup/hppt_polished_abstracts.jsonl.gz")
-    by: dict[str, dict[int, str]] = {}
-    for d in hp:
-        by.setdefault(d["url"], {})[d["fake"]] = d["text"]
-    pairs = [(v[0], v[1]) for v in by.values() if 0 in v and 1 in v]
-    l2r: dict[str, dict[str, str]] = {}
-    for d in load("synthetic/l2r_rewrites.jsonl.gz"):
-        l2r.setdefault(d["pair"], {})[d["generator"]] = d["text"]
-    pairs_l2r = [(v["human"], v["GPT-4o"]) for v in l2r.values() if "human" in v and "GPT-4o" in v][:1000]
-    for name, pr in (("hppt ChatGPT-polished abstracts", pairs), ("l2r GPT-4o rewrites", pairs_l2r)):
-        m = len(pr)
-        t = [a for a, _ in pr] + [b for _, b in pr]
-        i2 = [f"o{i}" for i in range(m)] + [f"r{i}" for i in range(m)]
-        _, mhd, _, _ = run(MinhashDedup(), t, i2)
-        _, sed, _, _ = run(SemanticDedup(params), t, i2)
-        miss = [i for i in range(m) if mhd[m + i] != f"o{i}"]
-        got = sum(sed[m + i] == f"o{i}" for i in miss)
-        print(
-            f"{name}: {m} pairs; MinHash misses {len(miss)}; semantic catches {got}/{len(miss)} = "
-            f"{got / max(len(miss), 1):.1%} of those"
-        )
-
-    # False positives on different documents about one topic.
-    print("\nfalse positives (distinct documents removed):")
-    sets = {
-        "hppt human abstracts (NLP)": [d["text"] for d in hp if d["fake"] == 0],
-        "l2r human texts (20 domains)": [v["human"] for v in l2r.values() if "human" in v],
-        "news": [d["text"] for d in load("web/news.jsonl.gz")],
-        "wikipedia (first 2,000 chars)": [d["text"][:2000] for d in load("clean/wikipedia.jsonl.gz")],
-    }
-    for name, t in sets.items():
-        t = distinct(t)
-        i2 = [f"d{i}" for i in range(len(t))]
-        rej, dup, _cpu, summ = run(SemanticDedup(params), t, i2)
-        removed = [(i, int(dup[i][1:])) for i in range(len(t)) if rej[i]]
-        print(f"  {name}: {len(removed)}/{len(t)} = {len(removed) / len(t):.2%} removed ({summ})")
-        for i, j in removed[:3]:
-            print(f"     {t[j][:110]!r}\n  ~  {t[i][:110]!r}")
-
+    llm_and_same_topic(params)
     print(f"load after: {os.getloadavg()}")
     return 0
 

@@ -14,6 +14,7 @@ import pyarrow as pa
 import pytest
 
 from curate.dedup import _embed
+from curate.dedup.minhash import MinhashDedup
 from curate.dedup.semantic import SemanticDedup, SemanticParams
 from tests.dedup.dedup_helpers import column, run_global, split
 from tests.helpers import make_table
@@ -74,7 +75,11 @@ def test_defaults_per_embedder() -> None:
 
 
 def test_defaults_catch_revisions_and_spare_same_topic(inline_engine, tmp_path) -> None:
+    """All 72 revisions, which MinHash keeps, are removed as copies of their own original; none of the
+    24 same-topic texts is."""
     texts, kinds = reuse_corpus()
+    minhash, _ = run_global(MinhashDedup(), [make_table(texts)], inline_engine, tmp_path / "minhash")
+    assert column(minhash, "__reject__") == [None] * len(texts)  # every revision is beyond MinHash
     stage = SemanticDedup(SemanticParams())
     parts, state = run_global(stage, split(make_table(texts), [40, 40, 40]), inline_engine, tmp_path)
     dup, rej = column(parts, "duplicate_of"), column(parts, "__reject__")
