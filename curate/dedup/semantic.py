@@ -160,11 +160,15 @@ class SemanticDedup(GlobalStage):
             "threshold": self.threshold,
         }
         log.info(
-            "%s: %d drops among %d documents in %d clusters",
+            "%s: %d drops among %d documents in %d clusters at threshold %g%s",
             self.label,
             facts["drops"],
             rows,
             k,
+            self.threshold,
+            ""
+            if p.threshold is not None
+            else f" (the {'neural, all-MiniLM-L6-v2' if p.model else 'hashed'} default)",
         )
         return DropState(facts=facts, drop_dir=drop_dir)
 
