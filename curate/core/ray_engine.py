@@ -21,32 +21,14 @@ from typing import Any, TypeVar, cast
 import pyarrow as pa
 from tqdm.auto import tqdm
 
-from curate.core.engine_base import ONE_CPU, Engine, EngineError, Worker
+from curate.core.engine_base import ONE_CPU, Engine, Worker
 from curate.core.partition import concat_tables, partition_by_key, single_partition
+from curate.core.ray_connect import _connect
 from curate.core.resources import Resources
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 R = TypeVar("R")
-
-
-def _connect(ray: Any, address: str, kwargs: dict[str, Any]) -> None:
-    """``ray.init`` as a client of the cluster at ``address``, turning an auth refusal into one line."""
-    try:
-        ray.init(address=address, **kwargs)
-    except ray.exceptions.AuthenticationError:
-        mode = os.environ.get("RAY_AUTH_MODE", "")
-        if mode != "token":
-            fix = (
-                f"RAY_AUTH_MODE is {mode or 'unset'}: set RAY_AUTH_MODE=token and the cluster's token "
-                "(RAY_AUTH_TOKEN_PATH=FILE or RAY_AUTH_TOKEN; `ray get-auth-token` on the head prints it)"
-            )
-        else:
-            fix = "this client's token is not the cluster's: set RAY_AUTH_TOKEN_PATH or RAY_AUTH_TOKEN to it"
-        raise EngineError(
-            f"the Ray cluster at {address} requires token authentication (on by default since Ray 2.60); "
-            f"{fix}. See docs/cluster.md"
-        ) from None
 
 
 @contextlib.contextmanager

@@ -54,6 +54,7 @@ from curate.core.registry import SECTIONS
 from curate.instrument.evalsets import EvalSpec, check_files
 from curate.instrument.model_config import DEFAULT_MODEL, LADDER
 from curate.instrument.train_config import TrainConfig
+from curate.pipeline.keys import located_phase_error
 from curate.proxy.entries import (
     LadderPoint,
     Recipe,
@@ -209,7 +210,12 @@ def _plain_keys(raw: dict[str, Any]) -> dict[str, Any]:
         kw["ablate"] = raw["ablate"]
     if "seeds" in raw:
         s = raw["seeds"]
-        kw["seeds"] = list(range(s)) if isinstance(s, int) else [int(x) for x in s]
+        ok = isinstance(s, int) and not isinstance(s, bool) and s > 0
+        if not ok and not (isinstance(s, list) and s and all(type(x) is int for x in s)):
+            raise ProxyConfigError(
+                ("seeds",), f"expected a count (e.g. 3) or a list of seeds (e.g. [0, 1, 2]), got {s!r}"
+            )
+        kw["seeds"] = list(range(s)) if isinstance(s, int) else list(s)
     if "tokenizer" in raw:
         kw.update(_tokenizer_keys(raw["tokenizer"]))
     return kw
@@ -277,7 +283,10 @@ def _control_keys(raw: dict[str, Any], names: list[str], baseline: str) -> dict[
 def _check_budgets(cfg: ProxyConfig, raw: dict[str, Any]) -> None:
     """Fail at parse time when the main point, a search rung or a ladder point has under 4 steps, or a
     budget of the baseline's curve does; ``proxy.search`` is parsed into ``cfg.search`` on the way."""
-    cfg.train_config(0).steps  # noqa: B018
+    try:
+        cfg.train_config(0).steps  # noqa: B018
+    except ValueError as e:
+        raise ProxyConfigError(("budget",), f"{e}; raise proxy.budget") from None
     try:
         cfg.train_config(0, baseline=True).branch_steps()
     except ValueError as e:
@@ -338,5 +347,7 @@ def parse_section(section: Any, err: Any = None, path: str | None = None) -> Pro
     except ProxyConfigError as e:
         raise err(("proxy", *e.keys), e.msg) from None
     except PhaseError as e:
-        raise ConfigError(f"{path}: {e}") from None
+        if str(e).startswith("proxy."):  # "proxy.key: msg": at that key's line, or the --set that wrote it
+            raise located_phase_error(e, "proxy", err) from None
+        raise ConfigError(f"{path}: {e}") from None  # an eval file's own error names the file and line
     return cfg
