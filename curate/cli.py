@@ -41,7 +41,9 @@ def _run(args: argparse.Namespace) -> int:
     if args.engine:
         cfg.engine.kind = args.engine
     out = args.output or (cfg.raw.get("output") or {}).get("dir") or f"runs/{cfg.name}"
-    manifest = run_pipeline(cfg, out, progress=not args.quiet, phases=not args.no_phases)
+    manifest = run_pipeline(
+        cfg, out, progress=not args.quiet, phases=not args.no_phases, restart=args.restart
+    )
     if not args.quiet and not sys.stderr.isatty():
         # A closed bar erases itself with "\r" and spaces but ends no line: in a log that holds both
         # streams the summary's first line would run into it.
@@ -84,6 +86,11 @@ def build_parser() -> argparse.ArgumentParser:
         "--engine", choices=["ray", "inline"], help="execution engine (default from the pipeline: ray)"
     )
     run.add_argument("--no-phases", action="store_true", help="skip proxy runs, report and export")
+    run.add_argument(
+        "--restart",
+        action="store_true",
+        help="discard what an earlier run wrote into --output and start over (a rerun without it resumes)",
+    )
     run.add_argument("-q", "--quiet", action="store_true", help="no progress bars")
     run.set_defaults(func=_run)
 
@@ -247,6 +254,7 @@ def main(argv: list[str] | None = None) -> int:
     from curate.core.engine import EngineError
     from curate.core.errors import ConfigError, PhaseError
     from curate.core.registry import RegistryError
+    from curate.io.runlock import RunLockedError
     from curate.io.sources import SourceError
     from curate.io.storage import StorageError
     from curate.pipeline.validate import EmptyRunError
@@ -261,6 +269,7 @@ def main(argv: list[str] | None = None) -> int:
                 SourceError,
                 StorageError,
                 RunDirError,
+                RunLockedError,
                 PhaseError,
                 EngineError,
                 FileNotFoundError,
@@ -276,6 +285,12 @@ def main(argv: list[str] | None = None) -> int:
         code = next(c for types, c in codes if isinstance(e, types))
         print(error_line(args.verb, e), file=sys.stderr)
         return code
+    except KeyboardInterrupt:
+        # Every unit of work is committed atomically, so what finished is kept: a rerun resumes from it.
+        hint = ": rerun the same command to resume" if args.verb == "run" else ""
+        end_bar = "\n" if sys.stderr.isatty() else ""  # a progress bar may hold the line
+        print(f"{end_bar}curate {args.verb}: interrupted{hint}", file=sys.stderr, flush=True)
+        return 130
     return int(result or 0)
 
 

@@ -121,6 +121,73 @@ def check_input_content(fmt: str, paths: list[str], *, limit: int = 3) -> None:
             )
 
 
+def check_input_fields(source: Any, hint: str = "input", *, rows: int = 20) -> None:
+    """Raise ValueError when the first file of ``source`` has no ``text_field`` (nor a set ``id_field``).
+
+    Parquet and Hugging Face folders are checked on their columns, JSON lines on the keys of the first
+    ``rows`` records (an error only when none of them has the field: a few rows without it are quarantined
+    by the reader and counted). ``hint``: the config key the fix goes under (``input``, ``input[1]``).
+    """
+    fmt = source.name
+    if fmt not in ("jsonl", "parquet", "hf"):
+        return
+    shards = source.shards()
+    if not shards:
+        return
+    path = shards[0].path
+    try:
+        columns = _first_columns(source, shards[0], rows)
+    except OSError:
+        return  # unreadable: the reader reports it with on_error's policy
+    if columns is None:
+        return
+    p = source.params
+    what = "field" if fmt == "jsonl" else "column"
+    where = f" in its first {rows} records" if fmt == "jsonl" else ""
+    for key, value, default in (("text_field", p.text_field, "text"), ("id_field", p.id_field, "id")):
+        if value is None or value in columns or (key == "id_field" and value == default):
+            continue  # an id field left at its default may be absent: ids are then <file>:<row>
+        have = ", ".join(columns) or "none"
+        raise ValueError(
+            f"{path} has no {what} {value!r}{where} ({what}s: {have}){closest(value, columns)}; "
+            f"set {hint}.{key}"
+        )
+
+
+def _first_columns(source: Any, shard: Any, rows: int) -> list[str] | None:
+    """The column names of ``shard`` (the keys of its first ``rows`` JSON records, in first-seen order);
+    None when they cannot be told (no JSON object among them)."""
+    import json
+
+    if source.name == "parquet":
+        import pyarrow.parquet as pq
+
+        from curate.io.storage import open_input
+
+        with open_input(shard.path) as f:
+            return list(pq.read_schema(f).names)
+    if source.name == "hf":
+        try:
+            ds = source._load()
+        except Exception:  # datasets raises many types: the reader reports a folder it cannot load
+            return None
+        return list(ds.column_names)
+    from curate.io.readers import open_binary
+
+    seen: dict[str, None] = {}
+    objects = 0
+    with open_binary(shard.path) as f:
+        for _, line in zip(range(rows), f, strict=False):
+            try:
+                rec = json.loads(line)
+            except ValueError:
+                continue  # a broken line is quarantined by the reader
+            if isinstance(rec, dict):
+                objects += 1
+                seen.update(dict.fromkeys(rec))
+    return list(seen) if objects else None
+
+
 def check_not_empty(manifest: dict[str, Any], out: str) -> None:
     """Raise :class:`EmptyRunError` when a run kept no document or quarantined every one."""
     a = manifest["accounting"]

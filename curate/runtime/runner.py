@@ -21,6 +21,7 @@ from __future__ import annotations
 import functools
 import logging
 import pickle
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -33,6 +34,7 @@ from curate.io.storage import Location
 from curate.pipeline.config import PipelineConfig, build_source, build_stages
 from curate.runtime.manifest import AccountingError, build_manifest
 from curate.runtime.phases import run_phases
+from curate.runtime.rundir import clear_run_dir
 from curate.runtime.segments import (
     ORDER,
     READ_STAGE,
@@ -58,13 +60,25 @@ class RunDirError(RuntimeError):
     """The output directory holds a different run."""
 
 
+def _say(line: str) -> None:
+    """One line to stderr: what the run does with its directory (resume, restart)."""
+    print(line, file=sys.stderr, flush=True)
+
+
 class Runner:
     """Runs one pipeline into one run directory. Use :func:`run_pipeline`."""
 
     def __init__(
-        self, cfg: PipelineConfig, out_dir: str | Path, engine: Engine, *, progress: bool = True
+        self,
+        cfg: PipelineConfig,
+        out_dir: str | Path,
+        engine: Engine,
+        *,
+        progress: bool = True,
+        restart: bool = False,
     ) -> None:
         self.cfg = cfg
+        self.restart = restart
         self.out = Location.of(out_dir)
         self.work = self.out.child("_work")
         # Global-stage scratch: beside the parts, in the run directory's storage (a path or a bucket), so
@@ -154,17 +168,18 @@ class Runner:
         return [float(a["wall_s"]) for a in attempts]
 
     def _check_input(self) -> None:
-        """Refuse input files that clearly hold another format than ``input.format``, before any work."""
+        """Refuse input files that clearly hold another format than ``input.format``, or lack the text
+        (or a set id) field, before any work."""
         from curate.io.multi import each_source
         from curate.io.sources import SourceError
-        from curate.pipeline.validate import check_input_content
+        from curate.pipeline.validate import check_input_content, check_input_fields
 
-        for name, source in each_source(self.source):  # several for a list ``input:``
+        for i, (name, source) in enumerate(each_source(self.source)):  # several for a list ``input:``
             fmt = source.name
-            if fmt not in ("jsonl", "parquet", "warc"):
-                continue
             try:
-                check_input_content(fmt, [s.path for s in source.shards()])
+                if fmt in ("jsonl", "parquet", "warc"):
+                    check_input_content(fmt, [s.path for s in source.shards()])
+                check_input_fields(source, "input" if name is None else f"input[{i}]")
             except ValueError as e:
                 raise SourceError(f"input{'' if name is None else f' {name}'}: {e}") from None
 
@@ -173,14 +188,27 @@ class Runner:
         self.work.makedirs()
         ident = {"fingerprint": self.cfg.fingerprint(), "pipeline": self.cfg.name}
         marker = self.work.child("run.json")
+        if self.restart and marker.exists():
+            clear_run_dir(self.out, keep=(RAY_LOG,))
+            _say(f"restart: removed the earlier run in {self.out}; starting over")
         if marker.exists():
             old = marker.read_json()
+            done, total = self._units_done()
             if old.get("fingerprint") != ident["fingerprint"]:
-                raise RunDirError(
-                    f"{self.out} holds a run of a different pipeline or input (fingerprint {old.get('fingerprint')} != "
-                    f"{ident['fingerprint']}); choose another --output or delete that directory"
-                )
-            log.info("resuming the run in %s", self.out)
+                if done or self.out.child("manifest.json").exists():
+                    raise RunDirError(
+                        f"{self.out} holds a run of a different pipeline or input (fingerprint "
+                        f"{old.get('fingerprint')} != {ident['fingerprint']}) that finished {done} of "
+                        f"{total} units; rerun with --restart to discard it and start over, or choose "
+                        "another --output"
+                    )
+                # That run finished nothing: nothing to keep, the fixed pipeline starts afresh.
+                clear_run_dir(self.out, keep=(RAY_LOG,))
+                log.info("%s: the earlier run finished no unit; starting over", self.out)
+            else:
+                log.info("resuming the run in %s", self.out)
+                if done:
+                    _say(f"resuming: {done} of {total} units done")
         elif self.out.child("manifest.json").exists() or any(
             self.out.child(d).exists() for d in ("kept", "rejected")
         ):
@@ -190,6 +218,21 @@ class Runner:
         marker.write_json(ident)
         for seg in self.segments:
             self.work.child(f"s{seg.index}").makedirs()
+
+    def _units_done(self) -> tuple[int, int]:
+        """(finished, all) units of work in this directory. A segment's units are the parts the one before
+        wrote; those of segments not reached yet are counted as many as the last known segment's."""
+        units = [f"{s.index:05d}" for s in self.source.shards()]
+        done = total = 0
+        for seg in self.segments:
+            committed = self._committed(self.work.child(f"s{seg.index}"), units)
+            done += len(committed)
+            total += len(units)
+            if len(committed) < len(units):
+                total += len(units) * (len(self.segments) - 1 - seg.index)
+                break
+            units = [p for u in units for p in committed[u]["parts"]]
+        return done, total
 
     def _run_segment(self, seg: Segment, items: list[Any]) -> list[dict[str, Any]]:
         seg_dir = self.work.child(f"s{seg.index}")
@@ -294,8 +337,28 @@ def run_pipeline(
     engine: Engine | None = None,
     progress: bool = True,
     phases: bool = True,
+    restart: bool = False,
 ) -> dict[str, Any]:
-    """Run ``cfg`` into ``out_dir`` (resuming finished work there) and return the manifest."""
+    """Run ``cfg`` into ``out_dir`` (resuming finished work there) and return the manifest.
+
+    The directory is locked for the whole run (:mod:`curate.io.runlock`): a second run into it is refused
+    before any work. ``restart``: discard what an earlier run wrote there and start over.
+    """
+    from curate.io.runlock import RunLock
+
+    with RunLock(out_dir):
+        return _run_locked(cfg, out_dir, engine=engine, progress=progress, phases=phases, restart=restart)
+
+
+def _run_locked(
+    cfg: PipelineConfig,
+    out_dir: str | Path,
+    *,
+    engine: Engine | None,
+    progress: bool,
+    phases: bool,
+    restart: bool,
+) -> dict[str, Any]:
     own = engine is None
     out = Location.of(out_dir)
     if engine is None:
@@ -311,7 +374,7 @@ def run_pipeline(
             start_log=local / RAY_LOG,  # Ray's start-up notices; `curate -v` shows them instead
         )
     try:
-        manifest = Runner(cfg, out_dir, engine, progress=progress).run()
+        manifest = Runner(cfg, out_dir, engine, progress=progress, restart=restart).run()
         if not cfg.allow_empty:
             from curate.pipeline.validate import check_not_empty
 

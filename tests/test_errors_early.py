@@ -1,0 +1,194 @@
+"""Mistakes found before any work, as one line with exit 2: a source without its text field, a proxy budget
+too small, a bad ``--set`` value, a cluster without its token; and a folder that stays reusable (a run
+that finished nothing is no lock, ``--restart`` starts over, a resumed run says so)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from curate.cli import main
+from tests.helpers import ROOT, write_inputs
+
+
+def _run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    code = main(["run", *args, "--engine", "inline", "-q", "--no-phases"])
+    got = capsys.readouterr()
+    return code, got.out, got.err
+
+
+def _pipeline(tmp_path: Path, inp: str, extra: str = "") -> Path:
+    p = tmp_path / "p.yaml"
+    p.write_text(
+        f"name: t\ninput: {inp}\nstages:\n  - transform: normalize_v1\n  - dedup: exact_dedup_v1\n{extra}"
+    )
+    return p
+
+
+def test_a_parquet_file_without_the_text_column_is_one_line_before_any_work(tmp_path, capsys) -> None:
+    data = tmp_path / "a.parquet"
+    pq.write_table(pa.table({"id": ["1", "2"], "content": ["a b", "c d"], "url": ["u", "v"]}), data)
+    pipe = _pipeline(tmp_path, f"{{path: '{data}', format: parquet}}")
+    code, out, err = _run(capsys, str(pipe), "--output", str(tmp_path / "run"))
+    assert (code, out) == (2, "")
+    assert err == (
+        f"curate run: error: input: {data} has no column 'text' (columns: id, content, url) "
+        "(did you mean 'content'?); set input.text_field\n"
+    )
+    assert not (tmp_path / "run" / "_work" / "run.json").exists()  # nothing claimed, nothing run
+    code, out, _ = _run(
+        capsys, str(pipe), "--output", str(tmp_path / "run"), "--set", "input.text_field=content"
+    )
+    assert code == 0
+    assert "input 2 = kept 2 + rejected 0 + quarantined 0  (balanced)" in out
+
+
+def test_a_jsonl_text_field_no_record_has_names_the_fields_it_has(tmp_path, capsys) -> None:
+    write_inputs(tmp_path / "in", n_files=1, n_docs=5)
+    pipe = _pipeline(tmp_path, f"{{path: '{tmp_path}/in/*.jsonl', format: jsonl, text_field: body}}")
+    code, out, err = _run(capsys, str(pipe), "--output", str(tmp_path / "run"))
+    assert (code, out) == (2, "")
+    assert err == (
+        f"curate run: error: input: {tmp_path}/in/in-0.jsonl has no field 'body' in its first 20 records "
+        "(fields: id, text); set input.text_field\n"
+    )
+
+
+def test_a_budget_too_small_and_bad_set_values_name_the_set(tmp_path, capsys) -> None:
+    write_inputs(tmp_path / "in", n_files=1, n_docs=5)
+    pipe = _pipeline(
+        tmp_path, f"{{path: '{tmp_path}/in/*.jsonl', format: jsonl}}", "proxy:\n  budget: 300000\n"
+    )
+    expected = {
+        "proxy.budget=1000": "--set proxy.budget=1000: proxy.budget: budget 1000 tokens < 4 steps of 2048 "
+        "tokens; raise proxy.budget",
+        "proxy.seeds=abc": "--set proxy.seeds=abc: proxy.seeds: expected a count (e.g. 3) or a list of seeds "
+        "(e.g. [0, 1, 2]), got 'abc'",
+        "proxy.model=nope": "--set proxy.model=nope: proxy.model: 'nope'; valid sizes: proxy_tiny, proxy_1m, "
+        "proxy_5m, proxy_14m, proxy_30m, proxy_90m",
+    }
+    for item, msg in expected.items():
+        code, out, err = _run(capsys, str(pipe), "--output", str(tmp_path / "run"), "--set", item)
+        assert (code, out, err) == (2, "", f"curate run: error: {msg}\n")
+    pipe.write_text(pipe.read_text().replace("300000", "1000"))
+    code, _, err = _run(capsys, str(pipe), "--output", str(tmp_path / "run"))
+    assert (code, err) == (
+        2,
+        f"curate run: error: {pipe}:7: proxy.budget: budget 1000 tokens < 4 steps of 2048 "
+        "tokens; raise proxy.budget\n",
+    )
+
+
+def test_a_folder_is_fingerprint_locked_only_once_a_unit_finished(tmp_path, capsys) -> None:
+    write_inputs(tmp_path / "in", n_files=2, n_docs=5)
+    pipe = _pipeline(tmp_path, f"{{path: '{tmp_path}/in/*.jsonl', format: jsonl}}")
+    run = tmp_path / "run"
+    (run / "_work" / "s0").mkdir(parents=True)  # an earlier pipeline's run that finished no unit
+    (run / "_work" / "run.json").write_text(json.dumps({"fingerprint": "0" * 16, "pipeline": "t"}))
+    (run / "_work" / "s0" / "p00000-half.parquet").write_bytes(b"half")
+    code, out, err = _run(capsys, str(pipe), "--output", str(run))
+    assert (code, err) == (0, "")
+    assert "input 14 = kept 10 + rejected 2 + quarantined 2  (balanced)" in out
+    assert not (run / "_work" / "s0" / "p00000-half.parquet").exists()
+    code, out, err = _run(capsys, str(pipe), "--output", str(run))
+    assert (code, err) == (0, "resuming: 4 of 4 units done\n")
+    changed = ["--set", "stages.0.params.form=NFKC"]
+    code, out, err = _run(capsys, str(pipe), "--output", str(run), *changed)
+    assert code == 2
+    assert out == ""
+    assert err.startswith(
+        f"curate run: error: {run} holds a run of a different pipeline or input (fingerprint "
+    )
+    assert err.endswith(
+        ") that finished 4 of 4 units; rerun with --restart to discard it and start over, or choose "
+        "another --output\n"
+    )
+    code, out, err = _run(capsys, str(pipe), "--output", str(run), *changed, "--restart")
+    assert (code, err) == (0, f"restart: removed the earlier run in {run}; starting over\n")
+    assert json.loads((run / "manifest.json").read_text())["config"]["stages"][0]["params"] == {
+        "form": "NFKC"
+    }
+    assert len(json.loads((run / "_work" / "attempts.json").read_text())) == 1
+
+
+@pytest.mark.ray
+@pytest.mark.parametrize("token", [None, pytest.param("0" * 64, marks=pytest.mark.slow)])  # ~20 s each
+def test_a_cluster_client_without_its_token_gets_one_line(local_cluster, tmp_path, token) -> None:
+    write_inputs(tmp_path / "in", n_files=1, n_docs=5)
+    pipe = _pipeline(tmp_path, f"{{path: '{tmp_path}/in/*.jsonl', format: jsonl}}")
+    env = {k: v for k, v in local_cluster["env"].items() if not k.startswith("RAY_AUTH_TOKEN")}
+    if token is None:
+        env.pop("RAY_AUTH_MODE", None)
+    else:
+        env["RAY_AUTH_TOKEN"] = token
+    r = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "curate",
+            "run",
+            str(pipe),
+            "--output",
+            str(tmp_path / "run"),
+            "-q",
+            "--address",
+            local_cluster["address"],
+        ],
+        env=env,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert r.returncode == 2
+    assert r.stdout == ""
+    [line] = r.stderr.splitlines()
+    fix = (
+        "RAY_AUTH_MODE is unset: set RAY_AUTH_MODE=token"
+        if token is None
+        else "this client's token is not the cluster's: set RAY_AUTH_TOKEN_PATH or RAY_AUTH_TOKEN to it"
+    )
+    assert line.startswith(
+        f"curate run: error: the Ray cluster at {local_cluster['address']} requires token authentication "
+        f"(on by default since Ray 2.60); {fix}"
+    ), line
+    assert not (tmp_path / "run" / "_work" / "lock.json").exists()
+
+
+def test_a_refusal_ray_wraps_in_a_connection_error_is_still_the_token_line(monkeypatch) -> None:
+    import ray
+
+    from curate.core.engine import EngineError
+    from curate.core.ray_engine import _connect
+
+    def refuse(**kwargs):
+        try:
+            raise ray.exceptions.AuthenticationError("RPC error: InvalidAuthToken")
+        except ray.exceptions.AuthenticationError as e:
+            raise ConnectionError("Failed to connect to Ray cluster at 10.0.0.1:6379") from e
+
+    monkeypatch.setattr(ray, "init", refuse)
+    monkeypatch.setenv("RAY_AUTH_MODE", "token")
+    with pytest.raises(
+        EngineError,
+        match=r"^the Ray cluster at 10.0.0.1:6379 requires token authentication .*"
+        "this client's token is not the cluster's",
+    ):
+        _connect(ray, "10.0.0.1:6379", {})
+
+    def unreachable(**kwargs):
+        raise ConnectionError("Failed to connect to Ray cluster at 10.0.0.1:6379")
+
+    monkeypatch.setattr(ray, "init", unreachable)
+    with pytest.raises(EngineError) as e:
+        _connect(ray, "10.0.0.1:6379", {})
+    assert str(e.value) == (
+        "cannot connect to the Ray cluster at 10.0.0.1:6379 (Failed to connect to Ray cluster at 10.0.0.1:6379); "
+        "check --address / RAY_ADDRESS and that the cluster is up (`ray status` on the head)"
+    )
