@@ -192,3 +192,28 @@ def test_a_refusal_ray_wraps_in_a_connection_error_is_still_the_token_line(monke
         "cannot connect to the Ray cluster at 10.0.0.1:6379 (Failed to connect to Ray cluster at 10.0.0.1:6379); "
         "check --address / RAY_ADDRESS and that the cluster is up (`ray status` on the head)"
     )
+
+
+def test_each_source_of_a_list_input_is_checked_and_named(tmp_path, capsys) -> None:
+    datasets = pytest.importorskip("datasets")
+    write_inputs(tmp_path / "in", n_files=1, n_docs=5)
+    datasets.Dataset.from_dict({"content": ["a b c", "d e f"], "id": ["1", "2"]}).save_to_disk(
+        tmp_path / "ds"
+    )
+    capsys.readouterr()  # datasets' progress bar
+    pipe = _pipeline(
+        tmp_path,
+        f"\n  - {{name: web, format: jsonl, path: '{tmp_path}/in/*.jsonl'}}"
+        f"\n  - {{name: hub, format: hf, path: '{tmp_path}/ds'}}",
+    )
+    code, out, err = _run(capsys, str(pipe), "--output", str(tmp_path / "run"))
+    assert (code, out) == (2, "")
+    assert err == (
+        f"curate run: error: input hub: {tmp_path}/ds has no column 'text' (columns: content, id) "
+        "(did you mean 'content'?); set input[1].text_field\n"
+    )
+    assert not (tmp_path / "run").exists()
+    code, out, err = _run(
+        capsys, str(pipe), "--output", str(tmp_path / "run"), "--set", "input.1.text_field=content"
+    )
+    assert (code, err) == (0, "")
