@@ -193,3 +193,19 @@ def test_the_lock_in_a_bucket_refuses_a_second_run_and_takes_over_a_stale_one(s3
     s3.fs.pipe_file(key, json.dumps(_lock_record(heartbeat=time.time() - runlock.STALE_S - 1)).encode())
     with RunLock(url) as held:
         assert json.loads(s3.fs.cat_file(key))["owner"] == held.rec["owner"]
+
+
+def test_a_lock_of_a_killed_process_not_yet_reaped_is_stale(tmp_path: Path) -> None:
+    p = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        rec = _lock_record(host=socket.gethostname(), pid=p.pid, proc_start=runlock._proc_start(p.pid))
+        assert not runlock.is_stale(rec)
+        p.kill()
+        t0 = time.time()
+        while Path(f"/proc/{p.pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z":
+            assert time.time() - t0 < 10
+            time.sleep(0.01)
+        assert runlock.is_stale(rec)  # a zombie: killed, its parent (this test) has not waited for it
+    finally:
+        p.kill()
+        p.wait()

@@ -47,13 +47,17 @@ def _proc_start(pid: int) -> str | None:
 
 
 def _alive(pid: int) -> bool:
+    """Whether process ``pid`` exists and is not a zombie (killed, not yet reaped by its parent)."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
     except PermissionError:
         return True
-    return True
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except (OSError, IndexError):
+        return True
 
 
 def is_stale(rec: dict[str, Any], now: float | None = None) -> bool:

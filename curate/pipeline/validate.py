@@ -137,8 +137,8 @@ def check_input_fields(source: Any, hint: str = "input", *, rows: int = 20) -> N
     path = shards[0].path
     try:
         columns = _first_columns(source, shards[0], rows)
-    except OSError:
-        return  # unreadable: the reader reports it with on_error's policy
+    except (OSError, ValueError):  # pyarrow's ArrowInvalid is a ValueError
+        return  # unreadable or corrupt: the reader reports it with on_error's policy
     if columns is None:
         return
     p = source.params
@@ -172,19 +172,25 @@ def _first_columns(source: Any, shard: Any, rows: int) -> list[str] | None:
         except Exception:  # datasets raises many types: the reader reports a folder it cannot load
             return None
         return list(ds.column_names)
-    from curate.io.readers import open_binary
+    from curate.io.readers import open_binary, read_errors
 
     seen: dict[str, None] = {}
     objects = 0
-    with open_binary(shard.path) as f:
-        for _, line in zip(range(rows), f, strict=False):
-            try:
-                rec = json.loads(line)
-            except ValueError:
-                continue  # a broken line is quarantined by the reader
-            if isinstance(rec, dict):
-                objects += 1
-                seen.update(dict.fromkeys(rec))
+    lines: list[bytes] = []
+    try:
+        with open_binary(shard.path) as f:
+            for _, line in zip(range(rows), f, strict=False):
+                lines.append(line)
+    except read_errors():
+        pass  # a truncated file: the lines before the cut (the reader quarantines the rest, counted)
+    for line in lines:
+        try:
+            rec = json.loads(line)
+        except ValueError:
+            continue  # a broken line is quarantined by the reader
+        if isinstance(rec, dict):
+            objects += 1
+            seen.update(dict.fromkeys(rec))
     return list(seen) if objects else None
 
 
