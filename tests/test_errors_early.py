@@ -217,3 +217,23 @@ def test_each_source_of_a_list_input_is_checked_and_named(tmp_path, capsys) -> N
         capsys, str(pipe), "--output", str(tmp_path / "run"), "--set", "input.1.text_field=content"
     )
     assert (code, err) == (0, "")
+
+
+def test_a_run_that_quarantined_everything_for_missing_text_asks_about_text_field() -> None:
+    from curate.pipeline.validate import EmptyRunError, check_not_empty
+
+    manifest = {
+        "accounting": {"input": 30, "kept": 0, "quarantined": 30},
+        "removed_by_reason": {"quarantine:missing_text": 30},
+        "config": {"input": [{"name": "a", "format": "jsonl"}, {"name": "b", "format": "parquet"}]},
+    }
+    with pytest.raises(EmptyRunError) as e:
+        check_not_empty(manifest, "runs/x")
+    assert str(e.value) == (
+        "runs/x: all 30 documents were quarantined (quarantine:missing_text 30): is input.text_field right for "
+        "these files? See `curate inspect runs/x --reason quarantine`, or set allow_empty: true "
+        "(--set allow_empty=true) to accept an empty result"
+    )
+    manifest["removed_by_reason"] = {"quarantine:malformed_json": 30}
+    with pytest.raises(EmptyRunError, match=r"is input.format \(jsonl, parquet\) right for these files\?"):
+        check_not_empty(manifest, "runs/x")

@@ -204,9 +204,14 @@ def check_not_empty(manifest: dict[str, Any], out: str) -> None:
     if a["input"] == 0:
         raise EmptyRunError(f"{out}: the input held no documents; check input.path, {fix}")
     if a["quarantined"] == a["input"]:
+        inp = manifest["config"]["input"]
+        fmts = [s.get("format") for s in (inp if isinstance(inp, list) else [inp])]
+        if top and top[0][0] == "quarantine:missing_text":
+            question = "is input.text_field right for these files?"
+        else:
+            question = f"is input.format ({', '.join(map(str, fmts))}) right for these files?"
         raise EmptyRunError(
-            f"{out}: all {a['input']:,} documents were quarantined ({why}): is input.format "
-            f"({manifest['config']['input'].get('format')}) right for these files? "
+            f"{out}: all {a['input']:,} documents were quarantined ({why}): {question} "
             f"See `curate inspect {out} --reason quarantine`, {fix}"
         )
     if a["kept"] == 0:
