@@ -34,6 +34,7 @@ CORE_LAYERS: list[set[str]] = [
     {"curate.core", "curate.core.errors", "curate.core.schema", "curate.core.resources", "curate.core.rules"},
     {"curate.core.registry", "curate.core.partition"},
     {"curate.core.engine_base"},
+    {"curate.core.ray_connect"},
     {"curate.core.ray_engine"},
     {"curate.core.engine"},
     {"curate.core.stage"},
