@@ -224,7 +224,7 @@ def test_section_errata_and_version_numbers_are_not_addresses(text: str) -> None
 
 
 def test_the_readme_states_the_defaults_and_how_to_add_a_region() -> None:
-    readme = (Path(__file__).parents[2] / "README.md").read_text()
+    readme = (Path(__file__).parents[2] / "docs" / "own-data.md").read_text()
     p = PiiParams()
     assert f"by default `[{', '.join(p.phone_regions)}]`" in readme
     assert p.ip_scope == "public"

@@ -212,7 +212,7 @@ stages:
 
 
 def test_readme_example_parses() -> None:
-    readme = (Path(__file__).parents[2] / "README.md").read_text()
+    readme = (Path(__file__).parents[2] / "docs" / "own-data.md").read_text()
     block = readme.split("```yaml\nname: three_sources\n", 1)[1].split("```", 1)[0]
     cfg = parse_pipeline("name: three_sources\n" + block)
     assert [(p.name, p.format) for p in cfg.source_params.parts] == [
