@@ -8,6 +8,7 @@ import gzip
 import heapq
 import io
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -150,9 +151,13 @@ def draw_samples(
     engine: Any,
     work: Path,
     cache: str | None = None,
+    scrub: Callable[[list[str]], list[str]] | None = None,
 ) -> tuple[TargetSample, dict[str, Any]]:
     """Steps 1-3: the target (checked disjoint), the input scan, the raw sample; written under ``work``.
-    ``cache``: where the scan keeps each shard's batches for segment 0 (:mod:`curate.io.shardcache`)."""
+    ``cache``: where the scan keeps each shard's batches for segment 0 (:mod:`curate.io.shardcache`).
+    ``scrub``: applied to both samples after the disjointness checks and before anything is written or
+    fitted (a pipeline with ``pii_v1`` in redact mode passes its redaction: no raw value reaches the run
+    folder through the samples)."""
     from curate.instrument.evalsets import EvalData, build_gram_index
 
     eval_sources = sorted({e.source for e in specs if e.source})
@@ -214,6 +219,8 @@ def draw_samples(
     raw_texts = [x for _, x in raw]
     if not raw_texts:
         raise TargetError(f"{spec.where}: target: no raw input documents left to sample for the raw side")
+    if scrub is not None:
+        texts, raw_texts = scrub(texts), scrub(raw_texts)
     sample = TargetSample(
         target_texts=texts,
         raw_texts=raw_texts,

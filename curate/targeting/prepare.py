@@ -24,6 +24,7 @@ Order (every failure comes before any training, and names the file):
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hashlib
 import json
 import logging
@@ -32,6 +33,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
+
+from curate.core import schema
 from curate.io.files import atomic_write_json
 from curate.targeting.config import TargetSpec
 from curate.targeting.disjoint import TargetError, check_disjoint, read_jsonl
@@ -45,6 +49,12 @@ def _echo(line: str, echo: bool) -> None:
     log.info(line)
     if echo:
         print(line, file=sys.stderr)
+
+
+def _scrub_texts(stage: Any, texts: list[str]) -> list[str]:
+    """``texts`` as ``stage`` (a ``pii_v1`` in redact mode) redacts a rejected row's text."""
+    table = stage.scrub(pa.table({schema.TEXT: pa.array(texts, type=pa.string())}))
+    return [str(x) for x in table.column(schema.TEXT).to_pylist()]
 
 
 def prepare(
@@ -82,6 +92,7 @@ def prepare(
             f"{spec.where}: target.source {spec.source!r} is the source of eval set {name!r}: the target "
             "sample and the eval sets must be disjoint"
         )
+    scrubber = next((s for s in stages if getattr(s, "redacts_rejected", False)), None)
     key = hashlib.sha256(
         json.dumps(
             {
@@ -90,6 +101,7 @@ def prepare(
                 "target": cfg.raw.get("target"),
                 "evals": [dataclasses.asdict(e) for e in specs],
                 "eval_chars": pcfg.eval_chars if pcfg else None,
+                **({"redacted_by": scrubber.label} if scrubber is not None else {}),
             },
             sort_keys=True,
             default=str,
@@ -97,7 +109,8 @@ def prepare(
     ).hexdigest()
     cached = _cached(work, key)
     if cached is None:
-        sample, roles = draw_samples(spec, specs, file_sets, source, engine, work, cache)
+        scrub = None if scrubber is None else functools.partial(_scrub_texts, scrubber)
+        sample, roles = draw_samples(spec, specs, file_sets, source, engine, work, cache, scrub)
         roles["key"] = key
         atomic_write_json(work / "roles.json", roles, indent=1)
     else:

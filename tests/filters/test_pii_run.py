@@ -4,6 +4,7 @@ written, and the report, the export and the manifest see only what was written."
 
 from __future__ import annotations
 
+import gzip
 import json
 from pathlib import Path
 
@@ -23,7 +24,8 @@ def _texts(path: Path) -> str:
     """Everything a file holds that a reader could see: a Parquet file's every cell, decoded."""
     if path.suffix == ".parquet":
         return json.dumps(pq.read_table(path).to_pylist(), default=str)
-    return path.read_bytes().decode("utf-8", "replace")
+    data = path.read_bytes()
+    return (gzip.decompress(data) if path.suffix == ".gz" else data).decode("utf-8", "replace")
 
 
 @pytest.fixture(scope="module")
@@ -111,3 +113,36 @@ def test_reject_mode_shows_no_raw_value_outside_rejected(reject_run: Path) -> No
     assert {n: (MAIL in v or CARD in v) for n, v in shown.items()} == dict.fromkeys(shown, False)
     assert "pay with <CREDIT_CARD> or write to <EMAIL>." in shown["inspect"]
     assert "&lt;CREDIT_CARD&gt;" in shown["report.html"] or "<CREDIT_CARD>" in shown["report.html"]
+
+
+def test_the_target_samples_are_redacted_too(tmp_path: Path) -> None:
+    """With a ``target:`` section the run keeps two samples (the target and a raw draw of the input) in
+    ``target/``; a pipeline with ``pii_v1`` in redact mode writes and fits them redacted, so neither holds
+    a raw value (and the rows that carried one are still drawn: their redacted text is there)."""
+    rows = [{"id": f"d{i}", "text": f"{LONG} item {i}"} for i in range(12)]
+    rows.append({"id": "mail", "text": f"{LONG} write to {MAIL} or pay with {CARD}."})
+    (tmp_path / "in.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    target = [f"notes on the park plan {i}, questions to {MAIL}." for i in range(5)]
+    (tmp_path / "t.jsonl").write_text("".join(json.dumps({"text": t}) + "\n" for t in target))
+    cfg = parse_pipeline(
+        f"name: p\ninput: {{path: {tmp_path}/in.jsonl, format: jsonl}}\n"
+        f"target: {{path: {tmp_path}/t.jsonl, raw_docs: 20}}\n"
+        "stages:\n  - transform: pii_v1\n  - score: dsir_v1\n"
+    )
+    run_pipeline(cfg, tmp_path / "run", engine=InlineEngine(progress=False))
+    samples = {p.name: _texts(p) for p in (tmp_path / "run" / "target").glob("*.jsonl.gz")}
+    assert sorted(samples) == ["raw.jsonl.gz", "target.jsonl.gz"]
+    raw = [
+        json.loads(x)["text"]
+        for x in gzip.decompress((tmp_path / "run" / "target" / "raw.jsonl.gz").read_bytes())
+        .decode()
+        .splitlines()
+    ]
+    assert sum("write to <EMAIL> or pay with <CREDIT_CARD>." in t for t in raw) == 1
+    assert len(raw) == 13
+    leaks = sorted(
+        p.relative_to(tmp_path / "run").as_posix()
+        for p in (tmp_path / "run").rglob("*")
+        if p.is_file() and (MAIL in _texts(p) or CARD in _texts(p))
+    )
+    assert leaks == []
