@@ -70,17 +70,7 @@ def ablation_config(cfg: ProxyConfig, stages: list[str]) -> tuple[ProxyConfig, s
         if name in recipes:
             raise PhaseError(f"ablate: recipe name {name!r} clashes with a recipe of the run")
         recipes[name] = Recipe(name=name, source="kept", without_stages=[s])
-    out = dataclasses.replace(
-        cfg,
-        recipes=list(recipes.values()),
-        baseline=base.name,
-        controls=[],
-        controls_explicit=True,
-        controls_for=None,
-        ladder=[],
-        ablate=False,
-        search=None,
-    )
+    out = cfg.follow_up(recipes=list(recipes.values()), baseline=base.name)
     return out, base.name, subject.name
 
 

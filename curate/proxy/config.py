@@ -143,6 +143,14 @@ class ProxyConfig:
             run = dataclasses.replace(run, tokens=budgets[-1], branches=budgets[:-1], eval_budget=budget)
         return run
 
+    def follow_up(self, **changes: Any) -> ProxyConfig:
+        """A measurement derived from this one (an ablation, a search rung) with ``changes``: one point, no
+        controls, ladder or follow-ups of its own."""
+        fixed: dict[str, Any] = dict(
+            controls=[], controls_explicit=True, controls_for=None, ladder=[], ablate=False, search=None
+        )
+        return dataclasses.replace(self, **{**fixed, **changes})
+
     def curve_budgets(self, point: LadderPoint | None = None) -> list[int]:
         """The budgets the baseline is finished at (``curve`` x T), those under 4 steps dropped."""
         budget = point.budget if point else self.budget

@@ -121,18 +121,7 @@ def run_search(ctx: RunContext, spec: SearchSpec) -> dict[str, Any]:
         """The run's proxy settings with the baseline and these candidates at ``budget`` and ``seeds``,
         at that point only (no ladder, controls or follow-ups)."""
         recipes = [base] + [Recipe(n, "kept", list(spec.candidates[n]), spec.without(n)) for n in names]
-        return dataclasses.replace(
-            cfg,
-            recipes=list({r.name: r for r in recipes}.values()),
-            budget=budget,
-            seeds=seeds,
-            controls=[],
-            controls_explicit=True,
-            controls_for=None,
-            ladder=[],
-            ablate=False,
-            search=None,
-        )
+        return cfg.follow_up(recipes=list({r.name: r for r in recipes}.values()), budget=budget, seeds=seeds)
 
     def evaluate(names: list[str], k: int) -> dict[str, float | None]:
         rung = spec.rungs[k]
