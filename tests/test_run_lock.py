@@ -55,10 +55,15 @@ def _setup(tmp_path: Path) -> tuple[Path, Path, dict[str, str]]:
     return pipe, tmp_path / "run", env
 
 
+def _run_cmd(tmp_path: Path, pipe: Path, out: Path, *more: str) -> list[str]:
+    """``curate run PIPE --output OUT --engine inline -q`` through the gated entry point, plus ``more``."""
+    main = str(tmp_path / "gated_main.py")
+    return [sys.executable, main, "run", str(pipe), "--output", str(out), "--engine", "inline", "-q", *more]
+
+
 def _start_gated(tmp_path: Path, pipe: Path, out: Path, env: dict[str, str]) -> subprocess.Popen[str]:
-    cmd = [sys.executable, str(tmp_path / "gated_main.py"), "run", str(pipe), "--output", str(out)]
     p = subprocess.Popen(
-        [*cmd, "--engine", "inline", "-q", "--no-phases"],
+        _run_cmd(tmp_path, pipe, out, "--no-phases"),
         env=env,
         cwd=ROOT,
         stdout=subprocess.PIPE,
@@ -79,17 +84,7 @@ def test_a_second_run_into_a_folder_in_use_exits_with_one_line_before_any_work(t
     first = _start_gated(tmp_path, pipe, out, env)
     before = sorted(p.relative_to(out).as_posix() for p in out.rglob("*"))
     second = subprocess.run(
-        [
-            sys.executable,
-            str(tmp_path / "gated_main.py"),
-            "run",
-            str(pipe),
-            "--output",
-            str(out),
-            "--engine",
-            "inline",
-            "-q",
-        ],
+        _run_cmd(tmp_path, pipe, out),
         env=env,
         cwd=ROOT,
         capture_output=True,
@@ -125,18 +120,7 @@ def test_ctrl_c_is_one_line_releases_the_lock_and_the_rerun_says_it_resumes(tmp_
     assert not (out / "_work" / "lock.json").exists()
     (tmp_path / "gate").touch()
     again = subprocess.run(
-        [
-            sys.executable,
-            str(tmp_path / "gated_main.py"),
-            "run",
-            str(pipe),
-            "--output",
-            str(out),
-            "--engine",
-            "inline",
-            "-q",
-            "--no-phases",
-        ],
+        _run_cmd(tmp_path, pipe, out, "--no-phases"),
         env=env,
         cwd=ROOT,
         capture_output=True,
