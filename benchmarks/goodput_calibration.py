@@ -12,6 +12,14 @@
 Everything else (raw's trunk and branches, the recipes) is reused from the run's ``proxy/`` folder: only
 the null draws and the planted doses train. Reports go to ``RUN_DIR/calibration/*.json``; the summary,
 as JSON, to stdout and ``RUN_DIR/calibration/summary.json``.
+
+``--fresh`` (independent replicates): every null draw trains its own fresh seeds of raw and of the
+controlled recipe (draw ``k``: seeds ``--seed0 + n k .. --seed0 + n k + n - 1``, null family ``k``), so no
+two draws share a run and their intervals are independent checks. Raw is finished at T/2 and T only
+(``curve: [0.5, 1]``): the calibration reads the paired difference at T, not the multiplier's range. It also
+re-estimates the noise of the controlled recipe's paired difference on those seeds (never used to choose the
+point or the learning rate) and the detectable effect that noise gives at ``n`` seeds with the calls'
+interval. Reports go to ``RUN_DIR/calibration/fresh/``.
 """
 
 from __future__ import annotations
@@ -19,6 +27,7 @@ from __future__ import annotations
 import argparse
 import itertools
 import json
+import math
 import time
 from pathlib import Path
 from typing import Any
@@ -41,6 +50,115 @@ def _phase(run_dir: Path, section: dict[str, Any], report: str, engine: Any) -> 
     return json.loads((run_dir / report).read_text())
 
 
+def clopper_pearson(k: int, n: int, level: float = 0.95) -> tuple[float, float]:
+    """The exact (Clopper-Pearson) interval of a binomial proportion ``k / n``, by bisection on the
+    binomial tail (no scipy here)."""
+
+    def tail_ge(p: float) -> float:  # P(X >= k) at p
+        return sum(math.comb(n, i) * p**i * (1 - p) ** (n - i) for i in range(k, n + 1))
+
+    def solve(f: Any, target: float) -> float:  # f increasing in p on [0, 1]
+        lo, hi = 0.0, 1.0
+        for _ in range(60):
+            mid = (lo + hi) / 2
+            lo, hi = (mid, hi) if f(mid) < target else (lo, mid)
+        return (lo + hi) / 2
+
+    a = (1 - level) / 2
+    low = 0.0 if k == 0 else solve(tail_ge, a)
+    high = (
+        1.0
+        if k == n
+        else solve(lambda p: 1 - (1 - tail_ge(p) + math.comb(n, k) * p**k * (1 - p) ** (n - k)), 1 - a)
+    )
+    return low, high
+
+
+def _fresh(args: argparse.Namespace, base: dict[str, Any], engine: Any) -> dict[str, Any]:
+    """Independent replicates: each null draw trains its own fresh seeds of raw and the controlled recipe."""
+    from curate.proxy import stats
+
+    n = args.seeds_per_draw
+    controlled = base.get("controls_for") or "curated"
+    fresh = {
+        **base,
+        "controls": ["null"],
+        "curve": [0.5, 1],
+        "ladder": [],
+        "recipes": {
+            k: v
+            for k, v in (base.get("recipes") or {}).items()
+            if k in (base.get("baseline", "raw"), controlled)
+        },
+    }
+    draws = []
+    for k in range(args.first_draw, args.first_draw + args.draws):
+        seeds = list(range(args.seed0 + n * k, args.seed0 + n * k + n))
+        t0 = time.perf_counter()
+        g = _phase(
+            args.run_dir, {**fresh, "null_draw": k, "seeds": seeds}, f"calibration/fresh/draw{k}.json", engine
+        )
+        nul = g["controls"]["null"]["diff_bpb"]
+        rec = g["recipes"][controlled]["paired"]["diff_bpb"]
+        draws.append(
+            {
+                "draw": k,
+                "seeds": seeds,
+                "null": nul,
+                "contains_0": not (nul["ci_low"] > 0 or nul["ci_high"] < 0),
+                controlled: rec,
+                "wall_s": round(time.perf_counter() - t0, 1),
+            }
+        )
+        print(
+            f"draw {k} seeds {seeds}: null {nul['value']:+.4f} [{nul['ci_low']:+.4f}, {nul['ci_high']:+.4f}]"
+            f" contains 0: {draws[-1]['contains_0']}; {controlled} {rec['value']:+.4f} (sd {rec['sd']:.4f})"
+            f"; {draws[-1]['wall_s']} s",
+            flush=True,
+        )
+    inside = sum(d["contains_0"] for d in draws)
+    lo, hi = clopper_pearson(inside, len(draws))
+    # the controlled recipe's paired-difference noise on fresh seeds: within-draw variances pooled
+    sd = math.sqrt(sum(d[controlled]["sd"] ** 2 for d in draws) / len(draws))
+    dof = len(draws) * (n - 1)
+    delta = stats.mde(sd, n, dof=n - 1)  # at n seeds, with the calls' own interval (df n - 1)
+    return {
+        "mode": "fresh",
+        "seeds_per_draw": n,
+        "draws": draws,
+        "null_inside": f"{inside} of {len(draws)}",
+        "null_inside_ci95": [round(lo, 3), round(hi, 3)],
+        "interval": "each draw: paired t-interval of null - raw over its own n fresh seeds, df n - 1",
+        "controlled": controlled,
+        "sd_diff_bpb_fresh": sd,
+        "sd_dof": dof,
+        "mde_bpb_at_n": delta,
+        "mde_multiplier_at_n": _mde_multiplier(args.run_dir, delta),
+    }
+
+
+def _mde_multiplier(run_dir: Path, delta: float) -> dict[str, Any] | None:
+    """``+-delta`` as multipliers on the run's own measured baseline curve (its goodput.json)."""
+    from curate.proxy.analysis import Baseline
+
+    path = run_dir / "goodput.json"
+    if not path.exists():
+        return None
+    g = json.loads(path.read_text())
+    c = g.get("baseline_curve") or {}
+    if not c.get("budgets"):
+        return None
+    b = Baseline(c["budgets"], c["per_seed"], float(g["budget"]))
+    worse, sw = b.multiplier(delta)
+    better, sb = b.multiplier(-delta)
+    return {
+        "worse": worse,
+        "better": better,
+        "bounds": {"worse": sw, "better": sb},
+        "curve": f"{run_dir.name}/goodput.json baseline_curve ({len(c['per_seed'])} seeds)",
+    }
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("run_dir", type=Path)
@@ -48,6 +166,9 @@ def main() -> None:
     ap.add_argument("--first-draw", type=int, default=0)
     ap.add_argument("--doses", type=float, nargs="*", default=[0.1, 0.2, 0.4])
     ap.add_argument("--engine", default="inline", choices=["inline", "ray"])
+    ap.add_argument("--fresh", action="store_true", help="independent replicates: fresh raw seeds per draw")
+    ap.add_argument("--seeds-per-draw", type=int, default=3)
+    ap.add_argument("--seed0", type=int, default=1000, help="the first fresh seed (never used elsewhere)")
     ap.add_argument(
         "--set",
         action="append",
@@ -69,6 +190,18 @@ def main() -> None:
     engine = make_engine(args.engine, progress=False)
     out: dict[str, Any] = {"run_dir": str(args.run_dir), "null": [], "planted": []}
     t0 = time.perf_counter()
+    if args.fresh:
+        (args.run_dir / "calibration" / "fresh").mkdir(parents=True, exist_ok=True)
+        try:
+            out = _fresh(args, base, engine)
+        finally:
+            engine.shutdown()
+        out["wall_s"] = round(time.perf_counter() - t0, 1)
+        dst = args.run_dir / "calibration" / "fresh"
+        dst.mkdir(parents=True, exist_ok=True)
+        (dst / f"summary{args.first_draw}.json").write_text(json.dumps(out, indent=1))
+        print(json.dumps({k: v for k, v in out.items() if k != "draws"}, indent=1))
+        return
     try:
         for k in range(args.first_draw, args.first_draw + args.draws):
             g = _phase(
