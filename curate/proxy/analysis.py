@@ -14,15 +14,19 @@ excludes 1 exactly when ``d``'s excludes 0 (up to flat stretches of the envelope
 a seed whose curve does not fall through ``T`` is read relative to the budget where it first reached its
 own ``B``, so ``m(0) = 1`` on every curve).
 
-Statistics (:class:`Pool`): recipes x seeds with the residual variance pooled over the baseline and the
-non-control recipes; controls keep their own per-seed spread. Power: the minimum detectable difference at
-``n`` seeds is ``δ = (t_{.975,df} + t_{.8,df}) sd/√n``; the minimum detectable multipliers are ``m(+δ)``
-(worse) and ``m(-δ)`` (better).
+Statistics (:class:`Pairs`): every pair (a recipe or a control against the baseline, any two recipes of
+the ranking) is called with its *own* paired t-interval, df = n - 1; nothing is pooled across pairs. Recipes
+share different fractions of the baseline's stream (measured: curated ~41-54%, toward_target ~10%), so
+their paired differences differ in noise (six-seed sds 0.014 and 0.030 at lr 1e-3); a spread pooled over
+them covered the noisier pair's difference only ~91.5% of the time (tests/proxy/test_coverage.py). The
+family of non-control recipes against the baseline is called after Holm's step-down adjustment
+(:func:`comparisons`). Power, per pair: the minimum detectable difference at ``n`` seeds is
+``δ = (t_{.975,n-1} + t_{.8,n-1}) sd/√n`` with the pair's own ``sd``; the minimum detectable multipliers
+are ``m(+δ)`` (worse) and ``m(-δ)`` (better).
 """
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -33,6 +37,7 @@ from curate.proxy.goodput import finite_or_none, tokens_to_reach, value_at
 
 LEVEL = 0.95
 POWER = 0.8
+ALPHA = 0.05  # the Holm family's level: 1 - LEVEL
 TABLE_MULTIPLIERS = (0.8, 0.9, 1.1, 1.2, 1.5)
 
 
@@ -124,34 +129,26 @@ def _map_bound(base: Baseline, d: float, pick: Any) -> tuple[float, str | None]:
     return pick(maps, key=lambda x: x[0])
 
 
-class Pool:
-    """The recipe x seed analysis of one ladder point: the residual variance of ``H[r, s] = mu_r + beta_s
-    + e`` pooled over the baseline and the non-control recipes (``members``), df = (R - 1)(n - 1) with R
-    the members and n the seeds. A pair of members is called by ``d_bar +- t_df * sqrt(2 var / n)``; a pair
-    involving a control by its own per-seed differences (df = n - 1), so no control borrows the recipes'
-    spread. With one recipe besides the baseline this is exactly the paired t-interval."""
+class Pairs:
+    """The headline bpb at ``T`` of every recipe of one point (``heads``: seeds x budgets each, the last
+    column at ``T``) and each pair's own paired t-interval of the per-seed differences (df = n - 1): the
+    interval every call reads. ``members``: the baseline and the non-control recipes (the Holm family's
+    recipes and the spread of the signal); ``baseline``: the side every recipe is compared with."""
 
-    def __init__(self, heads: dict[str, np.ndarray], members: list[str]) -> None:
-        self.heads, self.members = heads, [m for m in members if m in heads]
-        y = (
-            np.stack([np.asarray(heads[m], dtype=np.float64)[:, -1] for m in self.members])
-            if self.members
-            else None
+    def __init__(self, heads: dict[str, np.ndarray], members: list[str], baseline: str | None = None) -> None:
+        self.heads, self.members, self.baseline = heads, [m for m in members if m in heads], baseline
+
+    def diffs(self, a: str, b: str) -> np.ndarray:
+        return (
+            np.asarray(self.heads[a], dtype=np.float64)[:, -1]
+            - np.asarray(self.heads[b], dtype=np.float64)[:, -1]
         )
-        self.sd: float | None = None
-        self.dof = 0
-        if y is not None and y.shape[0] >= 2 and y.shape[1] >= 2:
-            resid = y - y.mean(axis=1, keepdims=True) - y.mean(axis=0, keepdims=True) + y.mean()
-            self.dof = (y.shape[0] - 1) * (y.shape[1] - 1)
-            self.sd = math.sqrt(2 * float((resid**2).sum()) / self.dof)  # sd of a paired difference
 
     def interval(self, a: str, b: str) -> stats.Interval:
-        diffs = self.heads[a][:, -1] - self.heads[b][:, -1]
-        if a == b:  # a recipe against itself: d = 0 exactly, at every seed
-            return stats.paired_interval(diffs, LEVEL)
-        if self.sd is not None and a in self.members and b in self.members:
-            return stats.pooled_interval(diffs, self.sd, self.dof, LEVEL)
-        return stats.paired_interval(diffs, LEVEL)
+        return stats.paired_interval(self.diffs(a, b), LEVEL)
+
+
+Pool = Pairs  # the name the ladder's summaries still import
 
 
 def paired(h_r: np.ndarray, h_base: np.ndarray) -> stats.Interval:
@@ -224,23 +221,20 @@ def call(iv: stats.Interval) -> str:
     return "better" if iv.value < 0 else "worse"
 
 
-def ranking(heads: dict[str, np.ndarray], pool: Pool | None = None) -> dict[str, Any]:
-    """Order recipes by mean headline bpb at ``T``; a pair is called where its interval (``pool``'s, else
-    the pair's own paired one) excludes 0; tiers start where a recipe is called better than every member
-    of the current tier."""
+def ranking(heads: dict[str, np.ndarray], pairs: Pairs | None = None) -> dict[str, Any]:
+    """Order recipes by mean headline bpb at ``T``; a pair is called where its own paired interval
+    excludes 0 (unadjusted: the ranking describes; the decision's family is Holm-adjusted in
+    :func:`comparisons`); tiers start where a recipe is called better than every member of the current tier."""
+    pairs = pairs or Pairs(heads, list(heads))
     final = {r: float(h[:, -1].mean()) for r, h in heads.items()}
     order = sorted(final, key=lambda r: (final[r], r))
-    pairs, called = [], {}
+    rows, called = [], {}
     for i, a in enumerate(order):
         for b in order[i + 1 :]:
-            iv = (
-                pool.interval(a, b)
-                if pool
-                else stats.paired_interval(heads[a][:, -1] - heads[b][:, -1], LEVEL)
-            )
+            iv = pairs.interval(a, b)
             c = call(iv)
             called[(a, b)] = c != "not_called"
-            pairs.append(
+            rows.append(
                 {
                     "a": a,
                     "b": b,
@@ -256,72 +250,101 @@ def ranking(heads: dict[str, np.ndarray], pool: Pool | None = None) -> dict[str,
         else:
             tiers.append([r])
     return {
-        "metric": "mean headline eval bpb at T (lower is better); pairs called where the interval of the "
-        "paired difference excludes 0 (recipes and the baseline: residual variance pooled over recipes x seeds; "
-        "a control: its own per-seed differences)",
+        "metric": "mean headline eval bpb at T (lower is better); a pair is called where the 95% paired "
+        "t-interval of its own per-seed differences (df = seeds - 1) excludes 0, unadjusted for the number of pairs",
         "order": order,
         "tiers": tiers,
-        "pairs": pairs,
+        "pairs": rows,
     }
 
 
-def power(base: Baseline, pool: Pool, n_seeds: int) -> dict[str, Any]:
-    """The minimum detectable effect at this point (from the pooled residual spread of the recipes x seeds
-    analysis) and the seeds a given multiplier would need."""
-    sd, dof = pool.sd, pool.dof
+def _pair_power(base: Baseline, sd: float | None, n_seeds: int) -> dict[str, Any]:
+    """One pair's spread, its df (n - 1), the minimum detectable difference and multipliers."""
+    mark = {None: None, "above": ">", "below": "<"}
+    if sd is None or n_seeds < 2:
+        return {
+            "sd_diff_bpb": None,
+            "sd_dof": 0,
+            "mde_bpb": None,
+            "mde_multiplier": {"worse": None, "better": None},
+        }
+    delta = stats.mde(sd, n_seeds, level=LEVEL, power=POWER)
+    worse, side_w = base.multiplier(delta)
+    better, side_b = base.multiplier(-delta)
+    return {
+        "sd_diff_bpb": sd,
+        "sd_dof": n_seeds - 1,
+        "mde_bpb": delta,
+        "mde_multiplier": {
+            "worse": finite_or_none(worse),
+            "better": finite_or_none(better),
+            "bounds": {"worse": mark[side_w], "better": mark[side_b]},
+            "extrapolated": False,
+        },
+    }
+
+
+def _noisiest(pairs: Pairs) -> tuple[str, str] | None:
+    """Without a baseline: the pair of members whose own per-seed differences spread the most."""
+    cands = [(a, b) for i, a in enumerate(pairs.members) for b in pairs.members[i + 1 :]]
+    sds = {p: stats.paired_interval(pairs.diffs(*p)).sd for p in cands}
+    known = [p for p in cands if sds[p] is not None]
+    return max(known, key=lambda p: sds[p] or 0.0) if known else (cands[0] if cands else None)
+
+
+def power(base: Baseline, pairs: Pairs, n_seeds: int, pair: tuple[str, str] | None = None) -> dict[str, Any]:
+    """The minimum detectable effect of ``pair`` (the verdict's recipe and the baseline) from that pair's
+    own spread (df = n - 1), the seeds each multiplier of :data:`TABLE_MULTIPLIERS` would need at that
+    spread, and ``by_pair``: the same figures for every recipe and control against the baseline. Without
+    ``pair``: the first non-baseline member against ``pairs.baseline``, else the noisiest pair of members."""
+    if pair is None and pairs.baseline is not None:
+        subject = next((m for m in pairs.members if m != pairs.baseline), None)
+        pair = (subject, pairs.baseline) if subject else None
+    elif pair is None:
+        pair = _noisiest(pairs)
+    sd = stats.paired_interval(pairs.diffs(*pair)).sd if pair else None
     out: dict[str, Any] = {
         "level": LEVEL,
         "power": POWER,
         "n_seeds": n_seeds,
-        "sd_diff_bpb": sd,
-        "sd_dof": dof,
-        "pooled_over": pool.members,
-        "method": "two-sided test of a paired difference: MDE = (t_{.975,df} + t_{.8,df}) * sd / sqrt(n), sd of a "
-        "paired difference from the residual variance pooled over the baseline and the non-control recipes "
-        "x seeds, df = (recipes - 1)(seeds - 1)",
+        "pair": list(pair) if pair else None,
+        **_pair_power(base, sd, n_seeds),
+        "method": "two-sided paired t-test of the verdict's pair (its recipe - the baseline): MDE = "
+        "(t_{.975,n-1} + t_{.8,n-1}) * sd / sqrt(n), sd of that pair's own per-seed differences, df = n - 1; "
+        "by_pair: the same for every recipe and control against the baseline",
     }
+    if pairs.baseline is not None:
+        out["by_pair"] = {
+            r: _pair_power(base, stats.paired_interval(pairs.diffs(r, pairs.baseline)).sd, n_seeds)
+            for r in pairs.heads
+            if r != pairs.baseline
+        }
     if sd is None:
-        out.update({"mde_bpb": None, "mde_multiplier": {"worse": None, "better": None}, "seeds_needed": []})
+        out["seeds_needed"] = []
         out["note"] = (
             "one seed (or no recipe besides the baseline): the spread is unknown, so nothing is powered"
         )
         return out
-    members = max(2, len(pool.members))
-    delta = stats.mde(sd, n_seeds, level=LEVEL, power=POWER, dof=dof)
-    worse, side_w = base.multiplier(delta)
-    better, side_b = base.multiplier(-delta)
     rows = []
     for m in TABLE_MULTIPLIERS:
         d = base.diff_for(m)
-        rows.append(
-            {
-                "multiplier": m,
-                "diff_bpb": d,
-                "seeds": stats.seeds_needed(d, sd, level=LEVEL, power=POWER, members=members)
-                if d is not None
-                else None,
-            }
-        )
-    mark = {None: None, "above": ">", "below": "<"}
-    out.update(
-        {
-            "mde_bpb": delta,
-            "mde_multiplier": {
-                "worse": finite_or_none(worse),
-                "better": finite_or_none(better),
-                "bounds": {"worse": mark[side_w], "better": mark[side_b]},
-                "extrapolated": False,
-            },
-            "seeds_needed": rows,
-        }
-    )
+        n = stats.seeds_needed(d, sd, level=LEVEL, power=POWER) if d is not None else None
+        rows.append({"multiplier": m, "diff_bpb": d, "seeds": n})
+    out["seeds_needed"] = rows
     return out
 
 
 def verdict_sentence(
-    recipe: str, baseline: str, iv: stats.Interval, mult: dict[str, Any], pw: dict[str, Any], sets: list[str]
+    recipe: str,
+    baseline: str,
+    iv: stats.Interval,
+    mult: dict[str, Any],
+    pw: dict[str, Any],
+    sets: list[str],
+    holm: dict[str, Any] | None = None,
 ) -> str:
-    """The one verdict, from the paired interval ``iv`` only (its multiplier is the same statistic)."""
+    """The one verdict, from the paired interval ``iv`` (its multiplier is the same statistic) and, when
+    ``recipe`` is in the Holm family (``holm``: the ``multiple_comparisons`` block), its adjusted call."""
 
     def r2(x: Any) -> str:
         return "—" if x is None else f"{x:.2f}"
@@ -330,6 +353,9 @@ def verdict_sentence(
         return fmt_multiplier(mult, key)
 
     c = call(iv)
+    row = (holm or {}).get("pairs", {}).get(recipe)
+    if row is not None:
+        c = row["call"]
     target = ", ".join(sets)
     if iv.n < 2:
         return (
@@ -344,6 +370,11 @@ def verdict_sentence(
         head = f"{recipe} is worse than {baseline} on the targets ({target}): {mx('value')}x tokens-to-target (CI {m_ci}; paired difference {d}, {iv.n} seeds)"
     else:
         head = f"no effect of {recipe} vs {baseline} is detected on the targets ({target}): the multiplier is within {m_ci} (point {mx('value')}x; paired difference {d}, {iv.n} seeds)"
+        if row is not None and row["call_unadjusted"] != "not_called":
+            head += (
+                f"; its own interval excludes 0 (p = {row['p']:.3f}), but not after Holm's adjustment over the "
+                f"{len((holm or {}).get('family', []))} recipes compared with {baseline} (p = {row['p_holm']:.3f})"
+            )
     mm = pw.get("mde_multiplier") or {}
     if mm.get("worse") is not None and mm.get("better") is not None:
         mb = mm.get("bounds") or {}

@@ -14,8 +14,9 @@ from curate.proxy import analysis, stats
 from curate.proxy.controls import controls_block
 from curate.proxy.curves import baseline_curve, point_curves
 from curate.proxy.goodput import RecipeCurves, finite_or_none, goodput_report
-from curate.proxy.ladder import ladder_points, paired_block, pool_of, summarize_ladder
+from curate.proxy.ladder import ladder_points, paired_block, summarize_ladder
 from curate.proxy.regime import regime
+from curate.proxy.signal import signal_noise
 
 SCHEMA_VERSION = 2
 
@@ -51,13 +52,14 @@ def assemble(
     base = baseline_curve(res[cfg.baseline], heads[cfg.baseline], int(tokens[-1]), cfg.headline)
     epochs = {r: float(tokens[-1]) / max(1, data[r]["tokens"]) for r in names}
     roles = _roles(cfg, recipes)
-    pool = pool_of(heads, roles)
+    members = [r for r in names if roles[r] != "control"]
+    pairs = analysis.Pairs(heads, members, cfg.baseline)  # every pair by its own paired interval
     by_stage = _stage_cpu_s(ctx.manifest)
     for r in names:
         src = next(x for x in recipes if x.name == r)
         _fill_recipe(
             rep["recipes"][r],
-            paired_block(base, pool, r, cfg.baseline),
+            paired_block(base, pairs, r, cfg.baseline),
             src=src,
             role=roles[r],
             epochs=epochs[r],
@@ -67,9 +69,12 @@ def assemble(
             baseline=cfg.baseline,
             curation_cpu_s={} if src.source in ("raw", "null") else by_stage,
         )
-    rep["ranking"] = analysis.ranking(heads, pool)
-    pw = analysis.power(base, pool, len(main.seeds))
-    verdict = _verdict(rep, pool, pw, cfg, controlled, roles)
+    rep["ranking"] = analysis.ranking(heads, pairs)
+    subject = controlled or next((r for r in rep["ranking"]["order"] if roles[r] == "recipe"), None)
+    pw = analysis.power(base, pairs, len(main.seeds), (subject, cfg.baseline) if subject else None)
+    family = [r for r in names if roles[r] == "recipe"]
+    mc = stats.holm_calls({r: pairs.diffs(r, cfg.baseline) for r in family}, cfg.baseline)
+    verdict = _verdict(rep, pairs, pw, cfg, subject, mc)
     ladder = ladder_points(
         points,
         main,
@@ -85,6 +90,7 @@ def assemble(
     if "warning" in ladder_block:
         verdict["sentence"] += f". Warning: {ladder_block['warning']}"
     controls = controls_block(base, heads, cfg.baseline, controlled, controls_skipped, epochs, cfg.planted)
+    _support(verdict, controls)
     warnings = ladder_warnings
     if "planted" in controls and not controls["planted"]["called_worse"]:
         warnings.insert(0, controls["planted"]["message"])
@@ -99,17 +105,20 @@ def assemble(
             "budget": int(tokens[-1]),
             "seeds": list(main.seeds),
             "eval_sets": sorted(bpb[cfg.baseline]),
-            "eval_set_info": _eval_set_info(evals, cfg.headline, grams_per_set, data, names),
+            "eval_set_info": _eval_set_info(
+                evals, cfg.headline, grams_per_set, data, names, {r: bpb[r] for r in members}
+            ),
             "headline": list(cfg.headline),
             "model": {"name": main.model, **model},
             "controls": controls,
             "power": pw,
+            "multiple_comparisons": mc,
             "verdict": verdict,
             "warnings": warnings,
             "ladder": ladder_block,
             "regime": regime(ladder[0], ladder),
             "baseline_curve": _baseline_curve_block(base),
-            "statistics": _statistics_block(pool, cfg.n_boot),
+            "statistics": _statistics_block(cfg.n_boot),
         }
     )
     return rep
@@ -208,24 +217,28 @@ def _fill_recipe(
 
 def _verdict(
     rep: dict[str, Any],
-    pool: analysis.Pool,
+    pairs: analysis.Pairs,
     pw: dict[str, Any],
     cfg: Any,
-    controlled: str | None,
-    roles: dict[str, str],
+    subject: str | None,
+    mc: dict[str, Any],
 ) -> dict[str, Any]:
-    """The verdict on the controlled recipe (the plain curated one), else the best non-control recipe."""
-    subject = controlled or next((r for r in rep["ranking"]["order"] if roles[r] == "recipe"), None)
+    """The verdict on ``subject`` (the controlled recipe, else the best non-control recipe): its call is
+    the Holm-adjusted one when it is in the family (``mc``), its own interval's call kept beside it."""
     verdict: dict[str, Any] = {"recipe": subject, "statistic": "paired difference in mean headline bpb at T"}
     if subject is not None:
-        iv = pool.interval(subject, cfg.baseline)
+        iv = pairs.interval(subject, cfg.baseline)
+        own = analysis.call(iv)
+        row = mc["pairs"].get(subject)
+        mult = rep["recipes"][subject]["multiplier"]
         verdict.update(
             {
-                "call": analysis.call(iv),
+                "call": row["call"] if row else own,
+                "call_unadjusted": own,
                 "diff_bpb": iv.as_dict(),
-                "multiplier": rep["recipes"][subject]["multiplier"],
+                "multiplier": mult,
                 "sentence": analysis.verdict_sentence(
-                    subject, cfg.baseline, iv, rep["recipes"][subject]["multiplier"], pw, cfg.headline
+                    subject, cfg.baseline, iv, mult, pw, cfg.headline, mc if row else None
                 ),
             }
         )
@@ -234,6 +247,21 @@ def _verdict(
             {"call": "not_called", "sentence": "no recipe besides the baseline: nothing to compare"}
         )
     return verdict
+
+
+def _support(verdict: dict[str, Any], controls: dict[str, Any]) -> None:
+    """``verdict.supported`` from the controls' decision (missing: supported); when not, the sentence
+    opens with why, and the call stays only as a number, not a decision."""
+    decision = controls.get("decision") or {"supported": True, "reasons": []}
+    verdict["supported"] = bool(decision.get("supported", True))
+    verdict["unsupported_reasons"] = [] if verdict["supported"] else list(decision.get("reasons") or [])
+    if not verdict["supported"]:
+        verdict["sentence"] = (
+            "this run cannot support a decision: "
+            + "; ".join(r.rstrip(". ") for r in verdict["unsupported_reasons"])
+            + ". "
+            + verdict["sentence"]
+        )
 
 
 def _spike_warning(anomalies: dict[str, int]) -> str | None:
@@ -255,13 +283,17 @@ def _eval_set_info(
     grams_per_set: dict[str, int],
     data: dict[str, dict[str, Any]],
     names: list[str],
+    bpb: dict[str, dict[str, np.ndarray]],
 ) -> dict[str, dict[str, Any]]:
-    """Each eval set's description, its 13-gram count and the documents each recipe lost to it."""
+    """Each eval set's description, its 13-gram count, the documents each recipe lost to it, and its
+    signal and noise at T over the recipes of ``bpb`` (the baseline and the non-control recipes)."""
     out = {}
     for e in evals:
         d = e.describe(e.name in headline)
         d["grams"] = grams_per_set.get(e.name, 0)
         d["decontaminated"] = {r: data[r].get("decontaminated_by_set", {}).get(e.name, 0) for r in names}
+        if all(e.name in v for v in bpb.values()):
+            d["signal_noise"] = signal_noise({r: np.asarray(v[e.name])[:, -1] for r, v in bpb.items()})
         out[e.name] = d
     return out
 
@@ -277,12 +309,11 @@ def _baseline_curve_block(base: analysis.Baseline) -> dict[str, Any]:
     }
 
 
-def _statistics_block(pool: analysis.Pool, n_boot: int) -> dict[str, Any]:
+def _statistics_block(n_boot: int) -> dict[str, Any]:
     return {
         "calls": stats.METHOD
-        + ", level 0.95; the multiplier's CI maps the same interval through the baseline's measured "
-        "curve (the mean and every seed's, the widest)",
-        "pooled_over": pool.members,
-        "pooled_sd_dof": pool.dof,
+        + ", level 0.95, for every pair (recipes, controls, the ranking); the decision's family (each "
+        "non-control recipe against the baseline) Holm-adjusted (multiple_comparisons); the multiplier's CI "
+        "maps the same interval through the baseline's measured curve (the mean and every seed's, the widest)",
         "descriptive_bands": f"bootstrap over seeds ({n_boot} resamples) for per-recipe curve bands",
     }

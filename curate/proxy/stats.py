@@ -8,6 +8,8 @@ only (no scipy), deterministic, and tested against published table values.
 
 * :func:`t_quantile`: Student's t quantile by bisection on a Simpson-integrated density.
 * :func:`paired_interval`: mean of per-seed differences with a two-sided t-interval (df = n - 1).
+* :func:`paired_p`: the two-sided p-value of the same paired t (closed form for integer df).
+* :func:`holm`: Holm's step-down adjustment of a family of p-values.
 * :func:`mde`: the minimum detectable difference at a given seed count, spread, level and power
   (``(t_{1-α/2} + t_{power}) · sd / √n``, the standard two-sided paired design).
 * :func:`seeds_needed`: the smallest seed count whose MDE reaches a given difference.
@@ -24,7 +26,7 @@ from functools import lru_cache
 
 import numpy as np
 
-METHOD = "paired t-interval over seeds (per-seed differences; recipes: residual variance pooled over recipes x seeds)"
+METHOD = "paired t-interval over seeds (the pair's own per-seed differences, df = n - 1)"
 
 
 def _t_pdf(x: np.ndarray, df: int) -> np.ndarray:
@@ -110,61 +112,116 @@ def paired_interval(diffs: np.ndarray | list[float], level: float = 0.95) -> Int
     return Interval(mean, mean - half, mean + half, n, sd)
 
 
-def mde(sd: float, n: int, *, level: float = 0.95, power: float = 0.8, dof: int | None = None) -> float:
-    """Minimum detectable mean difference of a two-sided test of a paired difference with ``n`` seeds and
-    per-seed difference spread ``sd``: ``(t_{(1+level)/2, df} + t_{power, df}) · sd / √n`` with
-    ``df = dof`` (a pooled estimate's) or ``n - 1``; ``inf`` for n < 2."""
-    df = dof if dof else n - 1
-    if n < 2 or df < 1 or not math.isfinite(sd):
+def mde(sd: float, n: int, *, level: float = 0.95, power: float = 0.8) -> float:
+    """Minimum detectable mean difference of a two-sided paired t-test with ``n`` seeds and per-seed
+    difference spread ``sd``: ``(t_{(1+level)/2, n-1} + t_{power, n-1}) · sd / √n``; ``inf`` for n < 2."""
+    if n < 2 or not math.isfinite(sd):
         return math.inf
+    df = n - 1
     return (t_quantile(0.5 + level / 2, df) + t_quantile(power, df)) * sd / math.sqrt(n)
 
 
 def seeds_needed(
-    effect: float,
-    sd: float,
-    *,
-    level: float = 0.95,
-    power: float = 0.8,
-    max_seeds: int = 1000,
-    members: int = 2,
+    effect: float, sd: float, *, level: float = 0.95, power: float = 0.8, max_seeds: int = 1000
 ) -> int | None:
-    """The smallest seed count ``n >= 2`` whose :func:`mde` is at most ``|effect|`` (with the pooled
-    ``df = (members - 1)(n - 1)``; ``members = 2``: the plain paired test); ``None`` past ``max_seeds``
-    (or for a zero effect)."""
+    """The smallest seed count ``n >= 2`` whose :func:`mde` (df = n - 1, the pair's own t) is at most
+    ``|effect|``; ``None`` past ``max_seeds`` (or for a zero effect)."""
     effect = abs(effect)
     if effect == 0 or not math.isfinite(effect):
         return None
     if sd == 0:
         return 2
     for n in range(2, max_seeds + 1):
-        if mde(sd, n, level=level, power=power, dof=(members - 1) * (n - 1)) <= effect:
+        if mde(sd, n, level=level, power=power) <= effect:
             return n
     return None
 
 
-def pooled_interval(diffs: np.ndarray | list[float], sd: float, dof: int, level: float = 0.95) -> Interval:
-    """Mean of per-seed differences with the interval of a pooled spread: ``mean +- t_{dof} · sd / √n``
-    (``sd``: of one paired difference, estimated with ``dof`` degrees of freedom elsewhere)."""
+def t_two_sided_p(t: float, df: int) -> float:
+    """``P(|T| >= |t|)`` for Student's t with integer ``df`` (Abramowitz & Stegun 26.7.3-4, exact):
+    with ``θ = atan(|t| / √df)``, ``P(|T| < |t|)`` is ``sin θ · Σ`` over even powers of ``cos θ`` (even df)
+    or ``(2/π)(θ + sin θ · Σ)`` over odd powers (odd df).
+
+    >>> round(t_two_sided_p(4.302653, 2), 6)
+    0.05
+    """
+    if df < 1:
+        raise ValueError(f"t_two_sided_p: df={df} must be >= 1")
+    if math.isinf(t):
+        return 0.0
+    theta = math.atan(abs(t) / math.sqrt(df))
+    c2, s = math.cos(theta) ** 2, math.sin(theta)
+    if df % 2 == 0:
+        term = total = 1.0
+        for k in range(2, df, 2):  # (1·3···(k-1)) / (2·4···k) · cos^k θ
+            term *= (k - 1) / k * c2
+            total += term
+        inside = s * total
+    else:
+        term = total = 0.0
+        if df > 1:
+            term = total = math.cos(theta)
+            for k in range(3, df - 1, 2):  # (2·4···(k-1)) / (1·3···k) · cos^k θ
+                term *= (k - 1) / k * c2
+                total += term
+        inside = 2 / math.pi * (theta + s * total)
+    return min(1.0, max(0.0, 1.0 - inside))
+
+
+def paired_p(diffs: np.ndarray | list[float]) -> float | None:
+    """The two-sided p-value of the paired t-test of mean zero over per-seed differences (df = n - 1);
+    ``None`` with one seed. A zero spread gives 0 for a non-zero mean and 1 for a zero one."""
     d = np.asarray(diffs, dtype=np.float64)
     n = len(d)
-    mean = float(d.mean())
-    if n < 2 or dof < 1:
-        return Interval(mean, None, None, n, None)
-    half = t_quantile(0.5 + level / 2, dof) * sd / math.sqrt(n)
-    return Interval(mean, mean - half, mean + half, n, sd)
+    if n < 2:
+        return None
+    mean, sd = float(d.mean()), float(d.std(ddof=1))
+    if sd == 0:
+        return 0.0 if mean != 0 else 1.0
+    return t_two_sided_p(mean / (sd / math.sqrt(n)), n - 1)
 
 
-def pooled_sd(diff_sets: list[np.ndarray]) -> tuple[float | None, int]:
-    """Pooled standard deviation of several sets of per-seed differences (each centred on its own
-    mean) and its degrees of freedom; ``None`` when no set has two seeds."""
-    ss, dof = 0.0, 0
-    for d in diff_sets:
-        d = np.asarray(d, dtype=np.float64)
-        if len(d) >= 2:
-            ss += float(((d - d.mean()) ** 2).sum())
-            dof += len(d) - 1
-    return (math.sqrt(ss / dof), dof) if dof else (None, 0)
+def holm(p: dict[str, float]) -> dict[str, float]:
+    """Holm's step-down adjusted p-values of a family: sorted ascending, ``p_(i)`` becomes
+    ``max_{j <= i} min(1, (m - j + 1) p_(j))``; a member is rejected at level α exactly when its adjusted
+    p is at most α (ties broken by name, which does not change the adjusted values)."""
+    order = sorted(p, key=lambda k: (p[k], k))
+    m, out, running = len(order), {}, 0.0
+    for i, k in enumerate(order):
+        running = max(running, min(1.0, (m - i) * p[k]))
+        out[k] = running
+    return out
+
+
+def holm_calls(
+    diffs: dict[str, np.ndarray], baseline: str, *, alpha: float = 0.05, level: float = 0.95
+) -> dict[str, object]:
+    """``multiple_comparisons`` of ``goodput.json``: each recipe's per-seed differences against
+    ``baseline`` (``diffs``, the family) by its paired t (two-sided, df = n - 1, :func:`paired_p`), Holm's
+    step-down adjustment over the family at ``alpha``; a recipe is called (``better`` / ``worse`` by the
+    sign of its mean difference: lower bpb is better) when its adjusted p is at most ``alpha``.
+    ``call_unadjusted``: its own ``level`` interval (:func:`paired_interval`) excludes 0 or not."""
+    raw_p = {r: paired_p(d) for r, d in diffs.items()}
+    adj = holm({r: p for r, p in raw_p.items() if p is not None})
+    pairs = {}
+    for r, d in diffs.items():
+        iv = paired_interval(d, level)
+        side = "better" if iv.value < 0 else "worse"
+        pairs[r] = {
+            "p": raw_p[r],
+            "p_holm": adj.get(r),
+            "call": side if r in adj and adj[r] <= alpha else "not_called",
+            "call_unadjusted": side if iv.excludes(0.0) else "not_called",
+        }
+    return {
+        "method": "Holm",
+        "alpha": alpha,
+        "family": list(diffs),
+        "pairs": pairs,
+        "note": f"each of the {len(diffs)} non-control recipes against {baseline} by its paired t-test (two-sided, "
+        "df = seeds - 1), Holm's step-down adjustment over them: the chance of any false call in the family is "
+        f"at most {alpha:g}; the decision uses these calls",
+    }
 
 
 def decision_accuracy(

@@ -30,7 +30,9 @@ def _base(raw: np.ndarray) -> analysis.Baseline:
 
 
 def _power(base: analysis.Baseline, heads: dict[str, np.ndarray]) -> dict:
-    return analysis.power(base, analysis.Pool(heads, list(heads)), len(heads["raw"]))
+    pairs = analysis.Pairs(heads, list(heads), "raw")
+    other = next(r for r in heads if r != "raw")
+    return analysis.power(base, pairs, len(heads["raw"]), (other, "raw"))
 
 
 def test_paired_call_separates_what_unpaired_intervals_cannot():

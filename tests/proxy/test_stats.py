@@ -53,13 +53,6 @@ def test_mde_formula_and_seeds_needed():
     assert stats.seeds_needed(0.0, 0.1) is None
 
 
-def test_pooled_sd_centres_each_set_on_its_own_mean():
-    sd, dof = stats.pooled_sd([np.array([1.0, 3.0]), np.array([10.0, 12.0, 14.0]), np.array([7.0])])
-    # sums of squares 2 + 8 = 10 over 1 + 2 degrees of freedom
-    assert dof == 3
-    assert sd == pytest.approx(math.sqrt(10 / 3))
-
-
 def test_decision_accuracy_counts_pairs_ordered_alike():
     small = {"a": 1.0, "b": 2.0, "c": 3.0}
     ref = {"a": 1.0, "b": 3.0, "c": 2.0}
@@ -130,34 +123,38 @@ def test_a_seed_whose_finished_run_at_t_is_worse_than_a_shorter_one_keeps_m0_at_
     assert base.multiplier(-0.1, curves[1]) == (2.0, "above")
 
 
-def test_mde_on_a_synthetic_curve_has_the_known_multiplier():
+def test_power_is_the_verdict_pairs_own_spread_with_n_minus_1_df():
     base = analysis.Baseline(TOKENS, CURVE[None, :], TOKENS[3])
     heads = {
         "raw": np.array([[1.00], [2.00], [3.00]]),
-        "a": np.array([[1.01], [2.02], [3.03]]),
-        "b": np.array([[1.00], [1.99], [3.01]]),
+        "a": np.array([[1.01], [2.02], [3.03]]),  # a - raw: 0.01, 0.02, 0.03 (sd 0.01)
+        "b": np.array([[1.00], [1.99], [3.01]]),  # b - raw: 0.00, -0.01, 0.01 (sd 0.01)
+        "null": np.array([[1.00], [2.04], [3.00]]),  # null - raw: 0, 0.04, 0 (sd 0.04 / sqrt(3))
     }
-    pool = analysis.Pool(heads, ["raw", "a", "b"])
-    # residuals of the recipes x seeds table: sd of a paired difference = sqrt(2 * SS / ((3-1)(3-1)))
-    y = np.array([[1.0, 2.0, 3.0], [1.01, 2.02, 3.03], [1.0, 1.99, 3.01]])
-    resid = y - y.mean(axis=1, keepdims=True) - y.mean(axis=0, keepdims=True) + y.mean()
-    sd = math.sqrt(2 * (resid**2).sum() / 4)
-    assert (pool.sd, pool.dof) == (pytest.approx(sd), 4)
-    pw = analysis.power(base, pool, 3)
-    delta = stats.mde(sd, 3, dof=4)
-    assert delta < stats.mde(sd, 3)  # more degrees of freedom than a per-recipe t with n - 1
-    assert pw["mde_bpb"] == pytest.approx(delta)
-    assert pw["mde_multiplier"]["worse"] == pytest.approx(math.exp(-delta / 0.1))
+    pairs = analysis.Pairs(heads, ["raw", "a", "b"], "raw")
+    pw = analysis.power(base, pairs, 3, ("a", "raw"))
+    assert pw["pair"] == ["a", "raw"]
+    assert (pw["sd_diff_bpb"], pw["sd_dof"]) == (pytest.approx(0.01), 2)
+    # (t_.975,2 + t_.8,2) * 0.01 / sqrt(3) = (4.3027 + 1.0607) * 0.01 / 1.7321
+    assert pw["mde_bpb"] == pytest.approx(0.030966, abs=1e-6)
+    assert pw["mde_multiplier"]["worse"] == pytest.approx(math.exp(-pw["mde_bpb"] / 0.1))
+    assert "pooled_over" not in pw
     row = next(r for r in pw["seeds_needed"] if r["multiplier"] == 0.8)
-    assert row["diff_bpb"] == pytest.approx(-0.1 * math.log(0.8))
-    assert row["seeds"] == stats.seeds_needed(-0.1 * math.log(0.8), sd, members=3)
-    # a pair of members is called with the pooled spread, a control with its own
-    iv = pool.interval("a", "raw")
-    assert (iv.sd, iv.value) == (pytest.approx(sd), pytest.approx(0.02))
+    assert row["diff_bpb"] == pytest.approx(-0.1 * math.log(0.8))  # 0.0223: n = 3 gives 0.031, n = 4 0.0177
+    assert row["seeds"] == 4
+    assert set(pw["by_pair"]) == {"a", "b", "null"}
+    null = pw["by_pair"]["null"]
+    assert (null["sd_diff_bpb"], null["sd_dof"]) == (pytest.approx(0.04 / math.sqrt(3)), 2)
+    assert null["mde_bpb"] == pytest.approx(stats.mde(0.04 / math.sqrt(3), 3))
+    # every call reads the pair's own interval: a - raw with its own sd, not one shared by a and b
+    iv = pairs.interval("a", "raw")
+    assert (iv.sd, iv.value, iv.n) == (pytest.approx(0.01), pytest.approx(0.02), 3)
+    assert iv.ci_high - iv.value == pytest.approx(stats.t_quantile(0.975, 2) * 0.01 / math.sqrt(3))
 
 
-def test_one_recipe_pooled_is_the_plain_paired_interval():
-    heads = {"raw": np.array([[1.0], [2.0], [3.0]]), "a": np.array([[1.01], [2.03], [3.0]])}
-    pooled = analysis.Pool(heads, ["raw", "a"]).interval("a", "raw")
-    plain = stats.paired_interval([0.01, 0.03, 0.0])
-    assert (pooled.ci_low, pooled.ci_high) == (pytest.approx(plain.ci_low), pytest.approx(plain.ci_high))
+def test_seeds_needed_is_the_smallest_n_whose_own_t_mde_reaches_the_effect():
+    # sd 0.01: n = 3 -> 5.3634 * 0.01 / 1.7321 = 0.0310; n = 4 -> (3.1824 + 0.9785) * 0.01 / 2 = 0.020805
+    assert stats.mde(0.01, 4) == pytest.approx((3.18245 + 0.97847) * 0.01 / 2, abs=1e-6)
+    assert stats.seeds_needed(0.0223, 0.01) == 4
+    assert stats.seeds_needed(0.02081, 0.01) == 4  # mde(0.01, 4) = 0.020805
+    assert stats.seeds_needed(0.02080, 0.01) == 5
