@@ -150,6 +150,11 @@ def test_power_is_the_verdict_pairs_own_spread_with_n_minus_1_df():
     iv = pairs.interval("a", "raw")
     assert (iv.sd, iv.value, iv.n) == (pytest.approx(0.01), pytest.approx(0.02), 3)
     assert iv.ci_high - iv.value == pytest.approx(stats.t_quantile(0.975, 2) * 0.01 / math.sqrt(3))
+    rank = analysis.ranking(heads, pairs)
+    sds = {(p["a"], p["b"]): p["diff_bpb"]["sd"] for p in rank["pairs"]}
+    assert sds[("raw", "a")] == pytest.approx(0.01)
+    assert sds[("raw", "null")] == pytest.approx(0.04 / math.sqrt(3))  # a control: its own, like any pair
+    assert "own per-seed differences (df = seeds - 1)" in rank["metric"]
 
 
 def test_seeds_needed_is_the_smallest_n_whose_own_t_mde_reaches_the_effect():
