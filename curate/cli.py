@@ -121,6 +121,9 @@ def build_parser() -> argparse.ArgumentParser:
                 continue
             raise
         mod.register(sub)
+    from curate.proxy import mixcli
+
+    mixcli.register(sub)
     if "proxy" in sub.choices:
         proxy = sub.choices["proxy"]
         proxy.set_defaults(func=_then_report(proxy.get_default("func")))

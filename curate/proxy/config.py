@@ -40,6 +40,7 @@ proxy:
   n_boot: 1000                   # bootstrap resamples for the CIs
   ablate: false                  # also run leave-one-stage-out recipes (ablation.json; curate ablate)
   search: {columns: {dsir_v1.resample_key: {min_quantile: [0.5, 0.9]}}}   # curate search (proxy/search.py)
+  mix: {by: source, dirichlet: 12}   # curate mix: weights over the run's sources (proxy/mix.py, docs/mixtures.md)
 ```
 """
 
@@ -64,6 +65,7 @@ from curate.proxy.entries import (
     parse_recipes,
 )
 from curate.proxy.errors import ProxyConfigError
+from curate.proxy.mixspec import MixSpec, parse_mix
 from curate.proxy.searchspec import SearchSpec, parse_search
 
 # CPU-sized defaults (the demo): 2 recipes x 3 seeds of proxy_tiny on 300k tokens each; the model and the
@@ -88,6 +90,7 @@ KEYS = [
     "eval_suite",
     "ablate",
     "search",
+    "mix",
     "planted",
     "curve",
     "null_draw",
@@ -127,6 +130,7 @@ class ProxyConfig:
     curve: tuple[float, ...] = DEFAULT_CURVE
     null_draw: int = 0
     search: SearchSpec | None = None  # proxy.search, run after the measurement (curate.proxy.search)
+    mix: MixSpec | None = None  # proxy.mix, run by curate mix (curate.proxy.mix)
 
     def train_config(
         self, seed: int, point: LadderPoint | None = None, *, baseline: bool = False
@@ -147,7 +151,13 @@ class ProxyConfig:
         """A measurement derived from this one (an ablation, a search rung) with ``changes``: one point, no
         controls, ladder or follow-ups of its own."""
         fixed: dict[str, Any] = dict(
-            controls=[], controls_explicit=True, controls_for=None, ladder=[], ablate=False, search=None
+            controls=[],
+            controls_explicit=True,
+            controls_for=None,
+            ladder=[],
+            ablate=False,
+            search=None,
+            mix=None,
         )
         return dataclasses.replace(self, **{**fixed, **changes})
 
@@ -306,6 +316,8 @@ def _check_budgets(cfg: ProxyConfig, raw: dict[str, Any]) -> None:
                 dataclasses.replace(cfg.train, model=cfg.model, tokens=rung.budget).steps  # noqa: B018
             except ValueError as e:
                 raise ProxyConfigError(("search", "rungs", i, "budget"), str(e)) from None
+    if "mix" in raw:
+        cfg.mix = parse_mix(raw["mix"], cfg.budget, cfg.seeds)
     for i, p in enumerate(cfg.ladder):
         try:
             cfg.train_config(0, p).steps  # noqa: B018

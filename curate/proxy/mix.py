@@ -1,0 +1,356 @@
+"""The mixture search (``curate mix``, ``proxy.mix``): which weights over a run's sources train best toward
+the run's targets, chosen by proxy runs and a regression (RegMix), confirmed on fresh seeds.
+
+1. The sources: the values of ``proxy.mix.by`` (default ``source``: each input of ``input:`` as a list)
+   over kept/, each tokenized through the measurement's decontamination (:mod:`curate.proxy.mixdata`).
+2. Candidates (:func:`curate.proxy.mixfit.candidates`): the natural mixture (the data's own token
+   shares), Dirichlet draws around it and each source alone, all within ``max_epochs`` per source at the
+   horizon; every one trained at each rung's budget and seeds with the run's proxy settings, on common
+   random numbers (one initialisation per seed; per source, one document order).
+3. The regression from weights to the headline (target) bpb at T on the first rung, its leave-one-out
+   predictions' Spearman correlation with the measured values (every mixture held out once, bootstrap
+   interval), and the predicted best within the epoch limit. With several rungs, successive halving
+   (CLIMB) advances the best measured mixtures and the predicted one; the last rung's best is chosen.
+4. Confirmation on fresh seeds: the chosen mixture and the best single source beside the natural
+   mixture (the baseline), with the null control (the natural mixture on another document draw per
+   seed), paired intervals, the detectable effect and the verdict (``proxy/mix/confirm.json``).
+
+``mix.json`` holds every mixture's weights, epochs, measured and predicted bpb, the regression, the
+choice and the confirmation. Goodput here is the multiplier times the repetition factor
+(:func:`curate.proxy.mixfit.repetition_factor`): repeated tokens count as Muennighoff et al. 2023 value
+them, since a proxy at this scale barely feels repetition that a large run does.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from curate.core.errors import PhaseError
+from curate.core.stage import Resources
+from curate.instrument import evalsets
+from curate.instrument.runs import run_one
+from curate.io.files import atomic_write_json
+from curate.proxy import mixfit
+from curate.proxy.config import ProxyConfig, Recipe
+from curate.proxy.curves import point_curves
+from curate.proxy.inputs import check_spec, eval_sets, eval_shards, tokenizer_for
+from curate.proxy.measure import run_items
+from curate.proxy.mixdata import MIX_SALT, build_mixture, source_shards, source_values
+from curate.proxy.mixspec import MixSpec
+from curate.runtime.context import RunContext
+
+NULL_SALT = 0x6E756C6C  # the null control's per-seed document draw of the natural mixture
+
+
+@dataclass
+class Prep:
+    """What every phase of the search shares: tokenizer, eval shards, the sources and their shards."""
+
+    tok: Any
+    evals: list[Any]
+    eval_paths: tuple[dict[str, str], dict[str, str]]
+    grams_per_set: dict[str, int]
+    sources: list[str]
+    shards: dict[str, dict[str, Any]]
+    tokens: np.ndarray
+    horizon: float
+    held_out: list[str]
+
+
+def prepare(ctx: RunContext, cfg: ProxyConfig, spec: MixSpec) -> Prep:
+    """Eval sets, tokenizer (the run's proxy ones: ``proxy/spec.json`` must match) and source shards."""
+    pdir = ctx.path("proxy")
+    pdir.mkdir(parents=True, exist_ok=True)
+    if not ctx.kept_files():
+        raise PhaseError(f"mix: {ctx.run_dir} has no kept/ parquet files")
+    evalsets.check_files(cfg.eval, ctx.pipeline_path)
+    check_spec(pdir, cfg)
+    evals, exclude, grams_per_set, _ = eval_sets(ctx, cfg, pdir)
+    eval_sources = sorted({e.spec.source for e in evals if e.spec.source})
+    tok, _ = tokenizer_for(ctx, cfg, set(exclude.tolist()), eval_sources, pdir)
+    eval_paths = eval_shards(evals, tok, pdir, cfg.train_config(0).seq_len)
+    target = (ctx.config.get("target") or {}).get("source")
+    held_out = sorted({*eval_sources, *([str(target)] if target else [])})
+    names = spec.sources or source_values(ctx, spec.by, held_out)
+    shards = source_shards(ctx, pdir, pdir / "mix", spec.by, names, held_out)
+    keep = [s for s in names if shards[s]["tokens"] > cfg.train_config(0).seq_len + 1]
+    if len(keep) < 2:
+        raise PhaseError(
+            f"mix: {spec.by!r} has {len(keep)} source(s) with data ({names}); a mixture needs two"
+        )
+    tokens = np.array([shards[s]["tokens"] for s in keep], dtype=np.float64)
+    horizon = float(spec.horizon or tokens.sum())
+    return Prep(tok, evals, eval_paths, grams_per_set, keep, shards, tokens, horizon, held_out)
+
+
+def _train_data(
+    ctx: RunContext, prep: Prep, mixtures: dict[str, np.ndarray], size: int, seeds: list[int], null: bool
+) -> tuple[dict[str, dict[str, Any]], dict[tuple[str, int], str]]:
+    """Each mixture's shard (and the null control's, one per seed); returns the metas and the prefixes."""
+    mdir = ctx.path("proxy", "mix", "data")
+    data, prefixes = {}, {}
+    for n, w in mixtures.items():
+        out = mdir / f"{n}@{size}" / "train"
+        data[n] = build_mixture(
+            out, prep.shards, dict(zip(prep.sources, w, strict=True)), size=size, horizon=prep.horizon
+        )
+        prefixes.update({(n, s): str(out) for s in seeds})
+    if null:
+        draws = {}
+        nat = dict(zip(prep.sources, mixtures["natural"], strict=True))
+        for s in seeds:
+            out = mdir / f"null@{size}" / f"seed{s}" / "train"
+            draws[s] = build_mixture(
+                out, prep.shards, nat, size=size, horizon=prep.horizon, salt=MIX_SALT ^ (NULL_SALT + s)
+            )
+            prefixes[("null", s)] = str(out)
+        first = draws[min(draws)]
+        data["null"] = {
+            **first,
+            "draws": {str(s): {k: d[k] for k in ("docs", "tokens")} for s, d in draws.items()},
+        }
+    return data, prefixes
+
+
+def measure_phase(
+    ctx: RunContext,
+    prep: Prep,
+    mixtures: dict[str, np.ndarray],
+    *,
+    budget: int,
+    seeds: list[int],
+    tag: str,
+    controlled: str | None = None,
+) -> tuple[dict[str, Any], dict[str, np.ndarray], list[dict[str, Any]]]:
+    """Train ``mixtures`` (``natural`` the baseline) at ``budget`` and ``seeds`` (with the null control
+    when ``controlled`` names the mixture it controls); writes ``proxy/mix/<tag>.json`` (goodput.json's
+    schema) and returns it, each mixture's per-seed headline bpb at T, and the runs' results."""
+    from curate.proxy import analysis
+    from curate.proxy.assemble import assemble
+
+    cfg: ProxyConfig = ctx.section
+    recipes = [Recipe(name=n, source="kept") for n in mixtures]
+    sub = cfg.follow_up(recipes=recipes, baseline="natural", budget=budget, seeds=list(seeds))
+    size = max(sub.curve_budgets())  # the baseline's trunk reads the curve's longest budget
+    null = controlled is not None
+    data, prefixes = _train_data(ctx, prep, mixtures, size, list(seeds), null)
+    trained = recipes + ([Recipe(name="null", source="null")] if null else [])
+    pdir = ctx.path("proxy")
+    items = run_items(sub, pdir, trained, prep.tok, prep.eval_paths, f"mix/{tag}")
+    items = [dataclasses.replace(it, train_prefix=prefixes[(it.recipe, it.seed)]) for it in items]
+    res = Resources(
+        num_cpus=cfg.cpus_per_run, num_gpus=cfg.gpu_fraction if ctx.engine.cluster_gpus() else 0.0
+    )
+    results = ctx.engine.map(run_one, items, resources=res, desc=f"mix {tag}")
+    skipped = {"rejected": "a mixture has no rejected rows of its own", "planted": "not built for mixtures"}
+    report = assemble(
+        ctx,
+        sub,
+        items=items,
+        results=results,
+        data=data,
+        evals=prep.evals,
+        recipes=trained,
+        controlled=controlled,
+        controls_skipped=skipped if null else {},
+        grams_per_set=prep.grams_per_set,
+    )
+    atomic_write_json(ctx.path("proxy", "mix", f"{tag}.json"), report, indent=1, allow_nan=False)
+    _, bpb, _, _ = point_curves(items, results, sub.main_point.name, [r.name for r in trained])
+    heads = {n: analysis.headline(bpb[n], sub.headline)[:, -1] for n in bpb}
+    return report, heads, results
+
+
+def _advance(scores: dict[str, float], eta: int) -> list[str]:
+    ranked = sorted(scores, key=lambda n: (scores[n], n))
+    return ranked[: max(1, math.ceil(len(ranked) / eta))]
+
+
+def _mixture_rows(prep: Prep, cands: dict[str, np.ndarray], max_epochs: float) -> dict[str, dict[str, Any]]:
+    out = {}
+    for n, w in cands.items():
+        ep = mixfit.epochs(w, prep.tokens, prep.horizon)
+        out[n] = {
+            "weights": {s: round(float(x), 6) for s, x in zip(prep.sources, w, strict=True)},
+            "epochs": {s: round(float(x), 4) for s, x in zip(prep.sources, ep, strict=True)},
+            "max_epochs": round(float(ep.max()), 4),
+            "within_epoch_limit": bool(ep.max() <= max_epochs),
+            "repetition_factor": round(mixfit.repetition_factor(w, ep), 6),
+            "measured_bpb": {},
+        }
+    return out
+
+
+def _regression(
+    spec: MixSpec, names: list[str], w: np.ndarray, y: np.ndarray, prep: Prep
+) -> tuple[dict[str, Any], mixfit.Choice, np.ndarray]:
+    loo = mixfit.loo_predictions(w, y, spec.model)
+    rho = mixfit.spearman(loo, y)
+    lo, hi = mixfit.spearman_interval(loo, y, spec.n_boot, spec.seed)
+    choice = mixfit.choose(
+        w,
+        y,
+        prep.tokens,
+        prep.horizon,
+        model=spec.model,
+        max_epochs=spec.max_epochs,
+        concentration=spec.concentration,
+        n_boot=spec.n_boot,
+        seed=spec.seed,
+    )
+    block = {
+        "model": spec.model,
+        "fitted_on": "rung0",
+        "mixtures": len(names),
+        "held_out": len(names),
+        "spearman": {"value": rho, "ci": [lo, hi]},
+        "method": "leave-one-out: each mixture's bpb predicted by the regression fitted on the others; "
+        f"Spearman over them, percentile bootstrap over mixtures ({spec.n_boot} resamples)",
+    }
+    return block, choice, loo
+
+
+def run_mix(ctx: RunContext, spec: MixSpec) -> dict[str, Any]:
+    """The search (module docstring); writes ``mix.json`` and returns it."""
+    cfg: ProxyConfig = ctx.section
+    prep = prepare(ctx, cfg, spec)
+    cands = mixfit.candidates(
+        prep.sources,
+        prep.tokens,
+        prep.horizon,
+        n=spec.dirichlet,
+        concentration=spec.concentration,
+        max_epochs=spec.max_epochs,
+        singles=spec.singles,
+        seed=spec.seed,
+    )
+    rows = _mixture_rows(prep, cands, spec.max_epochs)
+    runs, device_s, history = 0, 0.0, list[dict[str, Any]]()
+    survivors = list(cands)
+    regression: dict[str, Any] = {}
+    choice = None
+    for k, rung in enumerate(spec.rungs):
+        mixes = {n: cands[n] for n in ["natural", *[x for x in survivors if x != "natural"]]}
+        _, heads, results = measure_phase(
+            ctx, prep, mixes, budget=rung.budget, seeds=list(rung.seeds), tag=f"rung{k}"
+        )
+        runs, device_s = runs + len(results), device_s + sum(r["device_s"] for r in results)
+        scores = {n: float(np.mean(heads[n])) for n in mixes}
+        for n, v in scores.items():
+            rows[n]["measured_bpb"][f"rung{k}"] = v
+        if k == 0:
+            names = list(mixes)
+            w, y = np.array([cands[n] for n in names]), np.array([scores[n] for n in names])
+            regression, choice, loo = _regression(spec, names, w, y, prep)
+            for n, p in zip(names, loo, strict=True):
+                rows[n]["loo_predicted_bpb"] = float(p)
+            cands["predicted"] = choice.weights
+            rows.update(_mixture_rows(prep, {"predicted": choice.weights}, spec.max_epochs))
+        advanced = _advance(scores, spec.eta) + (["predicted"] if k == 0 else [])
+        history.append(
+            {
+                "rung": k,
+                "budget": rung.budget,
+                "seeds": list(rung.seeds),
+                "scores": scores,
+                "advanced": advanced,
+            }
+        )
+        survivors = advanced
+    assert choice is not None
+    last: dict[str, float] = history[-1]["scores"] if len(spec.rungs) > 1 else {}
+    chosen = min(last, key=lambda n: (last[n], n)) if last else "predicted"
+    out: dict[str, Any] = {
+        "by": spec.by,
+        "sources": [
+            {
+                "name": s,
+                "tokens": int(t),
+                "docs": prep.shards[s]["docs"],
+                "natural_weight": round(float(t / prep.tokens.sum()), 6),
+            }
+            for s, t in zip(prep.sources, prep.tokens, strict=True)
+        ],
+        "held_out_sources": prep.held_out,
+        "horizon": int(prep.horizon),
+        "max_epochs": spec.max_epochs,
+        "headline": list(cfg.headline),
+        "rungs": [{"budget": r.budget, "seeds": list(r.seeds)} for r in spec.rungs],
+        "eta": spec.eta,
+        "mixtures": rows,
+        "history": history,
+        "regression": regression,
+        "chosen": {
+            "name": chosen,
+            **rows[chosen],
+            "predicted_bpb": choice.predicted if chosen == "predicted" else None,
+            "predicted_interval": list(choice.interval) if chosen == "predicted" else None,
+            "p_better_than_natural": choice.p_better if chosen == "predicted" else None,
+        },
+    }
+    conf, c_runs, c_dev = confirm(ctx, prep, spec, cands[chosen], rows, cfg.budget)
+    out["confirmation"] = conf
+    out["cost"] = {"runs": runs + c_runs, "device_s": round(device_s + c_dev, 3)}
+    atomic_write_json(ctx.path("mix.json"), out, indent=1, allow_nan=False)
+    return out
+
+
+def confirm(
+    ctx: RunContext,
+    prep: Prep,
+    spec: MixSpec,
+    weights: np.ndarray,
+    rows: dict[str, dict[str, Any]],
+    budget: int,
+) -> tuple[dict[str, Any], int, float]:
+    """The chosen mixture (and the best single source measured at rung 0) against the natural mixture on
+    fresh seeds, with the null control; returns the block, the runs and their device seconds."""
+    singles = {
+        n: r["measured_bpb"]["rung0"]
+        for n, r in rows.items()
+        if n.startswith("only-") and "rung0" in r["measured_bpb"]
+    }
+    best_single = min(singles, key=lambda n: (singles[n], n)) if singles else None
+    nat = mixfit.natural_weights(prep.tokens)
+    mixes = {"natural": nat, "chosen": weights}
+    if best_single:
+        mixes["best-single"] = np.eye(len(prep.sources))[prep.sources.index(best_single[len("only-") :])]
+    rep, heads, results = measure_phase(
+        ctx, prep, mixes, budget=budget, seeds=list(spec.confirm_seeds), tag="confirm", controlled="chosen"
+    )
+    block: dict[str, Any] = {
+        "seeds": list(spec.confirm_seeds),
+        "budget": budget,
+        "report": "proxy/mix/confirm.json",
+    }
+    for n in mixes:
+        if n == "natural":
+            continue
+        v = rep["recipes"][n]
+        f = mixfit.repetition_factor(mixes[n], mixfit.epochs(mixes[n], prep.tokens, prep.horizon))
+        m = v["multiplier"]
+        block[n] = {
+            **({"source": best_single[len("only-") :]} if n == "best-single" and best_single else {}),
+            "multiplier": m,
+            "diff_bpb": v["paired"]["diff_bpb"],
+            "call": v["paired"]["call"],
+            "bpb_at_T": float(np.mean(heads[n])),
+            "repetition_factor": round(f, 6),
+            "goodput": {
+                "value": None if m["value"] is None else m["value"] * f,
+                "ci": [None if m[b] is None else m[b] * f for b in ("ci_low", "ci_high")],
+            },
+        }
+    block["natural_bpb_at_T"] = float(np.mean(heads["natural"]))
+    if "best-single" in mixes:
+        d = heads["chosen"] - heads["best-single"]
+        block["chosen_vs_best_single_diff_bpb"] = {"mean": float(d.mean()), "per_seed": d.tolist()}
+    block["controls"] = rep["controls"]
+    block["power"] = rep["power"]
+    block["verdict"] = rep["verdict"]["sentence"]
+    return block, len(results), float(sum(r["device_s"] for r in results))

@@ -1,0 +1,112 @@
+"""The ``curate mix RUN`` verb: the mixture search over a finished run's sources (:mod:`curate.proxy.mix`)."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+MIX_EXAMPLE = """example:
+  curate mix runs/web                          # the run's proxy.mix section (or its defaults)
+  curate mix runs/web --spec mix.yaml --engine inline
+  curate mix runs/web --set mix.dirichlet=16 --set mix.confirm_seeds=5
+mix.yaml holds the proxy.mix mapping, e.g.
+  by: source
+  dirichlet: 12
+  max_epochs: 4
+  rungs: [{budget: 98304, seeds: 1}]
+Trains the natural mixture of the run's sources, Dirichlet draws around it and each source alone, fits
+a regression from weights to the headline bpb, confirms the predicted best on fresh seeds against the
+natural mixture and writes mix.json (docs/mixtures.md). `curate export` writes shards at the chosen
+weights with `export: {mixture: search}`.
+"""
+
+
+def format_table(result: dict[str, Any]) -> str:
+    """Each mixture's weights, epochs and measured / predicted bpb, then the choice and its confirmation."""
+
+    def f(x: Any, d: int = 3) -> str:
+        return "—" if x is None else f"{x:.{d}f}"
+
+    srcs = [s["name"] for s in result["sources"]]
+    head = (
+        f"{'mixture':<14}" + "".join(f" {s[:10]:>10}" for s in srcs) + f" {'max ep':>7} {'bpb':>7} {'loo':>7}"
+    )
+    lines = [f"mixtures over {result['by']} (horizon {result['horizon']} tokens)", head]
+    for n, r in result["mixtures"].items():
+        bpb = r["measured_bpb"].get("rung0")
+        lines.append(
+            f"{n[:14]:<14}"
+            + "".join(f" {r['weights'][s]:>10.3f}" for s in srcs)
+            + f" {r['max_epochs']:>7.2f} {f(bpb):>7} {f(r.get('loo_predicted_bpb')):>7}"
+        )
+    rg = result["regression"]
+    sp = rg["spearman"]
+    lines.append(
+        f"regression ({rg['model']}): Spearman of held-out predictions {f(sp['value'], 2)} "
+        f"[{f(sp['ci'][0], 2)}, {f(sp['ci'][1], 2)}] over {rg['held_out']} mixtures"
+    )
+    c = result["chosen"]
+    lines.append(f"chosen {c['name']}: " + ", ".join(f"{s} {c['weights'][s]:.3f}" for s in srcs))
+    conf = result["confirmation"]
+    for n in ("chosen", "best-single"):
+        if n in conf:
+            m, g = conf[n]["multiplier"], conf[n]["goodput"]
+            lines.append(
+                f"{n} vs natural on seeds {conf['seeds']}: multiplier {f(m['value'], 2)} "
+                f"[{f(m['ci_low'], 2)}, {f(m['ci_high'], 2)}], goodput {f(g['value'], 2)} "
+                f"(x repetition factor {conf[n]['repetition_factor']:.3f}), {conf[n]['call']}"
+            )
+    lines.append(f"{conf['verdict']}")
+    lines.append(f"cost: {result['cost']['runs']} proxy runs, {result['cost']['device_s']:.0f} device-s")
+    return "\n".join(lines)
+
+
+def _mix(args: argparse.Namespace) -> int:
+    import yaml
+
+    from curate.core.engine import make_engine
+    from curate.proxy.cli import _parse, _raw_section
+    from curate.proxy.mix import run_mix
+    from curate.runtime.context import RunContext, load_manifest
+
+    run_dir = Path(args.run_dir)
+    manifest = load_manifest(run_dir)
+    config = manifest.get("config") or {}
+    raw = _raw_section(args, config)
+    if args.spec:
+        spec_raw = yaml.safe_load(Path(args.spec).read_text()) or {}
+        raw["mix"] = spec_raw.get("mix", spec_raw)
+    raw.setdefault("mix", {})
+    section = _parse(raw)
+    engine = make_engine(args.engine, progress=True)
+    try:
+        ctx = RunContext(
+            run_dir=run_dir,
+            config=config,
+            engine=engine,
+            manifest=manifest,
+            section=section,
+            pipeline_path=manifest.get("pipeline"),
+        )
+        result = run_mix(ctx, section.mix)
+    finally:
+        engine.shutdown()
+    print(format_table(result))
+    print(f"mix: {run_dir / 'mix.json'}")
+    return 0
+
+
+def register(subparsers: Any) -> None:
+    """Add the ``mix`` verb to the main CLI."""
+    from curate.proxy.cli import _run_args
+
+    m = subparsers.add_parser(
+        "mix",
+        help="choose source mixture weights by proxy runs and a regression (mix.json)",
+        epilog=MIX_EXAMPLE,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    _run_args(m)
+    m.add_argument("--spec", help="a YAML file with the proxy.mix mapping (default: the run's own)")
+    m.set_defaults(func=_mix)

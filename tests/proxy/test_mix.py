@@ -1,0 +1,274 @@
+"""The mixture search: its section, candidates and epochs, the regression and rank correlation on synthetic
+truths, mixture shards (token counts, repetition, common random numbers) and a tiny end-to-end search."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from curate.proxy import mixfit
+from curate.proxy.config import ProxyConfigError, parse
+from curate.proxy.mixdata import REPEAT_SALT, _write, build_mixture, take_tokens
+from curate.proxy.mixspec import parse_mix
+from curate.proxy.searchspec import Rung
+from tests.proxy.toy import WORDS, doc, tiny_section
+
+
+def test_parse_mix_defaults_and_errors():
+    spec = parse_mix({}, budget=4096, seeds=[0, 1, 2])
+    assert spec.rungs == [Rung(4096, (0,))]
+    assert spec.confirm_seeds == (1, 2, 3)
+    assert (spec.by, spec.dirichlet, spec.max_epochs, spec.model) == ("source", 12, 4.0, "linear")
+    spec = parse_mix(
+        {"rungs": [{"budget": 1024, "seeds": 2}, {"budget": 4096, "seeds": [0, 1, 2]}]}, 4096, [0]
+    )
+    assert spec.confirm_seeds == (3,)
+    for raw, msg in (
+        ({"grid": 1}, r"proxy.mix.grid: unknown key"),
+        ({"model": "forest"}, r"proxy.mix.model: expected one of linear, gbm"),
+        ({"sources": ["a"]}, r"proxy.mix.sources: expected a list of at least two"),
+        ({"max_epochs": 0.5}, r"proxy.mix.max_epochs: expected a number >= 1"),
+        ({"dirichlet": 2.5}, r"proxy.mix.dirichlet: expected an integer"),
+        ({"confirm_seeds": [0]}, r"confirmation seeds must be fresh"),
+        ([1], r"proxy.mix: expected a mapping"),
+    ):
+        with pytest.raises(ProxyConfigError, match=msg):
+            parse_mix(raw, budget=4096, seeds=[0, 1])
+    assert parse({"mix": {"dirichlet": 4}}).mix.dirichlet == 4
+    assert parse({}).mix is None
+    assert parse({"mix": {}}).follow_up(budget=4096).mix is None
+
+
+def test_epochs_and_repetition_factor():
+    tokens = np.array([100.0, 300.0])
+    assert mixfit.epochs(np.array([0.5, 0.5]), tokens, 400).tolist() == [2.0, 2 / 3]
+    assert mixfit.repetition_factor(np.array([0.25, 0.75]), np.array([1.0, 1.0])) == 1.0
+    four = (1 + 15.4 * (1 - math.exp(-3 / 15.4))) / 4
+    assert four == pytest.approx(0.93147, abs=1e-5)
+    assert mixfit.repetition_factor(np.array([1.0, 0.0]), np.array([4.0, 0.0])) == pytest.approx(four)
+    assert mixfit.repetition_factor(np.array([0.5, 0.5]), np.array([4.0, 0.5])) == pytest.approx(
+        0.5 * four + 0.5
+    )
+
+
+def test_candidates_stay_within_the_epoch_limit_and_singles_need_the_tokens():
+    tokens = np.array([100.0, 200.0, 700.0])
+    c = mixfit.candidates(
+        ["a", "b", "c"], tokens, 1000.0, n=10, concentration=2.0, max_epochs=4.0, singles=True, seed=0
+    )
+    assert list(c)[:2] == ["natural", "d00"]
+    assert c["natural"].tolist() == pytest.approx([0.1, 0.2, 0.7])
+    assert len([n for n in c if n.startswith("d")]) == 10
+    # a alone: 10 epochs, b alone: 5 (over the limit); c alone: 1.43 epochs
+    assert [n for n in c if n.startswith("only-")] == ["only-c"]
+    for w in c.values():
+        assert w.sum() == pytest.approx(1.0)
+        assert mixfit.epochs(w, tokens, 1000.0).max() <= 4.0
+    again = mixfit.candidates(
+        ["a", "b", "c"], tokens, 1000.0, n=10, concentration=2.0, max_epochs=4.0, singles=True, seed=0
+    )
+    assert all(np.array_equal(c[n], again[n]) for n in c)  # seeded
+
+
+def _synthetic(n: int, noise: float, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    w = rng.dirichlet([2.0, 2.0, 2.0], size=n)
+    y = 3.0 - 0.6 * w[:, 0] + 0.3 * w[:, 2] + rng.normal(0, noise, n)
+    return w, y
+
+
+def test_linear_regression_recovers_a_known_truth_and_ranks_held_out_mixtures():
+    w, y = _synthetic(16, 0.0)
+    f = mixfit.fit_linear(w, y)
+    assert f(np.array([[1.0, 0.0, 0.0], [0.0, 0.0, 1.0]])).tolist() == pytest.approx([2.4, 3.3])
+    loo = mixfit.loo_predictions(w, y, "linear")
+    assert loo == pytest.approx(y)
+    w, y = _synthetic(16, 0.02)
+    loo = mixfit.loo_predictions(w, y, "linear")
+    rho = mixfit.spearman(loo, y)
+    lo, hi = mixfit.spearman_interval(loo, y, 200, 0)
+    assert rho > 0.9
+    assert lo is not None
+    assert hi is not None
+    assert lo <= rho <= hi <= 1.0
+    # pure noise: no rank correlation to speak of
+    rng = np.random.default_rng(1)
+    noise = rng.normal(0, 1, 16)
+    assert abs(mixfit.spearman(mixfit.loo_predictions(w, noise, "linear"), noise)) < 0.6
+
+
+def test_choose_prefers_the_best_within_the_epoch_limit():
+    w, y = _synthetic(16, 0.0)
+    tokens = np.array([100.0, 450.0, 450.0])  # source 0 (the best) alone would be 10 epochs
+    c = mixfit.choose(
+        w, y, tokens, 1000.0, model="linear", max_epochs=4.0, concentration=4.0, n_boot=50, seed=0
+    )
+    assert c.within_limit
+    assert c.epochs.max() <= 4.0
+    assert c.weights[0] == pytest.approx(0.4, abs=0.05)  # as much of the best source as 4 epochs allow
+    assert c.weights[2] < 0.1  # and little of the worst
+    assert c.interval[0] <= c.predicted + 1e-9
+    assert c.predicted - 1e-9 <= c.interval[1]
+    assert c.p_better == 1.0  # noiseless: every bootstrap fit puts it below the natural mixture
+    free = mixfit.choose(
+        w, y, tokens, 1000.0, model="linear", max_epochs=20.0, concentration=4.0, n_boot=20, seed=0
+    )
+    assert free.weights[0] > 0.8
+
+
+def test_gbm_fits_a_step_and_spearman_handles_ties():
+    w = np.array([[x, 1 - x] for x in np.linspace(0, 1, 11)])
+    y = np.where(w[:, 0] > 0.5, 1.0, 2.0)
+    f = mixfit.fit_gbm(w, y)
+    assert f(np.array([[0.9, 0.1], [0.1, 0.9]])).tolist() == pytest.approx([1.0, 2.0], abs=1e-3)
+    assert mixfit.ranks(np.array([3.0, 1.0, 3.0, 2.0])).tolist() == [3.5, 1.0, 3.5, 2.0]
+    assert mixfit.spearman(np.array([1.0, 2.0, 3.0]), np.array([5.0, 5.0, 5.0])) is None
+    assert mixfit.spearman(np.array([1.0, 2.0, 3.0, 4.0]), np.array([4.0, 3.0, 2.0, 1.0])) == pytest.approx(
+        -1.0
+    )
+
+
+def _source_shard(path, n_docs: int, length: int, first_id: int) -> dict:
+    lengths = np.full(n_docs, length, dtype=np.int64)
+    idx = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
+    tokens = np.arange(int(idx[-1]), dtype=np.uint16) % 1000
+    hids = np.arange(first_id, first_id + n_docs, dtype=np.uint64) * np.uint64(7919)
+    meta = {"docs": n_docs, "tokens": int(idx[-1]), "dtype": "uint16", "bytes": 0}
+    _write(path, tokens, idx, hids, meta)
+    return {"prefix": str(path), **meta}
+
+
+def test_mixture_shard_token_counts_repetition_and_common_documents(tmp_path):
+    from curate.instrument.hashing import mix64
+    from curate.instrument.shards import read_hids, read_shard
+
+    shards = {
+        "a": _source_shard(tmp_path / "a" / "train", 400, 25, 0),  # 10,000 tokens
+        "b": _source_shard(tmp_path / "b" / "train", 300, 10, 10_000),  # 3,000 tokens
+    }
+    horizon, size = 13_000.0, 6_500  # the shard is half the horizon: half of each source is its pool
+    meta = build_mixture(tmp_path / "m1" / "train", shards, {"a": 0.4, "b": 0.6}, size=size, horizon=horizon)
+    a, b = meta["mixture"]["a"], meta["mixture"]["b"]
+    assert abs(a["tokens"] - 0.4 * size) <= 0.01 * 0.4 * size
+    assert abs(b["tokens"] - 0.6 * size) <= 0.01 * 0.6 * size
+    assert (a["unique_tokens"], b["unique_tokens"]) == (5000, 1500)
+    assert b["epochs_at_horizon"] == pytest.approx(0.6 * 13_000 / 3_000, abs=1e-4)
+    assert b["epochs_in_shard"] == pytest.approx(3900 / 1500, abs=1e-4)  # the horizon's epochs, kept
+    toks, _idx, m = read_shard(tmp_path / "m1" / "train")
+    assert m == meta
+    assert len(toks) == meta["tokens"] == a["tokens"] + b["tokens"]
+    hids = read_hids(tmp_path / "m1" / "train")
+    assert len(set(hids.tolist())) == len(hids)  # a repeated document's copies get their own ids
+    b_ids = set((np.arange(10_000, 10_300, dtype=np.uint64) * np.uint64(7919)).tolist())
+    copies = [h for h in hids.tolist() if h not in b_ids and h not in set(range(0, 400 * 7919, 7919))]
+    assert len(copies) == 390 - 150  # 390 documents of b (2 passes over its pool, then 90), 150 first copies
+    pool = np.array([h for h in hids.tolist() if h in b_ids], dtype=np.uint64)
+    second = mix64(pool ^ mix64(np.array([REPEAT_SALT + 1], dtype=np.uint64)))
+    assert set(second.tolist()) <= set(copies)
+    # common random numbers: a source's documents at a lower weight are a prefix of those at a higher one
+    other = build_mixture(tmp_path / "m2" / "train", shards, {"a": 0.2, "b": 0.8}, size=size, horizon=horizon)
+    a_ids = set(range(0, 400 * 7919, 7919))
+    first = {h for h in hids.tolist() if h in a_ids}
+    fewer = {h for h in read_hids(tmp_path / "m2" / "train").tolist() if h in a_ids}
+    assert fewer < first
+    assert other["mixture"]["a"]["tokens"] == 1300
+    assert take_tokens(np.array([10, 10, 10]), 14) == 1
+    assert take_tokens(np.array([10, 10, 10]), 16) == 2
+
+
+SECTION = tiny_section(mix={"dirichlet": 8, "confirm_seeds": 2, "n_boot": 50})
+
+
+@pytest.fixture(scope="module")
+def mix_run(tmp_path_factory):
+    from curate.core.engine import InlineEngine
+    from curate.proxy.mix import run_mix
+    from curate.runtime.context import RunContext
+
+    d = tmp_path_factory.mktemp("mixrun")
+    rng = np.random.default_rng(0)
+    (d / "kept").mkdir()
+    texts, srcs = [], []
+    for s, n, lo in (("a", 40, 0), ("b", 30, 10), ("c", 20, 20)):  # three vocabularies
+        for _ in range(n):
+            texts.append(" ".join(WORDS[i] for i in rng.integers(lo, lo + 11, 60)) + ".")
+            srcs.append(s)
+    texts += [doc(rng, 60) for _ in range(10)]
+    srcs += ["docs"] * 10  # the eval source: held out of every mixture
+    ids = [f"k{i}" for i in range(len(texts))]
+    pq.write_table(pa.table({"id": ids, "text": texts, "source": srcs}), d / "kept" / "part-00000.parquet")
+    config = {"name": "toy", "input": {"path": "x.jsonl", "format": "jsonl"}, "stages": [], "proxy": SECTION}
+    (d / "manifest.json").write_text(json.dumps({"config": config}))
+    cfg = parse(SECTION)
+    ctx = RunContext(run_dir=d, config=config, engine=InlineEngine(progress=False), manifest={}, section=cfg)
+    return d, run_mix(ctx, cfg.mix)
+
+
+def test_mix_end_to_end(mix_run):
+    d, out = mix_run
+    assert [s["name"] for s in out["sources"]] == ["a", "b", "c"]
+    assert out["held_out_sources"] == ["docs"]
+    assert out["horizon"] == sum(s["tokens"] for s in out["sources"])
+    names = list(out["mixtures"])
+    assert names[0] == "natural"
+    assert names[-1] == "predicted"
+    assert [n for n in names if n.startswith("d")] == [f"d{i:02d}" for i in range(8)]
+    for n, r in out["mixtures"].items():
+        assert sum(r["weights"].values()) == pytest.approx(1.0, abs=1e-5)
+        assert r["within_epoch_limit"] == (r["max_epochs"] <= 4.0)
+        if n != "predicted":
+            assert set(r["measured_bpb"]) == {"rung0"}
+            assert "loo_predicted_bpb" in r
+    assert out["mixtures"]["natural"]["max_epochs"] == pytest.approx(1.0)
+    rg = out["regression"]
+    assert rg["held_out"] == rg["mixtures"] == len(names) - 1
+    assert -1 <= rg["spearman"]["value"] <= 1
+    ch = out["chosen"]
+    assert ch["name"] == "predicted"
+    assert ch["within_epoch_limit"]
+    assert ch["predicted_interval"][0] <= ch["predicted_bpb"] <= ch["predicted_interval"][1]
+    conf = out["confirmation"]
+    assert conf["seeds"] == [1, 2]
+    assert set(conf) >= {"chosen", "best-single", "controls", "power", "verdict"}
+    assert conf["best-single"]["source"] in ("a", "b", "c")
+    assert "null" in conf["controls"]
+    g, m, f = conf["chosen"]["goodput"], conf["chosen"]["multiplier"], conf["chosen"]["repetition_factor"]
+    assert g["value"] == pytest.approx(m["value"] * f)
+    singles = [n for n in names if n.startswith("only-")]
+    # rung 0: every candidate on 1 seed; confirm: natural, chosen, best single and null on 2 seeds
+    assert out["cost"]["runs"] == (len(names) - 1) + 4 * 2
+    assert singles  # some source alone is within 4 epochs
+    for n in ("natural", "chosen", "null"):
+        assert (d / "proxy" / "mix" / "confirm" / n / "seed2" / "result.json").exists()
+    # the training data holds no row of the held-out source and no eval document
+    data = json.loads((d / "proxy" / "mix" / "data" / "src=a" / "train.json").read_text())
+    assert data["docs"] <= 40
+    rep = json.loads((d / "proxy" / "mix" / "confirm.json").read_text())
+    assert rep["baseline"] == "natural"
+    assert set(rep["recipes"]) == {
+        "natural",
+        "chosen",
+        "best-single",
+        "null",
+    }
+
+
+def test_cli_mix_resumes_without_retraining(mix_run, capsys):
+    from curate.cli import main
+
+    d, out = mix_run
+    runs = sorted((d / "proxy" / "mix").glob("*/*/seed*/result.json"))
+    stamps = {p: p.stat().st_mtime_ns for p in runs}
+    assert len(stamps) == out["cost"]["runs"]
+    assert main(["mix", str(d), "--engine", "inline"]) == 0
+    printed = capsys.readouterr().out
+    assert printed.splitlines()[0] == f"mixtures over source (horizon {out['horizon']} tokens)"
+    assert "regression (linear): Spearman of held-out predictions" in printed
+    assert f"mix: {d / 'mix.json'}" in printed
+    assert json.loads((d / "mix.json").read_text()) == out
+    assert {p: p.stat().st_mtime_ns for p in runs} == stamps
