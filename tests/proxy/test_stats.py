@@ -150,6 +150,12 @@ def test_power_is_the_verdict_pairs_own_spread_with_n_minus_1_df():
     iv = pairs.interval("a", "raw")
     assert (iv.sd, iv.value, iv.n) == (pytest.approx(0.01), pytest.approx(0.02), 3)
     assert iv.ci_high - iv.value == pytest.approx(stats.t_quantile(0.975, 2) * 0.01 / math.sqrt(3))
+    # without a baseline (a caller that does not name one): the noisiest pair of members, conservatively
+    # sds: raw - a 0.01, raw - null 0.0231, a - null (0.01, -0.02, 0.03) 0.0252
+    anon = analysis.power(base, analysis.Pairs(heads, ["raw", "a", "null"]), 3)
+    assert anon["pair"] == ["a", "null"]
+    assert anon["sd_diff_bpb"] == pytest.approx(math.sqrt(0.0019 / 3))
+    assert "by_pair" not in anon
     rank = analysis.ranking(heads, pairs)
     sds = {(p["a"], p["b"]): p["diff_bpb"]["sd"] for p in rank["pairs"]}
     assert sds[("raw", "a")] == pytest.approx(0.01)
