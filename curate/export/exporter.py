@@ -33,6 +33,7 @@ import pyarrow as pa
 from curate.core.errors import PhaseError
 from curate.export import hf_disk, megatron, memmap, parquet
 from curate.export.columns import choose_columns
+from curate.export.mixture import Mixer, card_section
 from curate.export.options import ExportOptions
 from curate.export.plan import SPLITS, TokenStore, shard_by_size, split_order
 from curate.export.tokenize import plan_tasks, tokenize_parts
@@ -230,9 +231,11 @@ def _tokenized(
     orders: dict[str, np.ndarray],
     opts: ExportOptions,
     n_docs: int,
-) -> tuple[list[dict[str, Any]], dict[str, int]]:
-    """Tokenize the kept files on the engine (into ``export/.work``), then write the token formats;
-    returns their file entries and the tokens per split."""
+    mixer: Mixer | None = None,
+) -> tuple[list[dict[str, Any]], dict[str, int], dict[str, np.ndarray]]:
+    """Tokenize the kept files on the engine (into ``export/.work``), then write the token formats (the
+    train split redrawn at ``mixer``'s weights); returns their file entries, the tokens per split and
+    the orders."""
     out = ctx.path("export")
     work = ctx.path("export", ".work")
     work.mkdir()
@@ -242,10 +245,12 @@ def _tokenized(
     store = TokenStore([(p.tokens_path, p.lengths_path) for p in parts])
     if len(store) != n_docs:
         raise PhaseError(f"export: tokenized {len(store)} documents but the kept files hold {n_docs}")
+    if mixer is not None:
+        orders = mixer.orders(orders, store.lengths, "tokens")
     entries = _write_tokens(store, orders, spec, out, opts)
     tokens_per_split = {s: int(store.lengths[o].sum()) for s, o in orders.items()}
     shutil.rmtree(work)
-    return entries, tokens_per_split
+    return entries, tokens_per_split, orders
 
 
 def _text_formats(
@@ -263,6 +268,9 @@ def _text_formats(
     if "parquet" in opts.formats:
         name = opts.pretty_name or str(ctx.config.get("name") or ctx.run_dir.resolve().name)
         entries += _write_parquet(splits, out, opts, card_facts, name)
+        if card_facts.get("mixture"):
+            card = out / "README.md"
+            atomic_write_text(card, card.read_text() + card_section(card_facts["mixture"]))
     if "hf_disk" in opts.formats:
         entries += _write_hf_disk(splits, out)
     return entries
@@ -278,10 +286,12 @@ def export_run(ctx: RunContext, opts: ExportOptions) -> dict[str, Any]:
     chosen = _tokenizer(ctx, opts)
     spec = chosen[0] if chosen else None
     inputs = _inputs(ctx, files)
+    mixer = Mixer.of(ctx, opts, files) if opts.mixture is not None else None
     request: dict[str, Any] = {
         "options": opts.to_json(),
         "tokenizer_sha256": spec.sha256 if spec else None,
         "inputs": inputs,
+        **({"mixture_weights": mixer.weights} if mixer else {}),
     }
     old = _previous(out, request)
     if old is not None:
@@ -295,8 +305,10 @@ def export_run(ctx: RunContext, opts: ExportOptions) -> dict[str, Any]:
     tokens_per_split = {s: 0 for s in SPLITS}
     if chosen is not None:
         atomic_write_bytes(out / TOKENIZER_FILE, chosen[1])
-        entries, tokens_per_split = _tokenized(ctx, files, chosen[0], orders, opts, n_docs)
+        entries, tokens_per_split, orders = _tokenized(ctx, files, chosen[0], orders, opts, n_docs, mixer)
         entries.append({"path": TOKENIZER_FILE, "format": "tokenizer"})
+    elif mixer is not None:
+        orders = mixer.orders(orders, mixer.byte_lengths(files), "bytes")
     t_tok = time.perf_counter() - t0
     if any(f in TEXT_FORMATS for f in opts.formats):
         card_facts = {
@@ -306,6 +318,7 @@ def export_run(ctx: RunContext, opts: ExportOptions) -> dict[str, Any]:
             "tokenizer": spec.to_json() if spec else None,
             "token_formats": [f for f in opts.formats if f in TOKEN_FORMATS],
             "hf_disk": "hf_disk" in opts.formats,
+            "mixture": mixer.report if mixer else None,
         }
         entries += _text_formats(ctx, files, orders, opts, card_facts)
     for e in entries:
@@ -323,6 +336,7 @@ def export_run(ctx: RunContext, opts: ExportOptions) -> dict[str, Any]:
         "val_fraction": opts.val_fraction,
         "splits": {s: {"docs": int(o.size), "tokens": tokens_per_split[s]} for s, o in orders.items()},
         "files": entries,
+        "mixture": mixer.report if mixer else None,
         "pipeline": _pipeline_record(ctx),
         "seconds": round(seconds, 3),
         "tokens_per_second": round(total_tokens / t_tok, 1) if spec and t_tok > 0 else None,

@@ -11,6 +11,7 @@ from typing import Any
 
 from curate.core.errors import PhaseError
 from curate.core.registry import SECTIONS
+from curate.export.mixture import check_option as check_mixture
 from curate.export.tokenizer_spec import need_tokenizer_message
 from curate.io import named_tokenizers
 from curate.pipeline.keys import located_phase_error
@@ -41,6 +42,10 @@ class ExportOptions:
         columns: the columns the Parquet and hf_disk exports carry (names or globs); default every
             column that is not null in every row.
         drop_columns: columns (names or globs) left out of them.
+        mixture: the train split at mixture weights: ``search`` (``RUN/mix.json``'s chosen weights) or
+            ``{source: weight}`` (:mod:`curate.export.mixture`); default the data as it is.
+        mixture_by: the column the weights' names are values of (default ``source``).
+        mixture_tokens: train tokens at the weights; default the train split's own.
     """
 
     formats: tuple[str, ...] = ("parquet",)
@@ -56,6 +61,9 @@ class ExportOptions:
     tokenize_rows: int = 50_000
     columns: tuple[str, ...] | None = None
     drop_columns: tuple[str, ...] = ()
+    mixture: dict[str, float] | str | None = None
+    mixture_by: str = "source"
+    mixture_tokens: int | None = None
 
     @classmethod
     def from_section(cls, section: dict[str, Any] | None) -> ExportOptions:
@@ -101,6 +109,7 @@ class ExportOptions:
             if key in section and section[key] is not None and not isinstance(section[key], str):
                 raise PhaseError(f"export.{key}: expected a string, got {section[key]!r}")
         _check_tokenizer(section)
+        check_mixture(section)
         return cls(**section)
 
     def to_json(self) -> dict[str, Any]:

@@ -1,0 +1,172 @@
+"""An export at mixture weights (``export.mixture``): the train split drawn per source at the weights a
+``curate mix`` search chose (or any given), repeating a source whose weight asks for more than it has.
+
+```yaml
+export:
+  mixture: search            # the chosen weights of RUN/mix.json; or {blogs: 0.3, news: 0.7}
+  mixture_by: source         # the column whose values the weights name (default: source)
+  mixture_tokens: null       # train tokens at the weights; default: the train split's own size
+```
+
+Per source, its train documents (in the export's seeded shuffle) are taken whole passes at a time, then
+the prefix whose tokens come closest to what remains, so each source's tokens land within half a
+document of ``weight x mixture_tokens``; the drawn documents are shuffled together (seed + 1). The
+validation split keeps the data's own mixture. Weights are in tokens of the export's tokenizer, or in
+UTF-8 bytes of text when it writes no token format. The manifest's and the dataset card's ``mixture``
+block holds each source's weight, target, written tokens, share, documents and epochs.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from curate.core.errors import PhaseError
+from curate.io import runfiles
+
+SEARCH = "search"
+
+
+def check_option(section: dict[str, Any]) -> None:
+    """Validate ``mixture``, ``mixture_by`` and ``mixture_tokens`` of an ``export:`` mapping in place."""
+    mix = section.get("mixture")
+    if mix is not None and mix != SEARCH:
+        ok = isinstance(mix, dict) and mix and all(isinstance(k, str) for k in mix)
+        ok = ok and all(
+            isinstance(v, int | float) and not isinstance(v, bool) and v >= 0 for v in mix.values()
+        )
+        if not ok or not sum(mix.values()) > 0:
+            raise PhaseError(
+                f"export.mixture: expected `search` or a mapping of source to weight (>= 0, not all 0), got {mix!r}"
+            )
+        total = float(sum(mix.values()))
+        section["mixture"] = {str(k): float(v) / total for k, v in mix.items()}
+    by = section.get("mixture_by", "source")
+    if not isinstance(by, str) or not by:
+        raise PhaseError(f"export.mixture_by: expected a column name, got {by!r}")
+    t = section.get("mixture_tokens")
+    if t is not None and (not isinstance(t, int) or isinstance(t, bool) or t < 1):
+        raise PhaseError(f"export.mixture_tokens: expected a positive integer, got {t!r}")
+
+
+def resolve_weights(run_dir: Path, mixture: dict[str, float] | str) -> dict[str, float]:
+    """The weights: given, or (``search``) the chosen mixture of ``RUN/mix.json``."""
+    if mixture != SEARCH:
+        assert isinstance(mixture, dict)
+        return dict(mixture)
+    path = Path(run_dir) / "mix.json"
+    if not path.is_file():
+        raise PhaseError(f"export.mixture: search: {path} does not exist; run `curate mix {run_dir}` first")
+    chosen = json.loads(path.read_text())["chosen"]["weights"]
+    return {str(k): float(v) for k, v in chosen.items()}
+
+
+def draw(
+    sources: np.ndarray,
+    lengths: np.ndarray,
+    train: np.ndarray,
+    weights: dict[str, float],
+    total: int,
+    seed: int,
+) -> tuple[np.ndarray, dict[str, dict[str, Any]]]:
+    """The train order at ``weights`` (module docstring) from ``train`` (document numbers in order) with
+    per-document ``sources`` and ``lengths``; returns it and each source's counts."""
+    picks, report = [], {}
+    for s, w in sorted(weights.items()):
+        pool = train[sources[train] == s]
+        target = round(w * total)
+        have = int(lengths[pool].sum())
+        if target and not have:
+            raise PhaseError(f"export.mixture: source {s!r} has weight {w:.4g} but no train documents")
+        passes, rest = divmod(target, have) if have else (0, 0)
+        parts = [pool] * passes
+        if rest:
+            cum = np.cumsum(lengths[pool])
+            k = int(np.searchsorted(cum, rest))
+            below = int(cum[k - 1]) if k else 0
+            k = k + 1 if k < len(cum) and cum[k] - rest < rest - below else k
+            parts.append(pool[:k])
+        take = np.concatenate(parts) if parts else np.zeros(0, np.int64)
+        written = int(lengths[take].sum())
+        picks.append(take)
+        report[s] = {
+            "weight": round(w, 6),
+            "target": target,
+            "written": written,
+            "docs": int(take.size),
+            "unique_docs": int(np.unique(take).size),
+            "available": have,
+            "epochs": round(written / have, 4) if have else 0.0,
+        }
+    order = np.concatenate(picks).astype(np.int64) if picks else np.zeros(0, np.int64)
+    order = order[np.random.default_rng(seed + 1).permutation(order.size)]
+    done = int(lengths[order].sum())
+    for r in report.values():
+        r["share"] = round(r["written"] / done, 6) if done else 0.0
+    return order, report
+
+
+@dataclass
+class Mixer:
+    """A run's export mixture: the weights and each kept document's source, in kept-file order."""
+
+    weights: dict[str, float]
+    by: str
+    tokens: int | None
+    seed: int
+    sources: np.ndarray
+    report: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, ctx: Any, opts: Any, files: list[Path]) -> Mixer:
+        weights = resolve_weights(ctx.run_dir, opts.mixture)
+        values: list[Any] = []
+        for f in files:
+            if opts.mixture_by not in runfiles.read_schema(f).names:
+                raise PhaseError(f"export.mixture_by: {f} has no column {opts.mixture_by!r}")
+            values += runfiles.read_table(f, columns=[opts.mixture_by]).column(opts.mixture_by).to_pylist()
+        sources = np.array([str(v) for v in values], dtype=object)
+        return cls(weights, opts.mixture_by, opts.mixture_tokens, opts.seed, sources)
+
+    def byte_lengths(self, files: list[Path]) -> np.ndarray:
+        """UTF-8 bytes of every kept document's text: the unit when no tokenizer is named."""
+        out: list[int] = []
+        for f in files:
+            out += [
+                len((t or "").encode())
+                for t in runfiles.read_table(f, columns=["text"]).column("text").to_pylist()
+            ]
+        return np.array(out, dtype=np.int64)
+
+    def orders(self, orders: dict[str, np.ndarray], lengths: np.ndarray, unit: str) -> dict[str, np.ndarray]:
+        """``orders`` with the train split redrawn at the weights; fills :attr:`report`."""
+        train = orders["train"]
+        total = self.tokens or int(lengths[train].sum())
+        order, per_source = draw(self.sources, lengths, train, self.weights, total, self.seed)
+        self.report = {
+            "by": self.by,
+            "unit": unit,
+            "total_target": total,
+            "total_written": int(lengths[order].sum()),
+            "sources": per_source,
+            "validation": "the data's own mixture",
+        }
+        return {**orders, "train": order}
+
+
+def card_section(report: dict[str, Any]) -> str:
+    """The dataset card's paragraph on the mixture: one row per source."""
+    rows = "\n".join(
+        f"| {s} | {r['weight']:.4f} | {r['written']:,} | {r['share']:.4f} | {r['docs']:,} | {r['epochs']:.2f} |"
+        for s, r in report["sources"].items()
+    )
+    return (
+        f"\n## Mixture\n\nThe train split is drawn per `{report['by']}` at the weights below "
+        f"({report['unit']}; a weight above a source's share repeats it, `epochs`); validation keeps the "
+        f"data's own mixture.\n\n| {report['by']} | weight | {report['unit']} | share | documents | epochs |\n"
+        f"| --- | ---: | ---: | ---: | ---: | ---: |\n{rows}\n"
+    )
