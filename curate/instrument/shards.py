@@ -12,16 +12,16 @@ shard is never rewritten, so a rerun resumes.
 (see :class:`ShardJob`), drops rows whose text hash is an eval document's (decontamination), and tokenizes
 what is left. The work item for ``Engine.map`` is :func:`shard_jobs`: every recipe's job on one parquet
 file, so that a document several recipes keep (raw, curated, the planted control's untouched rows...) is
-tokenized once. With ``ShardJob.remote`` (a run directory in object storage) the job reads its
-parquet file from the run's storage, fetches the tokenizer and the eval keys into its node's own cache,
-and uploads the shard it wrote (its ``.json`` marker last): nothing it reads or writes is on the
-driver's disk, so it runs on any node (:class:`curate.io.stage.RemoteRoot`).
+tokenized once. With ``ShardJob.remote`` (a run directory in object storage) the job reads its parquet
+file from the run's storage, fetches the tokenizer and eval keys into its node's cache, and uploads its
+shard (``.json`` last): it runs on any node (:class:`curate.io.stage.RemoteRoot`).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import json
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -50,12 +50,25 @@ def id_hashes(ids: list[str]) -> np.ndarray:
     )
 
 
-def shuffle_words(text: str, key: int) -> str:
-    """``text`` with the order of its whitespace-separated words shuffled (a seeded permutation per
-    ``key``): the planted control's corruption, worse by construction (the words stay, their order goes)."""
-    words = text.split()
-    order = np.random.default_rng(int(key) & 0xFFFFFFFFFFFF).permutation(len(words))
-    return " ".join(words[i] for i in order)
+_SPACE = re.compile(r"(\s+)")
+
+
+def shuffle_words(text: str, key: int, seed: int = 0) -> str:
+    """The planted control's corruption, worse by construction: ``text``'s words (runs of non-whitespace)
+    permuted over the whole document, seeded by ``(seed, key)`` (its salt, the document's id hash). Every
+    whitespace run stays in place (newlines, blank lines, indentation, each line's word count): word order
+    goes, layout stays. Words cross lines: a shuffle within lines leaves one-word lines untouched. The text
+    always changes where its words allow (a permutation that leaves every word in place is drawn again)."""
+    parts = _SPACE.split(text)  # even positions: words ('' only at the ends), odd: the whitespace between
+    slots = [i for i in range(0, len(parts), 2) if parts[i]]
+    words = [parts[i] for i in slots]
+    rng = np.random.default_rng([int(seed), int(key)])
+    order = rng.permutation(len(slots))
+    while len(set(words)) > 1 and all(words[j] == w for j, w in zip(order, words, strict=True)):
+        order = rng.permutation(len(slots))  # never the same text when the words allow another order
+    for i, j in zip(slots, order, strict=True):
+        parts[i] = words[j]
+    return "".join(parts)
 
 
 def text_hashes(texts: list[str]) -> np.ndarray:
@@ -224,8 +237,11 @@ def shard_job(job: ShardJob, memo: dict[str, np.ndarray] | None = None) -> dict[
     corrupted = 0
     if job.corrupt_fraction > 0 and ids:
         hids = id_hashes(ids)
-        hit = unit_hash(hids, job.corrupt_salt) < job.corrupt_fraction
-        texts = [shuffle_words(t, int(h)) if c else t for t, h, c in zip(texts, hids, hit, strict=True)]
+        hit = corrupted_mask(hids, job.corrupt_fraction, job.corrupt_salt)
+        texts = [
+            shuffle_words(t, int(h), job.corrupt_salt) if c else t
+            for t, h, c in zip(texts, hids, hit, strict=True)
+        ]
         corrupted = int(hit.sum())
     meta = write_shard(texts, job.out, ProxyTokenizer.load(job.tokenizer), ids=ids, memo=memo)
     meta["corrupted"] = corrupted
@@ -298,21 +314,29 @@ def read_shard(prefix: str | Path) -> tuple[np.ndarray, np.ndarray, dict[str, An
 
 
 def _sum_counts(counts: list[dict[str, int]]) -> dict[str, int]:
-    out: dict[str, int] = {}
-    for c in counts:
-        for k, v in c.items():
-            out[k] = out.get(k, 0) + int(v)
-    return dict(sorted(out.items()))
+    keys = sorted({k for c in counts for k in c})
+    return {k: sum(int(c.get(k, 0)) for c in counts) for k in keys}
 
 
 NULL_SALT = 0x6E756C6C  # "null": the null control's membership hash, apart from the stream order's
 
 
-def subsample_shard(src: str | Path, out: str | Path, *, tokens: int, seed: int) -> dict[str, Any]:
+def corrupted_mask(hids: np.ndarray, fraction: float, salt: int) -> np.ndarray:
+    """Which documents (by id hash) the planted control corrupts: ``unit_hash(id, salt) < fraction``, a
+    function of the id alone, so a document is corrupted or not in every shard that holds it."""
+    return np.asarray(unit_hash(hids, salt) < fraction, dtype=bool)
+
+
+def subsample_shard(
+    src: str | Path, out: str | Path, *, tokens: int, seed: int, draw_from: Any = None, corrupt: Any = None
+) -> dict[str, Any]:
     """The null control: a uniform random subset of ``src``'s documents holding at least ``tokens`` tokens,
     written as shard ``out`` (skipped when done). Membership is a second hash of the document id,
     ``unit_hash(id, NULL_SALT + seed)``, taken from the smallest up: a function of (seed, id) only, so the
-    null's stream is raw's stream with the other documents deleted (common random numbers)."""
+    null's stream is raw's stream with the other documents deleted (common random numbers).
+    ``draw_from=`` a shard: the draw is made there and the drawn ids taken from ``src`` (the planted
+    control: its shard, raw with some documents corrupted, drawn from raw's, holds the null's documents).
+    ``corrupt=(fraction, salt)``: count the drawn documents that corruption hit (``corrupted``)."""
     out = Path(out)
     done = out.with_name(out.name + ".json")
     if done.exists():
@@ -320,9 +344,13 @@ def subsample_shard(src: str | Path, out: str | Path, *, tokens: int, seed: int)
     toks, idx, meta = read_shard(src)
     hids = read_hids(src)
     lengths = np.diff(idx)
-    perm = np.argsort(unit_hash(hids, NULL_SALT + seed), kind="stable")
-    n = int(np.searchsorted(np.cumsum(lengths[perm]), tokens) + 1)
-    take = np.sort(perm[: min(n, len(perm))])  # file order, so a subset reads like the raw shard
+    d_hids, d_lengths = (
+        (read_hids(draw_from), np.diff(read_shard(draw_from)[1])) if draw_from else (hids, lengths)
+    )
+    perm = np.argsort(unit_hash(d_hids, NULL_SALT + seed), kind="stable")
+    n = int(np.searchsorted(np.cumsum(d_lengths[perm]), tokens) + 1)
+    drawn = d_hids[perm[: min(n, len(perm))]]
+    take = np.flatnonzero(np.isin(hids, drawn))  # file order, so a subset reads like the raw shard
     parts = [np.asarray(toks[idx[i] : idx[i + 1]]) for i in take]
     new_tokens = np.concatenate(parts) if parts else np.zeros(0, dtype=meta["dtype"])
     new_idx = np.concatenate([[0], np.cumsum(lengths[take])]).astype(np.int64)
@@ -336,6 +364,8 @@ def subsample_shard(src: str | Path, out: str | Path, *, tokens: int, seed: int)
         "decontaminated_by_set": {},
         "subsample_of": str(Path(src).parent.name),
         "subsample_seed": seed,
+        **({"drawn_from": str(Path(draw_from).parent.name)} if draw_from else {}),
+        **({"corrupted": int(corrupted_mask(hids[take], *corrupt).sum())} if corrupt else {}),
     }
     out.parent.mkdir(parents=True, exist_ok=True)
     _commit(out, new_tokens.astype(meta["dtype"]), new_idx, new_meta, hids[take])

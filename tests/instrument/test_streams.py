@@ -99,6 +99,53 @@ def test_planted_corruption_shuffles_words_deterministically():
     assert abs((u < 0.2).mean() - 0.2) < 0.01  # a uniform draw: 20% of documents below 0.2
 
 
+def test_shuffling_moves_words_and_keeps_every_newline_and_indentation():
+    """Words move across the whole document; every whitespace run (newlines, a blank line, the leading
+    indentation of each line, a double space, a tab) stays where it was; (seed, key) fix the result."""
+    text = "def f(x):\n    return x  + 1\n\n\tpass\n"
+    assert shuffle_words(text, 7, 3) == "+ def\n    f(x): return  x 1\n\n\tpass\n"
+    assert shuffle_words(text, 7, 4) == "1 f(x):\n    + def  return x\n\n\tpass\n"  # another seed
+    assert shuffle_words(text, 8, 3) == "f(x): return\n    x +  def 1\n\n\tpass\n"  # another document
+    assert shuffle_words(text, 7, 3) == shuffle_words(text, 7, 3)
+    # a two-word document always changes (an identity permutation is drawn again); one that cannot stays
+    assert shuffle_words("one two", 5) == "two one"
+    assert [shuffle_words(t, 1) for t in ("a a", "solo", "", "  \n ")] == ["a a", "solo", "", "  \n "]
+
+
+def test_the_planted_shard_holds_exactly_the_nulls_documents(tmp_path):
+    """``draw_from``: the planted control's shard (raw with some documents corrupted, so other token
+    counts) drawn from raw's holds the null's documents for that seed, in the same order, and counts
+    the corrupted ones among them."""
+    from curate.instrument.shards import corrupted_mask, write_shard
+
+    ids, texts = _docs(60)
+    hids = id_hashes(ids)
+    hit = corrupted_mask(hids, 0.5, 11)
+    shuffled = [
+        shuffle_words(t, int(h), 11) + " extra words" if c else t
+        for t, h, c in zip(texts, hids, hit, strict=True)
+    ]
+    write_shard(texts, tmp_path / "raw", _Tok(), ids=ids)
+    write_shard(shuffled, tmp_path / "planted", _Tok(), ids=ids)
+    tokens = read_shard(tmp_path / "raw")[2]["tokens"] // 3
+    null = subsample_shard(tmp_path / "raw", tmp_path / "null", tokens=tokens, seed=2)
+    planted = subsample_shard(
+        tmp_path / "planted",
+        tmp_path / "p",
+        tokens=tokens,
+        seed=2,
+        draw_from=tmp_path / "raw",
+        corrupt=(0.5, 11),
+    )
+    members = read_hids(tmp_path / "null")
+    assert read_hids(tmp_path / "p").tolist() == members.tolist()
+    assert planted["docs"] == null["docs"]
+    assert planted["tokens"] > null["tokens"]
+    assert planted["corrupted"] == int(hit[np.isin(hids, members)].sum()) > 0
+    assert planted["drawn_from"] == tmp_path.name
+    assert "corrupted" not in null
+
+
 def test_long_documents_enter_the_stream_in_pieces_spread_over_the_run():
     """``chunk``: a 200-token document among 40 short ones becomes 20 pieces of 10 tokens, each placed by
     its own key; every token is read once per epoch, and the pieces do not sit together."""
