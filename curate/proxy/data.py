@@ -2,7 +2,9 @@
 ``select`` over stored scores, ``without_stages``) through decontamination and the tokenizer into token
 shards under ``proxy/data/<recipe>/``, and the controls: ``null`` (a seeded document subsample of raw at
 the controlled recipe's token count, drawn afresh per seed), ``rejected`` (the rows the stages dropped)
-and ``planted`` (raw with a share of its documents word-shuffled: worse by construction)."""
+and ``planted`` (the null's subsample with a share of its documents word-shuffled: worse by construction,
+and sharing with raw what the controlled recipe shares, so its call shows what the run can see for a
+recipe)."""
 
 from __future__ import annotations
 
@@ -168,6 +170,12 @@ def null_prefix(pdir: Path, seed: int, draw: int = 0) -> Path:
     return pdir / "data" / "null" / (f"draw{draw}" if draw else "") / f"seed{seed}" / "train"
 
 
+def planted_prefix(pdir: Path, planted: float, seed: int, draw: int = 0) -> Path:
+    """The planted control's shard for training seed ``seed``: the null's draw for that seed (and family
+    ``draw``) taken from ``planted@<fraction>/train``, raw with the fraction of documents corrupted."""
+    return pdir / "data" / f"planted@{planted:g}" / (f"draw{draw}" if draw else "") / f"seed{seed}" / "train"
+
+
 @dataclass
 class TrainingData:
     """What step 2 built: each recipe's training shard meta, the recipes to train (controls included),
@@ -216,6 +224,9 @@ def training_data(
     if any(c.name == "null" for c in controls):
         assert controlled is not None
         data["null"] = null_draws(cfg, pdir, tokens=data[controlled]["tokens"])
+    if any(c.name == "planted" for c in controls):  # the null's draw, drawn even when the null is not trained
+        assert controlled is not None
+        data["planted"] = null_draws(cfg, pdir, tokens=data[controlled]["tokens"], planted=True)
     recipes = cfg.recipes + controls
     for r in recipes:
         if data[r.name]["tokens"] <= min_tokens:
@@ -223,19 +234,31 @@ def training_data(
     return TrainingData(data, recipes, controlled, skipped)
 
 
-def null_draws(cfg: ProxyConfig, pdir: Path, *, tokens: int) -> dict[str, Any]:
+def null_draws(cfg: ProxyConfig, pdir: Path, *, tokens: int, planted: bool = False) -> dict[str, Any]:
     """The null control: raw's shard subsampled to ``tokens``. One draw per training seed, so the null's
     paired interval includes which documents were drawn (with one fixed draw, the web ladder's proxy_5m
-    null separated from raw: RESULTS-proxy.md). Returns the first draw's meta with every draw's counts."""
+    null separated from raw: RESULTS-proxy.md). Returns the first draw's meta with every draw's counts.
+
+    ``planted``: the planted control, the same draws (the same documents per seed) taken from the planted
+    shard (raw with ``cfg.planted`` of its documents word-shuffled), so planted vs null is the corruption
+    alone and planted vs raw shares with raw what the controlled recipe (``tokens``) shares."""
     base_prefix = pdir / "data" / cfg.baseline / "train"
+    src = pdir / "data" / f"planted@{cfg.planted:g}" / "train" if planted else base_prefix
+    extra: dict[str, Any] = (
+        {"draw_from": base_prefix, "corrupt": (cfg.planted, PLANTED_SALT)} if planted else {}
+    )
     draws = {
         s: subsample_shard(
-            base_prefix,
-            null_prefix(pdir, s, cfg.null_draw),
+            src,
+            planted_prefix(pdir, cfg.planted, s, cfg.null_draw)
+            if planted
+            else null_prefix(pdir, s, cfg.null_draw),
             tokens=tokens,
             seed=NULL_SEED + 1000 * cfg.null_draw + s,
+            **extra,
         )
         for s in sorted({s for p in cfg.points() for s in p.seeds})
     }
     first = draws[min(draws)]
-    return {**first, "draws": {str(s): {k: d[k] for k in ("docs", "tokens")} for s, d in draws.items()}}
+    keys = ("docs", "tokens", "corrupted") if planted else ("docs", "tokens")
+    return {**first, "draws": {str(s): {k: d[k] for k in keys} for s, d in draws.items()}}

@@ -10,8 +10,9 @@ Steps (each resumable: finished shards and finished runs are never redone):
 3. Token shards per recipe and input file (``Engine.map``), concatenated into
    ``proxy/data/<recipe>/train.{bin,idx,json}``; the ``null`` control is a seeded document subsample of
    raw's shard at the controlled recipe's token count, drawn afresh for every seed
-   (``proxy/data/null/seed<k>/train``); the ``rejected`` control is every row a
-   non-quarantine stage rejected.
+   (``proxy/data/null/seed<k>/train``); the ``planted`` control is the same draw taken from raw with a
+   share of documents word-shuffled (``proxy/data/planted@<fraction>/seed<k>/train``); the ``rejected``
+   control is every row a non-quarantine stage rejected.
 4. Runs: one ``Engine.map`` item per (ladder point, recipe, seed); the main point writes
    ``proxy/<recipe>/seed<k>/``, other ladder points ``proxy/ladder/<model>@<budget>/<recipe>/seed<k>/``.
    A finished run is reused only if its ``config.json`` equals the run asked for.
@@ -40,10 +41,12 @@ from curate.io import runfiles
 from curate.io.stage import Mirror
 from curate.io.storage import Location
 from curate.proxy.config import ProxyConfig, Recipe
+from curate.proxy.controls import planted_matched
 from curate.proxy.data import (
     PLANTED_DEFAULT,
     data_name,
     null_prefix,
+    planted_prefix,
     training_data,
 )
 from curate.proxy.inputs import check_spec, eval_sets, eval_shards, tokenizer_for, write_json
@@ -58,12 +61,23 @@ log = logging.getLogger(__name__)
 
 def run_folder(r: Recipe, cfg: ProxyConfig) -> str:
     """A recipe's run folder: its name, except for a non-default null draw or planted rate (calibration
-    studies), which train beside the default ones instead of over them."""
+    studies), which train beside the default ones instead of over them (the planted control is drawn as
+    the null is, so a null draw family names its folder too)."""
     if r.source == "null" and cfg.null_draw:
         return f"null-draw{cfg.null_draw}"
-    if r.source == "planted" and cfg.planted != PLANTED_DEFAULT:
-        return data_name(r, cfg.planted)
+    if r.source == "planted":
+        name = data_name(r, cfg.planted) if cfg.planted != PLANTED_DEFAULT else r.name
+        return f"{name}-draw{cfg.null_draw}" if cfg.null_draw else name
     return r.name
+
+
+def train_prefix(cfg: ProxyConfig, pdir: Path, r: Recipe, seed: int) -> Path:
+    """The shard recipe ``r`` trains on at ``seed``: the null and planted controls have a draw per seed."""
+    if r.source == "null":
+        return null_prefix(pdir, seed, cfg.null_draw)
+    if r.source == "planted":
+        return planted_prefix(pdir, cfg.planted, seed, cfg.null_draw)
+    return pdir / "data" / data_name(r, cfg.planted) / "train"
 
 
 def run_items(
@@ -88,11 +102,7 @@ def run_items(
                     RunItem(
                         recipe=r.name,
                         seed=seed,
-                        train_prefix=str(
-                            null_prefix(pdir, seed, cfg.null_draw)
-                            if r.source == "null"
-                            else pdir / "data" / data_name(r, cfg.planted) / "train"
-                        ),
+                        train_prefix=str(train_prefix(cfg, pdir, r, seed)),
                         eval_prefixes=eval_prefixes,
                         choice_paths=choice_paths,
                         out_dir=str(base_dir / run_folder(r, cfg) / f"seed{seed}"),
@@ -215,8 +225,12 @@ def measure(
         grams_per_set=grams_per_set,
     )
     report["tokenizer"] = tok_info
-    for r, share in stream_sharing(items, cfg.baseline, cfg.main_point.name).items():
+    shares = stream_sharing(items, cfg.baseline, cfg.main_point.name)
+    for r, share in shares.items():
         report["recipes"][r]["stream_shared_with_baseline"] = share
+    planted_matched(report["controls"], shares)
+    if "planted" in report["recipes"]:  # drawn as the null is: the same documents at each seed
+        report["recipes"]["planted"].setdefault("draws", data.meta["planted"].get("draws", {}))
     report["scorer_overlaps"] = overlaps  # non-headline sets only (headline overlaps are refused above)
     report["held_out_sources"] = train_excl  # eval sources and a target: source, in no recipe
     ctx.path(report_name).parent.mkdir(parents=True, exist_ok=True)

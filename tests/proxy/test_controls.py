@@ -1,0 +1,99 @@
+"""The controls' decision: a run supports a decision only when its planted control is called worse and its
+null does not separate from raw; the planted control's record of what it was matched to."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from curate.proxy import analysis
+from curate.proxy.controls import controls_block, planted_matched
+
+BASE = analysis.Baseline([500, 1000, 2000], [[4.2, 4.0, 3.8]], 1000)
+RAW = np.array([[4.0], [4.01], [3.99]])  # three seeds, bpb at T
+WORSE = RAW + np.array([[0.10], [0.11], [0.12]])  # +0.11 bpb, CI +0.0852 to +0.1348: called worse
+FLAT = RAW + np.array([[0.01], [-0.01], [0.03]])  # +0.01 bpb, CI -0.0397 to +0.0597: not called
+SAME = RAW + np.array([[0.001], [-0.002], [0.001]])  # 0 bpb: the null contains 0
+APART = RAW + np.array([[-0.05], [-0.06], [-0.04]])  # -0.05 bpb, CI -0.0748 to -0.0252: separates
+
+PLANTED_BLIND = (
+    "the planted control (20% of the null's documents word-shuffled) is not called worse than raw: "
+    "+0.0100 bpb (CI -0.0397 to +0.0597); this run cannot see a known effect"
+)
+NULL_APART = (
+    "the null control separates from raw: -0.0500 bpb (CI -0.0748 to -0.0252), though it is raw's own "
+    "distribution; the instrument is biased at this budget"
+)
+
+
+def _controls(**heads: np.ndarray) -> dict:
+    heads = {"raw": RAW, "curated": RAW - 0.02, **heads}
+    return controls_block(BASE, heads, "raw", "curated", {}, {"null": 1.0, "raw": 0.5}, 0.2)
+
+
+def test_both_controls_pass_the_decision_is_supported():
+    c = _controls(planted=WORSE, null=SAME)
+    assert c["planted"]["called_worse"] is True
+    assert c["null"]["contains_1"] is True
+    assert c["decision"] == {"supported": True, "reasons": []}
+
+
+def test_a_planted_control_not_called_worse_leaves_the_run_unsupported():
+    c = _controls(planted=FLAT, null=SAME)
+    assert c["decision"] == {"supported": False, "reasons": [PLANTED_BLIND]}
+    assert "cannot support a decision" in c["planted"]["message"]
+
+
+def test_a_separated_null_leaves_the_run_unsupported():
+    c = _controls(planted=WORSE, null=APART)
+    assert c["decision"] == {"supported": False, "reasons": [NULL_APART]}
+    assert "This run cannot support a decision" in c["null"]["message"]
+
+
+def test_both_failures_are_both_reasons_planted_first():
+    c = _controls(planted=FLAT, null=APART)
+    assert c["decision"] == {"supported": False, "reasons": [PLANTED_BLIND, NULL_APART]}
+
+
+def test_a_control_not_trained_is_not_a_failure_and_no_control_is_said():
+    # planted only (controls: [planted]): the null is not trained, so only the planted counts
+    assert _controls(planted=WORSE)["decision"] == {"supported": True, "reasons": []}
+    assert _controls(planted=FLAT)["decision"] == {"supported": False, "reasons": [PLANTED_BLIND]}
+    # controls off: supported (nothing failed), with a note that nothing checked the instrument
+    assert _controls()["decision"] == {
+        "supported": True,
+        "reasons": [],
+        "note": "no null or planted control was trained: nothing checked the instrument at this budget",
+    }
+
+
+def test_one_seed_cannot_call_the_planted_worse():
+    c = controls_block(BASE, {"raw": RAW[:1], "planted": WORSE[:1]}, "raw", "curated", {}, {}, 0.2)
+    assert c["decision"]["supported"] is False
+    assert c["decision"]["reasons"] == [
+        "the planted control (20% of the null's documents word-shuffled) is not called worse than raw: "
+        "+0.1000 bpb (no CI: one seed); this run cannot see a known effect"
+    ]
+
+
+def test_the_planted_control_says_how_it_was_built_and_what_it_was_matched_to():
+    c = _controls(planted=WORSE, null=SAME)
+    assert c["planted"]["message"].startswith(
+        "the planted control (the null's subsample of raw at curated's token count, 20% of its documents "
+        "word-shuffled: worse by construction) is called worse than raw ("
+    )
+    assert c["planted"]["matched"] == {"of": "curated"}
+    shares = {
+        "raw": {"mean": 1.0},
+        "curated": {"mean": 0.45},
+        "planted": {"mean": 0.47},
+        "null": {"mean": 0.46},
+    }
+    planted_matched(c, shares)
+    assert c["planted"]["matched"] == {
+        "of": "curated",
+        "shares_with_baseline": 0.47,
+        "recipe_shares_with_baseline": 0.45,
+    }
+    off = _controls()
+    planted_matched(off, shares)  # no planted control: nothing to fill
+    assert "planted" not in off
