@@ -4,6 +4,7 @@ is :mod:`curate.proxy.analysis`."""
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
 import numpy as np
@@ -11,16 +12,16 @@ import numpy as np
 from curate.proxy import analysis, stats
 from curate.proxy.controls import ladder_null_warning, ladder_planted_warning
 from curate.proxy.curves import baseline_curve, mean_or_none, point_curves
-from curate.proxy.goodput import value_at
 
 
-def pool_of(heads: dict[str, np.ndarray], roles: dict[str, str]) -> analysis.Pool:
-    return analysis.Pool(heads, [r for r in heads if roles.get(r, "recipe") != "control"])
+def pairs_of(heads: dict[str, np.ndarray], roles: dict[str, str], baseline: str) -> analysis.Pairs:
+    """Every pair of a point by its own paired interval; controls are not members of the ranking."""
+    return analysis.Pairs(heads, [r for r in heads if roles.get(r, "recipe") != "control"], baseline)
 
 
-def paired_block(base: analysis.Baseline, pool: analysis.Pool, r: str, baseline: str) -> dict[str, Any]:
-    iv = pool.interval(r, baseline)
-    h_r, h_b = pool.heads[r], pool.heads[baseline]
+def paired_block(base: analysis.Baseline, pairs: analysis.Pairs, r: str, baseline: str) -> dict[str, Any]:
+    iv = pairs.interval(r, baseline)
+    h_r, h_b = pairs.heads[r], pairs.heads[baseline]
     return {
         "diff_bpb": iv.as_dict(),
         "per_seed_diff": (h_r[:, -1] - h_b[:, -1]).tolist(),
@@ -38,26 +39,27 @@ def point_summary(
     res: dict[str, list[dict[str, Any]]],
     roles: dict[str, str],
     headline: list[str],
+    subject: str | None = None,
 ) -> dict[str, Any]:
+    """One ladder point's summary; its power is the verdict's pair's, ``subject`` (the controlled recipe;
+    default: the point's best non-control recipe) against the baseline."""
     base = baseline_curve(res[baseline], heads[baseline], int(tokens[-1]), headline)
-    pool = pool_of(heads, roles)
+    pairs = pairs_of(heads, roles, baseline)
     model = res[baseline][0]["model"]
     fpt = float(model.get("flops_per_token") or 0.0)
     per = {}
     for r, h in heads.items():
-        pb = paired_block(base, pool, r, baseline)
+        pb = paired_block(base, pairs, r, baseline)
         per[r] = {
             "bpb_at_T": float(h[:, -1].mean()),
-            "bpb_at_T_over_4": value_at(tokens, h.mean(axis=0), float(tokens[-1]) / 4),
             "diff_bpb": pb["diff_bpb"],
             "call": pb["call"],
             "multiplier": pb["multiplier"],
         }
-    pw = analysis.power(base, pool, len(point.seeds))
-    quarter = {r: v["bpb_at_T_over_4"] for r, v in per.items()}
-    full = {r: v["bpb_at_T"] for r, v in per.items()}
+    rk = analysis.ranking(heads, pairs)
+    subject = subject or next((r for r in rk["order"] if roles.get(r, "recipe") == "recipe"), None)
+    pw = analysis.power(base, pairs, len(point.seeds), (subject, baseline) if subject else None)
     params = float(model.get("params") or 0.0)
-    rk = analysis.ranking(heads, pool)
     return {
         "name": point.name,
         "model": point.model,
@@ -73,10 +75,6 @@ def point_summary(
         "recipes": per,
         "ranking": rk["order"],
         "called_pairs": [p for p in rk["pairs"] if p["separated"]],
-        "agreement_T_over_4_vs_T": stats.decision_accuracy(
-            {r: v for r, v in quarter.items() if roles.get(r) != "control"},
-            {r: v for r, v in full.items() if roles.get(r) != "control"},
-        ),
         "sd_diff_bpb": pw["sd_diff_bpb"],
         "sd_dof": pw["sd_dof"],
         "mde_multiplier": pw["mde_multiplier"],
@@ -98,15 +96,45 @@ def ladder_points(
     baseline: str,
     roles: dict[str, str],
     headline: list[str],
+    subject: str | None = None,
 ) -> list[dict[str, Any]]:
     """:func:`point_summary` of every point, in order; the main point's curves (``main_curves``, from
-    :func:`curate.proxy.curves.point_curves`) are not read twice."""
+    :func:`curate.proxy.curves.point_curves`) are not read twice. ``subject``: the verdict's recipe."""
     out = []
     for p in points:
         t_p, bpb_p, _, res_p = main_curves if p == main else point_curves(items, results, p.name, names)
         heads_p = {r: analysis.headline(bpb_p[r], headline) for r in names}
-        out.append(point_summary(p, t_p, heads_p, baseline, res_p, roles, headline))
+        out.append(point_summary(p, t_p, heads_p, baseline, res_p, roles, headline, subject))
     return out
+
+
+def decision_agreement(
+    ladder: list[dict[str, Any]], ref: dict[str, Any], roles: dict[str, str]
+) -> dict[str, Any]:
+    """``ladder.decision_agreement``: the fraction of (point, recipe pair) comparisons in which a smaller
+    point orders a pair of recipes as the reference point does, by mean headline bpb of each point's
+    finished models at its own budget; every pair of non-control recipes (the baseline included), every
+    point besides the reference. Nothing is read from an un-cooled checkpoint."""
+    names = sorted(r for r in ref["recipes"] if roles.get(r) != "control")
+    pairs = list(itertools.combinations(names, 2))
+    others = [q for q in ladder if q is not ref]
+    full = {r: ref["recipes"][r]["bpb_at_T"] for r in names}
+    same = total = 0
+    for q in others:
+        small = {r: q["recipes"][r]["bpb_at_T"] for r in names if r in q["recipes"]}
+        acc = stats.decision_accuracy(small, full, pairs)
+        n = sum(a in small and b in small for a, b in pairs)
+        if acc is not None:
+            same, total = same + round(acc * n), total + n
+    return {
+        "value": same / total if total else None,
+        "pairs": len(pairs),
+        "points": [q["name"] for q in others],
+        "reference": ref["name"],
+        "method": "each point's order of every pair of non-control recipes (baseline included) by mean "
+        "headline bpb of its finished models at its budget, against the reference point's order; the "
+        "fraction that agree, over every point besides the reference (an exact tie agrees only with a tie)",
+    }
 
 
 def summarize_ladder(
@@ -131,6 +159,8 @@ def summarize_ladder(
         if q is ref:  # the reference agrees with itself by definition: nothing measured
             q["decision_accuracy_vs_reference"] = None
     block = {"reference": ref["name"], "points": ladder, "main": main}
+    if len(ladder) > 1:
+        block["decision_agreement"] = decision_agreement(ladder, ref, roles)
     warnings = []
     if len(ladder) > 1 and ladder[0]["decision_accuracy_vs_reference"] not in (None, 1.0):
         block["warning"] = (

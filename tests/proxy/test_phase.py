@@ -11,6 +11,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from curate.core.errors import PhaseError
+from curate.instrument.shards import read_hids
 from curate.proxy.config import parse
 from curate.proxy.phase import run_phase
 from curate.runtime.context import RunContext
@@ -183,6 +184,17 @@ def _check_ladder(g: dict, run_dir) -> None:
     warned = [w for w in g["warnings"] if "is not called worse at proxy_tiny@512 (" in w]
     assert len(warned) == len(blind)  # one warning exactly when the point is blind
     assert (run_dir / "proxy" / "ladder" / "proxy_tiny@512" / "null" / "seed1" / "result.json").exists()
+    # Decision agreement across the finished ladder points only, controls out (raw, curated, hi, nodedup).
+    da = g["ladder"]["decision_agreement"]
+    assert (da["pairs"], da["points"], da["reference"]) == (6, ["proxy_tiny@512"], "proxy_tiny@1024")
+    recipes = ["curated", "hi", "nodedup", "raw"]
+    same = sum(
+        np.sign(pts[1]["recipes"][a]["bpb_at_T"] - pts[1]["recipes"][b]["bpb_at_T"])
+        == np.sign(pts[0]["recipes"][a]["bpb_at_T"] - pts[0]["recipes"][b]["bpb_at_T"])
+        for i, a in enumerate(recipes)
+        for b in recipes[i + 1 :]
+    )
+    assert da["value"] == same / 6
 
 
 def _check_runs(g: dict, run_dir, out: dict) -> None:
@@ -197,7 +209,6 @@ def _check_runs(g: dict, run_dir, out: dict) -> None:
     assert len(curve["per_seed"]) == 2
     assert curve["bpb_ci_low"][-1] <= curve["bpb_mean"][-1] <= curve["bpb_ci_high"][-1]
     assert set(g["ranking"]["order"]) == set(g["recipes"])
-    assert 0 <= g["decision_agreement"] <= 1
     for r in g["recipes"]:
         for s in (0, 1):
             assert (run_dir / "proxy" / r / f"seed{s}" / "metrics.jsonl").exists()
@@ -230,13 +241,39 @@ def _check_streams_and_planted(g: dict, run_dir) -> None:
     # Common random numbers: each recipe's stream shares documents with raw's, recorded per seed.
     assert raw["stream_shared_with_baseline"] == {"per_seed": [1.0, 1.0], "mean": 1.0}
     assert 0 < cur["stream_shared_with_baseline"]["mean"] <= 1
-    # The planted control: raw with a share of documents word-shuffled, reported beside the null.
-    planted = g["recipes"]["planted"]
+    # The planted control: the null's draw (the same documents per seed) with a share of them
+    # word-shuffled, so it shares with raw what the controlled recipe shares, reported beside the null.
+    planted, null = g["recipes"]["planted"], g["recipes"]["null"]
     assert planted["role"] == "control"
     assert 0 < planted["corrupted_docs"] < planted["docs"]
     assert g["controls"]["planted"]["fraction"] == 0.2
     assert (run_dir / "proxy" / "data" / "planted@0.2" / "train.json").exists()  # another rate: other shards
+    for s in (0, 1):
+        assert (
+            read_hids(run_dir / "proxy" / "data" / "planted@0.2" / f"seed{s}" / "train").tolist()
+            == read_hids(run_dir / "proxy" / "data" / "null" / f"seed{s}" / "train").tolist()
+        )
+        assert planted["draws"][str(s)]["docs"] == null["draws"][str(s)]["docs"]
+    matched = g["controls"]["planted"]["matched"]
+    assert matched == {
+        "of": "curated",
+        "shares_with_baseline": planted["stream_shared_with_baseline"]["mean"],
+        "recipe_shares_with_baseline": cur["stream_shared_with_baseline"]["mean"],
+    }
+    assert "the null's subsample of raw at curated's token count" in g["controls"]["planted"]["message"]
     assert isinstance(g["controls"]["planted"]["called_worse"], bool)
+    # The decision the controls support: not when the planted is not called worse or the null separates.
+    decision = g["controls"]["decision"]
+    failed = [not g["controls"]["planted"]["called_worse"], not g["controls"]["null"]["contains_1"]]
+    assert decision["supported"] is not any(failed)
+    assert len(decision["reasons"]) == sum(failed)
+    # Nothing extrapolated, nothing read from an un-cooled checkpoint.
+    assert "baseline_power_law" not in g
+    assert "decision_agreement" not in g
+    assert "no number in this file" in g["curves_note"]
+    for p in g["ladder"]["points"]:
+        assert "agreement_T_over_4_vs_T" not in p
+        assert all("bpb_at_T_over_4" not in v for v in p["recipes"].values())
 
 
 def _check_resume(g: dict, run_dir, inline_engine) -> None:
