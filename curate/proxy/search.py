@@ -52,14 +52,18 @@ def successive_halving(
     n_rungs: int,
     eta: int,
     evaluate: Callable[[list[str], int], dict[str, float | None]],
+    rank: Callable[[str, int], tuple[Any, ...]] | None = None,
 ) -> tuple[str | None, list[dict[str, Any]]]:
-    """Evaluate ``names`` at rung 0, keep the best ``ceil(n / eta)`` (higher score is better; ties by
-    name; ``None`` = empty, dropped), evaluate those at rung 1, ...; returns the winner (the best at the
-    last rung reached) and the history ``[{rung, scores, advanced}]``."""
+    """Evaluate ``names`` at rung 0, keep the best ``ceil(n / eta)`` (higher score is better; ``None`` =
+    empty, dropped), evaluate those at rung 1, ...; returns the winner (the best at the last rung reached)
+    and the history ``[{rung, scores, advanced}]``. ``rank(name, rung)``: a sort key, lowest first, read
+    after that rung's ``evaluate`` (:func:`rank_key`); default: the score, descending. Ties by name."""
     survivors, history = list(names), []
     for k in range(n_rungs):
         scores = evaluate(survivors, k)
-        valid = sorted((n for n in survivors if scores.get(n) is not None), key=lambda n: (-scores[n], n))  # type: ignore[operator]
+
+        valid = [n for n in survivors if scores.get(n) is not None]
+        valid.sort(key=lambda n: (*(rank(n, k) if rank else (-scores[n],)), n))  # type: ignore[operator]
         last = k == n_rungs - 1
         keep = valid[:1] if last else valid[: max(1, math.ceil(len(valid) / eta))]
         history.append({"rung": k, "scores": scores, "advanced": keep})
@@ -87,6 +91,20 @@ def _phase(ctx: RunContext, cfg: ProxyConfig, tag: str, empty: dict[str, str]) -
             cfg = dataclasses.replace(cfg, recipes=[r for r in cfg.recipes if r.name != m.group(1)])
             continue
         return json.loads(ctx.path("search", f"{tag}.json").read_text())
+
+
+SIDE = {">": 1, None: 0, "<": -1}  # a bound above its value, a measured value, a bound below it
+
+
+def rank_key(rec: dict[str, Any], objective: str) -> tuple[float, int, float]:
+    """A recipe's sort key for the search (lowest first), from its ``goodput.json`` entry: the objective's
+    value, descending; at the same value a bound above it (``>2.00``: the baseline's measured range ends
+    there, the recipe is beyond it) before a measured value, before a bound below it; then the paired bpb
+    difference against the baseline (measured, lower is better), so two bounds at the same end are
+    ordered by what was measured, not by name."""
+    block = rec[objective]
+    side = SIDE[(block.get("bounds") or {}).get("value")]
+    return (-float(block["value"]), -side, float(rec["paired"]["diff_bpb"]["value"]))
 
 
 def _numbers(rec: dict[str, Any]) -> dict[str, Any]:
@@ -123,6 +141,8 @@ def run_search(ctx: RunContext, spec: SearchSpec) -> dict[str, Any]:
         recipes = [base] + [Recipe(n, "kept", list(spec.candidates[n]), spec.without(n)) for n in names]
         return cfg.follow_up(recipes=list({r.name: r for r in recipes}.values()), budget=budget, seeds=seeds)
 
+    keys: dict[tuple[str, int], tuple[float, int, float]] = {}
+
     def evaluate(names: list[str], k: int) -> dict[str, float | None]:
         rung = spec.rungs[k]
         rep = _phase(ctx, at(names, rung.budget, list(rung.seeds)), f"rung{k}", empty)
@@ -130,13 +150,18 @@ def run_search(ctx: RunContext, spec: SearchSpec) -> dict[str, Any]:
         scores = {
             n: (rep["recipes"][n][spec.objective]["value"] if n in rep["recipes"] else None) for n in names
         }
+        keys.update(
+            {(n, k): rank_key(rep["recipes"][n], spec.objective) for n in names if scores[n] is not None}
+        )
         for n in names:
             if scores[n] is None and n not in empty:
                 # trained, but the multiplier is not finite (off the baseline's curve): not rankable
                 empty[n] = f"{spec.objective} not finite at rung {k}: cannot be ranked"
         return scores
 
-    winner, history = successive_halving(sorted(spec.candidates), len(spec.rungs), spec.eta, evaluate)
+    winner, history = successive_halving(
+        sorted(spec.candidates), len(spec.rungs), spec.eta, evaluate, lambda n, k: keys[(n, k)]
+    )
     out: dict[str, Any] = {
         "objective": spec.objective,
         "baseline": cfg.baseline,
@@ -211,7 +236,9 @@ def format_table(result: dict[str, Any]) -> str:
     for name in result["candidates"]:
         cells = []
         for h in result["history"]:
-            cells.append(f" {f(h['scores'][name]) if name in h['scores'] else '':>16}")
+            got = (h.get("numbers") or {}).get(name, {}).get(result["objective"]) or {}
+            mark = (got.get("bounds") or {}).get("value") or ""  # '>2.000': beyond the measured range
+            cells.append(f" {mark + f(h['scores'][name]) if name in h['scores'] else '':>16}")
         note = "  empty: " + result["empty"][name] if name in result["empty"] else ""
         lines.append(f"{name:<48}{''.join(cells)}{note}")
     c = result.get("confirmation")

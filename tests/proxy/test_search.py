@@ -11,7 +11,7 @@ import yaml
 
 from curate.proxy.config import ProxyConfigError, parse
 from curate.proxy.phase import run_phase
-from curate.proxy.search import format_table, pareto, successive_halving
+from curate.proxy.search import format_table, pareto, rank_key, successive_halving
 from curate.proxy.searchspec import Rung, parse_search
 from curate.runtime.context import RunContext
 from tests.proxy.toy import tiny_section, write_kept, write_rejected
@@ -61,6 +61,51 @@ def test_successive_halving_drops_empty_candidates_and_may_find_none():
     assert winner is None
     assert len(history) == 1
     assert history[0]["advanced"] == []
+
+
+def _rec(value: float, side: str | None, diff: float, y: float = 1.0) -> dict:
+    """A goodput.json recipe entry as the search reads it: the multiplier (a bound at the measured
+    range's end when ``side``), goodput = yield x multiplier with the same bound, the paired difference."""
+    return {
+        "multiplier": {"value": value, "bounds": {"value": side}},
+        "goodput": {"value": y * value, "bounds": {"value": side}},
+        "paired": {"diff_bpb": {"value": diff}},
+    }
+
+
+# the baseline's measured range is 0.5x to 2x T: '>' at 2.00 is "more than 2", not 2
+BOUNDED = {
+    "a": _rec(2.0, ">", -0.05),
+    "b": _rec(2.0, ">", -0.08),  # the same bound, a larger measured gain
+    "c": _rec(1.99, None, -0.04),
+    "d": _rec(2.0, None, -0.045),  # measured exactly at the range's end
+    "e": _rec(0.5, "<", 0.10),
+    "f": _rec(0.6, None, 0.08),
+}
+
+
+def test_a_bound_ranks_above_values_below_it_and_bounds_at_one_end_tie_by_the_measured_difference():
+    assert rank_key(BOUNDED["a"], "multiplier") == (-2.0, -1, -0.05)
+    assert rank_key(BOUNDED["d"], "multiplier") == (-2.0, 0, -0.045)
+    assert rank_key(BOUNDED["e"], "multiplier") == (-0.5, 1, 0.10)
+    order = sorted(BOUNDED, key=lambda n: (*rank_key(BOUNDED[n], "multiplier"), n))
+    # b before a (by the difference, not by name), both before the measured 2.00 and 1.99; '<0.50' last
+    assert order == ["b", "a", "d", "c", "f", "e"]
+    scores = {n: r["multiplier"]["value"] for n, r in BOUNDED.items()}
+    winner, history = successive_halving(
+        sorted(BOUNDED),
+        2,
+        2,
+        lambda names, k: {n: scores[n] for n in names},
+        lambda n, k: rank_key(BOUNDED[n], "multiplier"),
+    )
+    assert history[0]["advanced"] == ["b", "a", "d"]
+    assert winner == "b"
+    # without the bounds' rank the old order: 2.00 ties broken by name, a bound read as the value 2.00
+    _, plain = successive_halving(sorted(BOUNDED), 1, 2, lambda names, k: {n: scores[n] for n in names})
+    assert plain[0]["advanced"] == ["a"]
+    # goodput carries the multiplier's bound: at the same yield the same order
+    assert sorted(BOUNDED, key=lambda n: (*rank_key(BOUNDED[n], "goodput"), n)) == order
 
 
 def test_pareto_front_in_yield_and_goodput():
