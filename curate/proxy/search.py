@@ -21,7 +21,9 @@ proxy:
 Every rung trains the surviving candidates and the baseline with the run's proxy settings at the rung's
 budget and seeds (``proxy/search/rung<k>/``; the report in ``search/rung<k>.json``), scores them by the
 objective (the paired statistic's point value, :mod:`curate.proxy.analysis`) and advances the best
-``ceil(n / eta)`` (at least one). A candidate that selects too little data to train on is reported as
+``ceil(n / eta)`` (at least one). A value beyond the baseline's measured range is a bound (``>2.00``): it
+ranks above every measured value below it, and bounds at one end are ordered by their measured bpb
+difference (:func:`rank_key`). A candidate that selects too little data to train on is reported as
 ``empty`` and dropped, not a crash. The last rung's best is the winner; it is then trained again with
 **fresh seeds** beside the baseline (``proxy/search/confirm/``), and its CI comes from those runs only,
 so it is not inflated by having been picked as the best of many. ``search.json`` holds every candidate's
