@@ -7,6 +7,7 @@ import warnings
 from pathlib import Path
 
 from curate.io.files import atomic_write_text
+from curate.report.card import card_lines
 from curate.report.data import load_run
 from curate.report.html import render_html
 from curate.report.markdown import render_markdown
@@ -31,10 +32,12 @@ def build_report(run_dir: str | Path, *, examples_per_reason: int = 3, bins: int
 def build_report_with_headline(
     run_dir: str | Path, *, examples_per_reason: int = 3, bins: int = 40
 ) -> tuple[tuple[Path, Path], str]:
-    """:func:`build_report`, also returning the verdict line."""
+    """:func:`build_report`, also returning the verdict card (its lines joined by newlines), which opens
+    the report and the terminal summary."""
     run_dir = Path(run_dir)
     data = load_run(run_dir, per_reason=examples_per_reason, bins=bins)
-    headline = verdict(data.manifest, data.goodput)
+    headline = verdict(data.manifest, data.goodput)  # the verdict in full, under the card
+    card = "\n".join(card_lines(data.manifest, data.goodput))
     html_path, md_path = run_dir / HTML, run_dir / MD
     # A chart library's warning (matplotlib on a degenerate axis) is no message for the user of the
     # report: it goes to the log, and the terminal shows only the report's own lines.
@@ -46,4 +49,4 @@ def build_report_with_headline(
     atomic_write_text(html_path, page)
     atomic_write_text(md_path, render_markdown(data, headline))
     log.info("report: %s", html_path)
-    return (html_path, md_path), headline
+    return (html_path, md_path), card

@@ -19,6 +19,8 @@ import matplotlib.pyplot as plt
 import matplotlib.ticker
 import numpy as np
 
+from curate.report.card import label
+from curate.report.fmt import sci
 from curate.report.histograms import Histogram
 from curate.report.verdict import nbytes, num
 
@@ -153,7 +155,9 @@ def loss_curves_svg(goodput: dict[str, Any]) -> str | None:
             ax.set_xscale("log")
             ticks = _eval_points(recipes, name)
             if ticks:
-                ax.set_xticks(ticks, [_short_count(x) for x in ticks])
+                labels = [_short_count(x) for x in ticks]
+                keep = thin_ticks(ticks, labels, ax.get_xlim(), axis_in=3.2, log=True, must=ticks[-1])
+                ax.set_xticks([ticks[k] for k in keep], [labels[k] for k in keep])
                 ax.xaxis.set_minor_locator(matplotlib.ticker.NullLocator())
             ax.set_xlabel("training tokens")
             ax.set_ylabel("eval bits per byte")
@@ -163,6 +167,33 @@ def loss_curves_svg(goodput: dict[str, Any]) -> str | None:
         for k in range(len(sets), nrow * ncol):
             axes[k // ncol][k % ncol].set_visible(False)
         return _svg(fig)
+
+
+def thin_ticks(
+    values: list[float],
+    labels: list[str],
+    lim: tuple[float, float],
+    *,
+    axis_in: float,
+    log: bool = False,
+    must: float | None = None,
+    fontsize: float = 9.0,
+) -> list[int]:
+    """The indices of the ticks to label so that no two labels collide on an axis ``axis_in`` inches long
+    over ``lim``: ``must`` (e.g. 1x) first, then left to right, each kept only when it clears every kept
+    label by a gap (a label's width estimated generously, as a browser's font may be wider than
+    matplotlib's)."""
+    f = (lambda v: math.log(v)) if log else (lambda v: v)
+    lo, hi = f(lim[0]), f(lim[1])
+    span = (hi - lo) or 1.0
+    pos = [(f(v) - lo) / span * axis_in for v in values]
+    half = [0.5 * len(t) * 0.68 * fontsize / 72 for t in labels]
+    order = sorted(range(len(values)), key=lambda i: (values[i] != must, values[i]))
+    kept: list[int] = []
+    for i in order:
+        if all(abs(pos[i] - pos[j]) >= half[i] + half[j] + 0.1 for j in kept):
+            kept.append(i)
+    return sorted(kept)
 
 
 def _eval_points(recipes: dict[str, Any], name: str) -> list[float]:
@@ -178,6 +209,10 @@ def _short_count(x: float) -> str:
         if x >= div:
             return f"{x / div:.3g}{unit}"
     return f"{x:g}"
+
+
+def _within(t: float, lim: tuple[float, float]) -> bool:
+    return min(lim) <= t <= max(lim)
 
 
 def _arr(v: Any) -> np.ndarray:
@@ -206,11 +241,28 @@ def ladder_svg(goodput: dict[str, Any]) -> str | None:
                 hi.append((m["ci_high"] if m.get("ci_high") is not None else m["value"]) - m["value"])
             if xs:
                 ax.errorbar(
-                    xs, ys, yerr=[lo, hi], marker="o", markersize=4, capsize=3, color=f"C{i % 10}", label=r
+                    xs,
+                    ys,
+                    yerr=[lo, hi],
+                    marker="o",
+                    markersize=4,
+                    capsize=3,
+                    color=f"C{i % 10}",
+                    label=label(goodput, r),
                 )
         ax.axhline(1.0, color="#888", linewidth=1, linestyle="--")
         ax.set_xscale("log")
         ax.set_yscale("log")
+        ys = [t for t in (0.5, 0.7, 0.8, 0.9, 1.0, 1.1, 1.25, 1.5, 2.0, 3.0) if _within(t, ax.get_ylim())]
+        keep = thin_ticks(ys, [f"{t:g}x" for t in ys], ax.get_ylim(), axis_in=2.6, log=True, must=1.0)
+        if len(keep) >= 2:  # else matplotlib's own log ticks (a range beyond these)
+            ax.set_yticks([ys[k] for k in keep], [f"{ys[k]:g}x" for k in keep])
+            ax.yaxis.set_minor_locator(matplotlib.ticker.NullLocator())
+        xt = [float(p["compute_flops_per_run"]) for p in pts if p.get("compute_flops_per_run")]
+        xl = [sci(x) for x in xt]
+        keep = thin_ticks(xt, xl, ax.get_xlim(), axis_in=4.6, log=True)
+        ax.set_xticks([xt[k] for k in keep], [xl[k] for k in keep])  # the ladder's points, labelled
+        ax.xaxis.set_minor_locator(matplotlib.ticker.NullLocator())
         ax.set_xlabel("compute per run (FLOPs)")
         ax.set_ylabel(f"multiplier vs {base}")
         ax.grid(alpha=0.3)

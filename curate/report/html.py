@@ -9,12 +9,11 @@ from __future__ import annotations
 from html import escape
 from typing import Any
 
-from curate.report import charts, sources, trust
+from curate.report import charts, front, sources, trust
 from curate.report.data import RunData
 from curate.report.examples import Example
 from curate.report.search import html_section as search_html
 from curate.report.tables import (
-    GOODPUT_COLUMNS,
     Cell,
     attempts_note,
     bounded,
@@ -22,6 +21,7 @@ from curate.report.tables import (
     export_summary,
     extrapolated_parts,
     funnel_rows,
+    goodput_columns,
     goodput_rows,
     score_range,
     score_thresholds,
@@ -40,8 +40,12 @@ h1 { font-size: 22px; margin: 0 0 4px; } h2 { font-size: 17px; margin: 32px 0 10
 .verdict { background: #eef4fb; border-left: 4px solid var(--accent); padding: 12px 16px; margin: 16px 0;
            font-size: 15px; }
 .note { background: #fff8e6; border-left: 4px solid #e0a800; padding: 8px 14px; }
-table { border-collapse: collapse; margin: 6px 0 12px; font-size: 13px; }
-th, td { border-bottom: 1px solid var(--line); padding: 4px 10px; text-align: right; vertical-align: top; }
+table { border-collapse: collapse; margin: 6px 0 12px; font-size: 13px; max-width: 100%; }
+th, td { border-bottom: 1px solid var(--line); padding: 4px 10px; text-align: right; vertical-align: top;
+         overflow-wrap: break-word; }
+.card { background: #eef4fb; border-left: 4px solid var(--accent); padding: 8px 16px; margin: 12px 0 6px;
+        font-size: 15px; } .card ul { margin: 0; padding-left: 18px; } .card p { margin: 4px 0 0; }
+#forest { margin: 0 0 8px; } dt { font-weight: 600; } dd { margin: 0 0 6px 16px; }
 th { background: var(--soft); font-weight: 600; } td.l, th.l { text-align: left; }
 .ci { color: var(--muted); font-size: 12px; display: block; white-space: nowrap; }
 .flag { color: #a05a00; font-size: 11px; }
@@ -92,11 +96,11 @@ def _goodput_facts(g: dict[str, Any]) -> str:
 
 def _goodput_table(g: dict[str, Any]) -> str:
     """One row per recipe: each metric with its interval, an extrapolated multiplier flagged."""
-    head = "".join(f"<th>{escape(h)}</th>" for h, _ in GOODPUT_COLUMNS)
+    head = "".join(f"<th>{escape(h)}</th>" for h, _ in goodput_columns(g))
     rows = []
     for r, cols in goodput_rows(g):
         tds = []
-        for (header, _), cells in zip(GOODPUT_COLUMNS, cols, strict=True):
+        for (header, _), cells in zip(goodput_columns(g), cols, strict=True):
             main = _metric(cells[0])
             if header == "tokens in → kept":
                 main = f"{_metric(cells[0])} → {_metric(cells[1])}"
@@ -112,26 +116,9 @@ def _goodput_table(g: dict[str, Any]) -> str:
             elif len(cells) == 3:
                 main += f'<span class="ci">CI {_metric(cells[1])}–{_metric(cells[2])}</span>'
             tds.append(f"<td>{main}</td>")
-        rows.append(f'<tr><td class="l"><b>{escape(r)}</b></td>{"".join(tds)}</tr>')
+        flag = '<span class="flag"> control</span>' if r in front.control_names(g) else ""
+        rows.append(f'<tr><td class="l"><b>{escape(r)}</b>{flag}</td>{"".join(tds)}</tr>')
     return f'<table id="goodput-table"><tr><th class="l">recipe</th>{head}</tr>{"".join(rows)}</table>'
-
-
-def _goodput_calls(g: dict[str, Any]) -> list[str]:
-    """The ranking tiers and the decision agreement between T/4 and T, when the report has them."""
-    out = []
-    rk = g.get("ranking") or {}
-    if rk.get("tiers"):
-        tiers = " &gt; ".join(" = ".join(escape(str(x)) for x in t) for t in rk["tiers"])
-        out.append(
-            f"<p>Ranking ({escape(str(rk.get('metric', 'bpb at T')))}); tiers where a pair is not called: "
-            f"<b>{tiers}</b>.</p>"
-        )
-    if g.get("decision_agreement") is not None:
-        out.append(
-            f"<p>Decision agreement between T/4 and T: <b>{_metric(Cell('decision_agreement', g['decision_agreement'], pct(g['decision_agreement'])))}</b> of recipe pairs "
-            "ordered the same.</p>"
-        )
-    return out
 
 
 def _goodput_section(d: RunData) -> str:
@@ -155,7 +142,7 @@ def _goodput_section(d: RunData) -> str:
         "tokens in × goodput; learning signal = (baseline bpb − recipe bpb at T) / T, in bits per byte per "
         "training token.</p>"
     )
-    out += _goodput_calls(g)
+    out += front.calls_html(g)
     out.append(trust.html(g))
     svg = charts.loss_curves_svg(g)
     if svg:
@@ -388,7 +375,7 @@ def render_html(d: RunData, headline: str) -> str:
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
         f"<title>{escape(title)}</title><style>{CSS}</style></head><body><main>"
         f'<h1>{escape(title)}</h1><div class="meta">{meta}</div><div class="meta">{nav}</div>'
-        f'<p class="verdict" id="verdict">{escape(headline)}</p>{body}'
+        f"{front.html(m, d.goodput, headline)}{body}"
         f'<h2 id="versions">Versions</h2><p class="meta">{versions or "—"}</p>'
         "</main></body></html>\n"
     )

@@ -4,16 +4,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from curate.report import sources, trust
+from curate.report import front, sources, trust
 from curate.report.data import RunData
 from curate.report.search import markdown_section as search_markdown
 from curate.report.tables import (
-    GOODPUT_COLUMNS,
     attempts_note,
     counted,
     export_summary,
     extrapolated_parts,
     funnel_rows,
+    goodput_columns,
     goodput_rows,
     score_range,
     score_thresholds,
@@ -60,7 +60,7 @@ def _goodput(g: dict[str, Any] | None, error: str | None) -> list[str]:
     rows = []
     for r, cols in goodput_rows(g):
         cells = [r]
-        for (header, _), cs in zip(GOODPUT_COLUMNS, cols, strict=True):
+        for (header, _), cs in zip(goodput_columns(g), cols, strict=True):
             if header == "tokens in → kept":
                 text = f"{cs[0].text} → {cs[1].text}"
             elif header == "multiplier":
@@ -72,22 +72,14 @@ def _goodput(g: dict[str, Any] | None, error: str | None) -> list[str]:
                 text = cs[0].text
             cells.append(text)
         rows.append(cells)
-    out += _table(["recipe"] + [h for h, _ in GOODPUT_COLUMNS], rows)
+    out += _table(["recipe"] + [h for h, _ in goodput_columns(g)], rows)
     out += [
         "",
         "Values with 95% CIs in parentheses; multipliers are read from the baseline's finished runs at the "
         "budgets in baseline_curve, and '>'/'<' marks a bound beyond that measured range (never extrapolated; "
         "* marks an extrapolated number in reports from before it); yield counts tokens, the funnel documents.",
     ]
-    rk = g.get("ranking") or {}
-    if rk.get("tiers"):
-        out.append(
-            "Ranking (a pair is called only where its interval excludes no difference): "
-            + " > ".join(" = ".join(t) for t in rk["tiers"])
-            + "."
-        )
-    if g.get("decision_agreement") is not None:
-        out.append(f"Decision agreement T/4 vs T: {pct(g['decision_agreement'])}.")
+    out += front.calls_markdown(g)
     return [*out, "", *trust.markdown(g)]
 
 
@@ -176,8 +168,7 @@ def render_markdown(d: RunData, headline: str) -> str:
     lines = [
         f"# curate report: {m.get('name', d.run_dir.name)}",
         "",
-        f"> {headline}",
-        "",
+        *front.markdown(m, d.goodput, headline),
         f"created {m.get('created', '?')} · pipeline `{m.get('pipeline', '?')}` · fingerprint {m.get('fingerprint', '?')}",
         "",
     ]

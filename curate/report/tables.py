@@ -81,6 +81,14 @@ GOODPUT_COLUMNS: list[tuple[str, list[tuple[str, str, Callable[[Any], str]]]]] =
 ]
 
 
+def goodput_columns(goodput: dict[str, Any]) -> list[tuple[str, list[tuple[str, str, Callable[[Any], str]]]]]:
+    """The goodput table's columns for this file: effective tokens per device-hour only where goodput.json
+    says how it was computed from finished runs (``costs.method``); older files derived it otherwise."""
+    recs = (goodput.get("recipes") or {}).values()
+    has = any(isinstance(r, dict) and (r.get("costs") or {}).get("method") for r in recs)
+    return [c for c in GOODPUT_COLUMNS if has or c[0] != "effective tokens / device-h"]
+
+
 def recipe_order(goodput: dict[str, Any]) -> list[str]:
     """Baseline first, then the others by name."""
     base = goodput.get("baseline")
@@ -105,7 +113,7 @@ def goodput_rows(goodput: dict[str, Any]) -> list[tuple[str, list[list[Cell]]]]:
     for r in recipe_order(goodput):
         rec = goodput["recipes"][r]
         cols = []
-        for _, metrics in GOODPUT_COLUMNS:
+        for _, metrics in goodput_columns(goodput):
             cells = []
             for suffix, path, fmt in metrics:
                 value = _get(rec, path)

@@ -10,6 +10,8 @@ from __future__ import annotations
 from html import escape
 from typing import Any
 
+from curate.report.card import control_names, label
+from curate.report.fmt import sci
 from curate.report.verdict import count, num, pct, ratio
 
 
@@ -48,7 +50,7 @@ def sections(g: dict[str, Any]) -> list[Section]:
     """``(id, title, header, rows, notes)`` per section; empty for a schema-1 ``goodput.json``."""
     if not isinstance(g.get("verdict"), dict):
         return []
-    found = (_targets(g), _controls(g), _power(g), _ladder(g), _regime(g))
+    found = (_targets(g), _signal_noise(g), _controls(g), _power(g), _ladder(g), _regime(g))
     return [section for section in found if section is not None]
 
 
@@ -81,6 +83,38 @@ def _targets(g: dict[str, Any]) -> Section:
     ]
     header = ["eval set", "kind", "headline", "size", "from", "decontaminated", f"{base} accuracy at T"]
     return ("targets", "Targets", header, rows, notes)
+
+
+def _signal_noise(g: dict[str, Any]) -> Section | None:
+    """Per eval set, how far the recipes spread (signal) against the seed noise of a recipe's mean; a set
+    whose snr is under its threshold is flagged too noisy. Shown only: no set is chosen or weighted by it."""
+    info = {n: e["signal_noise"] for n, e in (g.get("eval_set_info") or {}).items() if e.get("signal_noise")}
+    if not info:
+        return None
+    rows = [
+        [
+            n,
+            num(s.get("signal")),
+            num(s.get("noise")),
+            num(s.get("snr")),
+            "TOO NOISY" if s.get("too_noisy") else "ok",
+        ]
+        for n, s in info.items()
+    ]
+    methods = sorted({str(s["method"]) for s in info.values() if s.get("method")})
+    notes = [
+        "Signal = spread of the recipes' mean bpb at T; noise = seed noise of one recipe's mean; a set flagged "
+        "too noisy cannot tell these recipes apart at this many seeds. Shown only: no set is chosen, weighted "
+        "or dropped by it.",
+        *[f"Method: {m}" for m in methods],
+    ]
+    return (
+        "signal-noise",
+        "Signal and noise per eval set",
+        ["eval set", "signal", "noise", "snr", ""],
+        rows,
+        notes,
+    )
 
 
 def _controls(g: dict[str, Any]) -> Section | None:
@@ -143,8 +177,10 @@ def _power(g: dict[str, Any]) -> Section | None:
         ]
         for r in pw.get("seeds_needed") or []
     ]
+    pair = pw.get("pair")
     notes = [
-        f"{pw.get('n_seeds')} seeds; per-seed difference spread sd = {num(pw.get('sd_diff_bpb'))} bpb; minimum "
+        (f"For {pair[0]} vs {pair[1]}: " if isinstance(pair, list) and len(pair) == 2 else "")
+        + f"{pw.get('n_seeds')} seeds; per-seed difference spread sd = {num(pw.get('sd_diff_bpb'))} bpb; minimum "
         f"detectable difference {num(pw.get('mde_bpb'))} bpb, i.e. multipliers below {ratio(mm.get('worse'))}x or above "
         f"{ratio(mm.get('better'))}x (two-sided 5%, power 80%). The table: seeds needed to detect each "
         "multiplier at this budget and eval size (assuming the same spread).",
@@ -171,10 +207,10 @@ def _ladder(g: dict[str, Any]) -> Section | None:
                 + (" (reference)" if p["name"] == lad.get("reference") else ""),
                 num(p.get("params")),
                 num(p.get("tokens_per_param")),
-                num(p.get("compute_flops_per_run")),
+                sci(p.get("compute_flops_per_run")),
                 str(len(p.get("seeds") or [])),
                 *[_ci((p["recipes"].get(r) or {}).get("multiplier")) for r in recipes],
-                " > ".join(p.get("ranking") or []),
+                " > ".join(label(g, str(x)) for x in p.get("ranking") or []),
                 _mde(p.get("mde_multiplier")),
                 _accuracy(p, lad),
             ]
@@ -185,7 +221,7 @@ def _ladder(g: dict[str, Any]) -> Section | None:
         "tokens/param",
         "FLOPs/run",
         "seeds",
-        *[f"{r} multiplier" for r in recipes],
+        *[f"{r}{' (control)' if r in control_names(g) else ''} multiplier" for r in recipes],
         "order (best first)",
         "detectable",
         "decision accuracy",

@@ -10,51 +10,9 @@ from __future__ import annotations
 import math
 from typing import Any
 
-DASH = "–"  # en dash between CI bounds
+from curate.report.fmt import DASH, ci_text, count, nbytes, num, pct, ratio
 
-
-def num(x: Any, digits: int = 3) -> str:
-    """A number with ``digits`` significant digits ("—" for missing, "∞" for infinite)."""
-    if x is None:
-        return "—"
-    if isinstance(x, bool) or not isinstance(x, int | float):
-        return str(x)
-    if math.isnan(x):
-        return "—"
-    if math.isinf(x):
-        return "∞" if x > 0 else "-∞"
-    if x == 0:
-        return "0"
-    if abs(x) >= 10**digits:
-        return f"{x:,.0f}"
-    return f"{x:.{digits}g}"
-
-
-def ratio(x: Any) -> str:
-    """A multiplier or goodput to 2 decimals."""
-    return "—" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x:.2f}"
-
-
-def pct(x: Any) -> str:
-    return "—" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{100 * x:.1f}%"
-
-
-def count(x: Any) -> str:
-    return "—" if x is None or (isinstance(x, float) and not math.isfinite(x)) else f"{round(x):,}"
-
-
-def nbytes(n: float) -> str:
-    for unit in ("B", "KB", "MB", "GB", "TB"):
-        if abs(n) < 1000:
-            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
-        n /= 1000
-    return f"{n:.1f} PB"
-
-
-def ci_text(lo: Any, hi: Any, fmt: Any = ratio) -> str:
-    if lo is None and hi is None:
-        return "CI —"
-    return f"CI {fmt(lo)}{DASH}{fmt(hi) if hi is not None else '∞'}"
+__all__ = ["DASH", "ci_text", "count", "nbytes", "num", "pct", "ratio"]
 
 
 def goodput_ci(rec: dict[str, Any]) -> tuple[Any, Any]:
@@ -62,17 +20,30 @@ def goodput_ci(rec: dict[str, Any]) -> tuple[Any, Any]:
     return (ci[0], ci[1]) if len(ci) == 2 else (None, None)
 
 
-def _side(lo: Any, hi: Any, value: Any) -> str:
-    """Where an interval sits relative to 1.0: "above", "below", "overlaps" or "unknown"."""
+def _side(lo: Any, hi: Any, value: Any, sides: tuple[Any, Any] = (None, None)) -> str:
+    """Where an interval sits relative to 1.0: "above", "below", "overlaps" or "unknown". ``sides`` are the
+    ends' bound marks: a '<' low end or a '>' high end means the true end may lie anywhere beyond it, so
+    the interval is above (below) 1 only when its low (high) end is a number, not such a bound, past 1."""
     if value is None and lo is None:
         return "unknown"
-    if lo is not None and lo > 1:
+    if lo is not None and lo > 1 and sides[0] != "<":
         return "above"
-    if hi is not None and hi < 1:
+    if hi is not None and hi < 1 and sides[1] != ">":
         return "below"
     if lo is None and hi is None:
         return "unknown"
     return "overlaps"
+
+
+def sides_of(rec: dict[str, Any], what: str) -> tuple[Any, Any]:
+    """The bound marks of a recipe's multiplier or goodput CI ends; goodput = yield x multiplier (yield > 0)
+    shares the multiplier's marks where goodput.json records none of its own."""
+    mb = (rec.get("multiplier") or {}).get("bounds") or {}
+    if what == "goodput":
+        gb = ((rec.get("goodput") or {}).get("bounds") or {}).get("ci")
+        if isinstance(gb, list | tuple) and len(gb) == 2:
+            return gb[0], gb[1]
+    return mb.get("ci_low"), mb.get("ci_high")
 
 
 def pick_recipe(goodput: dict[str, Any]) -> str | None:
@@ -98,10 +69,10 @@ def bounded_text(rec: dict[str, Any], what: str) -> str:
     if what == "multiplier":
         sides = (b.get("value"), b.get("ci_low"), b.get("ci_high"))
         nums = (block.get("value"), block.get("ci_low"), block.get("ci_high"))
-    else:
-        ci_b = b.get("ci") or [None, None]
+    else:  # goodput = yield x multiplier: the multiplier's marks where goodput records none
         glo, ghi = goodput_ci(rec)
-        sides, nums = (b.get("value"), ci_b[0], ci_b[1]), (block.get("value"), glo, ghi)
+        mark = b.get("value") or ((rec.get("multiplier") or {}).get("bounds") or {}).get("value")
+        sides, nums = (mark, *sides_of(rec, "goodput")), (block.get("value"), glo, ghi)
     t = [f"{s or ''}{ratio(x)}" for s, x in zip(sides, nums, strict=True)]
     if nums[1] is None and nums[2] is None:
         return f"{t[0]}{'x' if what == 'multiplier' else ''} (CI —)"
@@ -112,7 +83,7 @@ def recipe_sentence(name: str, rec: dict[str, Any], baseline: str) -> str:
     """One recipe against the baseline, e.g. "curated beats raw: 1.38x tokens-to-target (CI 1.34–1.42)"."""
     m = rec.get("multiplier") or {}
     mv, lo, hi = m.get("value"), m.get("ci_low"), m.get("ci_high")
-    side = _side(lo, hi, mv)
+    side = _side(lo, hi, mv, sides_of(rec, "multiplier"))
     extra = " (extrapolated beyond the baseline's curve)" if m.get("extrapolated") else ""
     b = m.get("bounds") or {}  # '>' / '<': beyond the range the baseline was measured at, a bound
     mtxt = f"{b.get('value') or ''}{ratio(mv)}"
@@ -138,12 +109,12 @@ def recipe_sentence(name: str, rec: dict[str, Any], baseline: str) -> str:
     y = rec.get("yield")
     g = (rec.get("goodput") or {}).get("value")
     glo, ghi = goodput_ci(rec)
-    gside = _side(glo, ghi, g)
+    gside = _side(glo, ghi, g, sides_of(rec, "goodput"))
     parts = [head, f"yield {pct(y)} of tokens"]
     if g is None:
         parts.append("data goodput unknown")
     else:
-        parts.append(f"data goodput {ratio(g)} ({ci_text(glo, ghi)}){goodput_words(gside, baseline)}")
+        parts.append(f"data goodput {bounded_text(rec, 'goodput')}{goodput_words(gside, baseline)}")
     return "; ".join(parts)
 
 
@@ -208,12 +179,14 @@ def decision_sentence(goodput: dict[str, Any]) -> str | None:
         if p is None:
             continue
         d = p.get("diff_bpb") or {}
-        v, lo, hi = (float(d.get(k) or 0.0) for k in ("value", "ci_low", "ci_high"))
-        if p.get("a") != best:  # the pair stores a - b: turn it into best - other
-            v, lo, hi = -v, -hi, -lo
         if p.get("separated") and p.get("better") == best:
             calls.append(f"{best} beats {other} (called)")
+        elif any(d.get(k) is None for k in ("value", "ci_low", "ci_high")):  # no difference recorded
+            calls.append(f"{best} vs {other} not called")
         else:
+            v, lo, hi = (float(d[k]) for k in ("value", "ci_low", "ci_high"))
+            if p.get("a") != best:  # the pair stores a - b: turn it into best - other
+                v, lo, hi = -v, -hi, -lo
             calls.append(
                 f"{best} vs {other} not called (paired bpb difference {best} - {other} {v:+.4f} "
                 f"[{lo:+.4f}, {hi:+.4f}])"
@@ -237,7 +210,9 @@ def paired_verdict(goodput: dict[str, Any], v: dict[str, Any], curation: str) ->
         glo, ghi = goodput_ci(rec)
         sentences.append(
             f"Yield {pct(rec.get('yield'))} of tokens, data goodput {bounded_text(rec, 'goodput')}"
-            + goodput_words(_side(glo, ghi, g), str(goodput.get("baseline") or "raw"))
+            + goodput_words(
+                _side(glo, ghi, g, sides_of(rec, "goodput")), str(goodput.get("baseline") or "raw")
+            )
         )
     ctl = goodput.get("controls") or {}
     if "null" in ctl:
@@ -321,8 +296,8 @@ def decision_line(goodput: dict[str, Any]) -> str | None:
         rec = recs[r].get(key) or {}
         if key == "goodput":
             lo, hi = goodput_ci(recs[r])
-            return _side(lo, hi, rec.get("value"))
-        return _side(rec.get("ci_low"), rec.get("ci_high"), rec.get("value"))
+            return _side(lo, hi, rec.get("value"), sides_of(recs[r], key))
+        return _side(rec.get("ci_low"), rec.get("ci_high"), rec.get("value"), sides_of(recs[r], key))
 
     def by(key: str) -> dict[str, list[str]]:
         sides: dict[str, list[str]] = {"above": [], "below": [], "overlaps": [], "unknown": []}
@@ -332,6 +307,10 @@ def decision_line(goodput: dict[str, Any]) -> str | None:
         return {k: sorted(v, key=lambda r: (-value[r], r)) for k, v in sides.items()}
 
     m, g = by("multiplier"), by("goodput")
+    mc = (goodput.get("multiple_comparisons") or {}).get("pairs") or {}
+    if mc:  # the calls per training token are the Holm-adjusted ones
+        c = {r: (mc.get(r) or {}).get("call") for r in m["above"] + m["below"] + m["overlaps"] + m["unknown"]}
+        m = {"above": [r for r in c if c[r] == "better"], "below": [r for r in c if c[r] == "worse"]}
     if m["above"]:
         compute = f"if your limit is compute, take {' or '.join(m['above'])} (called better than {base})"
     elif len(m["below"]) == len(names):

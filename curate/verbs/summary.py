@@ -58,9 +58,14 @@ def format_run_summary(manifest: dict[str, Any], out: str | Path) -> str:
     by_source = sources.terminal(manifest)  # a run of several sources
     if by_source:
         lines.append(by_source)
+    card: list[str] = []
     for name, result in (manifest.get("phases") or {}).items():
         headline = result.get("headline") if isinstance(result, dict) else None
+        if name == "report" and headline and "proxy" in manifest["phases"]:  # the verdict card opens it
+            card, headline = str(headline).splitlines(), "built"
         lines.append(f"{name}: {headline or 'done'} ({result.get('wall_s', 0):.1f} s)")
+    if card:
+        lines[0:0] = [*card, ""]
     from curate.io.stage import show_url
     from curate.io.storage import is_remote
 

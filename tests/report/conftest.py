@@ -71,3 +71,17 @@ def built_run(base_run: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     shutil.copy(DATA / "goodput.json", dst / "goodput.json")
     build_report(dst)
     return dst
+
+
+@pytest.fixture(scope="session")
+def built_run_v2(base_run: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The run with ``data/goodput_v2.json`` (the fields the statistics and controls add: Holm calls, the
+    controls' decision, per-pair power, signal and noise per set, the ladder's decision agreement, a bound)
+    and its report built once."""
+    from curate.report.build import build_report
+
+    dst = tmp_path_factory.mktemp("report_built_v2") / "run"
+    shutil.copytree(base_run, dst)
+    shutil.copy(DATA / "goodput_v2.json", dst / "goodput.json")
+    build_report(dst)
+    return dst

@@ -83,7 +83,6 @@ METRICS = {
     "bpb_at_T.ci_high": "bpb_at_T.ci_high",
     "learning_signal_per_token": "learning_signal_per_token",
     "costs.proxy_device_s": "costs.proxy_device_s",
-    "costs.effective_tokens_per_device_hour": "costs.effective_tokens_per_device_hour",
 }
 
 

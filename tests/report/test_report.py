@@ -93,8 +93,12 @@ def test_duplicate_examples_name_the_kept_copy(built_run: Path) -> None:
 def test_every_goodput_number_equals_goodput_json(built_run: Path, goodput: dict[str, Any]) -> None:
     html_path, md_path = built_run / "report.html", built_run / "report.md"
     found = parse(html_path.read_text()).metrics
-    assert check_metrics(found, goodput) == 3 * 16
-    assert found["decision_agreement"] == (repr(goodput["decision_agreement"]), "100.0%")
+    assert check_metrics(found, goodput) == 3 * 15
+    # removed from the schema: the T/4-vs-T agreement (un-cooled checkpoints) and the tokens per device-hour
+    # derived without finished runs are not shown, though this older file still has them
+    assert "decision_agreement" not in found
+    assert "Decision agreement" not in html_path.read_text()
+    assert "device-h" not in html_path.read_text()
     md = md_path.read_text()
     # The Markdown shows the same rounded numbers.
     for recipe in goodput["recipes"]:

@@ -29,14 +29,29 @@ def ctx(run_dir: Path, section: dict | None) -> RunContext:
     )
 
 
+CARD = [
+    "Decision: curated called better than raw per training token (calls each interval on its own, not "
+    "adjusted for multiple comparisons).",
+    "Best recipe: curated, multiplier 1.38x (CI 1.34–1.42) against raw (extrapolated beyond the baseline's curve).",
+    "Data goodput of curated: 0.85 (CI 0.83–0.88) at yield 62.0%, below 1: when data is the limit, train on "
+    "all of raw.",
+]
+
+
 def test_phase_returns_paths_and_headline(run_dir: Path) -> None:
     (run_dir / "report.html").unlink(missing_ok=True)
     out = run_phase(ctx(run_dir, {"examples_per_reason": 1}))
     assert out["html"] == "report.html"
     assert out["md"] == "report.md"
-    assert out["headline"].startswith("curated beats raw: 1.38x tokens-to-target (CI 1.34–1.42)")
+    # the headline is the verdict card: this older goodput.json has no Holm calls, controls or power
+    assert out["headline"].splitlines() == CARD
     html = (run_dir / "report.html").read_text()
-    assert f'<p class="verdict" id="verdict">{escape(out["headline"])}</p>' in html
+    assert '<section class="card" id="card"><ul>' + "".join(f"<li>{escape(x)}</li>" for x in CARD) in html
+    # the verdict in full follows the card and the forest plot, one click away
+    assert (
+        html.index('id="card"') < html.index('id="forest"') < html.index('<p class="verdict" id="verdict">')
+    )
+    assert '<p class="verdict" id="verdict">curated beats raw: 1.38x tokens-to-target (CI 1.34–1.42)' in html
     assert "select:too_short — 6 documents (1 shown)" in html
 
 
@@ -76,8 +91,8 @@ def test_cli_rebuilds_the_report(run_dir: Path, capsys: pytest.CaptureFixture[st
     (run_dir / "report.html").unlink(missing_ok=True)
     assert main(["report", str(run_dir), "--examples-per-reason", "2"]) == 0
     out = capsys.readouterr().out.splitlines()
-    assert out[0].startswith("curated beats raw: 1.38x")
-    assert out[1] == f"report: {run_dir / 'report.html'}"
+    assert out[:3] == CARD
+    assert out[3] == f"report: {run_dir / 'report.html'}"
     assert "(2 shown)" in (run_dir / "report.html").read_text()
 
 

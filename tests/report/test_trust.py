@@ -118,7 +118,7 @@ def test_trust_sections_rows():
     lad = secs["ladder"][2]
     assert lad[0][0] == "proxy_1m@1000 (main)"
     assert lad[1][0] == "proxy_5m@2000 (reference)"
-    assert lad[0][5:] == ["0.90x (0.80–1.10)", "1.00x", "raw > curated > null", "—", "66.7%"]
+    assert lad[0][5:] == ["0.90x (0.80–1.10)", "1.00x", "raw > curated > null (control)", "—", "66.7%"]
     assert secs["ladder"][3][-1] == "Warning: the main point disagrees"
     assert all(len(row) == len(header) for _, _, header, rows, _ in trust.sections(G) for row in rows)
     assert secs["ladder"][1][-2:] == ["detectable", "decision accuracy"]
