@@ -31,10 +31,20 @@ def set_dotted(section: dict[str, Any], dotted: str) -> None:
     node[parts[-1]] = yaml.safe_load(value)
 
 
+def _controls(g: dict[str, Any]) -> set[str]:
+    ctl = set(g.get("controls") or {}) - {"for", "skipped", "decision"}
+    return ctl | {r for r, v in g["recipes"].items() if isinstance(v, dict) and v.get("role") == "control"}
+
+
 def format_recipes(g: dict[str, Any]) -> str:
     """goodput.json's recipes as a terminal table: multiplier [CI] (``[no CI]`` with one seed), yield,
-    goodput, then the ranking."""
+    goodput, then the ranking (controls marked), the Holm-adjusted calls and the ladder's agreement."""
     from curate.proxy.analysis import fmt_multiplier
+
+    controls = _controls(g)
+
+    def name_of(r: str) -> str:
+        return f"{r} (control)" if r in controls else r
 
     lines = [f"{'recipe':<20} {'multiplier [CI]':<26} {'yield':>7} {'goodput':>8}"]
     for name, r in g["recipes"].items():
@@ -47,16 +57,66 @@ def format_recipes(g: dict[str, Any]) -> str:
             ci = f"{fmt_multiplier(m, digits=3)} [{fmt_multiplier(m, 'ci_low', 3)}, {fmt_multiplier(m, 'ci_high', 3)}]"
         ci += "*" if m.get("extrapolated") else ""  # reports from before the measured curve
         gp = r["goodput"]["value"]
-        lines.append(f"{name:<20} {ci:<26} {r['yield']:>7.3f} {gp if gp is None else round(gp, 3)!s:>8}")
+        side = ((r["goodput"].get("bounds") or {}).get("value") or "") if gp is not None else ""
+        gtext = "None" if gp is None else f"{side}{round(gp, 3)}"
+        lines.append(f"{name_of(name):<20} {ci:<26} {r['yield']:>7.3f} {gtext:>8}")
     lo, hi = (g.get("baseline_curve") or {}).get("range") or (None, None)
     if lo is not None:
         lines.append(
             f"multipliers measured on {g['baseline']}'s finished runs from {lo:g}x to {hi:g}x T; '>'/'<': beyond"
         )
-    lines.append(
-        f"ranking (called only where CIs separate): {g['ranking']['tiers']}; "
-        f"decision agreement T/4 vs T: {g['decision_agreement']}"
-    )
+    tiers = " > ".join(" = ".join(name_of(x) for x in t) for t in g["ranking"]["tiers"])
+    lines.append(f"ranking (a pair called only where its own paired interval excludes 0): {tiers}")
+    mc = g.get("multiple_comparisons") or {}
+    if mc.get("pairs"):
+        calls = ", ".join(
+            f"{r} {c.get('call')} (p_holm {c.get('p_holm'):.3g})" for r, c in mc["pairs"].items()
+        )
+        lines.append(f"vs {g['baseline']}, {mc.get('method', 'Holm')}-adjusted: {calls}")
+    da = (g.get("ladder") or {}).get("decision_agreement")
+    if isinstance(da, dict) and da.get("value") is not None:
+        lines.append(f"decision agreement across finished ladder points (controls out): {da['value']:.2f}")
+    return "\n".join(lines)
+
+
+def _effect_call(b: dict[str, Any]) -> str:
+    """An effect interval's own call: ``pays`` (all of it above 1), ``costs`` (all below), else not."""
+    if b.get("ci_low") is not None and b["ci_low"] > 1:
+        return "pays"
+    if b.get("ci_high") is not None and b["ci_high"] < 1:
+        return "costs"
+    return "not called"
+
+
+def format_ablation(ab: dict[str, Any]) -> str:
+    """``curate ablate``'s table: per stage, the paired bpb difference and the multiplier effect with its
+    call (per training token), then the goodput effect with its own call (per raw token). The two may
+    differ: a stage that does not change the loss per token can still cost raw tokens through yield."""
+
+    def ci(b: dict[str, Any], fmt: str = ".3f") -> str:
+        if b.get("value") is None:
+            return "n/a"
+        lo, hi = (("—" if b.get(k) is None else format(b[k], fmt)) for k in ("ci_low", "ci_high"))
+        return f"{b['value']:{fmt}} [{lo}, {hi}]"
+
+    pt = {"pays": "pays", "costs": "costs", "not_called": "not called"}
+    lines = [
+        f"leave-one-stage-out vs {ab['subject']} (baseline {ab['baseline']}; {ab['point']['model']}, "
+        f"{ab['point']['budget']} tokens, {len(ab['point']['seeds'])} seeds); effect = with / without the stage",
+        "per training token: the paired bpb difference and the multiplier effect (called where the difference's "
+        "interval excludes 0); per raw token: goodput effect = yield ratio x multiplier effect (called where "
+        "its interval excludes 1)",
+        f"{'stage':<26} {'removed':>8} {'d bpb (with-without) [CI]':>34} {'multiplier effect [CI]':>24} "
+        f"{'per token':>10} {'goodput effect [CI]':>24} {'per raw token':>13}",
+    ]
+    for stage, e in ab["stages"].items():
+        lines.append(
+            f"{stage:<26} {e['removed_docs']:>8,} {ci(e['diff_bpb_with_minus_without'], '+.4f'):>34} "
+            f"{ci(e['multiplier_effect']):>24} {pt.get(e['call'], e['call']):>10} {ci(e['goodput_effect']):>24} "
+            f"{_effect_call(e['goodput_effect']):>13}"
+        )
+    for stage, why in ab["skipped"].items():
+        lines.append(f"{stage:<26} {0:>8}  skipped: {why}")
     return "\n".join(lines)
 
 
@@ -119,7 +179,7 @@ def _raw_section(args: argparse.Namespace, config: dict[str, Any]) -> dict[str, 
 
 def _ablate(args: argparse.Namespace) -> int:
     from curate.core.engine import make_engine
-    from curate.proxy.ablate import format_table, run_ablation
+    from curate.proxy.ablate import run_ablation
     from curate.runtime.context import RunContext, load_manifest
 
     run_dir = Path(args.run_dir)
@@ -140,7 +200,7 @@ def _ablate(args: argparse.Namespace) -> int:
         )
     finally:
         engine.shutdown()
-    print(format_table(ab))
+    print(format_ablation(ab))
     print(f"ablation: {run_dir / 'ablation.json'}")
     return 0
 
