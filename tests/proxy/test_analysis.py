@@ -170,6 +170,6 @@ def test_a_planted_control_not_called_worse_at_a_ladder_point_is_a_warning_namin
     )
     assert names == ["proxy_5m@147456", "proxy_1m@512"]
     assert msg.startswith(
-        "the planted control (40% of raw's documents word-shuffled, worse by construction) is not called worse "
+        "the planted control (40% of the null's documents word-shuffled, worse by construction) is not called worse "
         "at proxy_5m@147456 (0.81x), proxy_1m@512 (>2.00x): that point could not see a known effect"
     )
