@@ -37,7 +37,7 @@ from curate.instrument.runs import run_one
 from curate.io.files import atomic_write_json
 from curate.proxy import mixfit
 from curate.proxy.config import ProxyConfig, Recipe
-from curate.proxy.curves import point_curves
+from curate.proxy.curves import baseline_curve, point_curves
 from curate.proxy.inputs import check_spec, eval_sets, eval_shards, tokenizer_for
 from curate.proxy.measure import run_items
 from curate.proxy.mixdata import MIX_SALT, build_mixture, source_shards, source_values
@@ -126,10 +126,11 @@ def measure_phase(
     seeds: list[int],
     tag: str,
     controlled: str | None = None,
-) -> tuple[dict[str, Any], dict[str, np.ndarray], list[dict[str, Any]]]:
+) -> tuple[dict[str, Any], dict[str, np.ndarray], list[dict[str, Any]], Any]:
     """Train ``mixtures`` (``natural`` the baseline) at ``budget`` and ``seeds`` (with the null control
     when ``controlled`` names the mixture it controls); writes ``proxy/mix/<tag>.json`` (goodput.json's
-    schema) and returns it, each mixture's per-seed headline bpb at T, and the runs' results."""
+    schema) and returns it, each mixture's per-seed headline bpb at T, the runs' results and the natural
+    mixture's measured curve (:class:`curate.proxy.analysis.Baseline`)."""
     from curate.proxy import analysis
     from curate.proxy.assemble import assemble
 
@@ -161,9 +162,10 @@ def measure_phase(
         grams_per_set=prep.grams_per_set,
     )
     atomic_write_json(ctx.path("proxy", "mix", f"{tag}.json"), report, indent=1, allow_nan=False)
-    _, bpb, _, _ = point_curves(items, results, sub.main_point.name, [r.name for r in trained])
-    heads = {n: analysis.headline(bpb[n], sub.headline)[:, -1] for n in bpb}
-    return report, heads, results
+    tokens, bpb, _, res_by = point_curves(items, results, sub.main_point.name, [r.name for r in trained])
+    full = {n: analysis.headline(bpb[n], sub.headline) for n in bpb}
+    base = baseline_curve(res_by["natural"], full["natural"], int(tokens[-1]), sub.headline)
+    return report, {n: h[:, -1] for n, h in full.items()}, results, base
 
 
 def _advance(scores: dict[str, float], eta: int) -> list[str]:
@@ -236,7 +238,7 @@ def run_mix(ctx: RunContext, spec: MixSpec) -> dict[str, Any]:
     choice = None
     for k, rung in enumerate(spec.rungs):
         mixes = {n: cands[n] for n in ["natural", *[x for x in survivors if x != "natural"]]}
-        _, heads, results = measure_phase(
+        _, heads, results, _ = measure_phase(
             ctx, prep, mixes, budget=rung.budget, seeds=list(rung.seeds), tag=f"rung{k}"
         )
         runs, device_s = runs + len(results), device_s + sum(r["device_s"] for r in results)
@@ -320,7 +322,9 @@ def confirm(
     mixes = {"natural": nat, "chosen": weights}
     if best_single:
         mixes["best-single"] = np.eye(len(prep.sources))[prep.sources.index(best_single[len("only-") :])]
-    rep, heads, results = measure_phase(
+    from curate.proxy import analysis, stats
+
+    rep, heads, results, base = measure_phase(
         ctx, prep, mixes, budget=budget, seeds=list(spec.confirm_seeds), tag="confirm", controlled="chosen"
     )
     block: dict[str, Any] = {
@@ -348,8 +352,12 @@ def confirm(
         }
     block["natural_bpb_at_T"] = float(np.mean(heads["natural"]))
     if "best-single" in mixes:
-        d = heads["chosen"] - heads["best-single"]
-        block["chosen_vs_best_single_diff_bpb"] = {"mean": float(d.mean()), "per_seed": d.tolist()}
+        iv = stats.paired_interval(heads["chosen"] - heads["best-single"])
+        block["chosen_vs_best_single"] = {
+            "diff_bpb": iv.as_dict(),
+            "call": analysis.call(iv),
+            "multiplier": analysis.relative_multiplier(base, float(np.mean(heads["best-single"])), iv),
+        }
     block["controls"] = rep["controls"]
     block["power"] = rep["power"]
     block["verdict"] = rep["verdict"]["sentence"]

@@ -57,6 +57,14 @@ def format_table(result: dict[str, Any]) -> str:
                 f"[{f(m['ci_low'], 2)}, {f(m['ci_high'], 2)}], goodput {f(g['value'], 2)} "
                 f"(x repetition factor {conf[n]['repetition_factor']:.3f}), {conf[n]['call']}"
             )
+    vs = conf.get("chosen_vs_best_single")
+    if vs:
+        m, d = vs["multiplier"], vs["diff_bpb"]
+        lines.append(
+            f"chosen over the best single source ({conf['best-single'].get('source')}): multiplier "
+            f"{f(m['value'], 2)} [{f(m['ci_low'], 2)}, {f(m['ci_high'], 2)}], paired bpb difference "
+            f"{f(d['value'], 4)} [{f(d['ci_low'], 4)}, {f(d['ci_high'], 4)}], {vs['call']}"
+        )
     lines.append(f"{conf['verdict']}")
     lines.append(f"cost: {result['cost']['runs']} proxy runs, {result['cost']['device_s']:.0f} device-s")
     return "\n".join(lines)

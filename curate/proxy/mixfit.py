@@ -54,11 +54,12 @@ def candidates(
     n: int,
     concentration: float,
     max_epochs: float,
-    singles: bool,
+    singles: bool | str,
     seed: int,
 ) -> dict[str, np.ndarray]:
     """``natural``, then ``d00``.. (Dirichlet draws within ``max_epochs`` per source), then
-    ``only-<source>`` for each source that alone stays within ``max_epochs`` (with ``singles``)."""
+    ``only-<source>`` for each source that alone stays within ``max_epochs`` (with ``singles``; every
+    source with ``singles: all``)."""
     nat = natural_weights(tokens)
     out: dict[str, np.ndarray] = {"natural": nat}
     rng = np.random.default_rng(seed)
@@ -73,7 +74,7 @@ def candidates(
         out[f"d{i:02d}"] = w
     if singles:
         for k, s in enumerate(sources):
-            if horizon / tokens[k] <= max_epochs:
+            if singles == "all" or horizon / tokens[k] <= max_epochs:
                 out[f"only-{s}"] = np.eye(len(sources))[k]
     return out
 

@@ -8,7 +8,8 @@ proxy:
     sources: [blogs, news]     # default: every value of it in kept/ (held-out eval sources excluded)
     dirichlet: 12              # candidate mixtures drawn around the natural one ...
     concentration: 4.0         # ... from Dirichlet(concentration x K x natural weights)
-    singles: true              # each source alone, where it stays within max_epochs
+    singles: true              # each source alone, where it stays within max_epochs (all: every source,
+                               # over the limit too: measured for comparison, never chosen)
     max_epochs: 4              # repetition allowed per source at the horizon (Muennighoff et al. 2023)
     horizon: null              # training tokens the mixture is for; default: every source's tokens once
     model: linear              # the regression from weights to target bpb: linear or gbm
@@ -56,7 +57,7 @@ class MixSpec:
     sources: list[str] | None = None
     dirichlet: int = 12
     concentration: float = 4.0
-    singles: bool = True
+    singles: bool | str = True
     max_epochs: float = 4.0
     horizon: int | None = None
     model: str = "linear"
@@ -116,8 +117,8 @@ def parse_mix(raw: Any, budget: int, seeds: list[int]) -> MixSpec:
     if model not in MODELS:
         raise _bad(("model",), f"expected one of {', '.join(MODELS)}, got {model!r}")
     singles = raw.get("singles", True)
-    if not isinstance(singles, bool):
-        raise _bad(("singles",), f"expected true or false, got {singles!r}")
+    if not isinstance(singles, bool) and singles != "all":
+        raise _bad(("singles",), f"expected true, false or all, got {singles!r}")
     horizon = raw.get("horizon")
     if horizon is not None:
         horizon = _number(raw, "horizon", 0, low=1, integer=True)

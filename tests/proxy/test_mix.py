@@ -73,6 +73,13 @@ def test_candidates_stay_within_the_epoch_limit_and_singles_need_the_tokens():
         ["a", "b", "c"], tokens, 1000.0, n=10, concentration=2.0, max_epochs=4.0, singles=True, seed=0
     )
     assert all(np.array_equal(c[n], again[n]) for n in c)  # seeded
+    every = mixfit.candidates(
+        ["a", "b", "c"], tokens, 1000.0, n=0, concentration=2.0, max_epochs=4.0, singles="all", seed=0
+    )
+    assert list(every) == ["natural", "only-a", "only-b", "only-c"]
+    assert parse_mix({"singles": "all"}, 4096, [0]).singles == "all"
+    with pytest.raises(ProxyConfigError, match="expected true, false or all"):
+        parse_mix({"singles": "some"}, 4096, [0])
 
 
 def _synthetic(n: int, noise: float, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
@@ -236,6 +243,9 @@ def test_mix_end_to_end(mix_run):
     assert conf["seeds"] == [1, 2]
     assert set(conf) >= {"chosen", "best-single", "controls", "power", "verdict"}
     assert conf["best-single"]["source"] in ("a", "b", "c")
+    vs = conf["chosen_vs_best_single"]
+    assert set(vs) == {"diff_bpb", "call", "multiplier"}
+    assert vs["diff_bpb"]["n"] == 2
     assert "null" in conf["controls"]
     g, m, f = conf["chosen"]["goodput"], conf["chosen"]["multiplier"], conf["chosen"]["repetition_factor"]
     assert g["value"] == pytest.approx(m["value"] * f)
@@ -269,6 +279,7 @@ def test_cli_mix_resumes_without_retraining(mix_run, capsys):
     printed = capsys.readouterr().out
     assert printed.splitlines()[0] == f"mixtures over source (horizon {out['horizon']} tokens)"
     assert "regression (linear): Spearman of held-out predictions" in printed
+    assert "chosen over the best single source (" in printed
     assert f"mix: {d / 'mix.json'}" in printed
     assert json.loads((d / "mix.json").read_text()) == out
     assert {p: p.stat().st_mtime_ns for p in runs} == stamps
