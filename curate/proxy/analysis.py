@@ -149,9 +149,6 @@ class Pairs:
         return stats.paired_interval(self.diffs(a, b), LEVEL)
 
 
-Pool = Pairs  # the name the ladder's summaries still import
-
-
 def paired(h_r: np.ndarray, h_base: np.ndarray) -> stats.Interval:
     """Paired interval of ``H_r - H_base`` at ``T`` (rows = the same seeds, in the same order)."""
     return stats.paired_interval(h_r[:, -1] - h_base[:, -1], LEVEL)

@@ -85,6 +85,7 @@ def assemble(
         baseline=cfg.baseline,
         roles=roles,
         headline=cfg.headline,
+        subject=subject,
     )
     ladder_block, ladder_warnings = summarize_ladder(ladder, main.name, roles, cfg.planted)
     if "warning" in ladder_block:
