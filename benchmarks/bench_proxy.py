@@ -217,7 +217,7 @@ def experiment(args: argparse.Namespace) -> dict:
             for r, v in g["recipes"].items()
         },
         "ranking": g["ranking"],
-        "decision_agreement": g["decision_agreement"],
+        "decision_agreement": (g.get("ladder") or {}).get("decision_agreement"),
         "per_set_bpb_at_T": {
             r: {
                 s: (c["bpb_mean"][-1], c["bpb_ci_low"][-1], c["bpb_ci_high"][-1])

@@ -44,21 +44,19 @@ def point_curves(
         mine = [
             (it, rs) for it, rs in zip(items, results, strict=True) if it.point == point and it.recipe == r
         ]
-        per_seed, finals, quarters = [], [], []
+        per_seed, finals = [], []
         for it, _ in mine:
-            t, c, fa, qa = read_curves(Path(it.out_dir))
+            t, c, fa, _ = read_curves(Path(it.out_dir))  # accuracy at T/4: un-cooled, not read
             if tokens is None:
                 tokens = t
             elif t != tokens:
                 raise PhaseError(f"proxy: {it.out_dir} evaluated at {t}, other runs at {tokens}")
             per_seed.append(c)
             finals.append(fa)
-            quarters.append(qa)
         bpb[r] = {k: np.array([c[k] for c in per_seed]) for k in per_seed[0]}
         acc[r] = {
             s: {
                 "at_T": mean_or_none([f.get(s) for f in finals]),
-                "at_T_over_4": mean_or_none([q.get(s) for q in quarters]),
                 "per_seed": [f.get(s) for f in finals],
             }
             for s in (finals[0] if finals else {})

@@ -23,6 +23,7 @@ REMOVED = {
     "agreement_T_over_4_vs_T",
     "effective_tokens_per_device_hour",
     "learning_signal_curve",
+    "at_T_over_4",  # a choice set's accuracy at T/4
 }
 
 
