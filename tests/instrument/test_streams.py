@@ -16,21 +16,8 @@ from curate.instrument.shards import (
     unit_hash,
 )
 from curate.instrument.streams import DocStream
-
-
-class _Tok:
-    """A tokenizer stand-in: one token per character code (mod 250), EOS = 0."""
-
-    dtype = np.uint16
-    eos_id = 0
-
-    def encode_batch(self, texts):
-        return [[1 + ord(c) % 250 for c in t] for t in texts]
-
-
-def _docs(n: int) -> tuple[list[str], list[str]]:
-    ids = [f"doc-{i}" for i in range(n)]
-    return ids, [f"text number {i} " * (1 + i % 5) for i in range(n)]
+from tests.instrument.stream_docs import CharTok as _Tok
+from tests.instrument.stream_docs import docs as _docs
 
 
 def _stream_docs(prefix, seed: int, n_tokens: int) -> list[int]:

@@ -107,7 +107,8 @@ def test_the_planted_control_is_drawn_as_the_null_is_even_when_the_null_is_not_t
     from curate.proxy.config import Recipe, parse
     from curate.proxy.data import PLANTED_SALT, null_draws, null_prefix
     from curate.proxy.measure import run_folder, train_prefix
-    from tests.instrument.test_streams import _docs, _Tok
+    from tests.instrument.stream_docs import CharTok as _Tok
+    from tests.instrument.stream_docs import docs as _docs
 
     cfg = parse(
         {
