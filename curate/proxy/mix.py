@@ -7,9 +7,10 @@ the run's targets, chosen by proxy runs and a regression (RegMix), confirmed on 
    shares), Dirichlet draws around it and each source alone, all within ``max_epochs`` per source at the
    horizon; every one trained at each rung's budget and seeds with the run's proxy settings, on common
    random numbers (one initialisation per seed; per source, one document order).
-3. The regression from weights to the headline (target) bpb at T on the first rung, its leave-one-out
-   predictions' Spearman correlation with the measured values (every mixture held out once, bootstrap
-   interval), and the predicted best within the epoch limit. With several rungs, successive halving
+3. The regression from weights to the headline (target) bpb at T of the first rung's mixtures within
+   the epoch limit, its leave-one-out predictions' Spearman correlation with the measured values (every
+   such mixture held out once, bootstrap interval), and the predicted best within the epoch limit (the
+   average of the best predicted, as RegMix). With several rungs, successive halving
    (CLIMB) advances the best measured mixtures and the predicted one; the last rung's best is chosen.
 4. Confirmation on fresh seeds: the chosen mixture and the best single source beside the natural
    mixture (the baseline), with the null control (the natural mixture on another document draw per
@@ -245,8 +246,11 @@ def run_mix(ctx: RunContext, spec: MixSpec) -> dict[str, Any]:
         scores = {n: float(np.mean(heads[n])) for n in mixes}
         for n, v in scores.items():
             rows[n]["measured_bpb"][f"rung{k}"] = v
-        if k == 0:
-            names = list(mixes)
+        if k == 0:  # the regression's domain: mixtures within the epoch limit (all, if under 3 are)
+            names = [n for n in mixes if rows[n]["within_epoch_limit"]]
+            names = names if len(names) >= 3 else list(mixes)
+            for n in mixes:
+                rows[n]["fitted"] = n in names
             w, y = np.array([cands[n] for n in names]), np.array([scores[n] for n in names])
             regression, choice, loo = _regression(spec, names, w, y, prep)
             for n, p in zip(names, loo, strict=True):
