@@ -140,7 +140,7 @@ def test_missing_tokenizer_is_a_clear_error(run_dir, tmp_path):
             {"format": ["parquet"]},
             "export: unknown key(s) format; valid keys: formats, tokenizer, eos_token, "
             "shard_tokens, val_fraction, seed, parquet_shard_rows, parquet_shard_bytes, "
-            "license, pretty_name, tokenize_rows, columns, drop_columns",
+            "license, pretty_name, tokenize_rows, columns, drop_columns, mixture, mixture_by, mixture_tokens",
         ),
         (
             {"formats": ["parquet", "arrow"]},
