@@ -70,7 +70,8 @@ def format_recipes(g: dict[str, Any]) -> str:
     mc = g.get("multiple_comparisons") or {}
     if mc.get("pairs"):
         calls = ", ".join(
-            f"{r} {c.get('call')} (p_holm {c.get('p_holm'):.3g})" for r, c in mc["pairs"].items()
+            f"{r} {c.get('call')}" + (f" (p_holm {c['p_holm']:.3g})" if c.get("p_holm") is not None else "")
+            for r, c in mc["pairs"].items()
         )
         lines.append(f"vs {g['baseline']}, {mc.get('method', 'Holm')}-adjusted: {calls}")
     da = (g.get("ladder") or {}).get("decision_agreement")

@@ -29,7 +29,7 @@ def holm_note(g: dict[str, Any]) -> str | None:
     return (
         f"Calls of the {n} recipe{'s' if n != 1 else ''} against {g.get('baseline') or 'raw'} are "
         f"{mc.get('method', 'Holm')}-adjusted (family-wise {pct(mc.get('alpha', 0.05))})"
-        + (f": {mc['note']}" if mc.get("note") else ".")
+        + (f": {str(mc['note']).rstrip('.')}." if mc.get("note") else ".")
     )
 
 

@@ -45,6 +45,7 @@ th, td { border-bottom: 1px solid var(--line); padding: 4px 10px; text-align: ri
          overflow-wrap: break-word; }
 .card { background: #eef4fb; border-left: 4px solid var(--accent); padding: 8px 16px; margin: 12px 0 6px;
         font-size: 15px; } .card ul { margin: 0; padding-left: 18px; } .card p { margin: 4px 0 0; }
+#ladder-table { font-size: 12px; } #ladder-table th, #ladder-table td { padding: 4px 5px; }
 #forest { margin: 0 0 8px; } dt { font-weight: 600; } dd { margin: 0 0 6px 16px; }
 th { background: var(--soft); font-weight: 600; } td.l, th.l { text-align: left; }
 .ci { color: var(--muted); font-size: 12px; display: block; white-space: nowrap; }

@@ -97,7 +97,7 @@ def _signal_noise(g: dict[str, Any]) -> Section | None:
             num(s.get("signal")),
             num(s.get("noise")),
             num(s.get("snr")),
-            "TOO NOISY" if s.get("too_noisy") else "ok",
+            "TOO NOISY" if s.get("too_noisy") else "ok" if s.get("snr") is not None else "—",
         ]
         for n, s in info.items()
     ]
@@ -296,13 +296,24 @@ def _accuracy(point: dict[str, Any], ladder: dict[str, Any]) -> str:
     return pct(point.get("decision_accuracy_vs_reference"))
 
 
+def _breakable(text: str) -> str:
+    """Escaped cell text that may wrap after an interval's dash, a slash, an '@' or an '_' (recipe names
+    join words with it), so a table of many recipes fits the page instead of overflowing it."""
+    out = escape(text)
+    for ch in ("–", "/", "@", "_"):
+        out = out.replace(ch, ch + "<wbr>")
+    return out
+
+
 def html(g: dict[str, Any]) -> str:
     parts = []
     for sid, title, header, rows, notes in sections(g):
         parts.append(f'<h3 id="{sid}">{escape(title)}</h3>')
         if rows:
-            head = "".join(f"<th>{escape(h)}</th>" for h in header)
-            body = "".join("<tr>" + "".join(f"<td>{escape(str(c))}</td>" for c in r) + "</tr>" for r in rows)
+            head = "".join(f"<th>{_breakable(h)}</th>" for h in header)
+            body = "".join(
+                "<tr>" + "".join(f"<td>{_breakable(str(c))}</td>" for c in r) + "</tr>" for r in rows
+            )
             parts.append(f'<table id="{sid}-table"><tr>{head}</tr>{body}</table>')
         parts += [f'<p class="meta">{escape(n)}</p>' for n in notes if n]
         if sid == "ladder":

@@ -245,8 +245,11 @@ def paired_verdict(goodput: dict[str, Any], v: dict[str, Any], curation: str) ->
 
 
 def _closing(goodput: dict[str, Any]) -> str:
-    """The scope and the decision sentences that end every verdict (each when the run has the data)."""
-    out = [s for s in (scope_sentence(goodput), decision_line(goodput)) if s]
+    """The scope and the decision sentences that end every verdict (each when the run has the data; no
+    decision where the run says it cannot support one)."""
+    v, dec = goodput.get("verdict"), (goodput.get("controls") or {}).get("decision") or {}
+    unsupported = (isinstance(v, dict) and v.get("supported") is False) or dec.get("supported") is False
+    out = [s for s in (scope_sentence(goodput), None if unsupported else decision_line(goodput)) if s]
     return "".join(f" {s}." for s in out)
 
 

@@ -85,3 +85,26 @@ def built_run_v2(base_run: Path, tmp_path_factory: pytest.TempPathFactory) -> Pa
     shutil.copy(DATA / "goodput_v2.json", dst / "goodput.json")
     build_report(dst)
     return dst
+
+
+@pytest.fixture(scope="session")
+def built_run_wide(base_run: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """``goodput_v2.json`` with three more recipes, so the scale ladder's table has 16 columns (a real run
+    of six recipes and controls overflowed the page with them)."""
+    import copy
+
+    from curate.report.build import build_report
+
+    g = json.loads((DATA / "goodput_v2.json").read_text())
+    for k, name in enumerate(("hi_quality", "nodedup", "no_gopher_quality")):
+        g["recipes"][name] = copy.deepcopy(g["recipes"]["strict"])
+        for p in g["ladder"]["points"]:
+            p["recipes"][name] = copy.deepcopy(p["recipes"]["strict"])
+            p["ranking"] = [*p["ranking"], name]
+        g["multiple_comparisons"]["family"].append(name)
+        g["multiple_comparisons"]["pairs"][name] = {"p": 0.5, "p_holm": 0.5 + k / 10, "call": "not_called"}
+    dst = tmp_path_factory.mktemp("report_built_wide") / "run"
+    shutil.copytree(base_run, dst)
+    (dst / "goodput.json").write_text(json.dumps(g))
+    build_report(dst)
+    return dst

@@ -110,6 +110,7 @@ def test_a_run_that_cannot_support_a_decision_says_so_first(g2: dict[str, Any], 
     assert (
         lines[3] == "Controls: null passed (no bias seen); planted FAILED (20% corruption not called worse)."
     )
+    assert "Decision:" not in verdict(MANIFEST, g2)  # the verdict in full presents no decision either
 
 
 def test_the_card_of_an_old_or_empty_goodput_json_says_less() -> None:

@@ -148,7 +148,7 @@ def test_the_measure_catches_overflow_and_colliding_labels(tmp_path: Path) -> No
     assert m["overlaps"] == [[0, "36.9k", "61.2k"]]
 
 
-@pytest.mark.parametrize("fixture", ["built_run", "built_run_v2"])
+@pytest.mark.parametrize("fixture", ["built_run", "built_run_v2", "built_run_wide"])
 def test_card_and_forest_fit_the_first_screen_and_nothing_collides(
     fixture: str, request: pytest.FixtureRequest, tmp_path: Path
 ) -> None:
