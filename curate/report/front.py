@@ -8,7 +8,7 @@ from typing import Any
 
 from curate.report.card import GLOSSARY, card_lines, control_names, label
 
-__all__ = ["calls_html", "calls_markdown", "control_names", "html", "markdown"]
+__all__ = ["calls_html", "calls_markdown", "control_names", "html", "label", "markdown"]
 from curate.report.fmt import pct
 
 

@@ -59,7 +59,7 @@ def _goodput(g: dict[str, Any] | None, error: str | None) -> list[str]:
     out += ["; ".join(facts), ""]
     rows = []
     for r, cols in goodput_rows(g):
-        cells = [r]
+        cells = [front.label(g, r)]  # a control marked as one
         for (header, _), cs in zip(goodput_columns(g), cols, strict=True):
             if header == "tokens in → kept":
                 text = f"{cs[0].text} → {cs[1].text}"

@@ -224,6 +224,7 @@ def test_the_report_opens_with_the_card_forest_and_glossary(built_run_v2: Path) 
         json.loads((DATA / "goodput_v2.json").read_text()),
     )
     assert md.splitlines()[2:7] == [f"> {x}  " for x in card[:4]] + [f"> {card[4]}"]
+    assert "| null (control) | 0.98 (0.90–1.06) | 62.0% |" in md
     assert "Signal and noise per eval set" in html
     assert "TOO NOISY" in md
     assert 'id="holm-note"' in html
