@@ -81,9 +81,9 @@ def _calls(g: dict[str, Any]) -> tuple[dict[str, str], str]:
         side = _side(m.get("ci_low"), m.get("ci_high"), m.get("value"), sides_of(recs[r], "multiplier"))
         calls[r] = {"above": "better", "below": "worse"}.get(side, "not_called")
     how = (
-        "each interval on its own, not adjusted for multiple comparisons"
+        "from each recipe's own interval, not adjusted for multiple comparisons"
         if len(names) > 1
-        else "its interval"
+        else "from its own interval"
     )
     return calls, how
 
@@ -115,7 +115,7 @@ def best_line(g: dict[str, Any], best: str) -> str:
     base = str(g.get("baseline") or "raw")
     rec = g["recipes"][best]
     if (rec.get("multiplier") or {}).get("value") is None:
-        return f"Best recipe: {best}, multiplier not measured (it reaches a loss {base} never reaches)."
+        return f"Best recipe: {best}, its multiplier against {base} not measured."
     extra = " (extrapolated beyond the baseline's curve)" if rec["multiplier"].get("extrapolated") else ""
     return f"Best recipe: {best}, multiplier {bounded_text(rec, 'multiplier')} against {base}{extra}."
 
