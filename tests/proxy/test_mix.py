@@ -195,13 +195,11 @@ def test_mixture_shard_token_counts_repetition_and_common_documents(tmp_path):
 SECTION = tiny_section(mix={"dirichlet": 8, "confirm_seeds": 2, "n_boot": 50})
 
 
-@pytest.fixture(scope="module")
-def mix_run(tmp_path_factory):
+def _toy_run(d, section):
     from curate.core.engine import InlineEngine
     from curate.proxy.mix import run_mix
     from curate.runtime.context import RunContext
 
-    d = tmp_path_factory.mktemp("mixrun")
     rng = np.random.default_rng(0)
     (d / "kept").mkdir()
     texts, srcs = [], []
@@ -213,11 +211,39 @@ def mix_run(tmp_path_factory):
     srcs += ["docs"] * 10  # the eval source: held out of every mixture
     ids = [f"k{i}" for i in range(len(texts))]
     pq.write_table(pa.table({"id": ids, "text": texts, "source": srcs}), d / "kept" / "part-00000.parquet")
-    config = {"name": "toy", "input": {"path": "x.jsonl", "format": "jsonl"}, "stages": [], "proxy": SECTION}
+    config = {"name": "toy", "input": {"path": "x.jsonl", "format": "jsonl"}, "stages": [], "proxy": section}
     (d / "manifest.json").write_text(json.dumps({"config": config}))
-    cfg = parse(SECTION)
+    cfg = parse(section)
     ctx = RunContext(run_dir=d, config=config, engine=InlineEngine(progress=False), manifest={}, section=cfg)
     return d, run_mix(ctx, cfg.mix)
+
+
+@pytest.fixture(scope="module")
+def mix_run(tmp_path_factory):
+    return _toy_run(tmp_path_factory.mktemp("mixrun"), SECTION)
+
+
+def test_successive_halving_carries_the_predicted_mixture(tmp_path):
+    section = tiny_section(
+        mix={
+            "dirichlet": 6,
+            "singles": False,
+            "eta": 3,
+            "rungs": [{"budget": 32 * 4 * 4, "seeds": 1}, {"budget": 32 * 4 * 8, "seeds": 1}],
+            "confirm_seeds": 2,
+            "n_boot": 20,
+        }
+    )
+    _, out = _toy_run(tmp_path, section)
+    h0, h1 = out["history"]
+    assert len(h0["scores"]) == 7  # natural + 6 draws
+    assert h0["advanced"][-1] == "predicted"
+    assert len(h0["advanced"]) == 3 + 1  # ceil(7 / 3) by measured bpb, then the predicted mixture
+    assert set(h1["scores"]) == set(h0["advanced"]) | {"natural"}
+    assert out["chosen"]["name"] == min(h1["scores"], key=lambda n: (h1["scores"][n], n))
+    assert "rung1" in out["mixtures"]["predicted"]["measured_bpb"]
+    assert "best-single" not in out["confirmation"]  # no source alone was trained
+    assert out["cost"]["runs"] == 7 + len(h1["scores"]) + 3 * 2
 
 
 def test_mix_end_to_end(mix_run):
@@ -262,8 +288,13 @@ def test_mix_end_to_end(mix_run):
     for n in ("natural", "chosen", "null"):
         assert (d / "proxy" / "mix" / "confirm" / n / "seed2" / "result.json").exists()
     # the training data holds no row of the held-out source and no eval document
-    data = json.loads((d / "proxy" / "mix" / "data" / "src=a" / "train.json").read_text())
-    assert data["docs"] <= 40
+    # every source's rows that are eval documents (the 10% id-hash held-out split) are dropped
+    held = 0
+    for s, n in (("a", 40), ("b", 30), ("c", 20)):
+        meta = json.loads((d / "proxy" / "mix" / "data" / f"src={s}" / "train.json").read_text())
+        assert meta["docs"] + meta["decontaminated"] == n
+        held += meta["decontaminated"]
+    assert held > 0
     rep = json.loads((d / "proxy" / "mix" / "confirm.json").read_text())
     assert rep["baseline"] == "natural"
     assert set(rep["recipes"]) == {
