@@ -132,6 +132,16 @@ def test_choose_prefers_the_best_within_the_epoch_limit():
     assert free.weights[0] > c.weights[0] + 0.1
 
 
+def test_gbm_ranks_held_out_mixtures_and_chooses_within_the_limit():
+    w, y = _synthetic(16, 0.02)
+    loo = mixfit.loo_predictions(w, y, "gbm")
+    assert mixfit.spearman(loo, y) > 0.6
+    tokens = np.array([100.0, 450.0, 450.0])
+    c = mixfit.choose(w, y, tokens, 1000.0, model="gbm", max_epochs=4.0, concentration=4.0, n_boot=20, seed=0)
+    assert c.within_limit
+    assert c.weights[0] > 0.2  # more of the best source than its natural 0.1
+
+
 def test_gbm_fits_a_step_and_spearman_handles_ties():
     w = np.array([[x, 1 - x] for x in np.linspace(0, 1, 11)])
     y = np.where(w[:, 0] > 0.5, 1.0, 2.0)
