@@ -39,6 +39,7 @@ class RunData:
     histograms: list[Histogram]
     examples: dict[str, list[Example]]
     search: dict[str, Any] | None = None  # search.json (curate search), when the run has one
+    mix: dict[str, Any] | None = None  # mix.json (curate mix), when the run has one
 
 
 def _read_json(path: Path) -> tuple[dict[str, Any] | None, str | None]:
@@ -114,4 +115,5 @@ def load_run(run_dir: str | Path, *, per_reason: int = 3, bins: int = 40) -> Run
         histograms=hists,
         examples=examples,
         search=_read_json(run_dir / "search.json")[0],
+        mix=_read_json(run_dir / "mix.json")[0],
     )

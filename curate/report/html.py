@@ -12,6 +12,7 @@ from typing import Any
 from curate.report import charts, front, sources, trust
 from curate.report.data import RunData
 from curate.report.examples import Example
+from curate.report.mixture import html_section as mixture_html
 from curate.report.search import html_section as search_html
 from curate.report.tables import (
     Cell,
@@ -355,6 +356,7 @@ def render_html(d: RunData, headline: str) -> str:
         for a, t in (
             ("goodput", "goodput"),
             *((("search", "search"),) if d.search else ()),
+            *((("mixture", "mixtures"),) if d.mix else ()),
             ("funnel", "funnel"),
             ("scores", "scores"),
             ("examples", "examples"),
@@ -365,6 +367,7 @@ def render_html(d: RunData, headline: str) -> str:
         (
             _goodput_section(d),
             search_html(d.search),
+            mixture_html(d.mix),
             _funnel_section(d),
             _scores_section(d),
             _examples_section(d),

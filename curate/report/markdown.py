@@ -6,6 +6,7 @@ from typing import Any
 
 from curate.report import front, sources, trust
 from curate.report.data import RunData
+from curate.report.mixture import markdown_section as mixture_markdown
 from curate.report.search import markdown_section as search_markdown
 from curate.report.tables import (
     attempts_note,
@@ -172,7 +173,7 @@ def render_markdown(d: RunData, headline: str) -> str:
         f"created {m.get('created', '?')} · pipeline `{m.get('pipeline', '?')}` · fingerprint {m.get('fingerprint', '?')}",
         "",
     ]
-    lines += _goodput(d.goodput, d.goodput_error) + search_markdown(d.search)
+    lines += _goodput(d.goodput, d.goodput_error) + search_markdown(d.search) + mixture_markdown(d.mix)
     lines += _funnel(m) + sources.markdown(m) + _scores(d) + _export(d)
     by_reason = m.get("removed_by_reason") or {}
     if by_reason:
