@@ -135,7 +135,7 @@ def parse_mix(raw: Any, budget: int, seeds: list[int]) -> MixSpec:
         confirm_seeds=confirm,
         by=by,
         sources=list(sources) if sources else None,
-        dirichlet=_number(raw, "dirichlet", 12, low=0, integer=True),
+        dirichlet=_number(raw, "dirichlet", 12, low=2, integer=True),  # with natural: 3 to fit
         concentration=_number(raw, "concentration", 4.0, low=1e-3),
         singles=singles,
         max_epochs=_number(raw, "max_epochs", 4.0, low=1.0),

@@ -34,6 +34,7 @@ def test_parse_mix_defaults_and_errors():
         ({"sources": ["a"]}, r"proxy.mix.sources: expected a list of at least two"),
         ({"max_epochs": 0.5}, r"proxy.mix.max_epochs: expected a number >= 1"),
         ({"dirichlet": 2.5}, r"proxy.mix.dirichlet: expected an integer"),
+        ({"dirichlet": 1}, r"proxy.mix.dirichlet: expected an integer >= 2, got 1"),
         ({"confirm_seeds": [0]}, r"confirmation seeds must be fresh"),
         ([1], r"proxy.mix: expected a mapping"),
     ):
