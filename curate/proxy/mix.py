@@ -257,7 +257,8 @@ def run_mix(ctx: RunContext, spec: MixSpec) -> dict[str, Any]:
                 rows[n]["loo_predicted_bpb"] = float(p)
             cands["predicted"] = choice.weights
             rows.update(_mixture_rows(prep, {"predicted": choice.weights}, spec.max_epochs))
-        advanced = _advance(scores, spec.eta) + (["predicted"] if k == 0 else [])
+        within = {n: v for n, v in scores.items() if rows[n]["within_epoch_limit"]}  # never choose over it
+        advanced = _advance(within or scores, spec.eta) + (["predicted"] if k == 0 else [])
         history.append(
             {
                 "rung": k,

@@ -238,7 +238,7 @@ def test_successive_halving_carries_the_predicted_mixture(tmp_path):
     section = tiny_section(
         mix={
             "dirichlet": 6,
-            "singles": False,
+            "singles": "all",
             "eta": 3,
             "rungs": [{"budget": 32 * 4 * 4, "seeds": 1}, {"budget": 32 * 4 * 8, "seeds": 1}],
             "confirm_seeds": 2,
@@ -247,14 +247,20 @@ def test_successive_halving_carries_the_predicted_mixture(tmp_path):
     )
     _, out = _toy_run(tmp_path, section)
     h0, h1 = out["history"]
-    assert len(h0["scores"]) == 7  # natural + 6 draws
+    rows = out["mixtures"]
+    assert len(h0["scores"]) == 1 + 6 + 3  # natural, the draws, each source alone
+    over = [n for n in h0["scores"] if not rows[n]["within_epoch_limit"]]
+    assert over == ["only-a"]  # measured for the comparison, never advanced or chosen
     assert h0["advanced"][-1] == "predicted"
-    assert len(h0["advanced"]) == 3 + 1  # ceil(7 / 3) by measured bpb, then the predicted mixture
+    assert (
+        len(h0["advanced"]) == 3 + 1
+    )  # ceil(9 / 3) by measured bpb within the limit, then the predicted one
+    assert "only-a" not in h0["advanced"]
     assert set(h1["scores"]) == set(h0["advanced"]) | {"natural"}
     assert out["chosen"]["name"] == min(h1["scores"], key=lambda n: (h1["scores"][n], n))
-    assert "rung1" in out["mixtures"]["predicted"]["measured_bpb"]
-    assert "best-single" not in out["confirmation"]  # no source alone was trained
-    assert out["cost"]["runs"] == 7 + len(h1["scores"]) + 3 * 2
+    assert out["chosen"]["within_epoch_limit"]
+    assert "rung1" in rows["predicted"]["measured_bpb"]
+    assert out["cost"]["runs"] == 10 + len(h1["scores"]) + 4 * 2
 
 
 def test_mix_end_to_end(mix_run):
