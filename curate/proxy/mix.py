@@ -12,9 +12,11 @@ the run's targets, chosen by proxy runs and a regression (RegMix), confirmed on 
    such mixture held out once, bootstrap interval), and the predicted best within the epoch limit (the
    average of the best predicted, as RegMix). With several rungs, successive halving
    (CLIMB) advances the best measured mixtures and the predicted one; the last rung's best is chosen.
-4. Confirmation on fresh seeds: the chosen mixture and the best single source beside the natural
-   mixture (the baseline), with the null control (the natural mixture on another document draw per
-   seed), paired intervals, the detectable effect and the verdict (``proxy/mix/confirm.json``).
+4. Confirmation on fresh seeds, each with a fresh document draw of every source shared by its mixtures
+   (so the interval covers which documents were drawn, not only the seed): the chosen mixture and the
+   best single source beside the natural mixture (the baseline), with the null control (the natural
+   mixture on another document draw per seed), paired intervals, the detectable effect and the verdict
+   (``proxy/mix/confirm.json``).
 
 ``mix.json`` holds every mixture's weights, epochs, measured and predicted bpb, the regression, the
 choice and the confirmation. Goodput here is the multiplier times the repetition factor
@@ -46,6 +48,7 @@ from curate.proxy.mixspec import MixSpec
 from curate.runtime.context import RunContext
 
 NULL_SALT = 0x6E756C6C  # the null control's per-seed document draw of the natural mixture
+DRAW_SALT = 0x64726177  # "draw": the confirmation's per-seed document draw, shared by its mixtures
 
 
 @dataclass
@@ -92,29 +95,29 @@ def prepare(ctx: RunContext, cfg: ProxyConfig, spec: MixSpec) -> Prep:
 def _train_data(
     ctx: RunContext, prep: Prep, mixtures: dict[str, np.ndarray], size: int, seeds: list[int], null: bool
 ) -> tuple[dict[str, dict[str, Any]], dict[tuple[str, int], str]]:
-    """Each mixture's shard (and the null control's, one per seed); returns the metas and the prefixes."""
+    """Each mixture's shard; returns the metas and the prefix of every (mixture, seed). Without ``null``
+    (the rungs) every mixture reads each source in one document order (common random numbers). With it
+    (the confirmation) each seed draws every source's documents afresh, shared by every mixture at that
+    seed, so the paired interval covers which documents were drawn too; and the null control is the
+    natural mixture on yet another draw per seed."""
     mdir = ctx.path("proxy", "mix", "data")
     data, prefixes = {}, {}
-    for n, w in mixtures.items():
-        out = mdir / f"{n}@{size}" / "train"
-        data[n] = build_mixture(
-            out, prep.shards, dict(zip(prep.sources, w, strict=True)), size=size, horizon=prep.horizon
-        )
-        prefixes.update({(n, s): str(out) for s in seeds})
+    salts = {s: MIX_SALT ^ (DRAW_SALT + s) for s in seeds} if null else {s: MIX_SALT for s in seeds}
+    todo = dict(mixtures)
     if null:
+        todo["null"] = mixtures["natural"]
+        salts_null = {s: MIX_SALT ^ (NULL_SALT + s) for s in seeds}
+    for n, w in todo.items():
+        weights = dict(zip(prep.sources, w, strict=True))
         draws = {}
-        nat = dict(zip(prep.sources, mixtures["natural"], strict=True))
         for s in seeds:
-            out = mdir / f"null@{size}" / f"seed{s}" / "train"
-            draws[s] = build_mixture(
-                out, prep.shards, nat, size=size, horizon=prep.horizon, salt=MIX_SALT ^ (NULL_SALT + s)
-            )
-            prefixes[("null", s)] = str(out)
-        first = draws[min(draws)]
-        data["null"] = {
-            **first,
-            "draws": {str(s): {k: d[k] for k in ("docs", "tokens")} for s, d in draws.items()},
-        }
+            salt = salts_null[s] if n == "null" else salts[s]
+            out = mdir / f"{n}@{size}" / (f"draw{salt:x}" if salt != MIX_SALT else "") / "train"
+            draws[s] = build_mixture(out, prep.shards, weights, size=size, horizon=prep.horizon, salt=salt)
+            prefixes[(n, s)] = str(out)
+        data[n] = {**draws[min(draws)]}
+        if null:
+            data[n]["draws"] = {str(s): {k: d[k] for k in ("docs", "tokens")} for s, d in draws.items()}
     return data, prefixes
 
 

@@ -304,6 +304,16 @@ def test_mix_end_to_end(mix_run):
     assert singles  # some source alone is within 4 epochs
     for n in ("natural", "chosen", "null"):
         assert (d / "proxy" / "mix" / "confirm" / n / "seed2" / "result.json").exists()
+
+    def salt(tag, n, seed):
+        return json.loads((d / "proxy" / "mix" / tag / n / f"seed{seed}" / "data.json").read_text())["salt"]
+
+    # the confirmation draws each seed's documents afresh, shared by its mixtures; the null another draw
+    assert salt("confirm", "natural", 1) != salt("confirm", "natural", 2)
+    assert salt("confirm", "chosen", 1) == salt("confirm", "natural", 1)
+    assert salt("confirm", "best-single", 2) == salt("confirm", "natural", 2)
+    assert salt("confirm", "null", 1) not in (salt("confirm", "natural", 1), salt("confirm", "null", 2))
+    assert salt("rung0", "d03", 0) == salt("rung0", "natural", 0)  # the rungs: one draw for all
     # the training data holds no row of the held-out source and no eval document
     # every source's rows that are eval documents (the 10% id-hash held-out split) are dropped
     held = 0
