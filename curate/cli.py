@@ -189,7 +189,8 @@ class _ShowUrl:
 
 
 def _then_report(proxy_handler: Any) -> Any:
-    """``curate proxy`` ends as a run does: the report rebuilt with the new goodput and its verdict line.
+    """``curate proxy`` ends as a run does: the report rebuilt with the new goodput, its verdict card (one
+    line each), then the report's path.
 
     The proxy verb's own output is kept except the raw JSON record it starts with (the same numbers are
     in goodput.json and in the table it prints after it).
@@ -212,8 +213,8 @@ def _then_report(proxy_handler: Any) -> Any:
                 text = text.lstrip()[end:].lstrip("\n")
         print(text, end="")
         if code == 0:
-            (html_path, _), headline = build_report_with_headline(Path(args.run_dir))
-            print(f"report: {headline}")
+            (html_path, _), card = build_report_with_headline(Path(args.run_dir))
+            print(card)  # the verdict card, one line each
             print(f"report: {html_path}")
         return code
 

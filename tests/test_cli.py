@@ -119,11 +119,32 @@ def test_proxy_verb_ends_with_the_rebuilt_report_and_its_verdict(tmp_path, capsy
     out = capsys.readouterr().out
     assert out == (
         "recipe               multiplier [CI]\n"
-        "report: kept 4 of 4 documents (100.0% of documents). No proxy runs (no goodput.json): whether the curation "
+        "kept 4 of 4 documents (100.0% of documents). No proxy runs (no goodput.json): whether the curation "
         "helps training is not measured.\n"
         f"report: {tmp_path / 'run' / 'report.html'}\n"
     )
     assert (tmp_path / "run" / "report.md").is_file()
+
+
+def test_proxy_verb_prints_each_line_of_a_longer_verdict_card_unprefixed(
+    tmp_path, monkeypatch, capsys
+) -> None:
+    import argparse
+
+    import curate.report.build as build
+    from curate.cli import _then_report
+
+    card = "line one of the card\nline two\nline three"
+    monkeypatch.setattr(
+        build,
+        "build_report_with_headline",
+        lambda run_dir: ((run_dir / "report.html", run_dir / "report.md"), card),
+    )
+    assert _then_report(lambda args: 0)(argparse.Namespace(run_dir=str(tmp_path))) == 0
+    assert (
+        capsys.readouterr().out
+        == f"line one of the card\nline two\nline three\nreport: {tmp_path / 'report.html'}\n"
+    )
 
 
 def test_the_summary_starts_on_its_own_line_after_progress_bars(tmp_path: Path) -> None:
