@@ -28,7 +28,9 @@ proxy:
   eval_chars: 20000              # per text set: documents in order, the last one cut at the limit
   controls: [null, rejected, planted]   # default where the input allows (docs/goodput.md); [] turns them off
   controls_for: curated          # the recipe the controls are built for (default: the plain kept/ recipe)
-  planted: 0.2                   # the planted control: this share of raw's documents word-shuffled
+  planted: 0.2                   # the planted control: the null's subsample (raw's documents drawn at the
+                                 # controlled recipe's token count) with this share of its documents
+                                 # word-shuffled, layout kept (proxy/data.py, proxy/controls.py)
   null_draw: 0                   # which family of null draws (calibration studies draw 0, 1, 2, ...)
   curve: [0.25, 0.5, 1, 2]       # budgets (x T) at which the baseline is trained to a finished model:
                                  # the measured tokens-to-bpb curve every multiplier is read from
