@@ -189,30 +189,3 @@ def run_ablation(ctx: RunContext, stages: list[str] | None = None) -> dict[str, 
     }
     atomic_write_json(ctx.path("ablation.json"), out, indent=1, allow_nan=False)
     return out
-
-
-def format_table(ab: dict[str, Any]) -> str:
-    """The ablation as a terminal table: one row per stage."""
-
-    def ci(b: dict[str, Any]) -> str:
-        if b["value"] is None:
-            return "n/a"
-        if b["ci_low"] is None or b["ci_high"] is None:
-            return f"{b['value']:.3f}"
-        return f"{b['value']:.3f} [{b['ci_low']:.3f}, {b['ci_high']:.3f}]"
-
-    lines = [
-        f"leave-one-stage-out vs {ab['subject']} (baseline {ab['baseline']}; {ab['point']['model']}, "
-        f"{ab['point']['budget']} tokens, {len(ab['point']['seeds'])} seeds); effect = with / without the stage",
-        f"{'stage':<28} {'removed':>8} {'d bpb (with-without)':>22} {'multiplier effect [CI]':>26} "
-        f"{'goodput effect [CI]':>26}  call",
-    ]
-    for stage, e in ab["stages"].items():
-        d = e["diff_bpb_with_minus_without"]["value"]
-        lines.append(
-            f"{stage:<28} {e['removed_docs']:>8,} {d:>+22.4f} {ci(e['multiplier_effect']):>26} "
-            f"{ci(e['goodput_effect']):>26}  {e['call']}"
-        )
-    for stage, why in ab["skipped"].items():
-        lines.append(f"{stage:<28} {0:>8} {'':>22} {'':>26} {'':>26}  skipped: {why}")
-    return "\n".join(lines)

@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 
 from curate.core.errors import PhaseError
-from curate.proxy.ablate import ablation_config, format_table, removed_by_stage, run_ablation
+from curate.proxy.ablate import ablation_config, removed_by_stage, run_ablation
+from curate.proxy.cli import format_ablation
 from curate.proxy.config import parse
 from curate.runtime.context import RunContext
 from tests.proxy.toy import doc, tiny_section, write_kept, write_rejected
@@ -117,26 +118,43 @@ def test_ablation_writes_ablation_json_with_each_stage_effect(run_dir, inline_en
     again = run_ablation(ctx)
     assert again == ab
     assert {p: p.stat().st_mtime_ns for p in (run_dir / "proxy").glob("*/seed*/result.json")} == stamps
-    table = format_table(ab)
-    lines = table.splitlines()
-    assert lines[1].split() == [
-        "stage",
-        "removed",
-        "d",
-        "bpb",
-        "(with-without)",
-        "multiplier",
-        "effect",
-        "[CI]",
-        "goodput",
-        "effect",
-        "[CI]",
-        "call",
-    ]
-    assert lines[2].startswith("exact_dedup_v1")
-    assert lines[3].startswith("gopher_quality_v1")
-    assert lines[4].startswith("fasttext_quality_v1")
-    assert "skipped: removed no documents" in lines[4]
+    # the table `curate ablate` prints: each interval with its own call, per training token and per raw token
+    lines = format_ablation(ab).splitlines()
+    assert lines[0] == (
+        "leave-one-stage-out vs curated (baseline raw; proxy_tiny, 1024 tokens, 2 seeds); "
+        "effect = with / without the stage"
+    )
+    assert lines[2] == (
+        "stage                       removed          d bpb (with-without) [CI]   multiplier effect [CI]  "
+        "per token      goodput effect [CI] per raw token"
+    )
+
+    def interval(b, fmt):
+        if b["value"] is None:
+            return ["n/a"]
+        lo, hi = ("—" if b[k] is None else format(b[k], fmt) for k in ("ci_low", "ci_high"))
+        return [format(b["value"], fmt), f"[{lo},", f"{hi}]"]
+
+    def raw_token_call(g):
+        if g["ci_low"] is not None and g["ci_low"] > 1:
+            return "pays"
+        return "costs" if g["ci_high"] is not None and g["ci_high"] < 1 else "not called"
+
+    for line, (stage, n) in zip(lines[3:5], (("exact_dedup_v1", 8), ("gopher_quality_v1", 12)), strict=True):
+        e = ab["stages"][stage]
+        assert line.split() == [
+            stage,
+            str(n),
+            *interval(e["diff_bpb_with_minus_without"], "+.4f"),
+            *interval(e["multiplier_effect"], ".3f"),
+            *{"not_called": "not called"}.get(e["call"], e["call"]).split(),
+            *interval(e["goodput_effect"], ".3f"),
+            *raw_token_call(e["goodput_effect"]).split(),
+        ]
+    assert lines[5] == (
+        "fasttext_quality_v1               0  skipped: removed no documents (its ablation is the curated recipe itself)"
+    )
+    assert len(lines) == 6
 
 
 def test_cli_ablate_prints_the_table(run_dir, capsys):
