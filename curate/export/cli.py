@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import math
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +21,8 @@ EXAMPLE = """example:
   curate export runs/demo --format megatron --tokenizer models/my_tokenizer.json  # your trainer's
   curate export runs/demo --format hf_disk --columns id,text,source     # adds hf_disk to the export
   curate export runs/demo --format parquet --drop-columns 'gopher_*' --overwrite   # parquet only
+  curate export runs/demo --mixture search      # train split at `curate mix`'s chosen source weights
+  curate export runs/demo --mixture web=0.7,books=0.3 --overwrite    # or at weights of your own
 
 A later export ADDS its formats to the ones already in RUN_DIR/export (all are rewritten from the same
 options, so they stay consistent); --overwrite replaces the export with exactly the requested formats.
@@ -72,6 +75,16 @@ def register(subparsers: Any) -> None:
     )
     p.add_argument("--drop-columns", type=_names, help="comma-separated columns (or globs) to leave out")
     p.add_argument(
+        "--mixture",
+        type=_mixture_arg,
+        metavar="search|SRC=W,SRC=W",
+        help=(
+            "write the train split at mixture weights over the sources (export.mixture_by, default the "
+            "source column): search (RUN/mix.json's chosen mixture) or a weight per source, normalized to "
+            "sum 1 (docs/mixtures.md)"
+        ),
+    )
+    p.add_argument(
         "--overwrite",
         action="store_true",
         help="replace the existing export instead of adding the requested formats to it",
@@ -87,6 +100,30 @@ def register(subparsers: Any) -> None:
 
 def _names(value: str) -> list[str]:
     return [v.strip() for v in value.split(",") if v.strip()]
+
+
+def _mixture_arg(value: str) -> str | dict[str, float]:
+    """``--mixture``: ``search``, or ``SRC=W,SRC=W`` as a mapping (the weights are checked by the
+    ``export:`` section's own validation, :func:`curate.export.mixture.check_option`)."""
+    if value.strip() == "search":
+        return "search"
+    weights: dict[str, float] = {}
+    for item in (v.strip() for v in value.split(",")):
+        source, eq, weight = item.rpartition("=")
+        try:
+            if not eq or not source.strip():
+                raise ValueError
+            w = float(weight)
+            if not math.isfinite(w):
+                raise ValueError
+        except ValueError:
+            raise argparse.ArgumentTypeError(
+                f"expected `search` or SRC=W,SRC=W (e.g. web=0.7,books=0.3), got {item!r} in {value!r}"
+            ) from None
+        if source.strip() in weights:
+            raise argparse.ArgumentTypeError(f"source {source.strip()!r} is given twice in {value!r}")
+        weights[source.strip()] = w
+    return weights
 
 
 def previous_options(run_dir: Path) -> dict[str, Any]:
@@ -123,6 +160,7 @@ def build_context(args: argparse.Namespace) -> RunContext:
         "shard_tokens": args.shard_tokens,
         "val_fraction": args.val_fraction,
         "seed": args.seed,
+        "mixture": args.mixture,
     }
     section.update({k: v for k, v in overrides.items() if v is not None})
     opts = parse_section(section)  # the registered parser of the pipeline's export: section
