@@ -225,7 +225,8 @@ GLOSSARY: list[tuple[str, str, str]] = [
         "control",
         "control",
         "a recipe with a known answer: null (a random raw subsample, should not separate from raw) and "
-        "planted (raw with a share of documents word-shuffled, should be called worse). A failed control "
+        "planted (the null's subsample with a share of its documents word-shuffled, should be called worse). "
+        "A failed control "
         "means the run cannot support a decision.",
     ),
     (

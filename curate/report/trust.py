@@ -12,7 +12,7 @@ from typing import Any
 
 from curate.report.card import control_names, label
 from curate.report.fmt import sci
-from curate.report.verdict import count, num, pct, ratio
+from curate.report.verdict import count, num, pct, planted_what, ratio
 
 
 def _ci(block: dict[str, Any] | None) -> str:
@@ -137,7 +137,7 @@ def _controls(g: dict[str, Any]) -> Section | None:
         pl = ctl["planted"]
         rows.append(
             [
-                f"planted ({100 * float(pl.get('fraction') or 0):.0f}% of raw word-shuffled)",
+                f"planted ({planted_what(pl)})",
                 _diff(pl.get("diff_bpb")),
                 _ci(pl.get("multiplier")),
                 "called worse" if pl.get("called_worse") else "NOT called worse",

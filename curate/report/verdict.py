@@ -46,6 +46,15 @@ def sides_of(rec: dict[str, Any], what: str) -> tuple[Any, Any]:
     return mb.get("ci_low"), mb.get("ci_high")
 
 
+def planted_what(pl: dict[str, Any]) -> str:
+    """What the planted control was: the null's subsample with a share corrupted (``matched``), or, in a
+    file written before controls were matched to a recipe, raw with that share corrupted."""
+    share = f"{100 * float(pl.get('fraction') or 0):.0f}%"
+    if pl.get("matched"):
+        return f"the null's subsample with {share} of its documents word-shuffled"
+    return f"{share} of raw word-shuffled"
+
+
 def pick_recipe(goodput: dict[str, Any]) -> str | None:
     """The non-baseline recipe the verdict is about: the highest goodput, else the highest multiplier."""
     base = goodput.get("baseline")
@@ -229,8 +238,7 @@ def paired_verdict(goodput: dict[str, Any], v: dict[str, Any], curation: str) ->
         sentences.append(
             "Planted control: "
             + (
-                f"{100 * float(pl.get('fraction') or 0):.0f}% of raw word-shuffled is called worse, so the run can "
-                "see a known effect of that size"
+                f"{planted_what(pl)} is called worse, so the run can see a known effect of that size"
                 if pl.get("called_worse")
                 else str(pl.get("message"))
             )
