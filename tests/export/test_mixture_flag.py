@@ -6,13 +6,19 @@ from __future__ import annotations
 import argparse
 import json
 
+import numpy as np
 import pyarrow.parquet as pq
 import pytest
 
 from curate.core.errors import PhaseError
 from curate.export import cli
 from tests.export.export_fixtures import make_run
-from tests.export.test_mixture import _texts
+
+
+def _texts(n: int) -> list[str]:
+    words = ["alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta", "iota", "kappa"]
+    rng = np.random.default_rng(0)
+    return [" ".join(rng.choice(words, int(rng.integers(5, 30)))) + "." for _ in range(n)]
 
 
 def parser() -> argparse.ArgumentParser:
