@@ -1,7 +1,8 @@
 """The ``proxy`` phase: one measurement (:func:`curate.proxy.measure.measure`) and, when the section asks
-for them, its follow-ups: the leave-one-stage-out ablation (:mod:`curate.proxy.ablate`) and the recipe
-search (:mod:`curate.proxy.search`). Both of those measure through :mod:`curate.proxy.measure` too, never
-through this module, so the package has no import circle (``tests/test_layers.py``)."""
+for them, its follow-ups: the leave-one-stage-out ablation (:mod:`curate.proxy.ablate`), the recipe search
+(:mod:`curate.proxy.search`) and the mixture search (:mod:`curate.proxy.mix`). Those measure through
+:mod:`curate.proxy.measure` too, never through this module, so the package has no import circle
+(``tests/test_layers.py``)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,8 @@ from curate.runtime.context import RunContext
 
 
 def follow_ups(ctx: RunContext, cfg: ProxyConfig) -> dict[str, Any]:
-    """The leave-one-stage-out ablation and the recipe search, when asked for: what they add to the summary."""
+    """The leave-one-stage-out ablation, the recipe search and the mixture search (``proxy.mix``, as
+    ``curate mix`` runs it), when asked for: what they add to the summary."""
     extra: dict[str, Any] = {}
     if cfg.ablate:
         from curate.proxy.ablate import run_ablation
@@ -25,6 +27,11 @@ def follow_ups(ctx: RunContext, cfg: ProxyConfig) -> dict[str, Any]:
 
         found = run_search(ctx, cfg.search)
         extra["search"] = {"winner": found["winner"], "search": "search.json"}
+    if cfg.mix is not None:
+        from curate.proxy.mix import run_mix
+
+        mix = run_mix(ctx, cfg.mix)
+        extra["mix"] = {"chosen": mix["chosen"]["weights"], "mix": "mix.json"}
     return extra
 
 
