@@ -4,9 +4,8 @@ A shard is a flat ``np.memmap`` of uint16 (vocab <= 65536) or uint32 token ids; 
 by the end-of-text token (nanoGPT's packing). ``.idx`` holds int64 offsets, ``n_docs + 1`` of them, so
 document ``i`` is ``tokens[idx[i]:idx[i+1]]`` (its trailing end-of-text included). ``.hid`` holds each
 document's id hash (uint64 ``xxh64(id)``): the key of the coupled training streams
-(:class:`curate.instrument.streams.DocStream`), the same for a document in every recipe. ``.json`` records the
-counts (documents, tokens, UTF-8 bytes) and the dtype. Shards are written atomically and a finished
-shard is never rewritten, so a rerun resumes.
+(:class:`curate.instrument.streams.DocStream`), the same for a document in every recipe. ``.json``: the counts
+(documents, tokens, UTF-8 bytes), the dtype. Shards are written atomically, never rewritten: a rerun resumes.
 
 :func:`shard_job` builds one recipe's shard of one parquet file: it filters rows the way the recipe says
 (see :class:`ShardJob`), drops rows whose text hash is an eval document's (decontamination), and tokenizes
@@ -378,6 +377,7 @@ def concat_shards(prefixes: list[str | Path], out: str | Path) -> dict[str, Any]
     done = out.with_name(out.name + ".json")
     if done.exists():
         return json.loads(done.read_text())
+    out.parent.mkdir(parents=True, exist_ok=True)  # a recipe with no rows (no rejected/) has no folder yet
     parts = [read_shard(p) for p in prefixes]
     dtype = parts[0][2]["dtype"] if parts else "uint16"
     tokens = np.concatenate([np.asarray(p[0]) for p in parts]) if parts else np.zeros(0, dtype=dtype)

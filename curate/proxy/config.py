@@ -42,7 +42,7 @@ proxy:
   n_boot: 1000                   # bootstrap resamples for the CIs
   ablate: false                  # also run leave-one-stage-out recipes (ablation.json; curate ablate)
   search: {columns: {dsir_v1.resample_key: {min_quantile: [0.5, 0.9]}}}   # curate search (proxy/search.py)
-  mix: {by: source, dirichlet: 12}   # curate mix: weights over the run's sources (proxy/mix.py, docs/mixtures.md)
+  mix: {by: source, dirichlet: 12}   # weights over the sources: curate mix, or the phase (docs/mixtures.md)
 ```
 """
 
@@ -132,7 +132,7 @@ class ProxyConfig:
     curve: tuple[float, ...] = DEFAULT_CURVE
     null_draw: int = 0
     search: SearchSpec | None = None  # proxy.search, run after the measurement (curate.proxy.search)
-    mix: MixSpec | None = None  # proxy.mix, run by curate mix (curate.proxy.mix)
+    mix: MixSpec | None = None  # proxy.mix: run by curate mix and by the proxy phase after its measurement
 
     def train_config(
         self, seed: int, point: LadderPoint | None = None, *, baseline: bool = False

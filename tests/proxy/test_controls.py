@@ -139,3 +139,30 @@ def test_the_planted_control_is_drawn_as_the_null_is_even_when_the_null_is_not_t
             hit[np.isin(id_hashes(ids), read_hids(prefix))].sum()
         )
     assert run_folder(r, cfg) == "planted"
+
+
+def test_a_run_without_rejected_rows_skips_the_rejected_control_with_its_reason(tmp_path):
+    """kept/ and no rejected/ folder: the default controls train, the rejected one is skipped and says why
+    (its shard folder was never made, and writing its empty shard failed)."""
+    import json
+
+    import numpy as np
+
+    from curate.core.engine import InlineEngine
+    from curate.proxy.config import parse
+    from curate.proxy.phase import run_phase
+    from curate.runtime.context import RunContext
+    from tests.proxy.toy import tiny_section, write_kept
+
+    write_kept(tmp_path, np.random.default_rng(0))
+    ctx = RunContext(
+        run_dir=tmp_path,
+        config={},
+        engine=InlineEngine(progress=False),
+        manifest={},
+        section=parse(tiny_section()),
+    )
+    run_phase(ctx)
+    g = json.loads((tmp_path / "goodput.json").read_text())
+    assert g["controls"]["skipped"]["rejected"] == "only 0 tokens of rejected (non-quarantine) data"
+    assert "rejected" not in g["recipes"]
