@@ -52,16 +52,16 @@ def unsupported_reasons(g: dict[str, Any]) -> list[str] | None:
 
 
 def best_recipe(g: dict[str, Any]) -> str | None:
-    """The verdict's recipe when it is a compared one, else the compared recipe of highest multiplier."""
+    """The compared recipe of highest multiplier among those called better (the decision's calls), else
+    among all compared recipes: the best one, not necessarily the recipe the controls were built for."""
     names = compared(g)
-    v = _verdict(g)
-    if v.get("recipe") in names:
-        return str(v["recipe"])
     recs = g["recipes"]
     scored = [r for r in names if (recs[r].get("multiplier") or {}).get("value") is not None]
     if not scored:
         return names[0] if names else None
-    return sorted(scored, key=lambda r: (-float(recs[r]["multiplier"]["value"]), r))[0]
+    calls, _ = _calls(g)
+    pool = [r for r in scored if calls.get(r) == "better"] or scored
+    return sorted(pool, key=lambda r: (-float(recs[r]["multiplier"]["value"]), r))[0]
 
 
 def _calls(g: dict[str, Any]) -> tuple[dict[str, str], str]:

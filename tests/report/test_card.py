@@ -266,3 +266,28 @@ def test_the_planted_control_is_described_as_it_was_built() -> None:
     matched = {"fraction": 0.2, "matched": {"of": "curated", "shares_with_baseline": 0.57}}
     assert planted_what(matched) == "the null's subsample with 20% of its documents word-shuffled"
     assert planted_what({"fraction": 0.4}) == "40% of raw word-shuffled"  # a file from before matching
+
+
+def test_the_best_recipe_is_the_best_called_one_not_the_controlled_one() -> None:
+    from curate.report.card import best_recipe
+
+    def m(v: float) -> dict:
+        return {"multiplier": {"value": v, "ci_low": v - 0.1, "ci_high": v + 0.1}}
+
+    g = {
+        "baseline": "raw",
+        "recipes": {"raw": m(1.0), "curated": m(1.05), "toward_target": m(1.31), "wide": m(1.6)},
+        "verdict": {"recipe": "curated"},
+        "multiple_comparisons": {
+            "method": "Holm",
+            "family": ["curated", "toward_target", "wide"],
+            "pairs": {
+                "curated": {"call": "not_called"},
+                "toward_target": {"call": "better"},
+                "wide": {"call": "not_called"},
+            },
+        },
+    }
+    assert best_recipe(g) == "toward_target"  # the highest called better; "wide" is higher but not called
+    g["multiple_comparisons"]["pairs"]["toward_target"]["call"] = "not_called"
+    assert best_recipe(g) == "wide"  # nothing called: the highest multiplier
