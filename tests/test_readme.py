@@ -29,6 +29,7 @@ SKIPPED = {
     "curate proxy runs/web": "trains proxy LMs for minutes: tests/proxy/test_phase.py, tests/test_cli.py",
     "curate ablate runs/web": "trains proxy LMs for minutes: tests/proxy/test_ablate.py",
     "curate search runs/web --spec search.yaml": "trains proxy LMs for minutes: tests/proxy/test_search.py",
+    "curate mix runs/web_mix": "trains proxy LMs for minutes: tests/proxy/test_mix.py, tests/proxy/test_mix_phase.py",
     "curate run pipelines/web.yaml --address 10.0.0.1:6379 --output /shared/runs/web": "tests/test_cluster.py",
     "ray job submit --address http://127.0.0.1:8265 --working-dir . -- curate run pipelines/web.yaml "
     "--output /shared/runs/web": (
