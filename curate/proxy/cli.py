@@ -217,12 +217,14 @@ writes search.json and search/winner.yaml (docs/goodput.md, "Recipe search").
 """
 
 
-def _search(args: argparse.Namespace) -> int:
+def run_spec_verb(args: argparse.Namespace, key: str, run: Any, *, required: bool = True) -> tuple[Any, Path]:
+    """A follow-up verb on a finished run (``curate search``, ``curate mix``): the run's proxy section with
+    its ``key`` mapping (from ``--spec FILE`` when given), parsed, then ``run(ctx, section)`` on an engine
+    shut down after. Returns what ``run`` returned and the run directory."""
     import yaml
 
     from curate.core.engine import make_engine
     from curate.core.errors import PhaseError
-    from curate.proxy.search import format_table, run_search
     from curate.runtime.context import RunContext, load_manifest
 
     run_dir = Path(args.run_dir)
@@ -231,26 +233,30 @@ def _search(args: argparse.Namespace) -> int:
     raw = _raw_section(args, config)
     if args.spec:
         spec_raw = yaml.safe_load(Path(args.spec).read_text()) or {}
-        raw["search"] = spec_raw.get("search", spec_raw)
-    if "search" not in raw:
-        raise PhaseError(f"search: {run_dir}'s proxy section has no search: mapping; give --spec FILE")
+        raw[key] = spec_raw.get(key, spec_raw)
+    if required and key not in raw:
+        raise PhaseError(f"{key}: {run_dir}'s proxy section has no {key}: mapping; give --spec FILE")
+    raw.setdefault(key, {})
     section = _parse(raw)
-    spec = section.search
     engine = make_engine(args.engine, progress=True)
     try:
-        result = run_search(
-            RunContext(
-                run_dir=run_dir,
-                config=config,
-                engine=engine,
-                manifest=manifest,
-                section=section,
-                pipeline_path=manifest.get("pipeline"),
-            ),
-            spec,
+        ctx = RunContext(
+            run_dir=run_dir,
+            config=config,
+            engine=engine,
+            manifest=manifest,
+            section=section,
+            pipeline_path=manifest.get("pipeline"),
         )
+        return run(ctx, section), run_dir
     finally:
         engine.shutdown()
+
+
+def _search(args: argparse.Namespace) -> int:
+    from curate.proxy.search import format_table, run_search
+
+    result, run_dir = run_spec_verb(args, "search", lambda ctx, section: run_search(ctx, section.search))
     print(format_table(result))
     print(f"search: {run_dir / 'search.json'}")
     return 0

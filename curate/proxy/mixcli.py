@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 from typing import Any
 
 MIX_EXAMPLE = """example:
@@ -71,35 +70,12 @@ def format_table(result: dict[str, Any]) -> str:
 
 
 def _mix(args: argparse.Namespace) -> int:
-    import yaml
-
-    from curate.core.engine import make_engine
-    from curate.proxy.cli import _parse, _raw_section
+    from curate.proxy.cli import run_spec_verb
     from curate.proxy.mix import run_mix
-    from curate.runtime.context import RunContext, load_manifest
 
-    run_dir = Path(args.run_dir)
-    manifest = load_manifest(run_dir)
-    config = manifest.get("config") or {}
-    raw = _raw_section(args, config)
-    if args.spec:
-        spec_raw = yaml.safe_load(Path(args.spec).read_text()) or {}
-        raw["mix"] = spec_raw.get("mix", spec_raw)
-    raw.setdefault("mix", {})
-    section = _parse(raw)
-    engine = make_engine(args.engine, progress=True)
-    try:
-        ctx = RunContext(
-            run_dir=run_dir,
-            config=config,
-            engine=engine,
-            manifest=manifest,
-            section=section,
-            pipeline_path=manifest.get("pipeline"),
-        )
-        result = run_mix(ctx, section.mix)
-    finally:
-        engine.shutdown()
+    result, run_dir = run_spec_verb(
+        args, "mix", lambda ctx, section: run_mix(ctx, section.mix), required=False
+    )
     print(format_table(result))
     print(f"mix: {run_dir / 'mix.json'}")
     return 0
