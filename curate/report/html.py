@@ -138,8 +138,8 @@ def _goodput_section(d: RunData) -> str:
     out = ['<h2 id="goodput">Data goodput</h2>', _goodput_facts(g), _goodput_table(g)]
     out.append(
         '<p class="meta">multiplier m = t<sub>base</sub>(b<sub>r</sub>(T)) / T (tokens the baseline needs '
-        "to reach this recipe's loss, per token trained; * = beyond the tokens the baseline was measured at, "
-        "read from its fitted tail); yield = tokens kept / tokens in (tokens, where the funnel counts "
+        "to reach this recipe's loss, per token trained, read off the baseline's finished runs; &gt;/&lt; = a bound "
+        "beyond the tokens the baseline was measured at, never extrapolated); yield = tokens kept / tokens in (tokens, where the funnel counts "
         "documents); data goodput = yield × m (effective training tokens per raw token); effective tokens = "
         "tokens in × goodput; learning signal = (baseline bpb − recipe bpb at T) / T, in bits per byte per "
         "training token.</p>"

@@ -291,3 +291,11 @@ def test_the_best_recipe_is_the_best_called_one_not_the_controlled_one() -> None
     assert best_recipe(g) == "toward_target"  # the highest called better; "wide" is higher but not called
     g["multiple_comparisons"]["pairs"]["toward_target"]["call"] = "not_called"
     assert best_recipe(g) == "wide"  # nothing called: the highest multiplier
+
+
+def test_the_goodput_notes_never_speak_of_a_fitted_tail(run_dir) -> None:
+    from curate.report.build import build_report
+
+    html = build_report(run_dir)[0].read_text()
+    assert "fitted tail" not in html
+    assert "never extrapolated" in html
