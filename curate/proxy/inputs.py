@@ -186,3 +186,33 @@ def eval_shards(
                 write_shard(e.texts, prefix, tok)
             eval_prefixes[e.name] = str(prefix)
     return eval_prefixes, choice_paths
+
+
+@dataclasses.dataclass
+class Instrument:
+    """What every measurement on a run shares: its eval sets, the token keys they exclude, the tokenizer,
+    the eval shards, and the sources no training data may come from (the eval sets' and a ``target:``'s)."""
+
+    evals: list[evalsets.EvalData]
+    exclude: np.ndarray
+    grams_per_set: dict[str, int]
+    overlaps: list[dict[str, Any]]
+    tok: Any
+    tok_info: dict[str, Any]
+    eval_paths: tuple[dict[str, str], dict[str, str]]
+    held_out: list[str]
+
+
+def instrument(ctx: RunContext, cfg: ProxyConfig, pdir: Path) -> Instrument:
+    """The eval sets (checked, decontamination keys), the run's proxy tokenizer (``proxy/spec.json`` must
+    match) and the eval shards, built once in ``pdir``; for the proxy phase and ``curate mix`` alike."""
+    evalsets.check_files(cfg.eval, ctx.pipeline_path)
+    check_spec(pdir, cfg)
+    evals, exclude, grams_per_set, overlaps = eval_sets(ctx, cfg, pdir)
+    sources = sorted({e.spec.source for e in evals if e.spec.source})
+    tok, tok_info = tokenizer_for(ctx, cfg, set(exclude.tolist()), sources, pdir)
+    eval_paths = eval_shards(evals, tok, pdir, cfg.train_config(0).seq_len)
+    # a target sample drawn from an input source never trains anything (targets and training disjoint)
+    target = (ctx.config.get("target") or {}).get("source")
+    held_out = sorted({*sources, *([str(target)] if target else [])})
+    return Instrument(evals, exclude, grams_per_set, overlaps, tok, tok_info, eval_paths, held_out)

@@ -30,7 +30,6 @@ import numpy as np
 
 from curate.core.errors import PhaseError
 from curate.core.stage import Resources
-from curate.instrument import evalsets
 from curate.instrument.runs import RunItem, run_one
 from curate.instrument.shards import (
     SHARD_FILES,
@@ -49,7 +48,7 @@ from curate.proxy.data import (
     planted_prefix,
     training_data,
 )
-from curate.proxy.inputs import check_spec, eval_sets, eval_shards, tokenizer_for, write_json
+from curate.proxy.inputs import instrument, write_json
 from curate.runtime.context import RunContext
 
 if TYPE_CHECKING:
@@ -192,16 +191,9 @@ def measure(
     pdir.mkdir(parents=True, exist_ok=True)
     if not ctx.kept_files() and not ctx.rejected_files():
         raise PhaseError(f"proxy: {ctx.run_dir} has no kept/ or rejected/ parquet files")
-    evalsets.check_files(cfg.eval, ctx.pipeline_path)
-    check_spec(pdir, cfg)
-    evals, exclude, grams_per_set, overlaps = eval_sets(ctx, cfg, pdir)
-    sources = sorted({e.spec.source for e in evals if e.spec.source})
-    tok, tok_info = tokenizer_for(ctx, cfg, set(exclude.tolist()), sources, pdir)
-    seq_len = cfg.train_config(0).seq_len
-    eval_paths = eval_shards(evals, tok, pdir, seq_len)
-    # a target sample drawn from an input source never trains a recipe (targets and training disjoint)
-    target_source = (ctx.config.get("target") or {}).get("source")
-    train_excl = sorted({*sources, *([str(target_source)] if target_source else [])})
+    inst = instrument(ctx, cfg, pdir)
+    evals, grams_per_set, tok, eval_paths = inst.evals, inst.grams_per_set, inst.tok, inst.eval_paths
+    train_excl, seq_len = inst.held_out, cfg.train_config(0).seq_len
     data = training_data(ctx, cfg, pdir, train_excl, min_tokens=seq_len + 1)
     remote = ctx.mirror.root() if ctx.mirror else None
     items = run_items(cfg, pdir, data.recipes, tok, eval_paths, runs_dir, remote)
@@ -224,14 +216,14 @@ def measure(
         controls_skipped=data.skipped,
         grams_per_set=grams_per_set,
     )
-    report["tokenizer"] = tok_info
+    report["tokenizer"] = inst.tok_info
     shares = stream_sharing(items, cfg.baseline, cfg.main_point.name)
     for r, share in shares.items():
         report["recipes"][r]["stream_shared_with_baseline"] = share
     planted_matched(report["controls"], shares)
     if "planted" in report["recipes"]:  # drawn as the null is: the same documents at each seed
         report["recipes"]["planted"].setdefault("draws", data.meta["planted"].get("draws", {}))
-    report["scorer_overlaps"] = overlaps  # non-headline sets only (headline overlaps are refused above)
+    report["scorer_overlaps"] = inst.overlaps  # non-headline sets only (headline overlaps are refused above)
     report["held_out_sources"] = train_excl  # eval sources and a target: source, in no recipe
     ctx.path(report_name).parent.mkdir(parents=True, exist_ok=True)
     write_json(report, ctx.path(report_name))

@@ -35,13 +35,12 @@ import numpy as np
 
 from curate.core.errors import PhaseError
 from curate.core.stage import Resources
-from curate.instrument import evalsets
 from curate.instrument.runs import run_one
 from curate.io.files import atomic_write_json
 from curate.proxy import mixfit
 from curate.proxy.config import ProxyConfig, Recipe
 from curate.proxy.curves import baseline_curve, point_curves
-from curate.proxy.inputs import check_spec, eval_sets, eval_shards, tokenizer_for
+from curate.proxy.inputs import instrument
 from curate.proxy.measure import run_items
 from curate.proxy.mixdata import MIX_SALT, build_mixture, source_shards, source_values
 from curate.proxy.mixspec import MixSpec
@@ -72,14 +71,9 @@ def prepare(ctx: RunContext, cfg: ProxyConfig, spec: MixSpec) -> Prep:
     pdir.mkdir(parents=True, exist_ok=True)
     if not ctx.kept_files():
         raise PhaseError(f"mix: {ctx.run_dir} has no kept/ parquet files")
-    evalsets.check_files(cfg.eval, ctx.pipeline_path)
-    check_spec(pdir, cfg)
-    evals, exclude, grams_per_set, _ = eval_sets(ctx, cfg, pdir)
-    eval_sources = sorted({e.spec.source for e in evals if e.spec.source})
-    tok, _ = tokenizer_for(ctx, cfg, set(exclude.tolist()), eval_sources, pdir)
-    eval_paths = eval_shards(evals, tok, pdir, cfg.train_config(0).seq_len)
-    target = (ctx.config.get("target") or {}).get("source")
-    held_out = sorted({*eval_sources, *([str(target)] if target else [])})
+    inst = instrument(ctx, cfg, pdir)
+    tok, evals, eval_paths, held_out = inst.tok, inst.evals, inst.eval_paths, inst.held_out
+    grams_per_set = inst.grams_per_set
     names = spec.sources or source_values(ctx, spec.by, held_out)
     shards = source_shards(ctx, pdir, pdir / "mix", spec.by, names, held_out)
     keep = [s for s in names if shards[s]["tokens"] > cfg.train_config(0).seq_len + 1]
