@@ -10,7 +10,8 @@ forward and backward. Here (64 matmul calls per ``proxy_5m`` step instead of 100
 - RoPE is applied to q and k together, from ``cos``/``sin`` tables built once, with the sign of
   ``rotate_half`` folded into the ``sin`` table (exact: a negation);
 - RMSNorm is ``F.rms_norm`` (one kernel);
-- attention is ``F.scaled_dot_product_attention(..., is_causal=True)``, as transformers' ``sdpa`` path.
+- attention is ``F.scaled_dot_product_attention(..., is_causal=True)``, as transformers' ``sdpa`` path, except
+  on CPU in bf16 (:func:`causal_attention`).
 
 Parameters keep transformers' names and shapes (``model.layers.0.self_attn.q_proj.weight``, ...), so a
 state dict moves either way unchanged: :meth:`ModelConfig.build <curate.instrument.model_config.ModelConfig.build>`
@@ -26,6 +27,7 @@ them. It is the smaller graph for ``torch.compile`` and keeps the network in thi
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -74,6 +76,29 @@ def rope_tables(seq_len: int, head_dim: int, device: torch.device | None = None)
     return torch.stack((emb.cos(), torch.cat((-sin[:, :half], sin[:, half:]), dim=-1)))
 
 
+@functools.lru_cache(maxsize=16)
+def _causal_mask(t: int, dtype: torch.dtype, device: torch.device) -> torch.Tensor:
+    """``(t, t)``: 0 on and below the diagonal, ``-inf`` above (added to the scores)."""
+    return torch.full((t, t), float("-inf"), dtype=dtype, device=device).triu(1)
+
+
+def causal_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+    """Causal self-attention of ``(batch, heads, seq, head_dim)`` tensors.
+
+    On CPU in bf16 it is written out: scores ``q·kᵀ/√d`` (bf16 matmul), the causal mask added, softmax,
+    then the values (bf16 matmul), as transformers' ``eager`` attention computes it. torch's CPU flash
+    kernel (``F.scaled_dot_product_attention``) runs 2-3x slower than that at head dim 64 and the
+    proxy's windows (128-256 tokens), forward and backward, and it was the largest cost after the
+    matmuls (``benchmarks/profile_proxy_step.py``). The scores are rounded to bf16 before the softmax
+    (the flash kernel keeps them in fp32): outputs agree with an fp32 reference to bf16 precision
+    (``tests/instrument/test_decoder.py``). Elsewhere (fp32, GPU) ``F.scaled_dot_product_attention``."""
+    if q.device.type != "cpu" or q.dtype != torch.bfloat16:
+        return F.scaled_dot_product_attention(q, k, v, is_causal=True)
+    t = q.shape[-2]
+    scores = torch.matmul(q, k.transpose(-1, -2)) * q.shape[-1] ** -0.5 + _causal_mask(t, q.dtype, q.device)
+    return torch.matmul(torch.softmax(scores, dim=-1), v)
+
+
 class Attention(nn.Module):
     def __init__(self, width: int, heads: int) -> None:
         super().__init__()
@@ -91,7 +116,7 @@ class Attention(nn.Module):
         swapped = torch.cat((qk[..., half:], qk[..., :half]), dim=-1)
         qk = torch.addcmul(qk * cos.to(qk.dtype), swapped, sin.to(qk.dtype))
         q, k = qk[:, :, 0].transpose(1, 2), qk[:, :, 1].transpose(1, 2)
-        o = F.scaled_dot_product_attention(q, k, v.transpose(1, 2), is_causal=True)
+        o = causal_attention(q, k, v.transpose(1, 2))
         return F.linear(o.transpose(1, 2).reshape(b, t, c), self.o_proj.weight)
 
 

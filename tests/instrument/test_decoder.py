@@ -115,3 +115,43 @@ def test_a_compiled_run_is_deterministic_and_matches_the_eager_run(tmp_path):
     assert _losses(tmp_path / "a" / "metrics.jsonl") == pytest.approx(
         _losses(tmp_path / "eager" / "metrics.jsonl"), rel=1e-4
     )
+
+
+def _qkv(dtype, heads=2, seq=40, dim=64):
+    g = torch.Generator().manual_seed(3)
+    return [torch.randn(3, heads, seq, dim, generator=g).to(dtype).requires_grad_() for _ in range(3)]
+
+
+def test_cpu_bf16_attention_is_written_out_and_agrees_with_fp32_flash_attention(monkeypatch):
+    import torch.nn.functional as F
+
+    from curate.instrument import decoder
+
+    q, k, v = _qkv(torch.float32)
+    ref = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+    ref.square().sum().backward()
+    ref_grads = [t.grad for t in (q, k, v)]
+    qb, kb, vb = (t.detach().to(torch.bfloat16).requires_grad_() for t in (q, k, v))
+
+    def _no_flash(*a, **kw):
+        raise AssertionError("CPU bf16 attention must not go through the flash kernel")
+
+    monkeypatch.setattr(decoder.F, "scaled_dot_product_attention", _no_flash)
+    out = decoder.causal_attention(qb, kb, vb)
+    assert out.dtype == torch.bfloat16 and out.shape == ref.shape
+    # bf16 has 8 significant bits: agreement to its precision, values and gradients
+    torch.testing.assert_close(out.float(), ref, rtol=0, atol=0.05)
+    out.float().square().sum().backward()
+    for got, want in zip((qb.grad, kb.grad, vb.grad), ref_grads, strict=True):
+        assert (got.float() - want).abs().max() <= 0.05 * want.abs().max()
+    # causal: position 0 sees only itself, so its output is its own value vector
+    torch.testing.assert_close(out[:, :, 0].float(), vb[:, :, 0].float(), rtol=0, atol=0)
+
+
+def test_fp32_attention_is_torch_flash_attention_exactly():
+    import torch.nn.functional as F
+
+    from curate.instrument.decoder import causal_attention
+
+    q, k, v = _qkv(torch.float32, seq=24)
+    assert torch.equal(causal_attention(q, k, v), F.scaled_dot_product_attention(q, k, v, is_causal=True))
