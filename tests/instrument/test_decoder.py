@@ -138,7 +138,8 @@ def test_cpu_bf16_attention_is_written_out_and_agrees_with_fp32_flash_attention(
 
     monkeypatch.setattr(decoder.F, "scaled_dot_product_attention", _no_flash)
     out = decoder.causal_attention(qb, kb, vb)
-    assert out.dtype == torch.bfloat16 and out.shape == ref.shape
+    assert out.dtype == torch.bfloat16
+    assert out.shape == ref.shape
     # bf16 has 8 significant bits: agreement to its precision, values and gradients
     torch.testing.assert_close(out.float(), ref, rtol=0, atol=0.05)
     out.float().square().sum().backward()
