@@ -52,6 +52,7 @@ def point_summary(
         pb = paired_block(base, pairs, r, baseline)
         per[r] = {
             "bpb_at_T": float(h[:, -1].mean()),
+            "per_seed_bpb_at_T": h[:, -1].tolist(),
             "diff_bpb": pb["diff_bpb"],
             "call": pb["call"],
             "multiplier": pb["multiplier"],
@@ -155,9 +156,15 @@ def summarize_ladder(
             {r: v["bpb_at_T"] for r, v in ref["recipes"].items()},
             ref_called,
         )
+        q["decision_accuracy_ci"] = stats.decision_accuracy_interval(
+            {r: np.asarray(v["per_seed_bpb_at_T"]) for r, v in q["recipes"].items()},
+            {r: np.asarray(v["per_seed_bpb_at_T"]) for r, v in ref["recipes"].items()},
+            ref_called,
+        )
         q["decision_pairs"] = len(ref_called)
         if q is ref:  # the reference agrees with itself by definition: nothing measured
             q["decision_accuracy_vs_reference"] = None
+            q["decision_accuracy_ci"] = None
     block = {"reference": ref["name"], "points": ladder, "main": main}
     if len(ladder) > 1:
         block["decision_agreement"] = decision_agreement(ladder, ref, roles)

@@ -14,7 +14,7 @@ only (no scipy), deterministic, and tested against published table values.
   (``(t_{1-α/2} + t_{power}) · sd / √n``, the standard two-sided paired design).
 * :func:`seeds_needed`: the smallest seed count whose MDE reaches a given difference.
 * :func:`decision_accuracy`: DataDecide's measure, the fraction of recipe pairs that a cheaper point
-  orders the same way as the reference point.
+  orders the same way as the reference point; :func:`decision_accuracy_interval` its bootstrap over seeds.
 """
 
 from __future__ import annotations
@@ -240,3 +240,37 @@ def decision_accuracy(
         return None
     same = sum(np.sign(small[a] - small[b]) == np.sign(reference[a] - reference[b]) for a, b in pairs)
     return float(same) / len(pairs)
+
+
+def decision_accuracy_interval(
+    small: dict[str, np.ndarray],
+    reference: dict[str, np.ndarray],
+    pairs: list[tuple[str, str]],
+    *,
+    draws: int = 2000,
+    level: float = 0.95,
+    seed: int = 0,
+) -> list[float] | None:
+    """A percentile bootstrap interval of :func:`decision_accuracy` over seeds: ``small`` and ``reference``
+    map each recipe to its per-seed final bpb (one value per seed, in seed order). Each draw resamples the
+    seeds of each point with replacement (the same resampled seeds for every recipe of a point: seeds are
+    paired within a point, independent across points) and scores the fixed ``pairs``. ``None`` without a
+    pair or with fewer than two seeds at either point. Deterministic (``seed``)."""
+    common = sorted(set(small) & set(reference))
+    pairs = [(a, b) for a, b in pairs if a in common and b in common]
+    n_s = min((len(small[r]) for r in common), default=0)
+    n_r = min((len(reference[r]) for r in common), default=0)
+    if not pairs or n_s < 2 or n_r < 2:
+        return None
+    rng = np.random.default_rng(seed)
+    s_mat = np.array([np.asarray(small[r], dtype=float)[:n_s] for r in common])
+    r_mat = np.array([np.asarray(reference[r], dtype=float)[:n_r] for r in common])
+    idx = {r: i for i, r in enumerate(common)}
+    ia = np.array([idx[a] for a, _ in pairs])
+    ib = np.array([idx[b] for _, b in pairs])
+    s_means = s_mat[:, rng.integers(0, n_s, (draws, n_s))].mean(axis=2)  # (recipes, draws)
+    r_means = r_mat[:, rng.integers(0, n_r, (draws, n_r))].mean(axis=2)
+    same = np.sign(s_means[ia] - s_means[ib]) == np.sign(r_means[ia] - r_means[ib])  # (pairs, draws)
+    acc = same.mean(axis=0)
+    tail = (1 - level) / 2
+    return [float(np.quantile(acc, tail)), float(np.quantile(acc, 1 - tail))]

@@ -219,16 +219,38 @@ def _arr(v: Any) -> np.ndarray:
     return np.asarray([np.nan if x is None else x for x in (v or [])], dtype=float)
 
 
+def _accuracy_panel(ax: Any, pts: list[dict[str, Any]]) -> None:
+    """Decision accuracy against the reference point, with its bootstrap interval, at each cheaper point."""
+    xs = [float(p["compute_flops_per_run"]) for p in pts]
+    ys = [float(p["decision_accuracy_vs_reference"]) for p in pts]
+    cis = [p.get("decision_accuracy_ci") or [y, y] for p, y in zip(pts, ys, strict=True)]
+    err = [[y - c[0] for y, c in zip(ys, cis, strict=True)], [c[1] - y for y, c in zip(ys, cis, strict=True)]]
+    ax.errorbar(xs, ys, yerr=err, marker="s", markersize=4, capsize=3, color="#333")
+    ax.axhline(0.5, color="#888", linewidth=1, linestyle=":")  # a coin's agreement on a pair
+    ax.set_ylim(-0.05, 1.05)
+    ax.set_yticks([0, 0.5, 1.0], ["0%", "50%", "100%"])
+    ax.set_ylabel("decision accuracy")
+    ax.grid(alpha=0.3)
+
+
 def ladder_svg(goodput: dict[str, Any]) -> str | None:
-    """Multiplier (with its paired CI) against compute per run, one line per recipe, over the ladder."""
+    """Multiplier (with its paired CI) against compute per run, one line per recipe, over the ladder; below
+    it, when a point has one, decision accuracy against the reference point with its bootstrap interval."""
     lad = goodput.get("ladder") or {}
     pts = sorted(lad.get("points") or [], key=lambda p: p.get("compute_flops_per_run") or 0)
     base = goodput.get("baseline")
     recipes = [r for r in (goodput.get("recipes") or {}) if r != base]
     if len(pts) < 2 or not recipes:
         return None
+    accs = [p for p in pts if p.get("decision_accuracy_vs_reference") is not None]
     with plt.rc_context(RC):
-        fig, ax = plt.subplots(figsize=(6.0, 3.4), layout="constrained")
+        if accs:
+            fig, (ax, ax2) = plt.subplots(
+                2, 1, figsize=(6.0, 5.4), layout="constrained", sharex=True, height_ratios=(3, 2)
+            )
+            _accuracy_panel(ax2, accs)
+        else:
+            fig, ax = plt.subplots(figsize=(6.0, 3.4), layout="constrained")
         for i, r in enumerate(recipes):
             xs, ys, lo, hi = [], [], [], []
             for p in pts:
@@ -263,7 +285,10 @@ def ladder_svg(goodput: dict[str, Any]) -> str | None:
         keep = thin_ticks(xt, xl, ax.get_xlim(), axis_in=4.6, log=True)
         ax.set_xticks([xt[k] for k in keep], [xl[k] for k in keep])  # the ladder's points, labelled
         ax.xaxis.set_minor_locator(matplotlib.ticker.NullLocator())
-        ax.set_xlabel("compute per run (FLOPs)")
+        (ax2 if accs else ax).set_xlabel("compute per run (FLOPs)")
+        if accs:
+            ax.tick_params(labelbottom=False)
+            ax2.tick_params(labelbottom=True)
         ax.set_ylabel(f"multiplier vs {base}")
         ax.grid(alpha=0.3)
         ax.legend(fontsize=8, frameon=False)

@@ -267,8 +267,9 @@ def _regime(g: dict[str, Any]) -> Section | None:
 def _ladder_notes(lad: dict[str, Any]) -> list[str]:
     """The ladder table's notes: what decision accuracy means, then a warning per failed check."""
     notes = [
-        "Decision accuracy (DataDecide): the share of recipe pairs a point orders as the reference (largest "
-        "compute) point does. Detectable: the multipliers each point could tell from 1x with its seeds, so "
+        "Decision accuracy (DataDecide): the share of the recipe pairs the reference (largest compute) point "
+        "calls that a point orders as the reference does, with a 95% bootstrap interval over both points' "
+        "seeds. Detectable: the multipliers each point could tell from 1x with its seeds, so "
         "the table also shows whether more tokens or a larger model buys power at this spread."
     ]
     if lad.get("warning"):
@@ -293,7 +294,10 @@ def _accuracy(point: dict[str, Any], ladder: dict[str, Any]) -> str:
     point) agrees with itself by definition, which is no evidence, so it shows none."""
     if point.get("name") == ladder.get("reference") or len(ladder.get("points") or []) < 2:
         return "— (reference)"
-    return pct(point.get("decision_accuracy_vs_reference"))
+    acc, ci = point.get("decision_accuracy_vs_reference"), point.get("decision_accuracy_ci")
+    if acc is None or not ci:
+        return pct(acc)
+    return f"{pct(acc)} [{pct(ci[0])}, {pct(ci[1])}]"
 
 
 def _breakable(text: str) -> str:

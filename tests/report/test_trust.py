@@ -69,6 +69,7 @@ G = {
                 },
                 "ranking": ["raw", "curated", "null"],
                 "decision_accuracy_vs_reference": 2 / 3,
+                "decision_accuracy_ci": [1 / 3, 1.0],
             },
             {
                 "name": "proxy_5m@2000",
@@ -118,7 +119,13 @@ def test_trust_sections_rows():
     lad = secs["ladder"][2]
     assert lad[0][0] == "proxy_1m@1000 (main)"
     assert lad[1][0] == "proxy_5m@2000 (reference)"
-    assert lad[0][5:] == ["0.90x (0.80–1.10)", "1.00x", "raw > curated > null (control)", "—", "66.7%"]
+    assert lad[0][5:] == [
+        "0.90x (0.80–1.10)",
+        "1.00x",
+        "raw > curated > null (control)",
+        "—",
+        "66.7% [33.3%, 100.0%]",
+    ]
     assert secs["ladder"][3][-1] == "Warning: the main point disagrees"
     assert all(len(row) == len(header) for _, _, header, rows, _ in trust.sections(G) for row in rows)
     assert secs["ladder"][1][-2:] == ["detectable", "decision accuracy"]
@@ -127,6 +134,13 @@ def test_trust_sections_rows():
     assert "| wiki | text | yes | 3 docs | w.jsonl | raw 2 | — |" in md
     assert '<h3 id="ladder">Scale ladder</h3>' in html
     assert '<figure id="ladder-chart"><svg' in html
+    # the chart's second panel: decision accuracy with its bootstrap interval (the cheaper point has one)
+    assert ">decision accuracy</text>" in html.split('<figure id="ladder-chart">')[1]
+    no_acc = {
+        **G["ladder"],
+        "points": [{**p, "decision_accuracy_vs_reference": None} for p in G["ladder"]["points"]],
+    }
+    assert ">decision accuracy</text>" not in trust.html({**G, "ladder": no_acc}).split("ladder-chart")[1]
 
 
 def test_schema_one_goodput_has_no_trust_sections():
