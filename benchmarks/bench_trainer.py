@@ -14,7 +14,9 @@ their cache traffic); tokens per wall-second per thread is printed beside it. Me
 each and of the per-round CPU-time ratio are reported with the load average. Both runs' per-step losses are compared too: same maths, so they must
 agree to float rounding. ``+compile`` variants run the decoder through ``torch.compile`` (``new+compile``
 is ``TrainConfig(compile=True)``'s path; the first step, the compilation, is timed apart). Last, the fp32 (or bf16) matmul rate at 1024³ is measured in the same
-process: divided by the model's FLOPs per token it is the ceiling no same-maths trainer can pass here.
+process: divided by the model's FLOPs per token it is the ceiling no same-maths trainer can pass here; and
+the rate at the model's own shapes (every matmul of a step, forward and backward, timed alone at its shape:
+:func:`shape_ceiling`), the ceiling once small shapes are counted. Each variant's share of both is printed.
 """
 
 from __future__ import annotations
@@ -108,6 +110,46 @@ def matmul_rate(dtype: torch.dtype, n: int = 1024, reps: int = 10) -> float:
     return statistics.median(rates)
 
 
+def _mm_seconds(m: int, k: int, n: int, dtype: torch.dtype, batch: int = 1, reps: int = 20) -> float:
+    """CPU seconds of one ``(batch, m, k) @ (batch, k, n)`` matmul (median of 5 timings of ``reps``)."""
+    a, b = torch.randn(batch, m, k, dtype=dtype).squeeze(0), torch.randn(batch, k, n, dtype=dtype).squeeze(0)
+    a @ b
+    times = []
+    for _ in range(5):
+        c0 = time.process_time()
+        for _ in range(reps):
+            a @ b
+        times.append((time.process_time() - c0) / reps)
+    return statistics.median(times)
+
+
+def shape_ceiling(
+    mcfg: ModelConfig, batch: int, seq: int, dtype: torch.dtype, chunk: int
+) -> dict[str, float]:
+    """The ceiling at the model's own shapes: every matmul of one training step (forward, and backward's
+    two per forward matmul: the input's gradient and the weight's), timed alone at its shape in ``dtype``;
+    tokens per CPU-second if a step were those matmuls and nothing else. Attention's score and value
+    matmuls are batched over ``batch x heads``; the tied head runs in chunks of ``chunk`` tokens."""
+    w, h, hd, v = mcfg.width, mcfg.heads, mcfg.width // mcfg.heads, mcfg.vocab_size
+    tok = batch * seq
+    # (rows, inner, cols) per forward matmul, and how many of each per step
+    dense = [(tok, w, 3 * w), (tok, w, w), (tok, w, 2 * mcfg.mlp), (tok, mcfg.mlp, w)]
+    total = flops = 0.0
+    for m, k, n in dense:
+        for shape in ((m, k, n), (m, n, k), (k, m, n)):  # forward, grad of input, grad of weight
+            total += mcfg.depth * _mm_seconds(*shape, dtype)
+            flops += mcfg.depth * 2 * m * k * n
+    for shape in ((seq, hd, seq), (seq, seq, hd)):  # scores, values; backward: two of each shape's kind
+        s = _mm_seconds(*shape, dtype, batch=batch * h)
+        total += 3 * mcfg.depth * s
+        flops += 3 * mcfg.depth * 2 * batch * h * shape[0] * shape[1] * shape[2]
+    n_chunks = -(-tok // chunk)
+    for shape in ((chunk, w, v), (chunk, v, w), (v, chunk, w)):  # logits, grad of h, grad of the head
+        total += n_chunks * _mm_seconds(*shape, dtype)
+        flops += n_chunks * 2 * chunk * w * v
+    return {"tokens_per_cpu_s": tok / total, "gflop_per_cpu_s": flops / total / 1e9}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--model", default="proxy_5m")
@@ -182,11 +224,24 @@ def main() -> None:
                 f"max |loss - loss_old| over {n} steps {loss_diff[v]:.2e}"
             )
         print(line)
-    rate = matmul_rate(torch.bfloat16 if auto else torch.float32)
+    dtype = torch.bfloat16 if auto else torch.float32
+    rate = matmul_rate(dtype)
+    ceiling = rate / mcfg.flops_per_token()
     print(
         f"matmul 1024^3 here: {rate / 1e9:.1f} GFLOP per CPU-s; at {mcfg.flops_per_token():,} FLOP/token the "
-        f"ceiling is {rate / mcfg.flops_per_token():,.0f} tokens per CPU-s (every FLOP at that rate)"
+        f"ceiling is {ceiling:,.0f} tokens per CPU-s (every FLOP at that rate)"
     )
+    own = shape_ceiling(mcfg, args.batch, args.seq, dtype, cfg.ce_chunk)
+    print(
+        f"the model's own matmul shapes here: {own['gflop_per_cpu_s']:.1f} GFLOP per CPU-s, a ceiling of "
+        f"{own['tokens_per_cpu_s']:,.0f} tokens per CPU-s (a step that were its matmuls alone)"
+    )
+    for v in variants:
+        med = statistics.median(cpu_tps[v])
+        print(
+            f"  {v:<12} {med / ceiling:.0%} of the 1024^3 ceiling, {med / own['tokens_per_cpu_s']:.0%} of the "
+            "own-shapes ceiling"
+        )
 
 
 if __name__ == "__main__":
