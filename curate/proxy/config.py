@@ -28,7 +28,7 @@ proxy:
   eval_chars: 20000              # per text set: documents in order, the last one cut at the limit
   controls: [null, rejected, planted]   # default where the input allows (docs/goodput.md); [] turns them off
   controls_for: curated          # the recipe the controls are built for (default: the plain kept/ recipe)
-  planted: 0.2                   # the planted control: the null's subsample (raw's documents drawn at the
+  planted: 0.4                   # the planted control: the null's subsample (raw's documents drawn at the
                                  # controlled recipe's token count) with this share of its documents
                                  # word-shuffled, layout kept (proxy/data.py, proxy/controls.py)
   null_draw: 0                   # which family of null draws (calibration studies draw 0, 1, 2, ...)
@@ -128,7 +128,7 @@ class ProxyConfig:
     gpu_fraction: float = 0.25
     n_boot: int = 1000
     ablate: bool = False
-    planted: float = 0.2  # phase.PLANTED_DEFAULT
+    planted: float = 0.4  # data.PLANTED_DEFAULT
     curve: tuple[float, ...] = DEFAULT_CURVE
     null_draw: int = 0
     search: SearchSpec | None = None  # proxy.search, run after the measurement (curate.proxy.search)

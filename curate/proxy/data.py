@@ -37,7 +37,7 @@ log = logging.getLogger(__name__)
 
 NULL_SEED = 0
 PLANTED_SALT = 0x706C616E74  # "plant": which documents the planted control corrupts
-PLANTED_DEFAULT = 0.2
+PLANTED_DEFAULT = 0.4
 
 
 def data_name(r: Recipe, planted: float) -> str:

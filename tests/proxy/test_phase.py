@@ -246,11 +246,11 @@ def _check_streams_and_planted(g: dict, run_dir) -> None:
     planted, null = g["recipes"]["planted"], g["recipes"]["null"]
     assert planted["role"] == "control"
     assert 0 < planted["corrupted_docs"] < planted["docs"]
-    assert g["controls"]["planted"]["fraction"] == 0.2
-    assert (run_dir / "proxy" / "data" / "planted@0.2" / "train.json").exists()  # another rate: other shards
+    assert g["controls"]["planted"]["fraction"] == 0.4
+    assert (run_dir / "proxy" / "data" / "planted@0.4" / "train.json").exists()  # the rate names the shards
     for s in (0, 1):
         assert (
-            read_hids(run_dir / "proxy" / "data" / "planted@0.2" / f"seed{s}" / "train").tolist()
+            read_hids(run_dir / "proxy" / "data" / "planted@0.4" / f"seed{s}" / "train").tolist()
             == read_hids(run_dir / "proxy" / "data" / "null" / f"seed{s}" / "train").tolist()
         )
         assert planted["draws"][str(s)]["docs"] == null["draws"][str(s)]["docs"]
