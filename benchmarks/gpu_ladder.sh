@@ -1,86 +1,52 @@
 #!/usr/bin/env bash
-# The proxy ladder on a GPU machine, proxy_tiny up to the largest size (proxy_90m), in at most 10 minutes.
+# The transfer study's larger points on one GPU, in at most 10 minutes.
 #
 #   benchmarks/gpu_ladder.sh [OUT_ROOT]        # default OUT_ROOT: benchmarks/results
 #
 # Needs: this project installed with the CUDA build of torch 2.13.0 (docs/cluster.md section 6), one
-# or more CUDA GPUs, and ../shared/corpora/web (four real web corpora, 14 M characters). It runs
-# `curate run` (embedded Ray, which sees the GPUs) of the web heuristic recipe with a proxy: section
-# whose main point is proxy_90m and whose ladder points are the five smaller sizes, every run on the GPU
-# (gpu_fraction 0.25: four runs share one). The run is stopped at 600 s (`timeout`), so the ladder
-# either finishes within 10 minutes or the results say it did not.
+# CUDA GPU, and ../shared/corpora (the web files, the Wikipedia target and the web targets' eval files).
+# It runs `curate run pipelines/transfer_ladder.yaml` (embedded Ray, which sees the GPU): the same input,
+# stages, four recipes and controls as the CPU study (benchmarks/transfer_ladder.py), whose main point is
+# the web reference point (proxy_1m@294,912) and whose ladder goes on where the CPU stops: proxy_5m at
+# the CPU study's top (1,638,400 tokens, 30x the reference point's compute), proxy_14m at 3,276,800 and
+# proxy_30m at 6,553,600 (~835x); three seeds each; four runs share the GPU (gpu_fraction 0.25). The run
+# is stopped at 600 s (`timeout`), so the ladder either finishes within 10 minutes or wall_s.txt says it
+# did not; finished runs are kept, so running it again resumes.
 #
-# Writes OUT_ROOT/gpu_ladder-<UTC time>/: pipeline.yaml, command.txt, machine.txt (nvidia-smi, torch,
-# CPU, load), wall_s.txt, runs.md (per ladder point and recipe: device, tokens/s, final bpb), goodput.json
-# and report.md, and the run directory itself (run/). BENCHMARKS.md cites runs.md and wall_s.txt.
+# Writes OUT_ROOT/gpu_ladder-<UTC time>/: command.txt, machine.txt (nvidia-smi, torch, CPU, load),
+# wall_s.txt, runs.md (per ladder point and recipe: device, tokens/s, final bpb), goodput.json, report.md,
+# study.json and study.svg (benchmarks/transfer_ladder.py: decision accuracy against the top point,
+# multipliers, cost) and the run directory itself (run/). No GPU figure is claimed without this run.
 #
-# GPU_LADDER_SMOKE=1 checks the script's mechanics on a CPU machine in about a minute (proxy_tiny and
-# proxy_1m only, tiny budgets, no GPU needed); its numbers measure nothing.
+# GPU_LADDER_SMOKE=1 checks the script's mechanics on a CPU machine (tiny points: proxy_tiny and
+# proxy_1m, a few thousand tokens, two seeds, no GPU needed); its numbers measure nothing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PYTHON:-.venv/bin/python}
 [ -x "$PY" ] || PY=python
 STAMP=$(date -u +%Y%m%dT%H%M%SZ)
 OUT=${1:-benchmarks/results}/gpu_ladder-$STAMP
-CORPORA=../shared/corpora/web
-mkdir -p "$OUT/in"
-for f in c4_en webtext news commoncrawl_2019; do
-  [ -f "$CORPORA/$f.jsonl.gz" ] || { echo "gpu_ladder: $CORPORA/$f.jsonl.gz is missing (needs ../shared/corpora)" >&2; exit 2; }
-  ln -s "$(realpath "$CORPORA/$f.jsonl.gz")" "$OUT/in/$f.jsonl.gz"
-done
+mkdir -p "$OUT"
+[ -f ../shared/corpora/clean/wikipedia.jsonl.gz ] || { echo "gpu_ladder: ../shared/corpora is missing" >&2; exit 2; }
 
 if [ "${GPU_LADDER_SMOKE:-0}" = 1 ]; then
-  MAIN="model: proxy_1m
-  budget: 16384"
-  LADDER="    - {model: proxy_tiny, budget: 8192, seeds: 1}"
-  SEEDS=1; TRAIN="{seq_len: 64, batch_size: 8, n_evals: 3}"
+  SETS=(--set proxy.model=proxy_tiny --set proxy.budget=8192 --set proxy.seeds=2
+        --set 'proxy.ladder=[{model: proxy_1m, budget: 16384, seeds: 2}]'
+        --set 'proxy.train={seq_len: 64, batch_size: 8, n_evals: 3, lr: 0.001}'
+        --set input.limit=300 --set target.max_docs=200 --set target.raw_docs=400)
 else
   "$PY" -c "import torch, sys; sys.exit(0 if torch.cuda.is_available() else 'gpu_ladder: torch sees no CUDA device (install the CUDA build: docs/cluster.md section 6), or set GPU_LADDER_SMOKE=1')"
-  # Budgets sized for one H100/H200-class GPU (not yet measured: the first run of this script is the
-  # measurement). raw trains to 2T for its curve; curated and the null control to T; 2 seeds.
-  MAIN="model: proxy_90m
-  budget: 4000000"
-  LADDER="    - {model: proxy_tiny, budget: 1000000, seeds: 2}
-    - {model: proxy_1m, budget: 1000000, seeds: 2}
-    - {model: proxy_5m, budget: 2000000, seeds: 2}
-    - {model: proxy_14m, budget: 2000000, seeds: 2}
-    - {model: proxy_30m, budget: 2000000, seeds: 2}"
-  SEEDS=2; TRAIN="{seq_len: 256, batch_size: 32, n_evals: 5}"
+  # Budgets not yet measured on a GPU: the first run of this script is the measurement.
+  SETS=(--set 'proxy.ladder=[{model: proxy_5m, budget: 1638400, seeds: 3}, {model: proxy_14m, budget: 3276800, seeds: 3}, {model: proxy_30m, budget: 6553600, seeds: 3}]'
+        --set proxy.gpu_fraction=0.25)
 fi
-
-cat > "$OUT/pipeline.yaml" <<YAML
-name: gpu_ladder
-input: {path: '$(realpath "$OUT/in")/*.jsonl.gz', format: jsonl}
-stages:
-  - transform: normalize_v1
-  - dedup: exact_dedup_v1
-  - filter: gopher_repetition_v1
-  - filter: gopher_quality_v1
-  - filter: c4_quality_v1
-  - filter: fineweb_quality_v1
-  - dedup: minhash_dedup_v1
-proxy:
-  $MAIN
-  seeds: $SEEDS
-  tokenizer: {vocab_size: 8192}
-  recipes:
-    raw: {from: raw}
-    curated: {from: kept}
-  controls: [null]
-  eval:
-    - {name: heldout, holdout: 0.02}
-  ladder:
-$LADDER
-  train: $TRAIN
-  gpu_fraction: 0.25
-YAML
 
 {
   date -u; uptime; nproc
   nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv 2>/dev/null || echo "nvidia-smi: none"
   "$PY" -c "import torch; print('torch', torch.__version__, 'cuda', torch.version.cuda, 'gpus', torch.cuda.device_count())"
 } > "$OUT/machine.txt" 2>&1
-CMD=("$PY" -m curate run "$OUT/pipeline.yaml" --output "$OUT/run" --engine ray -q)
+CMD=("$PY" -m curate run pipelines/transfer_ladder.yaml --output "$OUT/run" --engine ray -q "${SETS[@]}")
 echo "timeout 600 ${CMD[*]}" > "$OUT/command.txt"
 T0=$(date +%s)
 set +e
@@ -112,6 +78,9 @@ for res in sorted(proxy.rglob("result.json")) if proxy.exists() else []:
 (out / "runs.md").write_text("\n".join(rows) + "\n")
 print("\n".join(rows))
 PY
+if [ -f "$OUT/run/goodput.json" ]; then
+  "$PY" benchmarks/transfer_ladder.py "$OUT/run" --json "$OUT/study.json" --svg "$OUT/study.svg" || true
+fi
 cat "$OUT/wall_s.txt"
 echo "results: $OUT"
 exit $RC

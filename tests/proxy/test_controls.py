@@ -118,13 +118,13 @@ def test_the_planted_control_is_drawn_as_the_null_is_even_when_the_null_is_not_t
         }
     )
     ids, texts = _docs(80)
-    hit = corrupted_mask(id_hashes(ids), 0.2, PLANTED_SALT)
+    hit = corrupted_mask(id_hashes(ids), 0.4, PLANTED_SALT)
     corrupted = [
         shuffle_words(t, int(h), PLANTED_SALT) if c else t
         for t, h, c in zip(texts, id_hashes(ids), hit, strict=True)
     ]
     write_shard(texts, tmp_path / "data" / "raw" / "train", _Tok(), ids=ids)
-    write_shard(corrupted, tmp_path / "data" / "planted@0.2" / "train", _Tok(), ids=ids)
+    write_shard(corrupted, tmp_path / "data" / "planted@0.4" / "train", _Tok(), ids=ids)
     planted = null_draws(cfg, tmp_path, tokens=900, planted=True)
     assert sorted(planted["draws"]) == ["0", "1", "2"]
     assert not (tmp_path / "data" / "null").exists()  # no null built
@@ -132,7 +132,7 @@ def test_the_planted_control_is_drawn_as_the_null_is_even_when_the_null_is_not_t
     r = Recipe(name="planted", source="planted")
     for s in (0, 1, 2):
         prefix = train_prefix(cfg, tmp_path, r, s)
-        assert prefix == tmp_path / "data" / "planted@0.2" / f"seed{s}" / "train"
+        assert prefix == tmp_path / "data" / "planted@0.4" / f"seed{s}" / "train"
         assert read_hids(prefix).tolist() == read_hids(null_prefix(tmp_path, s)).tolist()
         assert planted["draws"][str(s)]["docs"] == null["draws"][str(s)]["docs"]
         assert planted["draws"][str(s)]["corrupted"] == int(
