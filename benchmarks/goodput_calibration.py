@@ -20,6 +20,10 @@ two draws share a run and their intervals are independent checks. Raw is finishe
 re-estimates the noise of the controlled recipe's paired difference on those seeds (never used to choose the
 point or the learning rate) and the detectable effect that noise gives at ``n`` seeds with the calls'
 interval. Reports go to ``RUN_DIR/calibration/fresh/``.
+
+``--collect [MORE_RUN_DIRS]`` trains nothing: it gathers every ``calibration/fresh/draw<k>.json`` of RUN_DIR
+and of the further run directories (draws made in several sittings) into one summary (coverage with its
+Clopper-Pearson interval, the pooled noise of the controlled recipe and its detectable effect), as JSON.
 """
 
 from __future__ import annotations
@@ -121,7 +125,7 @@ def _fresh(args: argparse.Namespace, base: dict[str, Any], engine: Any) -> dict[
     # the controlled recipe's paired-difference noise on fresh seeds: within-draw variances pooled
     sd = math.sqrt(sum(d[controlled]["sd"] ** 2 for d in draws) / len(draws))
     dof = len(draws) * (n - 1)
-    delta = stats.mde(sd, n, dof=n - 1)  # at n seeds, with the calls' own interval (df n - 1)
+    delta = stats.mde(sd, n)  # at n seeds, with the calls' own interval (df n - 1)
     return {
         "mode": "fresh",
         "seeds_per_draw": n,
@@ -134,6 +138,47 @@ def _fresh(args: argparse.Namespace, base: dict[str, Any], engine: Any) -> dict[
         "sd_dof": dof,
         "mde_bpb_at_n": delta,
         "mde_multiplier_at_n": _mde_multiplier(args.run_dir, delta),
+    }
+
+
+def collect(dirs: list[Path], controlled: str = "curated", n: int = 3) -> dict[str, Any]:
+    """Every fresh draw written under ``dirs`` (``calibration/fresh/draw<k>.json``), one summary. A draw
+    number found twice is refused (two sittings that drew the same seeds are not independent)."""
+    from curate.proxy import stats
+
+    found: dict[int, Path] = {}
+    for d in dirs:
+        for f in sorted((d / "calibration" / "fresh").glob("draw*.json")):
+            k = int(f.stem.removeprefix("draw"))
+            if k in found:
+                raise SystemExit(f"--collect: draw {k} is in {found[k]} and in {f}")
+            found[k] = f
+    draws = []
+    for k in sorted(found):
+        g = json.loads(found[k].read_text())
+        nul, rec = g["controls"]["null"]["diff_bpb"], g["recipes"][controlled]["paired"]["diff_bpb"]
+        draws.append(
+            {
+                "draw": k,
+                "seeds": g["seeds"],
+                "null_minus_raw": nul,
+                "contains_0": not (nul["ci_low"] > 0 or nul["ci_high"] < 0),
+                f"{controlled}_minus_raw": rec,
+            }
+        )
+    inside = sum(d["contains_0"] for d in draws)
+    lo, hi = clopper_pearson(inside, len(draws))
+    sd = math.sqrt(sum(d[f"{controlled}_minus_raw"]["sd"] ** 2 for d in draws) / len(draws))
+    return {
+        "draws": len(draws),
+        "null_inside": inside,
+        "null_inside_ci95": [round(lo, 3), round(hi, 3)],
+        "null_mean_diff_bpb": sum(d["null_minus_raw"]["value"] for d in draws) / len(draws),
+        f"{controlled}_mean_diff_bpb": sum(d[f"{controlled}_minus_raw"]["value"] for d in draws) / len(draws),
+        f"sd_{controlled}_minus_raw_bpb": sd,
+        "sd_dof": len(draws) * (n - 1),
+        "mde_bpb_at_n": stats.mde(sd, n),
+        "per_draw": draws,
     }
 
 
@@ -170,6 +215,9 @@ def main() -> None:
     ap.add_argument("--seeds-per-draw", type=int, default=3)
     ap.add_argument("--seed0", type=int, default=1000, help="the first fresh seed (never used elsewhere)")
     ap.add_argument(
+        "--collect", type=Path, nargs="*", default=None, help="gather the fresh draws of RUN_DIR and these"
+    )
+    ap.add_argument(
         "--set",
         action="append",
         default=[],
@@ -177,6 +225,11 @@ def main() -> None:
         help="override a proxy key as `curate proxy --set` does (e.g. the tokenizer the run was measured with)",
     )
     args = ap.parse_args()
+    if args.collect is not None:
+        out = collect([args.run_dir, *args.collect], n=args.seeds_per_draw)
+        mult = _mde_multiplier(args.run_dir, out["mde_bpb_at_n"])
+        print(json.dumps({**out, "mde_multiplier_at_n": mult}, indent=1))
+        return
 
     from curate.core.engine import make_engine
     from curate.proxy.cli import set_dotted
