@@ -1,0 +1,46 @@
+"""benchmarks/gpu_ladder.sh in its CPU smoke mode: the GPU study's mechanics (the transfer pipeline with its
+ladder set from the command line, the per-run table, the study's JSON and figure) without a GPU."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.corpora,
+    pytest.mark.skipif(
+        not (ROOT.parent / "shared" / "corpora" / "clean" / "wikipedia.jsonl.gz").exists(),
+        reason="needs ../shared/corpora",
+    ),
+]
+
+
+def test_the_smoke_mode_runs_the_transfer_study_with_its_ladder(tmp_path):
+    env = {**os.environ, "GPU_LADDER_SMOKE": "1", "PYTHON": sys.executable}
+    proc = subprocess.run(
+        ["bash", "benchmarks/gpu_ladder.sh", str(tmp_path)], cwd=ROOT, env=env, capture_output=True, text=True
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    (out,) = tmp_path.glob("gpu_ladder-*")
+    study = json.loads((out / "study.json").read_text())
+    assert [p["name"] for p in study["points"]] == ["proxy_tiny@8192", "proxy_1m@16384"]
+    assert study["reference"] == "proxy_1m@16384"
+    assert set(study["points"][0]["recipes"]) == {
+        "curated",
+        "toward_target",
+        "classifier",
+        "no_gopher",
+        "null",
+        "planted",
+    }
+    assert ">decision accuracy</text>" in (out / "study.svg").read_text() or study["top_called_pairs"] == []
+    rows = (out / "runs.md").read_text().splitlines()[2:]
+    assert len(rows) == 2 * 7 * 2  # two points x seven recipes (raw, four recipes, two controls) x two seeds
+    assert "exit 0" in (out / "wall_s.txt").read_text()
