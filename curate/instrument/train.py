@@ -83,7 +83,7 @@ class Run:
     ) -> None:
         self.cfg, self.eval_sets, self.out = cfg, eval_sets, Path(out_dir)
         # Benchmark items (kind: choice): gold-continuation bpb at every eval point (gold rows only),
-        # accuracy over all choices at T/4 and T (the eval points decisions are read at).
+        # accuracy over all choices at T only (the finished model; an un-cooled checkpoint's is no verdict).
         self.choice_sets = choice_sets or []
         self._gold_sets = [c.gold() for c in self.choice_sets]
         self.device = torch.device(device or ("cuda" if torch.cuda.is_available() else "cpu"))
@@ -214,8 +214,9 @@ class Run:
         return self._finish()
 
     def _accuracy_steps(self) -> set[int]:
-        s = self.cfg.steps_for(self.cfg.eval_budget) if self.cfg.eval_budget else self.cfg.steps
-        return {s // 4, s}
+        """Where accuracy over every choice is scored: the finished run's last step only. It costs about
+        twice a gold-bpb eval, and nothing reads it from an un-cooled checkpoint."""
+        return {self.cfg.steps_for(self.cfg.eval_budget) if self.cfg.eval_budget else self.cfg.steps}
 
     def _step(self, step: int, lr: float) -> tuple[float, float]:
         """Forward and backward over one step's micro-batches at ``lr``; returns (loss, clipped grad norm).

@@ -14,20 +14,17 @@ from curate.core.errors import PhaseError
 from curate.proxy import analysis
 
 
-def read_curves(out_dir: Path) -> tuple[list[int], dict[str, list[float]], dict[str, Any], dict[str, Any]]:
-    """One run's eval points: tokens, bpb per eval set, its accuracy at T, and its accuracy at T/4. The
-    T/4 accuracy is read but reported nowhere: that checkpoint has not cooled down, so it is not a
-    finished model's number."""
+def read_curves(out_dir: Path) -> tuple[list[int], dict[str, list[float]], dict[str, Any]]:
+    """One run's eval points: tokens, bpb per eval set, and its accuracy at T (the last eval record that has
+    one; runs trained before accuracy was scored at T only also hold an un-cooled T/4 one, never read)."""
     recs = [json.loads(x) for x in (out_dir / "metrics.jsonl").read_text().splitlines()]
     evals = [r for r in recs if r["type"] == "eval"]
     accs = [r for r in evals if "acc" in r]
-    quarter = accs[0]["acc"] if len(accs) > 1 else {}
     final = accs[-1]["acc"] if accs else {}
     return (
         [r["tokens"] for r in evals],
         {k: [r["bpb"][k] for r in evals] for k in evals[0]["bpb"]},
         final,
-        quarter,
     )
 
 
@@ -37,8 +34,7 @@ def point_curves(
     np.ndarray, dict[str, dict[str, np.ndarray]], dict[str, dict[str, Any]], dict[str, list[dict[str, Any]]]
 ]:
     """The runs of one ladder point, by recipe: the shared eval tokens, bpb per eval set (seeds x points),
-    accuracy at T (the mean and per seed; the T/4 accuracy :func:`read_curves` returns, from an un-cooled
-    checkpoint, is not reported) and the runs' result records."""
+    accuracy at T (the mean and per seed) and the runs' result records."""
     tokens: list[int] | None = None
     bpb: dict[str, dict[str, np.ndarray]] = {}
     acc: dict[str, dict[str, Any]] = {}
@@ -49,7 +45,7 @@ def point_curves(
         ]
         per_seed, finals = [], []
         for it, _ in mine:
-            t, c, fa, _ = read_curves(Path(it.out_dir))  # accuracy at T/4: un-cooled, not reported
+            t, c, fa = read_curves(Path(it.out_dir))
             if tokens is None:
                 tokens = t
             elif t != tokens:

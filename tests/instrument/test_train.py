@@ -143,3 +143,36 @@ def test_branches_need_wsd_and_budgets_below_the_run():
         tiny_config(branches=[32 * 8 * 24]).branch_steps()
     with pytest.raises(ValueError, match="eval_budget 2048 must be one of the branches"):
         tiny_config(tokens=32 * 8 * 48, branches=[32 * 8 * 24], eval_budget=2048).branch_steps()
+
+
+def test_accuracy_over_every_choice_is_scored_at_the_finished_step_only(tmp_path):
+    from curate.instrument.choice import ChoiceRows
+    from curate.instrument.train import Run
+
+    train, ev = write_data(tmp_path)
+    cfg = tiny_config(n_evals=4)
+    # two items of two choices each, gold first: rows of 9 tokens (a context, a one-token continuation)
+    windows = np.tile(np.arange(1, 10, dtype=np.int64), (4, 1))
+    mask = np.zeros((4, 8), dtype=bool)
+    mask[:, -1] = True
+    windows[1, -1] = windows[3, -1] = 200  # the wrong choices end on a token the stream never has
+    rows = ChoiceRows(
+        name="items",
+        windows=windows,
+        mask=mask,
+        item=np.array([0, 0, 1, 1]),
+        is_gold=np.array([True, False, True, False]),
+        cont_bytes=np.array([1, 1, 1, 1]),
+    )
+    es = [EvalSet.from_shard("ev", ev, 2 * len(ev), eos_id=0, seq_len=cfg.seq_len)]
+    torch.set_num_threads(1)
+    res = Run(
+        cfg, train_tokens=train, eval_sets=es, choice_sets=[rows], vocab_size=512, out_dir=tmp_path / "r"
+    ).train()
+    evals = [json.loads(x) for x in (tmp_path / "r" / "metrics.jsonl").read_text().splitlines()]
+    evals = [r for r in evals if r["type"] == "eval"]
+    assert len(evals) == len(cfg.eval_steps()) >= 3
+    assert all("items" in r["bpb"] for r in evals)  # gold-continuation bpb at every eval point
+    assert [r["at_step"] for r in evals if "acc" in r] == [cfg.steps]  # accuracy at T only
+    assert res["final_acc"] == {"items": evals[-1]["acc"]["items"]}
+    assert res["final_acc"]["items"] in (0.0, 0.5, 1.0)
