@@ -1,9 +1,10 @@
 """Proxy trainer speed, old vs new, interleaved in one process (a faster trainer buys statistical power).
 
     .venv/bin/python benchmarks/bench_trainer.py --model proxy_5m --vocab 2048 --seq 128 --batch 16 \\
-        --steps 8 --rounds 7 --threads 1 [--variants old,new,new+compile]
+        --steps 8 --rounds 7 --threads 1 [--variants old,flash,new,new+compile]
 
-``old`` is the trainer's step before its own decoder: transformers' ``LlamaForCausalLM``
+``flash`` is today's trainer with torch's flash attention kernel on every dtype (the decoder before its
+attention was written out on CPU in bf16). ``old`` is the trainer's step before its own decoder: transformers' ``LlamaForCausalLM``
 (:meth:`ModelConfig.build_reference`) through the earlier ``lm_loss`` / ``build_optimizer`` (copied verbatim
 below, so later edits to ``train.py`` do not move the baseline). ``new`` is today's ``train.py`` with
 :meth:`ModelConfig.build`. Each round times ``--steps`` optimizer steps of each (after ``--warmup``
@@ -62,7 +63,7 @@ class Trainer:
     """One implementation's model + optimizer + step (the inner loop of ``Run.train``, without eval)."""
 
     def __init__(self, variant: str, mcfg: ModelConfig, cfg: TrainConfig, *, autocast: bool) -> None:
-        self.cfg, self.autocast = cfg, autocast
+        self.cfg, self.autocast, self.variant = cfg, autocast, variant
         torch.manual_seed(cfg.seed)
         if variant.startswith("old"):
             self.model, self.loss_fn = mcfg.build_reference(), main_lm_loss
@@ -86,8 +87,26 @@ class Trainer:
         return float(loss.detach())
 
 
+def flash_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+    """The decoder's attention before it was written out on CPU in bf16: torch's kernel on every dtype."""
+    return torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True)
+
+
 def run_round(tr: Trainer, batches: list[torch.Tensor], warmup: int) -> dict[str, Any]:
-    """CPU and wall seconds of the first step and of the timed steps, and every step's loss."""
+    """CPU and wall seconds of the first step and of the timed steps, and every step's loss. The ``flash``
+    variant runs today's trainer with :func:`flash_attention` in the decoder."""
+    if tr.variant == "flash":
+        from curate.instrument import decoder
+
+        saved, decoder.causal_attention = decoder.causal_attention, flash_attention
+        try:
+            return _timed(tr, batches, warmup)
+        finally:
+            decoder.causal_attention = saved
+    return _timed(tr, batches, warmup)
+
+
+def _timed(tr: Trainer, batches: list[torch.Tensor], warmup: int) -> dict[str, Any]:
     c0, t0 = time.process_time(), time.perf_counter()
     losses = [tr.step(batches[0])]
     first = {"first_cpu": time.process_time() - c0, "first_wall": time.perf_counter() - t0}
@@ -162,13 +181,14 @@ def main() -> None:
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--autocast", default="auto", choices=["auto", "bf16", "off"])
     ap.add_argument(
-        "--variants", default="old,new", help="comma-separated: old, new, old+compile, new+compile"
+        "--variants", default="old,new", help="comma-separated: old, new, flash, old+compile, new+compile"
     )
     args = ap.parse_args()
     variants = args.variants.split(",")
-    if variants[0] != "old" or any(v not in ("old", "new", "old+compile", "new+compile") for v in variants):
+    known = ("old", "new", "flash", "old+compile", "new+compile")
+    if variants[0] != "old" or any(v not in known for v in variants):
         raise SystemExit(
-            f"--variants {args.variants!r}: start with old, then any of new, old+compile, new+compile"
+            f"--variants {args.variants!r}: start with old, then any of new, flash, old+compile, new+compile"
         )
     torch.set_num_threads(args.threads)
     mcfg = ModelConfig.named(args.model, vocab_size=args.vocab, seq_len=args.seq)
