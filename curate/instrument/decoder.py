@@ -22,7 +22,9 @@ writes a folder that ``LlamaForCausalLM.from_pretrained`` loads (the perplexity 
 Measured (``benchmarks/bench_trainer.py``, BENCHMARKS.md): on the 2-core AVX2 EPYC in fp32 this
 is *not* faster in eager mode (0.96-1.01x tokens per CPU-second at proxy_5m / 1m / tiny): the step is bound
 by fp32 matmuls, which both networks do alike, and transformers' per-layer Python costs little beside
-them. It is the smaller graph for ``torch.compile`` and keeps the network in this repository.
+them. It is the smaller graph for ``torch.compile`` and keeps the network in this repository. On an
+AVX512-BF16 EPYC in bf16, with :func:`causal_attention` written out, it runs 1.17-1.31x transformers'
+model and 1.19x itself with torch's flash kernel (proxy_5m; 59% of the bf16 matmul ceiling).
 """
 
 from __future__ import annotations
