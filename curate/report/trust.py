@@ -270,7 +270,10 @@ def _ladder_notes(lad: dict[str, Any]) -> list[str]:
         "Decision accuracy (DataDecide): the share of the recipe pairs the reference (largest compute) point "
         "calls that a point orders as the reference does, with a 95% bootstrap interval over both points' "
         "seeds. Detectable: the multipliers each point could tell from 1x with its seeds, so "
-        "the table also shows whether more tokens or a larger model buys power at this spread."
+        "the table also shows whether more tokens or a larger model buys power at this spread.",
+        "The default point, proxy_1m@294,912, comes from the transfer study (docs/goodput.md, measured on the web "
+        "input on 2026-12-06, not in this run): it ordered 80% of the pairs a point with 30x its compute "
+        "called as that point did, for the least CPU time; proxy_1m at 4x the tokens ordered 100%.",
     ]
     if lad.get("warning"):
         notes.append("Warning: " + lad["warning"])

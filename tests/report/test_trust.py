@@ -127,6 +127,7 @@ def test_trust_sections_rows():
         "66.7% [33.3%, 100.0%]",
     ]
     assert secs["ladder"][3][-1] == "Warning: the main point disagrees"
+    assert "comes from the transfer study" in secs["ladder"][3][1]  # the default point's evidence, cited
     assert all(len(row) == len(header) for _, _, header, rows, _ in trust.sections(G) for row in rows)
     assert secs["ladder"][1][-2:] == ["detectable", "decision accuracy"]
     md = "\n".join(trust.markdown(G))
