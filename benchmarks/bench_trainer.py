@@ -118,15 +118,7 @@ def _timed(tr: Trainer, batches: list[torch.Tensor], warmup: int) -> dict[str, A
 
 def matmul_rate(dtype: torch.dtype, n: int = 1024, reps: int = 10) -> float:
     """FLOP per CPU-second of an ``n``³ matmul (median of 5)."""
-    a, b = torch.randn(n, n, dtype=dtype), torch.randn(n, n, dtype=dtype)
-    a @ b
-    rates = []
-    for _ in range(5):
-        c0 = time.process_time()
-        for _ in range(reps):
-            a @ b
-        rates.append(2 * n**3 * reps / (time.process_time() - c0))
-    return statistics.median(rates)
+    return 2 * n**3 / _mm_seconds(n, n, n, dtype, reps=reps)
 
 
 def _mm_seconds(m: int, k: int, n: int, dtype: torch.dtype, batch: int = 1, reps: int = 20) -> float:
