@@ -28,22 +28,12 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks._common import machine
+from curate.report.trust import multiplier_ci
 
 
 def _commit() -> str:
     out = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, check=False)
     return out.stdout.strip() or "unknown"
-
-
-def _ci(m: dict[str, Any] | None) -> str:
-    if not m or m.get("value") is None:
-        return "—"
-    b = m.get("bounds") or {}
-
-    def one(key: str) -> str:
-        return "—" if m.get(key) is None else f"{b.get(key) or ''}{m[key]:.2f}"
-
-    return f"{one('value')}x [{one('ci_low')}, {one('ci_high')}]"
 
 
 def summarize(g: dict[str, Any]) -> dict[str, Any]:
@@ -131,7 +121,7 @@ def table(s: dict[str, Any]) -> str:
             f"{p['compute_x_cheapest']:.1f}x",
             f"{p['cpu_s']:,.0f}",
             *[
-                _ci((p["recipes"].get(r) or {}).get("multiplier"))
+                multiplier_ci((p["recipes"].get(r) or {}).get("multiplier"))
                 + f" {(p['recipes'].get(r) or {}).get('call', '')}"
                 for r in recipes
             ],

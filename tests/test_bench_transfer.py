@@ -74,7 +74,7 @@ def test_summarize_orders_points_by_compute_and_reads_accuracy_and_cost():
         "curated": {"cheapest": 1.5, "top": 1.2, "falls": True, "intervals_overlap": False}
     }
     table = transfer_ladder.table(s)
-    assert "| proxy_1m@100 | 1.0x | 360 | 1.50x [1.35, 1.70] better |" in table
+    assert "| proxy_1m@100 | 1.0x | 360 | 1.50x (1.35–1.70) better |" in table
     assert "50% [0%, 100%] of 2 |" in table
 
 

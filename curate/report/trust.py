@@ -15,7 +15,7 @@ from curate.report.fmt import sci
 from curate.report.verdict import count, num, pct, planted_what, ratio
 
 
-def _ci(block: dict[str, Any] | None) -> str:
+def multiplier_ci(block: dict[str, Any] | None) -> str:
     """A multiplier with its CI; a number beyond the baseline's measured range reads as a bound (``>2.00``)."""
     if not block or block.get("value") is None:
         return "—"
@@ -128,7 +128,7 @@ def _controls(g: dict[str, Any]) -> Section | None:
             [
                 "null (random raw subsample)",
                 _diff(n.get("diff_bpb")),
-                _ci(n.get("multiplier")),
+                multiplier_ci(n.get("multiplier")),
                 "yes" if n.get("contains_1") else "NO",
             ]
         )
@@ -139,7 +139,7 @@ def _controls(g: dict[str, Any]) -> Section | None:
             [
                 f"planted ({planted_what(pl)})",
                 _diff(pl.get("diff_bpb")),
-                _ci(pl.get("multiplier")),
+                multiplier_ci(pl.get("multiplier")),
                 "called worse" if pl.get("called_worse") else "NOT called worse",
             ]
         )
@@ -150,7 +150,7 @@ def _controls(g: dict[str, Any]) -> Section | None:
             [
                 f"{ctl.get('for')} vs rejected",
                 _diff(r.get("diff_bpb_kept_minus_rejected")),
-                _ci(r.get("m_kept_over_m_rejected")),
+                multiplier_ci(r.get("m_kept_over_m_rejected")),
                 r.get("call", "—"),
             ]
         )
@@ -209,7 +209,7 @@ def _ladder(g: dict[str, Any]) -> Section | None:
                 num(p.get("tokens_per_param")),
                 sci(p.get("compute_flops_per_run")),
                 str(len(p.get("seeds") or [])),
-                *[_ci((p["recipes"].get(r) or {}).get("multiplier")) for r in recipes],
+                *[multiplier_ci((p["recipes"].get(r) or {}).get("multiplier")) for r in recipes],
                 " > ".join(label(g, str(x)) for x in p.get("ranking") or []),
                 _mde(p.get("mde_multiplier")),
                 _accuracy(p, lad),
