@@ -243,9 +243,16 @@ def checks(
     return [(t, *table[t]) for t in TYPES if t in types]
 
 
-def redact(doc: str, patterns: Patterns, placeholder: str, found: list[str] | None = None) -> tuple[str, int]:
+def redact(
+    doc: str,
+    patterns: Patterns,
+    placeholder: str,
+    found: list[str] | None = None,
+    where: list[tuple[int, int]] | None = None,
+) -> tuple[str, int]:
     """``doc`` with every valid match of ``patterns`` replaced by ``placeholder``, and how many; each
-    span replaced is appended to ``found`` when given."""
+    span replaced is appended to ``found`` when given, its start and end (in the text the pattern saw)
+    to ``where``."""
     total = 0
     for pattern, valid in patterns:
         hits = 0
@@ -257,6 +264,8 @@ def redact(doc: str, patterns: Patterns, placeholder: str, found: list[str] | No
                 hits += 1
                 if found is not None:
                     found.append(m.group()[:end])
+                if where is not None:
+                    where.append((m.start(), m.start() + end))
                 return placeholder + m.group()[end:]
             return m.group()
 

@@ -115,12 +115,24 @@ class Pii(Transform):
 
     def spans(self, text: str) -> list[tuple[str, str]]:
         """``(type, span)`` for every span :meth:`process` would replace in ``text``, in check order."""
+        return [(t, text[s:e]) for t, s, e in self.locate(text)]
+
+    def locate(self, text: str) -> list[tuple[str, int, int]]:
+        """``(type, start, end)`` in ``text`` of every span :meth:`process` would replace, in check order,
+        each pattern's spans in text order."""
         self.ensure_setup()
-        out: list[tuple[str, str]] = []
+        out: list[tuple[str, int, int]] = []
+        done: list[
+            tuple[int, int, int]
+        ] = []  # each span replaced so far: start, end in text, placeholder length
+        current = text
         for t, _pre, patterns in self._checks:
-            found: list[str] = []
-            text, _ = redact(text, patterns, PLACEHOLDERS[t], found)
-            out += [(t, f) for f in found]
+            for pattern in patterns:  # one pass each: the positions a pass reports are in the text it sees
+                where: list[tuple[int, int]] = []
+                current, _ = redact(current, [pattern], PLACEHOLDERS[t], where=where)
+                new = [(_to_original(s, done), e - s) for s, e in where]
+                out += [(t, s, s + n) for s, n in new]
+                done = sorted(done + [(s, s + n, len(PLACEHOLDERS[t])) for s, n in new])
         return out
 
     def output_fields(self) -> list[str]:
@@ -195,6 +207,17 @@ class Pii(Transform):
                     reasons[i] = f"{self.label}:{t}"
             out = with_rejections(out, reasons)
         return out
+
+
+def _to_original(pos: int, done: list[tuple[int, int, int]]) -> int:
+    """A position in the text after the replacements ``done`` (sorted; spans never overlap a
+    placeholder) as the position in the text before them."""
+    shift = 0
+    for start, end, width in done:
+        if start + shift >= pos:
+            break
+        shift += width - (end - start)
+    return pos - shift
 
 
 def masker(resolved: list[dict[str, Any]]) -> Callable[[str | None], str | None] | None:
