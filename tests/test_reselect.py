@@ -187,3 +187,30 @@ def test_no_warning_when_the_select_comes_after_every_dedup(base_run) -> None:
     assert s["readmitted_unchecked"] == 0
     assert s["readmitted_skipped"] == {}
     assert "warning" not in format_summary(s, None)
+
+
+def test_a_failed_select_leaves_no_half_run_and_a_rerun_succeeds(
+    base_run, tmp_path: Path, monkeypatch
+) -> None:
+    """The new run is written beside --output and renamed into place once complete: a failure midway
+    (here, after every part is written, in the manifest) leaves nothing at --output, so the same command
+    can simply be run again."""
+    from curate.verbs import reselect as rs
+
+    _, run = base_run
+    out = tmp_path / "loose"
+    real = rs._write_manifest
+
+    def broken(*a, **k):
+        raise OSError("disk full")
+
+    monkeypatch.setattr(rs, "_write_manifest", broken)
+    with pytest.raises(OSError, match="disk full"):
+        reselect(run, ["gopher_quality_v1.word_count.min=10"], out)
+    assert not out.exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == []
+    monkeypatch.setattr(rs, "_write_manifest", real)
+    s = reselect(run, ["gopher_quality_v1.word_count.min=10"], out)
+    assert s["kept"] == 53
+    assert json.loads((out / "manifest.json").read_text())["accounting"]["kept"] == 53
+    assert len(list((out / "kept").glob("part-*.parquet"))) > 0

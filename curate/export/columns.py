@@ -11,6 +11,15 @@ from curate.core.errors import PhaseError
 REQUIRED = ("text",)
 
 
+def check_columns(names: list[str], *, columns: tuple[str, ...] | None, drop: tuple[str, ...]) -> None:
+    """Refuse a ``--columns`` / ``--drop-columns`` pattern that matches none of ``names`` (the kept
+    files' columns), naming them: checked before any work, and again on the table written."""
+    names = [c for c in names if not c.startswith("__")]
+    for pattern in (*(columns or ()), *drop):
+        if not fnmatch.filter(names, pattern):
+            raise PhaseError(f"export: no column matches {pattern!r}; columns: {', '.join(names)}")
+
+
 def choose_columns(table: pa.Table, *, columns: tuple[str, ...] | None, drop: tuple[str, ...]) -> pa.Table:
     """``table`` with the chosen columns, in its own order.
 
@@ -19,9 +28,7 @@ def choose_columns(table: pa.Table, *, columns: tuple[str, ...] | None, drop: tu
     ``duplicate_of``, which only rejected rows fill). ``text`` always stays: it is what a trainer reads.
     """
     names = [c for c in table.column_names if not c.startswith("__")]
-    for pattern in (*(columns or ()), *drop):
-        if not fnmatch.filter(names, pattern):
-            raise PhaseError(f"export: no column matches {pattern!r}; columns: {', '.join(names)}")
+    check_columns(names, columns=columns, drop=drop)
     if columns is not None:
         keep = [c for c in names if any(fnmatch.fnmatchcase(c, p) for p in columns)]
     else:

@@ -20,6 +20,7 @@ last: its presence with an equal ``request`` means the export is complete and a 
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 import shutil
@@ -32,7 +33,7 @@ import pyarrow as pa
 
 from curate.core.errors import PhaseError
 from curate.export import hf_disk, megatron, memmap, parquet
-from curate.export.columns import choose_columns
+from curate.export.columns import check_columns, choose_columns
 from curate.export.mixture import Mixer, card_section
 from curate.export.options import ExportOptions
 from curate.export.plan import SPLITS, TokenStore, shard_by_size, split_order
@@ -53,7 +54,9 @@ from curate.io.files import (
     atomic_write_text,
     confined,
     escapes,
+    restore_swapped,
     sha256_file,
+    staged_dir,
 )
 from curate.runtime.context import RunContext
 
@@ -78,7 +81,9 @@ def _tokenizer(ctx: RunContext, opts: ExportOptions) -> tuple[TokenizerSpec, byt
     origin, data = tokenizer_source(
         opts.tokenizer, proxy_file=ctx.path("proxy", "tokenizer.json"), pipeline_dir=pipeline_dir
     )
-    dest = ctx.path("export", TOKENIZER_FILE)
+    dest = ctx.path(
+        "export", TOKENIZER_FILE
+    )  # where it will be; the export writes into a staging folder first
     return resolve_tokenizer(opts.tokenizer, origin, data, eos_token=opts.eos_token, path=dest), data
 
 
@@ -95,15 +100,6 @@ def _inputs(ctx: RunContext, files: list[Path]) -> list[dict[str, Any]]:
             }
         )
     return out
-
-
-def _clear(out: Path) -> None:
-    for name in OWNED:
-        p = out / name
-        if p.is_dir():
-            shutil.rmtree(p)
-        elif p.exists():
-            p.unlink()
 
 
 def _complete(out: Path, manifest: dict[str, Any]) -> bool:
@@ -226,6 +222,7 @@ def _previous(out: Path, request: dict[str, Any]) -> dict[str, Any] | None:
 
 def _tokenized(
     ctx: RunContext,
+    out: Path,
     files: list[Path],
     spec: TokenizerSpec,
     orders: dict[str, np.ndarray],
@@ -236,8 +233,7 @@ def _tokenized(
     """Tokenize the kept files on the engine (into ``export/.work``), then write the token formats (the
     train split redrawn at ``mixer``'s weights); returns their file entries, the tokens per split and
     the orders."""
-    out = ctx.path("export")
-    work = ctx.path("export", ".work")
+    work = out / ".work"
     work.mkdir()
     tasks = plan_tasks(files, work, spec, max_rows=opts.tokenize_rows)
     # a bucket run's tasks may run where work/ (on this driver's disk) is out of reach
@@ -255,13 +251,13 @@ def _tokenized(
 
 def _text_formats(
     ctx: RunContext,
+    out: Path,
     files: list[Path],
     orders: dict[str, np.ndarray],
     opts: ExportOptions,
     card_facts: dict[str, Any],
 ) -> list[dict[str, Any]]:
     """Parquet shards with their dataset card, and the hf_disk folder, as ``opts.formats`` asks."""
-    out = ctx.path("export")
     table = _read_kept(files, opts)
     splits = {split: table.take(pa.array(order)) for split, order in orders.items()}
     entries: list[dict[str, Any]] = []
@@ -277,35 +273,70 @@ def _text_formats(
 
 
 def export_run(ctx: RunContext, opts: ExportOptions) -> dict[str, Any]:
-    """Export the run's kept documents in ``opts.formats``; skip when an equal complete export exists."""
+    """Export the run's kept documents in ``opts.formats``; skip when an equal complete export exists.
+
+    Every argument is checked before any work (the tokenizer, the columns, the mixture's sources); the
+    new export is written into a staging folder beside ``export/`` that replaces it only once complete
+    (:func:`curate.io.files.staged_dir`), so a failed or killed export leaves the previous one
+    byte-identical."""
     t0 = time.perf_counter()
     files = ctx.kept_files()
     if not files:
         raise PhaseError(f"export: no kept documents: {ctx.kept_dir}/part-*.parquet matched nothing")
-    out = ctx.path("export")
+    final = ctx.path("export")
+    restore_swapped(final)  # an export killed mid-swap earlier: its previous output back first
     chosen = _tokenizer(ctx, opts)
-    spec = chosen[0] if chosen else None
+    check_columns(
+        list(dict.fromkeys(n for f in files for n in runfiles.read_schema(f).names)),
+        columns=opts.columns,
+        drop=opts.drop_columns,
+    )
     inputs = _inputs(ctx, files)
     mixer = Mixer.of(ctx, opts, files) if opts.mixture is not None else None
     request: dict[str, Any] = {
         "options": opts.to_json(),
-        "tokenizer_sha256": spec.sha256 if spec else None,
+        "tokenizer_sha256": chosen[0].sha256 if chosen else None,
         "inputs": inputs,
         **({"mixture_weights": mixer.weights} if mixer else {}),
     }
-    old = _previous(out, request)
+    old = _previous(final, request)
     if old is not None:
-        log.info("export: %s is complete for these inputs and options; skipping", out)
+        log.info("export: %s is complete for these inputs and options; skipping", final)
         return summarize(old, resumed=True)
-    out.mkdir(parents=True, exist_ok=True)
-    _clear(out)
+    final.parent.mkdir(parents=True, exist_ok=True)
+    with staged_dir(final, keep=lambda name: name not in OWNED) as out:
+        manifest = _write_export(ctx, out, opts, files, inputs, request, chosen, mixer, t0)
+    log.info(
+        "export: %d docs, %d tokens, %d files in %.1fs -> %s",
+        sum(v["docs"] for v in manifest["splits"].values()),
+        sum(v["tokens"] for v in manifest["splits"].values()),
+        len(manifest["files"]),
+        manifest["seconds"],
+        final,
+    )
+    return summarize(manifest, resumed=False)
+
+
+def _write_export(
+    ctx: RunContext,
+    out: Path,
+    opts: ExportOptions,
+    files: list[Path],
+    inputs: list[dict[str, Any]],
+    request: dict[str, Any],
+    chosen: tuple[TokenizerSpec, bytes] | None,
+    mixer: Mixer | None,
+    t0: float,
+) -> dict[str, Any]:
+    """Every file of the export into the empty folder ``out``, its manifest last; returns the manifest."""
+    spec = dataclasses.replace(chosen[0], path=str(out / TOKENIZER_FILE)) if chosen else None
     n_docs = sum(i["rows"] for i in inputs)
     orders = split_order(n_docs, seed=opts.seed, val_fraction=opts.val_fraction)
     entries: list[dict[str, Any]] = []
     tokens_per_split = {s: 0 for s in SPLITS}
-    if chosen is not None:
+    if chosen is not None and spec is not None:
         atomic_write_bytes(out / TOKENIZER_FILE, chosen[1])
-        entries, tokens_per_split, orders = _tokenized(ctx, files, chosen[0], orders, opts, n_docs, mixer)
+        entries, tokens_per_split, orders = _tokenized(ctx, out, files, spec, orders, opts, n_docs, mixer)
         entries.append({"path": TOKENIZER_FILE, "format": "tokenizer"})
     elif mixer is not None:
         orders = mixer.orders(orders, mixer.byte_lengths(files), "bytes")
@@ -320,12 +351,11 @@ def export_run(ctx: RunContext, opts: ExportOptions) -> dict[str, Any]:
             "hf_disk": "hf_disk" in opts.formats,
             "mixture": mixer.report if mixer else None,
         }
-        entries += _text_formats(ctx, files, orders, opts, card_facts)
+        entries += _text_formats(ctx, out, files, orders, opts, card_facts)
     for e in entries:
         p = out / e["path"]
         e["bytes"] = p.stat().st_size
         e["sha256"] = sha256_file(p)
-    seconds = time.perf_counter() - t0
     total_tokens = sum(tokens_per_split.values())
     manifest = {
         "version": MANIFEST_VERSION,
@@ -338,19 +368,11 @@ def export_run(ctx: RunContext, opts: ExportOptions) -> dict[str, Any]:
         "files": entries,
         "mixture": mixer.report if mixer else None,
         "pipeline": _pipeline_record(ctx),
-        "seconds": round(seconds, 3),
+        "seconds": round(time.perf_counter() - t0, 3),
         "tokens_per_second": round(total_tokens / t_tok, 1) if spec and t_tok > 0 else None,
     }
     atomic_write_json(out / MANIFEST, manifest, indent=2, default=str, end="\n")
-    log.info(
-        "export: %d docs, %d tokens, %d files in %.1fs -> %s",
-        n_docs,
-        total_tokens,
-        len(entries),
-        seconds,
-        out,
-    )
-    return summarize(manifest, resumed=False)
+    return manifest
 
 
 def _pipeline_record(ctx: RunContext) -> dict[str, Any]:

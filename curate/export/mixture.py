@@ -65,6 +65,19 @@ def resolve_weights(run_dir: Path, mixture: dict[str, float] | str) -> dict[str,
     return {str(k): float(v) for k, v in chosen.items()}
 
 
+def check_sources(weights: dict[str, float], sources: np.ndarray, by: str) -> None:
+    """Refuse, before any work, weights that name a value ``by`` never takes in the kept documents (a
+    typo, or a source the pipeline removed); the message lists the sources there are, with counts."""
+    counts = dict(zip(*np.unique(sources, return_counts=True), strict=True)) if sources.size else {}
+    have = ", ".join(f"{s} ({int(n):,} documents)" for s, n in sorted(counts.items())) or "none"
+    unknown = sorted(s for s in weights if s not in counts)
+    if unknown:
+        raise PhaseError(
+            f"export.mixture: no kept document has {by} {', '.join(map(repr, unknown))}; "
+            f"the kept documents' {by} values are: {have}"
+        )
+
+
 def draw(
     sources: np.ndarray,
     lengths: np.ndarray,
@@ -81,7 +94,11 @@ def draw(
         target = round(w * total)
         have = int(lengths[pool].sum())
         if target and not have:
-            raise PhaseError(f"export.mixture: source {s!r} has weight {w:.4g} but no train documents")
+            raise PhaseError(
+                f"export.mixture: source {s!r} has weight {w:.4g} but no train documents (all of its "
+                f"{int((sources == s).sum()):,} kept documents fell in the validation split); lower "
+                "export.val_fraction or give it weight 0"
+            )
         passes, rest = divmod(target, have) if have else (0, 0)
         parts = [pool] * passes
         if rest:
@@ -130,6 +147,7 @@ class Mixer:
                 raise PhaseError(f"export.mixture_by: {f} has no column {opts.mixture_by!r}")
             values += runfiles.read_table(f, columns=[opts.mixture_by]).column(opts.mixture_by).to_pylist()
         sources = np.array([str(v) for v in values], dtype=object)
+        check_sources(weights, sources, opts.mixture_by)
         return cls(weights, opts.mixture_by, opts.mixture_tokens, opts.seed, sources)
 
     def byte_lengths(self, files: list[Path]) -> np.ndarray:

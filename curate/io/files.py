@@ -34,7 +34,9 @@ __all__ = [
     "atomic_write_text",
     "confined",
     "escapes",
+    "restore_swapped",
     "sha256_file",
+    "staged_dir",
     "temp_path",
 ]
 
@@ -81,6 +83,70 @@ def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
     except BaseException:
         _remove(tmp)
         raise
+
+
+def _aside(target: Path) -> Path:
+    """Where :func:`staged_dir` moves a folder's old content during a swap (a hidden name holding ``.tmp``)."""
+    return target.with_name(f".{target.name}.old.tmp{os.getpid()}")
+
+
+def restore_swapped(path: str | os.PathLike[str]) -> None:
+    """Finish or undo a folder swap of :func:`staged_dir` that a killed process left midway: when
+    ``path`` is missing and its old content lies aside (``.<name>.old.tmp<pid>``), put it back; when
+    ``path`` is there, remove what lies aside (the swap had completed). Staging folders of processes that
+    are gone (``.<name>.tmp<pid>-<thread>``) are removed too."""
+    target = Path(path)
+    if not target.parent.is_dir():
+        return
+    for old in sorted(target.parent.glob(f".{target.name}.old.tmp*")):
+        if not target.exists():
+            os.replace(old, target)
+        else:
+            _remove(old)
+    for stage in target.parent.glob(f".{target.name}.tmp*"):
+        pid = stage.name.rpartition(".tmp")[2].split("-")[0]
+        if pid.isdigit() and int(pid) != os.getpid() and not Path(f"/proc/{pid}").exists():
+            _remove(stage)
+
+
+@contextmanager
+def staged_dir(path: str | os.PathLike[str], *, keep: Callable[[str], bool] | None = None) -> Iterator[Path]:
+    """Yield an empty folder beside ``path`` to write a whole new version of the folder ``path`` into;
+    when the block completes, it *becomes* ``path``; when the block raises (or the process is killed),
+    ``path`` is left exactly as it was and the staging folder is removed.
+
+    The swap is two renames on one filesystem: the old folder aside, the new one in; then the old is
+    removed. Entries of the old folder for which ``keep(name)`` is true (files another writer owns) are
+    moved into the new one first, unless it wrote an entry of that name. A process killed between the
+    two renames leaves the old content aside, which :func:`restore_swapped` (called here first, and by
+    readers that care) puts back. This is how a verb that rewrites a run's outputs (``curate export``,
+    ``curate select --output``) never destroys the finished output it replaces::
+
+        with staged_dir(run_dir / "export") as out:
+            write_everything_into(out)      # a failure here leaves run_dir/export byte-identical
+    """
+    target = Path(path)
+    restore_swapped(target)
+    stage = target.with_name(f".{target.name}.tmp{os.getpid()}-{threading.get_ident()}")
+    _remove(stage)
+    stage.mkdir(parents=True)
+    try:
+        yield stage
+    except BaseException:
+        _remove(stage)
+        raise
+    old = None
+    if target.exists():
+        old = _aside(target)
+        _remove(old)
+        os.replace(target, old)
+    os.replace(stage, target)
+    if old is not None:
+        if keep is not None:
+            for entry in sorted(old.iterdir()):
+                if keep(entry.name) and not (target / entry.name).exists():
+                    os.replace(entry, target / entry.name)
+        _remove(old)
 
 
 def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> Path:

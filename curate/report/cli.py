@@ -32,31 +32,29 @@ def register(subparsers: Any) -> None:
         "run_dir", metavar="RUN_DIR", help="a finished run directory (with manifest.json), or its URL"
     )
     p.add_argument(
-        "--examples-per-reason", type=int, help="rejected documents shown per removal reason (default 3)"
+        "--examples-per-reason",
+        type=int,
+        help="rejected documents shown per removal reason (default: the run's report: section, else 3)",
     )
-    p.add_argument("--bins", type=int, help="histogram bins per score column (default 40)")
+    p.add_argument(
+        "--bins",
+        type=int,
+        help="histogram bins per score column (default: the run's report: section, else 40)",
+    )
     p.set_defaults(func=handler)
 
 
 def handler(args: argparse.Namespace) -> int:
     """Build the report; print its paths and the verdict. Exit 0 on success, 2 on a usage/data error."""
-    from curate.core.registry import SECTIONS
     from curate.report.build import build_report_with_headline
 
     logging.basicConfig(level=logging.WARNING, format="%(message)s")
     run_dir = Path(args.run_dir)
     if not (run_dir / "manifest.json").is_file():
         raise PhaseError(f"{run_dir}: no manifest.json; is it a finished run directory?")
-    section = {
-        k: v
-        for k, v in (("examples_per_reason", args.examples_per_reason), ("bins", args.bins))
-        if v is not None
-    }
-    opts = SECTIONS.get("report")(
-        section
-    )  # a PhaseError is printed by curate.cli.main as "curate report: error: ..."
+    # options not given come from the run's report: section (a PhaseError names a bad value)
     (html_path, md_path), headline = build_report_with_headline(
-        run_dir, examples_per_reason=opts.examples_per_reason, bins=opts.bins
+        run_dir, examples_per_reason=args.examples_per_reason, bins=args.bins
     )
     print(headline)
     print(f"report: {html_path}")

@@ -33,7 +33,7 @@ from curate.core import schema
 from curate.core.errors import PhaseError
 from curate.core.select import Rule
 from curate.io import runfiles
-from curate.io.files import atomic_path, atomic_write_json
+from curate.io.files import atomic_path, atomic_write_json, restore_swapped, staged_dir
 from curate.runtime.context import load_manifest
 from curate.runtime.versions import __version__
 
@@ -166,11 +166,27 @@ def reselect(run_dir: Path, sets: list[str], output: Path | None = None) -> dict
                     f"{run_dir} stores no column {rule.column!r}; stored score columns: "
                     + ", ".join(sorted(c for c in stored if "." in c))
                 )
-    if output is not None:
-        if output.exists() and any(output.iterdir()):
-            raise PhaseError(f"{output}: already exists and is not empty; choose a new --output")
-        (output / "kept").mkdir(parents=True, exist_ok=True)
-        (output / "rejected").mkdir(exist_ok=True)
+    if output is None:
+        return _reselect(run_dir, manifest, stages, list(sets), None, t0)
+    restore_swapped(output)
+    if output.exists() and any(output.iterdir()):
+        raise PhaseError(f"{output}: already exists and is not empty; choose a new --output")
+    # written beside it and renamed into place once complete: a failure leaves no half run behind
+    with staged_dir(output) as stage:
+        (stage / "kept").mkdir()
+        (stage / "rejected").mkdir()
+        return _reselect(run_dir, manifest, stages, list(sets), stage, t0)
+
+
+def _reselect(
+    run_dir: Path,
+    manifest: dict[str, Any],
+    stages: list[tuple[str, list[Rule]]],
+    sets: list[str],
+    output: Path | None,
+    t0: float,
+) -> dict[str, Any]:
+    """:func:`reselect`'s pass over the pool, writing the new run into ``output`` (a staging folder)."""
     labels = {label for label, _ in stages}
     after = stages_after(manifest)
     kept = pool = readmitted = missing = pool_bytes = 0

@@ -347,3 +347,21 @@ def test_cli_mix_resumes_without_retraining(mix_run, capsys):
     assert f"mix: {d / 'mix.json'}" in printed
     assert json.loads((d / "mix.json").read_text()) == out
     assert {p: p.stat().st_mtime_ns for p in runs} == stamps
+
+
+def test_a_failed_rerun_leaves_mix_json_byte_identical(mix_run, monkeypatch):
+    """`curate mix` writes mix.json once the search and its confirmation are complete: a failure in the
+    confirmation leaves the previous mix.json as it was."""
+    from curate.cli import main
+    from curate.proxy import mix
+
+    d, _ = mix_run
+    before = (d / "mix.json").read_bytes()
+
+    def broken(*a, **k):
+        raise RuntimeError("confirmation failed")
+
+    monkeypatch.setattr(mix, "confirm", broken)
+    with pytest.raises(RuntimeError, match="confirmation failed"):
+        main(["mix", str(d), "--engine", "inline"])
+    assert (d / "mix.json").read_bytes() == before

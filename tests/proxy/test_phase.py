@@ -614,3 +614,20 @@ def test_a_recipes_select_applies_to_the_rows_without_stages_adds(tmp_path):
     assert rows.column("id").to_pylist() == ["r1"]
     unscored = rejected.drop_columns(["s"])  # rows rejected before the scorer ran: they cannot pass
     assert select_rows(unscored, jobs[1])[0].num_rows == 0
+
+
+def test_a_failed_rerun_leaves_goodput_json_byte_identical(phase_run, inline_engine, monkeypatch):
+    """`curate proxy` rewrites goodput.json only once the measurement is complete: a failure after the
+    runs (here, in the assembly of the report) leaves the previous one as it was."""
+    from curate.proxy import assemble
+
+    run_dir, _kept, _out = phase_run
+    before = (run_dir / "goodput.json").read_bytes()
+
+    def broken(*a, **k):
+        raise RuntimeError("assembly failed")
+
+    monkeypatch.setattr(assemble, "assemble", broken)
+    with pytest.raises(RuntimeError, match="assembly failed"):
+        run_phase(_ctx(run_dir, inline_engine, _section(run_dir)))
+    assert (run_dir / "goodput.json").read_bytes() == before
