@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -43,6 +44,7 @@ from curate.proxy.config import ProxyConfig, Recipe
 from curate.proxy.controls import planted_matched
 from curate.proxy.data import (
     PLANTED_DEFAULT,
+    TrainingData,
     data_name,
     null_prefix,
     planted_prefix,
@@ -172,6 +174,52 @@ def stream_sharing(items: list[RunItem], baseline: str, point: str) -> dict[str,
     return out
 
 
+@dataclass
+class Finished:
+    """Everything the analysis of one measurement reads, once its runs are trained: the runs (``items``)
+    and their ``result.json`` records (``results``; each run's eval curve is its ``metrics.jsonl``), the
+    training data (meta, recipes, the recipe the controls control, skipped controls), the eval sets with
+    their 13-gram counts, the tokenizer's record, each recipe's stream shared with the baseline, the
+    scorer overlaps and the held-out sources."""
+
+    items: list[RunItem]
+    results: list[dict[str, Any]]
+    data: TrainingData
+    evals: list[Any]
+    grams_per_set: dict[str, int]
+    tokenizer: dict[str, Any]
+    shares: dict[str, dict[str, Any]]
+    overlaps: list[Any]
+    held_out: list[str]
+
+
+def report_from_runs(ctx: RunContext, cfg: ProxyConfig, f: Finished) -> dict[str, Any]:
+    """``goodput.json`` (as a dict) from a measurement's finished runs (step 5)."""
+    from curate.proxy.assemble import assemble
+
+    report = assemble(
+        ctx,
+        cfg,
+        items=f.items,
+        results=f.results,
+        data=f.data.meta,
+        evals=f.evals,
+        recipes=f.data.recipes,
+        controlled=f.data.controlled,
+        controls_skipped=f.data.skipped,
+        grams_per_set=f.grams_per_set,
+    )
+    report["tokenizer"] = f.tokenizer
+    for r, share in f.shares.items():
+        report["recipes"][r]["stream_shared_with_baseline"] = share
+    planted_matched(report["controls"], f.shares)
+    if "planted" in report["recipes"]:  # drawn as the null is: the same documents at each seed
+        report["recipes"]["planted"].setdefault("draws", f.data.meta["planted"].get("draws", {}))
+    report["scorer_overlaps"] = f.overlaps  # non-headline sets only (headline overlaps are refused above)
+    report["held_out_sources"] = f.held_out  # eval sources and a target: source, in no recipe
+    return report
+
+
 def measure(
     ctx: RunContext, *, report_name: str = "goodput.json", runs_dir: str | None = None
 ) -> dict[str, Any]:
@@ -180,8 +228,6 @@ def measure(
     ``report_name``: where the report goes (``curate ablate`` writes ``ablation/goodput.json``);
     ``runs_dir``: a folder under ``proxy/`` for the main point's runs instead of ``proxy/`` itself (the
     search's rungs train other budgets and seeds than the run's own)."""
-    from curate.proxy.assemble import assemble
-
     cuda = ctx.engine.cluster_gpus() > 0  # the cluster's GPUs, not this driver's: workers pick their device
     url = runfiles.remote_of(ctx.run_dir)
     if ctx.mirror is None and url:  # `curate proxy s3://...`: the verb's mirror; tasks use the bucket too
@@ -203,28 +249,18 @@ def measure(
     results = ctx.engine.map(run_one, items, resources=res, desc="proxy runs")
     if ctx.mirror:
         receive_runs(ctx, items)
-    # 4. goodput
-    report = assemble(
-        ctx,
-        cfg,
+    finished = Finished(
         items=items,
         results=results,
-        data=data.meta,
+        data=data,
         evals=evals,
-        recipes=data.recipes,
-        controlled=data.controlled,
-        controls_skipped=data.skipped,
         grams_per_set=grams_per_set,
+        tokenizer=inst.tok_info,
+        shares=stream_sharing(items, cfg.baseline, cfg.main_point.name),
+        overlaps=inst.overlaps,
+        held_out=train_excl,
     )
-    report["tokenizer"] = inst.tok_info
-    shares = stream_sharing(items, cfg.baseline, cfg.main_point.name)
-    for r, share in shares.items():
-        report["recipes"][r]["stream_shared_with_baseline"] = share
-    planted_matched(report["controls"], shares)
-    if "planted" in report["recipes"]:  # drawn as the null is: the same documents at each seed
-        report["recipes"]["planted"].setdefault("draws", data.meta["planted"].get("draws", {}))
-    report["scorer_overlaps"] = inst.overlaps  # non-headline sets only (headline overlaps are refused above)
-    report["held_out_sources"] = train_excl  # eval sources and a target: source, in no recipe
+    report = report_from_runs(ctx, cfg, finished)  # 4. goodput
     ctx.path(report_name).parent.mkdir(parents=True, exist_ok=True)
     write_json(report, ctx.path(report_name))
     return {

@@ -1,0 +1,39 @@
+"""Every recorded measurement (``tests/proxy/golden/*.json.gz``: shipped pipelines and the toy phase, each
+recorded from finished runs by ``python -m tests.proxy.golden RUN NAME``) replays to the same
+``goodput.json``, field by field: floats within 1e-9, everything else equal. A field that changes on
+purpose is listed in :data:`CHANGED` with why, and in CHANGELOG.md."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.proxy.golden import GOLDEN, differences, load, replay
+
+RECORDS = sorted(GOLDEN.glob("*.json.gz"))
+
+# Fields whose value changed on purpose since the records were made: {record name: {path prefix: why}}.
+CHANGED: dict[str, dict[str, str]] = {}
+
+
+def _expected(name: str, diffs: list[str]) -> list[str]:
+    allowed = CHANGED.get(name, {})
+    return [d for d in diffs if not any(d.startswith(p) for p in allowed)]
+
+
+@pytest.mark.parametrize("path", RECORDS, ids=[p.name.removesuffix(".json.gz") for p in RECORDS])
+def test_a_recorded_measurement_replays_to_the_same_goodput_json(path, tmp_path):
+    rec = load(path)
+    got = replay(rec, tmp_path)
+    assert _expected(rec["name"], differences(rec["goodput"], got)) == []
+
+
+def test_there_are_records_and_the_comparison_can_fail():
+    assert len(RECORDS) >= 1
+    rec = load(RECORDS[0])
+    assert differences({"a": 1.0, "b": [1, "x"]}, {"a": 1.0 + 1e-12, "b": [1, "x"]}) == []
+    assert differences({"a": 1.0, "b": [1, "x"]}, {"a": 1.001, "b": [2, "x"], "c": 0}) == [
+        ".c: added",
+        ".a: 1.0 -> 1.001",
+        ".b[0]: 1 -> 2",
+    ]
+    assert rec["goodput"]["schema_version"] >= 2
