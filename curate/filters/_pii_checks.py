@@ -62,8 +62,17 @@ WELL_KNOWN_V4 = frozenset(
 # ``re``'s pattern cache, a tenth of pii_v1's time on PII-dense text (benchmarks/pii_profile.py).
 _PHONE_SEP = re.compile(r"[ .-]")
 _AREA = re.compile(r"^\(\d{1,5}\)[ .-]?")
+_NANP_TRUNK = re.compile(r"1(?:[ .-](?=\(?\d)|(?=\())")  # "1-800-...", "1 (800) ...", "1(800)..."
+_TRUNK_ZERO = re.compile(r"0\d{9,10}")  # a bare national number with its trunk zero: 09061701461
+# A bare number with its trunk zero is a phone number unless an identifier's name stands right before it
+# ("ISBN 0856674419", "order 07734396839"): on the web corpora, Wikipedia and the Python and kernel docs
+# every bare one taken was a phone number, but an id with a leading zero would pass the check too.
+ID_CUE = re.compile(
+    r"(?i)\b(?:isbn(?:-1[03])?|issn|doi|ref|reference|order|invoice|id|sku|serial|code|ean|upc|tracking)"
+    r"\b[^\n\w]{0,3}$"
+)
 _DOTTED_QUAD = re.compile(r"\d{1,3}(?:\.\d{1,3}){3}")
-_SEP_TAIL = re.compile(r"[.-]\d+$")
+_SEP_TAIL = re.compile(r"[.\u2013-]\d+$")
 # A validator's verdict on a candidate string is cached per worker, at most this many entries (a page
 # repeats its phone number, a corpus its company numbers); the cache is cleared when full.
 _CACHE_SIZE = 1 << 16
@@ -191,15 +200,20 @@ class PhoneCheck:
         self._lengths: dict[int, frozenset[int]] = {}
 
     def __call__(self, m: re.Match[str]) -> int:
-        """The length of the valid number that starts the match (0: none). One trailing group split
-        off by a space may be dropped when the number itself uses other separators ("415-555-2671 24
-        hours"); a run of groups with one separator ("3410-135918-12345") is taken whole or not at all."""
+        """The length of the valid number that starts the match, with its extension (0: none). One
+        trailing group split off by a space may be dropped when the number itself uses other separators
+        ("415-555-2671 24 hours"); a run of groups with one separator ("3410-135918-12345") is taken
+        whole or not at all; a bare number is none after an identifier's name (:data:`ID_CUE`)."""
         s = m.group()
-        if self._valid(s):
+        n = m.start("ext") - m.start() if m.group("ext") else len(s)
+        number = s[:n]
+        if _TRUNK_ZERO.fullmatch(number) and ID_CUE.search(m.string, max(0, m.start() - 24), m.start()):
+            return 0
+        if self._valid(number):
             return len(s)
-        cut = s.rfind(" ")
-        kept = s[:cut]
-        if cut > 0 and _SEP_TAIL.search(kept) and self._valid(kept):
+        cut = number.rfind(" ")
+        kept = number[:cut]
+        if cut > 0 and (_SEP_TAIL.search(kept) or _TRUNK_ZERO.fullmatch(kept)) and self._valid(kept):
             return cut
         return 0
 
@@ -251,9 +265,23 @@ class PhoneCheck:
 
 def national_shape(s: str) -> bool:
     """A number without a country code looks like one as people write it: an optional ``(area)``, then
-    groups split by one kind of separator, the first and last of at least three digits. Dates
-    (``2010-09-06 22``), decimals (``123 456 789.00``) and runs of small numbers fail; a bare digit
-    run (a count, an id, a timestamp) fails too."""
+    groups split by one kind of separator (an en dash counts as a dash), the first and last of at least
+    three digits; or that after NANP's trunk ``1`` and a separator (``1-800-882-7223``,
+    ``1 (800) 882-7223``). Dates (``2010-09-06 22``), decimals (``123 456 789.00``) and runs of small
+    numbers fail; a bare digit run (a count, an id, a timestamp) fails too, but for 10 or 11 digits
+    led by a trunk zero (``09061701461``), which :class:`PhoneCheck` refuses after an id's name."""
+    if s.count("\u2013") == 1:
+        return False  # one en dash is a range ("(1925) 120\u2013129"); a number has two ("715\u2013600\u20136759")
+    s = s.replace("\u2013", "-")
+    if _TRUNK_ZERO.fullmatch(s):
+        return True
+    trunk = _NANP_TRUNK.match(s)
+    if trunk and sum(map(str.isdigit, s)) == 11:
+        return _grouped(s[trunk.end() :])
+    return _grouped(s)
+
+
+def _grouped(s: str) -> bool:
     rest = _AREA.sub("", s)
     seps = set(_PHONE_SEP.findall(rest))
     groups = _PHONE_SEP.split(rest)

@@ -76,14 +76,20 @@ _IPV6 = re.compile(
 )
 _IPV6_HINT = re.compile(r":[0-9A-Fa-f]{0,4}:")  # in every _IPV6 match (two of its colons)
 _IP_PRE = r"\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}|[0-9A-Fa-f]{0,4}:[0-9A-Fa-f]{0,4}:[0-9A-Fa-f]{0,4}"
+_SEP = "[ .\u2013-]"  # a phone number's separators (~ below): space, dot, dash, en dash
 _PHONE = re.compile(
-    r"[+(\d](?<![\w+.,/-][+(\d])"  # led by its first character, as the digit-led patterns above
-    r"(?:(?<=\+)\d{1,3}[ .-]?(?:\(\d{1,5}\)[ .-]?)?\d{1,12}(?:[ .-]\d{1,8}){0,5}"  # +44 20 7946 0018
-    r"|(?<=\()\d{1,5}\)[ .-]?\d{2,12}(?:[ .-]\d{1,8}){0,5}"  # (212) 736-5000
-    r"|(?<=\d)\d{1,11}(?:[ .-]\d{1,8}){1,5})"  # 212-736-5000: a lone number is no candidate
-    r"(?![\w/-]|[.,]\d)"
+    # led by its first character, as the digit-led patterns above; after a dash only where the dash
+    # follows no word or number ("phone -503.913.0898", not the tail of "978-3-16-148410-0")
+    r"[+(\d](?<![\w+.,/][+(\d])(?<![\w.,/+-]-[+(\d])"
+    r"(?:(?<=\+)\d{1,3}~?(?:\(\d{1,5}\)~?)?\d{1,12}(?:~\d{1,8}){0,5}"  # +44 20 7946 0018
+    r"|(?<=\()\d{1,5}\)~?\d{2,12}(?:~\d{1,8}){0,5}"  # (212) 736-5000
+    r"|(?<=1)(?:~?\(\d{3}\)~?|~\d{3}~)\d{3}~\d{4}"  # 1-800-882-7223, 1 (800) 882-7223: NANP's trunk 1
+    r"|(?<=\d)\d{1,11}(?:~\d{1,8}){1,5}"  # 212-736-5000: a lone number is no candidate, unless
+    r"|(?<=0)\d{9,10})"  # it keeps its trunk zero (09061701461), and no id's name stands before it
+    r"(?P<ext>,? ?(?i:ext(?:ension)?\.?:?|x\.?) ?\d{1,6})?"  # an extension: ext. 12, x123
+    r"(?![\w/-]|[.,]\d)".replace("~", _SEP)
 )
-_PHONE_PRE = r"\+\d{1,3}[ .-]?\(?\d|\(\d{1,5}\)[ .-]?\d|\d{2,5}[ .-]\d{2,5}[ .-]?\d{2}"
+_PHONE_PRE = r"\+\d{1,3}[ .-]?\(?\d|\(\d{1,5}\)[ .-]?\d|\d{2,5}[ .\x{2013}-]\d{2,5}[ .\x{2013}-]?\d{2}|0\d{9}"
 
 # ISO 13616 IBAN lengths by country (the countries SWIFT's registry lists).
 _IBAN_LENGTH = {

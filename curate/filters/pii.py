@@ -24,11 +24,17 @@ ip          IPv4 (four octets 0-255, not part of a longer dotted number,  ``<IP_
             global addresses only unless ``ip_scope: all``
 phone       ``+`` international numbers, or national numbers of           ``<PHONE>``
             ``phone_regions`` written as people write them (one kind of
-            separator, first and last group of 3+ digits); valid per
-            the ``phonenumbers`` library's metadata
+            separator, first and last group of 3+ digits; NANP's trunk
+            ``1-`` / ``1 (800)`` included; a bare run of 10-11 digits
+            only with its trunk zero and no id's name before it), with
+            an extension (``ext. 12``, ``x123``); valid per the
+            ``phonenumbers`` library's metadata
 =========== ============================================================ =================
 
-Not covered: names, street addresses, dates of birth, ID numbers other than US SSNs. In ``mode: redact``
+Not covered: names, street addresses, dates of birth, ID numbers other than US SSNs; phone numbers
+written with letters (``1-800-FLOWERS``), without their area code, run into a price or a word, or of a
+region outside ``phone_regions`` without ``+``. Recall and precision per form, on a hand-labelled sample
+of the web corpora: ``BENCHMARKS.md``. In ``mode: redact``
 the runner also passes rows that stages before this one reject through :meth:`Pii.scrub` before writing
 them (:mod:`curate.runtime.segments`).
 
