@@ -38,17 +38,71 @@ def test_a_select_bound_that_is_not_a_number_fails_at_load(bound: str) -> None:
 
 def test_a_set_error_is_blamed_on_the_set_not_on_a_yaml_line() -> None:
     assert _error(PIPE, ["stages.1.select.0.min=abc"]) == (
-        f"--set stages.1.select.0.min=abc: stages[1].select[0].min: bad rule: expected a number, "
-        f"got str 'abc'; {KEYS}"
+        f"--set stages.1.select.0.min=abc: bad rule: expected a number, got str 'abc'; {KEYS}"
     )
     assert _error(PIPE, ["stages.1.select.0.mim=3"]) == (
-        f"--set stages.1.select.0.mim=3: stages[1].select[0].mim: bad rule: unknown key "
-        f"(did you mean 'min'?); {KEYS}"
+        f"--set stages.1.select.0.mim=3: bad rule: unknown key (did you mean 'min'?); {KEYS}"
     )
     # the same key written in the file is blamed on its line
     assert _error(PIPE.replace("min: 50", "min: 50, mim: 3")) == (
         f"p.yaml:6: stages[1].select[0].mim: bad rule: unknown key (did you mean 'min'?); {KEYS}"
     )
+
+
+SEMANTIC = PIPE.replace("stages:\n", "stages:\n  - dedup: semantic_dedup_v1\n    params: {threshold: 0.85}\n")
+NOT_A_MODEL = (
+    "model 'nope' is not a local directory (nothing is downloaded): give the directory of a Hugging Face "
+    "encoder (config, weights, tokenizer) or the name of a packaged one (all-minilm-l6-v2)"
+)
+
+
+def test_a_bad_set_value_is_named_as_the_user_wrote_it_not_on_the_line_it_replaced() -> None:
+    # a parameter the YAML does not hold, checked by the stage's validate(), which names its label first
+    assert (
+        _error(SEMANTIC, ["stages.0.params.model=nope"]) == f"--set stages.0.params.model=nope: {NOT_A_MODEL}"
+    )
+    assert (
+        _error(SEMANTIC, ["stages.0.params.dim=abc"])
+        == "--set stages.0.params.dim=abc: expected int, got str 'abc'"
+    )
+    assert _error(SEMANTIC, ["stages.0.params.threshold=2"]) == (
+        "--set stages.0.params.threshold=2: expected a value in [0, 1], got 2.0"
+    )
+    # the same value written in the file: its line, the key path once (no stage name repeated in it)
+    assert _error(SEMANTIC.replace("threshold: 0.85", "model: nope")) == (
+        f"p.yaml:5: stages[0].params.model: {NOT_A_MODEL}"
+    )
+    # a --set that wrote a mapping: the failing key inside it, spelled as --set spells keys
+    assert _error(SEMANTIC, ["stages.0={dedup: semantic_dedup_v1, params: {dim: x}}"]) == (
+        "--set stages.0={dedup: semantic_dedup_v1, params: {dim: x}}: stages.0.params.dim: expected int, "
+        "got str 'x'"
+    )
+
+
+def test_a_set_that_cannot_be_applied_names_itself_and_what_is_there() -> None:
+    assert _error(PIPE, ["stages.9.params.x=1"]) == (
+        "--set stages.9.params.x=1: stages is a list of 2 (indexes 0 to 1); '9' is not one of its indexes"
+    )
+    assert _error(PIPE, ["stages.-1.params.x=1"]) == (
+        "--set stages.-1.params.x=1: stages is a list of 2 (indexes 0 to 1); '-1' is not one of its indexes"
+    )
+    assert (
+        _error(PIPE, ["name.x=1"])
+        == "--set name.x=1: name is str 't', not a mapping or list; name.x cannot be set"
+    )
+
+
+def test_an_error_above_a_set_key_names_the_line_and_the_set_under_it() -> None:
+    from curate.pipeline.keys import located
+
+    err = located(
+        "p.yaml", {("stages", 1, "params"): 5}, {("stages", 1, "params", "x"): "stages.1.params.x=2"}
+    )
+    assert str(err(("stages", 1, "params"), "x and y disagree")) == (
+        "p.yaml:5: stages[1].params: x and y disagree (with --set stages.1.params.x=2)"
+    )
+    assert str(err(("stages", 1, "params", "x"), "too big")) == "--set stages.1.params.x=2: too big"
+    assert str(err(("stages", 0), "bad")) == "p.yaml: stages[0]: bad"
 
 
 def test_input_on_error_is_checked_with_its_choices_and_one_key_prefix() -> None:
@@ -58,7 +112,7 @@ def test_input_on_error_is_checked_with_its_choices_and_one_key_prefix() -> None
         "(did you mean 'quarantine'?)"
     )
     assert _error(PIPE, ["input.on_error=skip"]) == (
-        "--set input.on_error=skip: input.on_error: expected one of 'fail', 'quarantine', got 'skip'"
+        "--set input.on_error=skip: expected one of 'fail', 'quarantine', got 'skip'"
     )
     assert _error(PIPE.replace("format: jsonl}", "format: jsonl, batch_docs: many}")) == (
         "p.yaml:2: input.batch_docs: expected int, got str 'many'"

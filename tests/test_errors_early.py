@@ -66,11 +66,11 @@ def test_a_budget_too_small_and_bad_set_values_name_the_set(tmp_path, capsys) ->
         tmp_path, f"{{path: '{tmp_path}/in/*.jsonl', format: jsonl}}", "proxy:\n  budget: 300000\n"
     )
     expected = {
-        "proxy.budget=1000": "--set proxy.budget=1000: proxy.budget: budget 1000 tokens < 4 steps of 2048 "
+        "proxy.budget=1000": "--set proxy.budget=1000: budget 1000 tokens < 4 steps of 2048 "
         "tokens; raise proxy.budget",
-        "proxy.seeds=abc": "--set proxy.seeds=abc: proxy.seeds: expected a count (e.g. 3) or a list of seeds "
+        "proxy.seeds=abc": "--set proxy.seeds=abc: expected a count (e.g. 3) or a list of seeds "
         "(e.g. [0, 1, 2]), got 'abc'",
-        "proxy.model=nope": "--set proxy.model=nope: proxy.model: 'nope'; valid sizes: proxy_tiny, proxy_1m, "
+        "proxy.model=nope": "--set proxy.model=nope: 'nope'; valid sizes: proxy_tiny, proxy_1m, "
         "proxy_5m, proxy_14m, proxy_30m, proxy_90m",
     }
     for item, msg in expected.items():

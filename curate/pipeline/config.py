@@ -13,6 +13,8 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -291,10 +293,8 @@ def _parse_stage(i: int, entry: Any, pipeline_path: str, err: Any) -> StageSpec:
     except RegistryError as e:
         raise err((*where, "params", e.key) if e.key else (*where, "params"), e.detail) from None
     except ValueError as e:  # validate() names the parameter first: "threshold: expected ..."
-        field_name, sep, detail = str(e).partition(": ")
-        if sep and field_name in params:
-            raise err((*where, "params", field_name), detail) from None
-        raise err((*where, "params"), f"{name}.params.{e}") from None
+        names = (str(name), str(entry.get("label") or name))
+        raise _params_error(err, where, params, str(e), names) from None
     if kind == "filter" and not stage.reference_rules():
         raise err((*where, kind), f"{name!r} has no reference thresholds; use 'score:' and a 'select:'")
     resolved = _resolved_paths(params, pipeline_path)
@@ -311,6 +311,27 @@ def _parse_stage(i: int, entry: Any, pipeline_path: str, err: Any) -> StageSpec:
         where=dotted(where),
         built=built,
     )
+
+
+def _params_error(
+    err: Callable[[Keys, str], ConfigError],
+    where: Keys,
+    params: dict[str, Any],
+    message: str,
+    names: tuple[str, ...],
+) -> ConfigError:
+    """A stage's ``validate()`` error at the parameter it names (``threshold: expected ...``, or
+    ``model 'x' is not ...``), after the stage's name or label some stages put first (``names``: the key
+    path says which stage it is); at ``params`` when it names none of them."""
+    first, sep, rest = message.partition(": ")
+    detail = rest if sep and first in names else message
+    field_name, sep, rest = detail.partition(": ")
+    if sep and field_name in params:
+        return err((*where, "params", field_name), rest)
+    named = re.match(r"[A-Za-z_]\w*", detail)
+    if named and named.group() in params:
+        return err((*where, "params", named.group()), detail)
+    return err((*where, "params"), detail)
 
 
 def _parse_select(where: tuple[Any, ...], entry: dict[str, Any], err: Any) -> StageSpec:

@@ -49,6 +49,7 @@ def apply_overrides(
     """Apply ``a.b=c`` overrides to a copy of ``raw``; list items are addressed by index.
 
     ``written``, when given, receives each overridden key path and the ``--set`` item that wrote it.
+    An item that cannot be applied is a ConfigError naming it as written (``--set a.b=c: ...``).
     """
     out = copy.deepcopy(raw)
     for item in overrides:
@@ -58,32 +59,33 @@ def apply_overrides(
         parts = key.strip().split(".")
         node: Any = out
         keys: list[Any] = []
-        for i, part in enumerate(parts[:-1]):
-            nxt = parts[i + 1]
+        for i, part in enumerate(parts):
+            last = i == len(parts) - 1
             if isinstance(node, list):
-                try:
-                    node = node[int(part)]
-                except (ValueError, IndexError):
+                if not part.isdigit() or int(part) >= len(node):
+                    at = ".".join(parts[:i]) or "the pipeline"
                     raise ConfigError(
-                        f"--set {key}: {part!r} is not an index of a list of {len(node)}"
-                    ) from None
-                keys.append(int(part))
+                        f"--set {item}: {at} is a list of {len(node)} (indexes 0 to {len(node) - 1}); "
+                        f"{part!r} is not one of its indexes"
+                        if node
+                        else f"--set {item}: {at} is an empty list; {part!r} is not one of its indexes"
+                    )
+                index: Any = int(part)
+            elif isinstance(node, dict):
+                index = part
+                if not last and node.get(part) is None:
+                    node[part] = [] if parts[i + 1].isdigit() else {}
             else:
-                if part not in node or node[part] is None:
-                    node[part] = [] if nxt.isdigit() else {}
-                node = node[part]
-                keys.append(part)
-        last = parts[-1]
-        parsed = yaml.safe_load(value) if value.strip() else ""
-        if isinstance(node, list):
-            try:
-                node[int(last)] = parsed
-            except (ValueError, IndexError):
-                raise ConfigError(f"--set {key}: {last!r} is not an index of a list of {len(node)}") from None
-            keys.append(int(last))
-        else:
-            node[last] = parsed
-            keys.append(last)
+                at = ".".join(parts[:i])
+                raise ConfigError(
+                    f"--set {item}: {at} is {type(node).__name__} {node!r}, not a mapping or list; "
+                    f"{'.'.join(parts[: i + 1])} cannot be set"
+                )
+            keys.append(index)
+            if last:
+                node[index] = yaml.safe_load(value) if value.strip() else ""
+            else:
+                node = node[index]
         if written is not None:
             written[tuple(keys)] = f"{key.strip()}={value}"
     return out
@@ -92,19 +94,27 @@ def apply_overrides(
 def located(
     path: str, lines: dict[Keys, int], written: dict[Keys, str] | None = None
 ) -> Callable[[Keys, str], ConfigError]:
-    """``err(keys, msg)``: a ConfigError reading ``path:line: key.path: msg``, at the deepest key path of
-    ``keys`` that has a known line; ``--set KEY=VALUE: key.path: msg`` when an override wrote that key
-    (or a key above it)."""
+    """``err(keys, msg)``: the ConfigError for the value at key path ``keys``, blamed where it came from.
+
+    - ``--set KEY=VALUE: msg`` when an override wrote that key (``--set KEY=VALUE: a.b.c: msg`` when it
+      wrote a key above it: the failing key as the user would write it, ``stages.3.params.dim``);
+    - else ``path:line: key.path: msg`` at the deepest key path of ``keys`` with a known line, followed
+      by ``(with --set KEY=VALUE)`` for each override that wrote a key below it (it may be to blame);
+    - else ``path: key.path: msg``.
+    """
     written = written or {}
 
     def err(keys: Keys, msg: str) -> ConfigError:
         for n in range(len(keys), 0, -1):
             if keys[:n] in written:
-                return ConfigError(f"--set {written[keys[:n]]}: {dotted(keys)}: {msg}")
+                below = f"{user_dotted(keys)}: " if n < len(keys) else ""
+                return ConfigError(f"--set {written[keys[:n]]}: {below}{msg}")
+        under = [item for k, item in written.items() if keys and k[: len(keys)] == keys]
+        sets = f" (with --set {', --set '.join(under)})" if under else ""
         for n in range(len(keys), -1, -1):
             if keys[:n] in lines:
-                return ConfigError(f"{path}:{lines[keys[:n]]}: {dotted(keys)}: {msg}")
-        return ConfigError(f"{path}: {dotted(keys)}: {msg}")
+                return ConfigError(f"{path}:{lines[keys[:n]]}: {dotted(keys)}: {msg}{sets}")
+        return ConfigError(f"{path}: {dotted(keys)}: {msg}{sets}")
 
     return err
 
@@ -123,3 +133,8 @@ def dotted(keys: Keys) -> str:
     for k in keys:
         out += f"[{k}]" if isinstance(k, int) else (f".{k}" if out else str(k))
     return out or "(top)"
+
+
+def user_dotted(keys: Keys) -> str:
+    """``stages.2.params.x`` for ``("stages", 2, "params", "x")``: the key path as ``--set`` spells it."""
+    return ".".join(map(str, keys))
