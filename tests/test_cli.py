@@ -176,3 +176,34 @@ def test_the_summary_starts_on_its_own_line_after_progress_bars(tmp_path: Path) 
     ).stdout.decode()  # bytes: text mode would turn each "\r" into a line break
     (line,) = [x for x in out.split("\n") if "run bars ->" in x]
     assert line == f"run bars -> {tmp_path / 'r'}"  # no bar text (nor "\r") before it on its line
+
+
+def test_a_finished_run_counts_its_own_units_whatever_the_new_pipeline_plans(tmp_path: Path, capsys) -> None:
+    from curate.cli import main
+    from tests.helpers import write_inputs
+
+    write_inputs(tmp_path / "in", n_files=3, n_docs=5)
+    pipe = tmp_path / "p.yaml"
+    head = f"name: t\ninput: {{path: '{tmp_path}/in/*.jsonl', format: jsonl}}\nstages:\n  - transform: normalize_v1\n"
+    pipe.write_text(head + "  - dedup: exact_dedup_v1\n")  # 2 segments over 3 files: 6 units
+    run = tmp_path / "run"
+    argv = ["run", str(pipe), "--output", str(run), "--engine", "inline", "-q", "--no-phases"]
+    assert main(argv) == 0
+    assert main(argv) == 0
+    assert capsys.readouterr().err == "resuming: 6 of 6 units done\n"
+    refusal = "that finished 6 of 6 units; rerun with --restart to discard it and start over, or choose another --output\n"
+    # another pipeline, with a segment more (9 units) or fewer (3): the run in the folder finished 6 of 6
+    for stages in ("  - dedup: exact_dedup_v1\n  - dedup: minhash_dedup_v1\n", ""):
+        pipe.write_text(head + stages)
+        assert main(argv) == 2
+        assert capsys.readouterr().err.endswith(refusal)
+    # a run.json written before it recorded its plan: the run's segment folders tell
+    marker = run / "_work" / "run.json"
+    marker.write_text(
+        json.dumps(
+            {k: v for k, v in json.loads(marker.read_text()).items() if k in ("fingerprint", "pipeline")}
+        )
+    )
+    pipe.write_text(head + "  - dedup: exact_dedup_v1\n  - dedup: minhash_dedup_v1\n")
+    assert main(argv) == 2
+    assert capsys.readouterr().err.endswith(refusal)

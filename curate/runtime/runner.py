@@ -186,15 +186,22 @@ class Runner:
     # -- directory claim and resume -------------------------------------------------------------------
     def _claim_dir(self) -> None:
         self.work.makedirs()
-        ident = {"fingerprint": self.cfg.fingerprint(), "pipeline": self.cfg.name}
+        shards = [s.index for s in self.source.shards()]
+        ident = {
+            "fingerprint": self.cfg.fingerprint(),
+            "pipeline": self.cfg.name,
+            # the plan of this run, so that a later run of another pipeline counts this one's units right
+            "shards": len(shards),
+            "segments": len(self.segments),
+        }
         marker = self.work.child("run.json")
         if self.restart and marker.exists():
             clear_run_dir(self.out, keep=(RAY_LOG,))
             _say(f"restart: removed the earlier run in {self.out}; starting over")
         if marker.exists():
             old = marker.read_json()
-            done, total = self._units_done()
             if old.get("fingerprint") != ident["fingerprint"]:
+                done, total = self._units_done(*self._recorded_plan(old, shards))
                 if done or self.out.child("manifest.json").exists():
                     raise RunDirError(
                         f"{self.out} holds a run of a different pipeline or input (fingerprint "
@@ -207,6 +214,7 @@ class Runner:
                 log.info("%s: the earlier run finished no unit; starting over", self.out)
             else:
                 log.info("resuming the run in %s", self.out)
+                done, total = self._units_done(shards, len(self.segments))
                 if done:
                     _say(f"resuming: {done} of {total} units done")
         elif self.out.child("manifest.json").exists() or any(
@@ -219,17 +227,35 @@ class Runner:
         for seg in self.segments:
             self.work.child(f"s{seg.index}").makedirs()
 
-    def _units_done(self) -> tuple[int, int]:
-        """(finished, all) units of work in this directory. A segment's units are the parts the one before
-        wrote; those of segments not reached yet are counted as many as the last known segment's."""
-        units = [f"{s.index:05d}" for s in self.source.shards()]
+    def _recorded_plan(self, old: dict[str, Any], shards: list[int]) -> tuple[list[int], int]:
+        """The input shards and the number of segments of the earlier run whose ``run.json`` is ``old``:
+        as it recorded them; for a record without them, this run's shards and the segment folders that
+        run left (``s0``, ``s1``, ...: it made one per segment at its start)."""
+        if isinstance(old.get("shards"), int) and isinstance(old.get("segments"), int):
+            return list(range(old["shards"])), old["segments"]
+        seen = {rel.split("/", 1)[0] for rel, _, _ in self.work.walk_files()}
+        if not self.work.remote:
+            seen |= {d.name for d in self.work.local.iterdir() if d.is_dir()}
+        found = [int(name[1:]) for name in seen if name[:1] == "s" and name[1:].isdigit()]
+        return shards, max(found) + 1 if found else len(self.segments)
+
+    def _units_done(self, shards: list[int], segments: int) -> tuple[int, int]:
+        """(finished, all) units of work in this directory, for a run of ``segments`` segments over input
+        ``shards``. Segment 0 has one unit per shard; each later segment one per part the one before wrote.
+        Where a segment is unfinished, the parts its unfinished units will write are not known yet: each
+        is counted as the average of its finished units (one when none finished), and every later segment
+        as that many units. A run that finished every unit counts exactly (``6 of 6``)."""
+        units = [f"{i:05d}" for i in shards]
         done = total = 0
-        for seg in self.segments:
-            committed = self._committed(self.work.child(f"s{seg.index}"), units)
+        for k in range(segments):
+            committed = self._committed(self.work.child(f"s{k}"), units)
             done += len(committed)
             total += len(units)
             if len(committed) < len(units):
-                total += len(units) * (len(self.segments) - 1 - seg.index)
+                parts = sum(len(r["parts"]) for r in committed.values())
+                per_unit = parts / len(committed) if committed else 1.0
+                after = parts + round(per_unit * (len(units) - len(committed)))
+                total += after * (segments - 1 - k)
                 break
             units = [p for u in units for p in committed[u]["parts"]]
         return done, total
