@@ -8,7 +8,7 @@ phone span that only one of the two finds, listed for audit.
 change: ``git archive COMMIT curate | tar -x -C /tmp/before``; it runs in a child process with that
 folder on ``PYTHONPATH``. Corpora: ``clean/python_docs`` and ``clean/wikipedia`` (numbers, dates, versions
 and ISBNs, few phone numbers), ``--kernel-docs`` (the Linux kernel's documentation, as
-``benchmarks/pii_docs_rate.py`` reads it) and ``--web`` (every ``web/`` file, the test-data-only ones
+``benchmarks/pii_docs_rate.py`` reads it), ``--pyenv-fraction`` (the demo corpus) and ``--web`` (every ``web/`` file, the test-data-only ones
 too: read here, never copied). Nothing in them set a rule.
 """
 
@@ -39,8 +39,14 @@ WEB = (
 
 
 def texts_of(spec: str) -> list[str]:
-    """``corpora:NAME`` (a ``.jsonl.gz`` under ../shared/corpora) or ``dir:PATH`` (``.rst`` / ``.txt``)."""
+    """``corpora:NAME`` (a ``.jsonl.gz`` under ../shared/corpora), ``dir:PATH`` (``.rst`` / ``.txt``) or
+    ``pyenv:FRACTION`` (the demo corpus: this environment's docs, a fraction of its Python files)."""
     kind, _, name = spec.partition(":")
+    if kind == "pyenv":
+        from curate.io.pyenv import PythonEnvParams, PythonEnvSource
+
+        source = PythonEnvSource(PythonEnvParams(sample_fraction=float(name)))
+        return [t for sh in source.shards() for b in source.read(sh) for t in b.column("text").to_pylist()]
     if kind == "dir":
         sys.path.insert(0, str(HERE))
         from pii_docs_rate import read_texts
@@ -105,6 +111,9 @@ def main() -> int:
     ap.add_argument("--baseline-tree", type=Path, help="a folder holding the curate package to compare with")
     ap.add_argument("--kernel-docs", type=Path, default=None)
     ap.add_argument("--web", action="store_true", help="also every web/ corpus")
+    ap.add_argument(
+        "--pyenv-fraction", type=float, default=None, help="also the demo corpus at this fraction"
+    )
     ap.add_argument("--out", type=Path, default=None)
     ap.add_argument("--spans", default=None, help=argparse.SUPPRESS)  # the child's job
     args = ap.parse_args()
@@ -115,6 +124,7 @@ def main() -> int:
         ap.error("--baseline-tree is required")
     specs = ["corpora:clean/python_docs", "corpora:clean/wikipedia"]
     specs += [f"dir:{args.kernel_docs}"] if args.kernel_docs else []
+    specs += [f"pyenv:{args.pyenv_fraction}"] if args.pyenv_fraction else []
     specs += [f"corpora:web/{w}" for w in WEB] if args.web else []
     out = {}
     for spec in specs:

@@ -1,7 +1,7 @@
 """Phone numbers as real pages write them: a hand-labelled sample of the shared web corpora, and
 pii_v1's recall and precision on it.
 
-    .venv/bin/python benchmarks/pii_phone_sample.py score [--docs] [--out FILE]
+    .venv/bin/python benchmarks/pii_phone_sample.py score [--docs] [--baseline-tree DIR] [--out FILE]
     .venv/bin/python benchmarks/pii_phone_sample.py check      # the sample is what draw() finds
 
 **Candidates.** A deliberately loose pattern (:data:`LOOSE`) takes every run of digit groups split by a
@@ -27,7 +27,9 @@ with ``+``, and whole, well-formed NANP and GB numbers. Recall is reported in sc
 and per form, and with ``phone_regions`` widened to every region of the sample. A phone counts as found
 when one ``phone`` span covers its whole value (nothing of it left raw); a ``not_phone`` candidate is a
 false positive when a ``phone`` span overlaps it. Scored on the committed contexts (no corpus needed);
-``--docs`` scores the same candidates in their whole documents (needs ``../shared/corpora``).
+``--docs`` scores the same candidates in their whole documents (needs ``../shared/corpora``);
+``--baseline-tree DIR`` also scores the ``curate`` package in DIR (``git archive COMMIT curate | tar -x
+-C DIR``), in a child process, for a before-and-after in one run.
 
 The rules of ``pii_v1`` were written while this sample was labelled (it is not held out); the project's
 other false-positive measures (Python docs, Wikipedia, the Linux kernel's documentation) were not.
@@ -39,15 +41,20 @@ import argparse
 import collections
 import gzip
 import json
+import os
 import re
+import subprocess
 import sys
 import time
 from collections.abc import Iterable
 from pathlib import Path
 
+from scipy.stats import binomtest
+
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
-sys.path.insert(0, str(ROOT))
+if "--child" not in sys.argv:  # a child scores the curate its PYTHONPATH names (--baseline-tree)
+    sys.path.insert(0, str(ROOT))
 
 from curate.filters.pii import Pii, PiiParams  # noqa: E402
 
@@ -142,7 +149,13 @@ def score(rows: list[dict], stage: Pii, docs: dict[str, str] | None = None) -> d
 
     def rate(group: list[dict]) -> dict:
         k = sum(found[r["id"]] for r in group)
-        return {"n": len(group), "found": k, "recall": k / len(group) if group else None}
+        ci = binomtest(k, len(group)).proportion_ci(method="wilson") if group else None
+        return {
+            "n": len(group),
+            "found": k,
+            "recall": k / len(group) if group else None,
+            "ci95": [ci.low, ci.high] if ci else None,
+        }
 
     by = collections.defaultdict(list)
     for r in phones:
@@ -154,10 +167,14 @@ def score(rows: list[dict], stage: Pii, docs: dict[str, str] | None = None) -> d
         "phones": len(phones),
         "not_phones": len(negatives),
         "in_scope": rate(scope),
+        "in_scope_by_region": {g: rate([r for r in scope if r["region"] == g]) for g in DEFAULT_SCOPE},
         "all_phones": rate(phones),
         "by": {k: rate(v) for k, v in sorted(by.items())},
         "false_positives": n_fp,
         "precision": tp_all / (tp_all + n_fp) if tp_all + n_fp else None,
+        "precision_ci95": list(binomtest(tp_all, tp_all + n_fp).proportion_ci(method="wilson"))
+        if tp_all + n_fp
+        else None,
         "missed_in_scope": [(r["id"], r["value"]) for r in scope if not found[r["id"]]],
         "missed_out_of_scope": [
             (r["id"], r["value"], r["region"], r.get("form"))
@@ -204,8 +221,15 @@ def main() -> int:
         "--docs", action="store_true", help="also score in the whole documents (needs the corpora)"
     )
     ap.add_argument("--out", type=Path, default=None, help="write the figures as JSON here")
+    ap.add_argument(
+        "--baseline-tree", type=Path, default=None, help="also score the curate package in this folder"
+    )
+    ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
     rows = load()
+    if args.child:
+        json.dump(score(rows, Pii()), sys.stdout)
+        return 0
     if args.what == "check":
         problems = check(rows)
         print("\n".join(problems) or f"{len(rows)} rows: the sample is what draw() finds")
@@ -223,12 +247,21 @@ def main() -> int:
             docs = _docs({r["source"] for r in rows})
             out[f"{name}/documents"] = score(rows, Pii(params), docs)
         out[f"{name}/cpu_s"] = time.process_time() - c0
+    if args.baseline_tree:
+        child = subprocess.run(
+            [sys.executable, str(Path(__file__).resolve()), "score", "--child"],
+            check=True,
+            capture_output=True,
+            text=True,
+            env={**os.environ, "PYTHONPATH": str(args.baseline_tree)},
+        )
+        out["baseline/contexts"] = json.loads(child.stdout)
     for key, res in out.items():
         if not isinstance(res, dict):
             continue
         s, a = res["in_scope"], res["all_phones"]
         print(
-            f"{key}: in scope {s['found']}/{s['n']} = {s['recall']:.3f}; all phones {a['found']}/{a['n']} = "
+            f"{key}: in scope {s['found']}/{s['n']} = {s['recall']:.3f} [{s['ci95'][0]:.3f}, {s['ci95'][1]:.3f}]; all phones {a['found']}/{a['n']} = "
             f"{a['recall']:.3f}; false positives {res['false_positives']} of {res['not_phones']} negatives; "
             f"precision {res['precision']:.3f}"
         )
