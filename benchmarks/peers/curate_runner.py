@@ -47,10 +47,7 @@ for _module in (
     "curate.dedup.minhash",
     "curate.report.phase",
     "curate.export.exporter",
-    "curate.export.hf_disk",
-    "curate.export.megatron",
-    "curate.export.memmap",
-    "curate.export.parquet",
+    "curate.export.formats",  # every format's writer (parquet, hf_disk, megatron, memmap)
     "curate.export.plan",
     "curate.export.tokenize",
     "curate.targeting.config",

@@ -10,7 +10,8 @@ from pathlib import Path
 from typing import Any
 
 from curate.core.errors import PhaseError
-from curate.export.options import DEFAULT_FORMATS, FORMATS, parse_section
+from curate.export import formats
+from curate.export.options import parse_section
 from curate.export.phase import run_phase
 from curate.export.tokenizer_spec import describe
 from curate.runtime.context import RunContext
@@ -53,11 +54,11 @@ def register(subparsers: Any) -> None:
         "--format",
         dest="formats",
         action="append",
-        choices=FORMATS,
+        choices=formats.names(),
         help=(
             "an export format; repeat for several "
-            f"(default: the run's export.formats, else parquet, and {', '.join(DEFAULT_FORMATS[1:])} "
-            "with a tokenizer)"
+            f"(default: the run's export.formats, else {', '.join(formats.defaults(tokenizer=False))}, "
+            f"and {', '.join(formats.defaults(tokenizer=True, tokens=True))} with a tokenizer)"
         ),
     )
     p.add_argument(

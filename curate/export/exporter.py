@@ -12,6 +12,10 @@ are :mod:`curate.export.options`).
     memmap/            train_00000.bin + train_00000.doc_idx.npy, ...  (nanoGPT flat tokens)
     hf_disk/           DatasetDict.save_to_disk folder (opt-in; datasets.load_from_disk)
 
+Each format is a writer of :mod:`curate.export.formats` (one module each, registered by name); this
+module tokenizes once, cuts the token shards once and gathers each shard's ids once for every token
+format, takes each split's rows once for every text format, and hands them to the requested writers.
+
 Documents are shuffled once with ``seed``; the same order and split serve every format, so document
 ``i`` of ``train`` (counted across the split's shards in file order) is the same in Parquet, hf_disk,
 Megatron and memmap: Megatron document ``i`` is Parquet row ``i``. ``manifest.json`` is written
@@ -32,9 +36,11 @@ import numpy as np
 import pyarrow as pa
 
 from curate.core.errors import PhaseError
-from curate.export import hf_disk, megatron, memmap, parquet
+from curate.export import formats
 from curate.export.columns import check_columns, choose_columns
-from curate.export.mixture import Mixer, card_section
+from curate.export.formats.base import TextSplits, TextWriter, TokenShard, TokenWriter, Writer
+from curate.export.formats.megatron import megatron_dtype
+from curate.export.mixture import Mixer
 from curate.export.options import ExportOptions
 from curate.export.plan import SPLITS, TokenStore, shard_by_size, split_order
 from curate.export.tokenize import plan_tasks, tokenize_parts
@@ -51,7 +57,6 @@ from curate.io.files import (
     PathEscapeError,
     atomic_write_bytes,
     atomic_write_json,
-    atomic_write_text,
     confined,
     escapes,
     restore_swapped,
@@ -62,17 +67,15 @@ from curate.runtime.context import RunContext
 
 log = logging.getLogger(__name__)
 
-TOKEN_FORMATS = ("megatron", "memmap")
-TEXT_FORMATS = ("parquet", "hf_disk")
 MANIFEST = "manifest.json"
 MANIFEST_VERSION = 1
-OWNED = ("parquet", "megatron", "memmap", hf_disk.DIR, "README.md", TOKENIZER_FILE, MANIFEST, ".work")
+OWN = (TOKENIZER_FILE, MANIFEST, ".work")  # the exporter's own files; the formats' come from formats.owned()
 
 
 def _tokenizer(ctx: RunContext, opts: ExportOptions) -> tuple[TokenizerSpec, bytes] | None:
     """The tokenizer the user named for the token formats, and its file's bytes (None: no token
     format asked). Never a default: a trainer given shards in the wrong vocabulary trains on noise."""
-    token_formats = [f for f in opts.formats if f in TOKEN_FORMATS]
+    token_formats = [f for f in opts.formats if f in formats.names(tokens=True)]
     if not token_formats:
         return None
     if not opts.tokenizer:
@@ -140,26 +143,22 @@ def summarize(manifest: dict[str, Any], *, resumed: bool) -> dict[str, Any]:
 
 
 def _write_tokens(
-    store: TokenStore, orders: dict[str, np.ndarray], spec: TokenizerSpec, out: Path, opts: ExportOptions
+    store: TokenStore,
+    orders: dict[str, np.ndarray],
+    spec: TokenizerSpec,
+    out: Path,
+    opts: ExportOptions,
+    token_writers: list[TokenWriter],
 ) -> list[dict[str, Any]]:
+    """Every split's token shards (cut by ``shard_tokens``), each gathered once and handed to every token
+    writer in turn; the entries of the files they wrote, by split and shard."""
     entries: list[dict[str, Any]] = []
-    mg_dtype = megatron.megatron_dtype(spec.vocab_size)
     for split, order in orders.items():
         for i, pos in enumerate(shard_by_size(store.lengths[order], target=opts.shard_tokens)):
             tokens, lens = store.gather(order[pos])
-            stats = {"split": split, "shard": i, "docs": int(lens.size), "tokens": int(tokens.size)}
-            if "megatron" in opts.formats:
-                (out / "megatron").mkdir(exist_ok=True)
-                for p in megatron.write_megatron(
-                    out / "megatron" / f"{split}_{i:05d}", tokens, lens, dtype=mg_dtype
-                ):
-                    entries.append({"path": str(p.relative_to(out)), "format": "megatron", **stats})
-            if "memmap" in opts.formats:
-                (out / "memmap").mkdir(exist_ok=True)
-                for p in memmap.write_memmap(
-                    out / "memmap" / f"{split}_{i:05d}", tokens, lens, dtype=spec.token_dtype
-                ):
-                    entries.append({"path": str(p.relative_to(out)), "format": "memmap", **stats})
+            shard = TokenShard(split=split, index=i, tokens=tokens, lengths=lens, tokenizer=spec)
+            for w in token_writers:
+                entries += w.write(shard, out, opts)
     return entries
 
 
@@ -167,45 +166,6 @@ def _read_kept(files: list[Path], opts: ExportOptions) -> pa.Table:
     tables = [runfiles.read_table(f) for f in files]
     table = pa.concat_tables(tables, promote_options="permissive")
     return choose_columns(table, columns=opts.columns, drop=opts.drop_columns)
-
-
-def _write_parquet(
-    parts: dict[str, pa.Table], out: Path, opts: ExportOptions, card_facts: dict[str, Any], name: str
-) -> list[dict[str, Any]]:
-    """Parquet shards of every split, then the dataset card describing them."""
-    entries: list[dict[str, Any]] = []
-    for split, part in parts.items():
-        for sh in parquet.write_parquet_split(
-            part, split, out, max_rows=opts.parquet_shard_rows, max_bytes=opts.parquet_shard_bytes
-        ):
-            entries.append({"path": sh.path, "format": "parquet", "split": sh.split, "docs": sh.rows})
-    arrow_schema = next(iter(parts.values())).schema
-    split_stats = {s: {"rows": p.num_rows, "bytes": int(p.nbytes)} for s, p in parts.items()}
-    atomic_write_text(
-        out / "README.md",
-        parquet.dataset_card(
-            arrow_schema=arrow_schema,
-            splits=split_stats,
-            pretty_name=name,
-            license=opts.license,
-            summary=card_facts,
-        ),
-    )
-    entries.append({"path": "README.md", "format": "card"})
-    return entries
-
-
-def _write_hf_disk(parts: dict[str, pa.Table], out: Path) -> list[dict[str, Any]]:
-    """The ``save_to_disk`` folder; a split's files carry its name, its Arrow shards their rows."""
-    entries: list[dict[str, Any]] = []
-    for f in hf_disk.write_hf_disk(parts, out):
-        entry: dict[str, Any] = {"path": f.path, "format": "hf_disk"}
-        if f.split is not None:
-            entry["split"] = f.split
-        if f.rows is not None:
-            entry["docs"] = f.rows
-        entries.append(entry)
-    return entries
 
 
 def _previous(out: Path, request: dict[str, Any]) -> dict[str, Any] | None:
@@ -228,6 +188,7 @@ def _tokenized(
     orders: dict[str, np.ndarray],
     opts: ExportOptions,
     n_docs: int,
+    token_writers: list[TokenWriter],
     mixer: Mixer | None = None,
 ) -> tuple[list[dict[str, Any]], dict[str, int], dict[str, np.ndarray]]:
     """Tokenize the kept files on the engine (into ``export/.work``), then write the token formats (the
@@ -243,7 +204,7 @@ def _tokenized(
         raise PhaseError(f"export: tokenized {len(store)} documents but the kept files hold {n_docs}")
     if mixer is not None:
         orders = mixer.orders(orders, store.lengths, "tokens")
-    entries = _write_tokens(store, orders, spec, out, opts)
+    entries = _write_tokens(store, orders, spec, out, opts, token_writers)
     tokens_per_split = {s: int(store.lengths[o].sum()) for s, o in orders.items()}
     shutil.rmtree(work)
     return entries, tokens_per_split, orders
@@ -255,20 +216,17 @@ def _text_formats(
     files: list[Path],
     orders: dict[str, np.ndarray],
     opts: ExportOptions,
-    card_facts: dict[str, Any],
+    text_writers: list[TextWriter],
+    card: TextSplits,
 ) -> list[dict[str, Any]]:
-    """Parquet shards with their dataset card, and the hf_disk folder, as ``opts.formats`` asks."""
+    """Each split's rows taken once in export order, handed to every text writer in turn (``card``: the
+    dataset card's facts, its splits filled in here)."""
     table = _read_kept(files, opts)
     splits = {split: table.take(pa.array(order)) for split, order in orders.items()}
+    text = dataclasses.replace(card, splits=splits)
     entries: list[dict[str, Any]] = []
-    if "parquet" in opts.formats:
-        name = opts.pretty_name or str(ctx.config.get("name") or ctx.run_dir.resolve().name)
-        entries += _write_parquet(splits, out, opts, card_facts, name)
-        if card_facts.get("mixture"):
-            card = out / "README.md"
-            atomic_write_text(card, card.read_text() + card_section(card_facts["mixture"]))
-    if "hf_disk" in opts.formats:
-        entries += _write_hf_disk(splits, out)
+    for w in text_writers:
+        entries += w.write(text, out, opts)
     return entries
 
 
@@ -304,7 +262,8 @@ def export_run(ctx: RunContext, opts: ExportOptions) -> dict[str, Any]:
         log.info("export: %s is complete for these inputs and options; skipping", final)
         return summarize(old, resumed=True)
     final.parent.mkdir(parents=True, exist_ok=True)
-    with staged_dir(final, keep=lambda name: name not in OWNED) as out:
+    owned = (*formats.owned(), *OWN)  # what the new export replaces; every other file is carried over
+    with staged_dir(final, keep=lambda name: name not in owned) as out:
         manifest = _write_export(ctx, out, opts, files, inputs, request, chosen, mixer, t0)
     log.info(
         "export: %d docs, %d tokens, %d files in %.1fs -> %s",
@@ -332,26 +291,36 @@ def _write_export(
     spec = dataclasses.replace(chosen[0], path=str(out / TOKENIZER_FILE)) if chosen else None
     n_docs = sum(i["rows"] for i in inputs)
     orders = split_order(n_docs, seed=opts.seed, val_fraction=opts.val_fraction)
+    requested = formats.writers(opts.formats)
+    token_writers = [w for w in requested if isinstance(w, TokenWriter)]
+    text_writers = [w for w in requested if isinstance(w, TextWriter)]
     entries: list[dict[str, Any]] = []
     tokens_per_split = {s: 0 for s in SPLITS}
     if chosen is not None and spec is not None:
         atomic_write_bytes(out / TOKENIZER_FILE, chosen[1])
-        entries, tokens_per_split, orders = _tokenized(ctx, out, files, spec, orders, opts, n_docs, mixer)
+        entries, tokens_per_split, orders = _tokenized(
+            ctx, out, files, spec, orders, opts, n_docs, token_writers, mixer
+        )
         entries.append({"path": TOKENIZER_FILE, "format": "tokenizer"})
     elif mixer is not None:
         orders = mixer.orders(orders, mixer.byte_lengths(files), "bytes")
     t_tok = time.perf_counter() - t0
-    if any(f in TEXT_FORMATS for f in opts.formats):
-        card_facts = {
-            "seed": opts.seed,
-            "val_fraction": opts.val_fraction,
-            "tokens": tokens_per_split,
-            "tokenizer": spec.to_json() if spec else None,
-            "token_formats": [f for f in opts.formats if f in TOKEN_FORMATS],
-            "hf_disk": "hf_disk" in opts.formats,
-            "mixture": mixer.report if mixer else None,
-        }
-        entries += _text_formats(ctx, out, files, orders, opts, card_facts)
+    if text_writers:
+        tokenizer = spec.to_json() if spec else None
+        card = TextSplits(
+            splits={},
+            name=opts.pretty_name or str(ctx.config.get("name") or ctx.run_dir.resolve().name),
+            card={
+                "seed": opts.seed,
+                "val_fraction": opts.val_fraction,
+                "tokens": tokens_per_split,
+                "tokenizer": tokenizer,
+                "token_formats": [f for f in opts.formats if f in formats.names(tokens=True)],
+                "mixture": mixer.report if mixer else None,
+            },
+            notes=_notes([*text_writers, *token_writers], tokenizer),
+        )
+        entries += _text_formats(ctx, out, files, orders, opts, text_writers, card)
     for e in entries:
         p = out / e["path"]
         e["bytes"] = p.stat().st_size
@@ -361,7 +330,7 @@ def _write_export(
         "version": MANIFEST_VERSION,
         "request": request,
         "tokenizer": spec.to_json() if spec else None,
-        "megatron_dtype": megatron.megatron_dtype(spec.vocab_size).name if spec else None,
+        "megatron_dtype": megatron_dtype(spec.vocab_size).name if spec else None,
         "seed": opts.seed,
         "val_fraction": opts.val_fraction,
         "splits": {s: {"docs": int(o.size), "tokens": tokens_per_split[s]} for s, o in orders.items()},
@@ -373,6 +342,11 @@ def _write_export(
     }
     atomic_write_json(out / MANIFEST, manifest, indent=2, default=str, end="\n")
     return manifest
+
+
+def _notes(written: list[Writer], tokenizer: dict[str, Any] | None) -> tuple[str, ...]:
+    """The dataset card's paragraphs on reading the formats written (text formats first)."""
+    return tuple(note for w in written if (note := w.card_note(tokenizer)))
 
 
 def _pipeline_record(ctx: RunContext) -> dict[str, Any]:

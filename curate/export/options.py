@@ -6,19 +6,16 @@ checks it at load without importing the export phase.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
 from curate.core.errors import PhaseError
 from curate.core.registry import SECTIONS
+from curate.export import formats
 from curate.export.mixture import check_option as check_mixture
 from curate.export.tokenizer_spec import need_tokenizer_message
 from curate.io import named_tokenizers
 from curate.pipeline.keys import located_phase_error
-
-FORMATS = ("parquet", "megatron", "memmap", "hf_disk")
-TOKEN_FORMATS = ("megatron", "memmap")
-DEFAULT_FORMATS = ("parquet", "megatron", "memmap")  # with a tokenizer named; parquet alone without
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -26,8 +23,9 @@ class ExportOptions:
     """What to export and how; the keys of a pipeline's ``export:`` section.
 
     Attributes:
-        formats: any of ``parquet``, ``megatron``, ``memmap``, ``hf_disk``; default ``parquet``, plus
-            ``megatron`` and ``memmap`` when a tokenizer is named.
+        formats: any registered format (:mod:`curate.export.formats`: ``parquet``, ``megatron``,
+            ``memmap``, ``hf_disk``); default ``parquet``, plus ``megatron`` and ``memmap`` when a
+            tokenizer is named (:func:`curate.export.formats.defaults`).
         tokenizer: the tokenizer of the token formats (required by them): a Hugging Face
             ``tokenizer.json`` path or URL, or a name (``gpt2``; ``proxy``, the run's proxy tokenizer).
         eos_token: the token appended to every document; default the first of the usual names found.
@@ -48,7 +46,7 @@ class ExportOptions:
         mixture_tokens: train tokens at the weights; default the train split's own.
     """
 
-    formats: tuple[str, ...] = ("parquet",)
+    formats: tuple[str, ...] = field(default_factory=lambda: formats.defaults(tokenizer=False))
     tokenizer: str | None = None
     eos_token: str | None = None
     shard_tokens: int = 100_000_000
@@ -76,10 +74,11 @@ class ExportOptions:
         if "formats" in section:
             fmts = section["formats"]
             fmts = [fmts] if isinstance(fmts, str) else list(fmts or [])
-            bad = [f for f in fmts if f not in FORMATS]
+            known = formats.names()
+            bad = [f for f in fmts if f not in known]
             if bad or not fmts:
                 raise PhaseError(
-                    f"export.formats: {bad or 'empty'} not valid; choose from {', '.join(FORMATS)}"
+                    f"export.formats: {bad or 'empty'} not valid; choose from {', '.join(known)}"
                 )
             section["formats"] = tuple(dict.fromkeys(fmts))
         for key in ("shard_tokens", "parquet_shard_rows", "parquet_shard_bytes", "tokenize_rows", "seed"):
@@ -125,8 +124,8 @@ def _check_tokenizer(section: dict[str, Any]) -> None:
     bare word that is no known tokenizer name (a typo of ``gpt2``, a hub id: nothing resolves online)."""
     ref = section.get("tokenizer")
     if "formats" not in section:
-        section["formats"] = DEFAULT_FORMATS if ref else ("parquet",)
-    token_formats = [f for f in section["formats"] if f in TOKEN_FORMATS]
+        section["formats"] = formats.defaults(tokenizer=bool(ref))
+    token_formats = [f for f in section["formats"] if f in formats.names(tokens=True)]
     if token_formats and not ref:
         raise PhaseError(need_tokenizer_message(token_formats))
     if ref and ref not in named_tokenizers.NAMES and named_tokenizers.looks_like_name(ref):

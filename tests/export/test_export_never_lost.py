@@ -16,8 +16,9 @@ from pathlib import Path
 import pytest
 
 from curate.core.errors import PhaseError
-from curate.export import exporter, parquet
+from curate.export import exporter
 from curate.export.exporter import export_run
+from curate.export.formats import parquet
 from tests.export.export_fixtures import make_ctx
 
 
@@ -112,7 +113,8 @@ KILLED = textwrap.dedent(
     """
     import sys, time
     from pathlib import Path
-    from curate.export import exporter, parquet
+    from curate.export import exporter
+    from curate.export.formats import parquet
     from tests.export.export_fixtures import make_ctx
 
     run_dir, signal_file = Path(sys.argv[1]), Path(sys.argv[2])

@@ -9,8 +9,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from curate.export.megatron import read_megatron
-from curate.export.memmap import read_memmap
+from curate.export.formats.megatron import read_megatron
+from curate.export.formats.memmap import read_memmap
 from curate.export.phase import run_phase
 from curate.export.plan import split_order
 from tests.export.export_fixtures import TEXTS, kept_rows, make_ctx, make_run

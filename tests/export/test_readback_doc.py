@@ -19,7 +19,7 @@ def test_the_documented_read_back_runs_and_document_i_is_row_i(tmp_path):
     from tokenizers import Tokenizer
 
     from curate.cli import main
-    from curate.export.megatron import read_megatron
+    from curate.export.formats.megatron import read_megatron
     from curate.io import named_tokenizers
 
     # small shards, so that the order must hold across several Megatron and Parquet files

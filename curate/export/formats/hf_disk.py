@@ -17,10 +17,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
+from curate.export.formats.base import WRITERS, Entry, TextSplits, TextWriter
 from curate.io.files import atomic_path
+
+if TYPE_CHECKING:
+    from curate.export.options import ExportOptions
 
 DIR = "hf_disk"
 
@@ -61,3 +66,27 @@ def write_hf_disk(splits: dict[str, pa.Table], out_dir: Path) -> list[HfDiskFile
         rows = arrow_rows(p) if p.suffix == ".arrow" else None
         written.append(HfDiskFile(str(p.relative_to(out_dir)), split, rows))
     return written
+
+
+@WRITERS.add("hf_disk")
+class HfDiskWriter(TextWriter):
+    """The ``save_to_disk`` folder (opt-in); a split's files carry its name, its Arrow shards their rows."""
+
+    owns = (DIR,)
+
+    def write(self, text: TextSplits, out: Path, opts: ExportOptions) -> list[Entry]:
+        entries: list[Entry] = []
+        for f in write_hf_disk(text.splits, out):
+            entry: Entry = {"path": f.path, "format": "hf_disk"}
+            if f.split is not None:
+                entry["split"] = f.split
+            if f.rows is not None:
+                entry["docs"] = f.rows
+            entries.append(entry)
+        return entries
+
+    def card_note(self, tokenizer: dict[str, Any] | None) -> str:
+        return (
+            '\n`datasets.load_from_disk("path/to/export/hf_disk")` returns the same splits and rows '
+            "(a `save_to_disk` folder).\n"
+        )

@@ -8,14 +8,15 @@ Layout under the export directory::
 
 ``load_dataset(EXPORT_DIR)`` reads the card's ``configs``; ``load_dataset("parquet",
 data_dir=EXPORT_DIR / "parquet")`` infers the splits from the file names. Row ``i`` of a split is the
-same document as document ``i`` of that split's token shards taken in order.
+same document as document ``i`` of that split's token shards taken in order. With ``export.mixture``
+the card ends with the mixture's table (:func:`curate.export.mixture.card_section`).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyarrow as pa
@@ -24,8 +25,13 @@ import pyarrow.parquet as pq
 import yaml
 
 from curate.core import schema
+from curate.export.formats.base import WRITERS, Entry, TextSplits, TextWriter
+from curate.export.mixture import card_section
 from curate.export.plan import shard_by_size
-from curate.io.files import atomic_path
+from curate.io.files import atomic_path, atomic_write_text
+
+if TYPE_CHECKING:
+    from curate.export.options import ExportOptions
 
 ROW_OVERHEAD_BYTES = 64  # rough per-row cost of id, source and scores when bounding shard bytes
 
@@ -76,11 +82,13 @@ def dataset_card(
     pretty_name: str,
     license: str,
     summary: dict[str, Any],
+    notes: tuple[str, ...] = (),
 ) -> str:
     """The ``README.md`` text: Hugging Face YAML header, then what the export holds and how to load it.
 
     ``splits`` maps a split name to ``{"rows": ..., "bytes": ...}``; ``summary`` adds the token shard
-    facts (formats, tokenizer, token counts) to the prose.
+    facts (formats, tokenizer, token counts) to the prose; ``notes`` (the other formats' paragraphs on
+    reading them) follow the loading example.
     """
     header = {
         "pretty_name": pretty_name,
@@ -149,17 +157,34 @@ ds = load_dataset("parquet", data_dir="path/to/export/parquet")     # same rows
 ```
 
 """
-    if summary.get("hf_disk"):
-        body += (
-            '\n`datasets.load_from_disk("path/to/export/hf_disk")` returns the same splits and rows '
-            "(a `save_to_disk` folder).\n"
-        )
-    fmts = summary.get("token_formats", [])
-    if "megatron" in fmts:
-        body += "\nMegatron-LM: pass `megatron/train_00000` (a `.bin`/`.idx` prefix) as a data path.\n"
-    if "memmap" in fmts:
-        body += (
-            f'\nnanoGPT: `np.memmap("memmap/train_00000.bin", dtype=np.{tok["dtype"]}, mode="r")`; document '
-            "boundaries are in `memmap/train_00000.doc_idx.npy`.\n"
-        )
+    body += "".join(notes)
     return "---\n" + yaml.safe_dump(header, sort_keys=False, allow_unicode=True) + "---\n\n" + body
+
+
+@WRITERS.add("parquet")
+class ParquetWriter(TextWriter):
+    """Parquet shards of every split (``export.parquet_shard_rows`` / ``_bytes``), then the dataset card."""
+
+    default = True
+    owns = ("parquet", "README.md")
+
+    def write(self, text: TextSplits, out: Path, opts: ExportOptions) -> list[Entry]:
+        entries: list[Entry] = []
+        for split, part in text.splits.items():
+            for sh in write_parquet_split(
+                part, split, out, max_rows=opts.parquet_shard_rows, max_bytes=opts.parquet_shard_bytes
+            ):
+                entries.append({"path": sh.path, "format": "parquet", "split": sh.split, "docs": sh.rows})
+        card = dataset_card(
+            arrow_schema=next(iter(text.splits.values())).schema,
+            splits={s: {"rows": p.num_rows, "bytes": int(p.nbytes)} for s, p in text.splits.items()},
+            pretty_name=text.name,
+            license=opts.license,
+            summary=text.card,
+            notes=text.notes,
+        )
+        if text.card.get("mixture"):
+            card += card_section(text.card["mixture"])
+        atomic_write_text(out / "README.md", card)
+        entries.append({"path": "README.md", "format": "card"})
+        return entries

@@ -10,10 +10,15 @@ vocabulary fits (at most 65,536 ids), else uint32: read it with
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from curate.export.formats.base import WRITERS, Entry, TokenShard, TokenWriter
 from curate.io.files import atomic_save_npy, atomic_write_bytes
+
+if TYPE_CHECKING:
+    from curate.export.options import ExportOptions
 
 
 def write_memmap(
@@ -42,3 +47,24 @@ def read_memmap(prefix: Path, dtype: np.dtype | str) -> tuple[np.ndarray, np.nda
     )
     doc_idx = np.load(prefix.with_name(prefix.name + ".doc_idx.npy"))
     return tokens, doc_idx
+
+
+@WRITERS.add("memmap")
+class MemmapWriter(TokenWriter):
+    """``memmap/<split>_<shard>.bin`` + ``.doc_idx.npy`` per token shard, in the tokenizer's dtype."""
+
+    default = True
+    owns = ("memmap",)
+
+    def write(self, shard: TokenShard, out: Path, opts: ExportOptions) -> list[Entry]:
+        (out / "memmap").mkdir(exist_ok=True)
+        dtype = shard.tokenizer.token_dtype
+        paths = write_memmap(out / "memmap" / shard.prefix, shard.tokens, shard.lengths, dtype=dtype)
+        return [shard.entry(str(p.relative_to(out)), "memmap") for p in paths]
+
+    def card_note(self, tokenizer: dict[str, Any] | None) -> str:
+        dtype = (tokenizer or {}).get("dtype")
+        return (
+            f'\nnanoGPT: `np.memmap("memmap/train_00000.bin", dtype=np.{dtype}, mode="r")`; document '
+            "boundaries are in `memmap/train_00000.doc_idx.npy`.\n"
+        )

@@ -20,10 +20,15 @@ from __future__ import annotations
 import struct
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from curate.export.formats.base import WRITERS, Entry, TokenShard, TokenWriter
 from curate.io.files import atomic_path, atomic_write_bytes
+
+if TYPE_CHECKING:
+    from curate.export.options import ExportOptions
 
 INDEX_HEADER = b"MMIDIDX\x00\x00"
 VERSION = 1
@@ -111,3 +116,20 @@ def read_megatron(prefix: Path) -> MegatronIndex:
     bin_path = prefix.with_name(prefix.name + ".bin")
     data = np.memmap(bin_path, dtype=dtype, mode="r") if bin_path.stat().st_size else np.zeros(0, dtype)
     return MegatronIndex(dtype=dtype, sizes=sizes, pointers=pointers, doc_idx=doc_idx, bin=data)  # type: ignore[arg-type]
+
+
+@WRITERS.add("megatron")
+class MegatronWriter(TokenWriter):
+    """``megatron/<split>_<shard>.bin`` + ``.idx`` per token shard (uint16, or int32 past 65,536 ids)."""
+
+    default = True
+    owns = ("megatron",)
+
+    def write(self, shard: TokenShard, out: Path, opts: ExportOptions) -> list[Entry]:
+        (out / "megatron").mkdir(exist_ok=True)
+        dtype = megatron_dtype(shard.tokenizer.vocab_size)
+        paths = write_megatron(out / "megatron" / shard.prefix, shard.tokens, shard.lengths, dtype=dtype)
+        return [shard.entry(str(p.relative_to(out)), "megatron") for p in paths]
+
+    def card_note(self, tokenizer: dict[str, Any] | None) -> str:
+        return "\nMegatron-LM: pass `megatron/train_00000` (a `.bin`/`.idx` prefix) as a data path.\n"
