@@ -236,9 +236,13 @@ def build_gram_index(sets: list[EvalData], out: Path) -> dict[str, int]:
 
 
 def scorer_overlaps(
-    config: dict[str, Any], recipes: list[Any], sets: list[EvalData], pipeline_path: str | None
+    config: dict[str, Any],
+    rules: dict[str, list[dict[str, Any]]],
+    sets: list[EvalData],
+    pipeline_path: str | None,
 ) -> list[dict[str, str]]:
-    """Recipes that select with a model scorer trained on an eval set's file.
+    """Recipes that select with a model scorer trained on an eval set's file (``rules``: each recipe's
+    select rules, by name).
 
     A recipe's rule ``<stage>.<field>`` names a stage; if that stage loads a model (``params.model``)
     whose ``<model>.manifest.json`` (written by ``curate train-classifier``) lists an eval set's file
@@ -261,8 +265,8 @@ def scorer_overlaps(
             p = Path(e.file).resolve()
             eval_files[e.name] = (p, hashlib.sha256(p.read_bytes()).hexdigest())
     out = []
-    for r in recipes:
-        for rule in getattr(r, "rules", []) or []:
+    for recipe, recipe_rules in rules.items():
+        for rule in recipe_rules:
             stage = str(rule.get("column", "")).split(".")[0]
             if stage not in stages:
                 continue
@@ -281,7 +285,7 @@ def scorer_overlaps(
                     ):
                         out.append(
                             {
-                                "recipe": r.name,
+                                "recipe": recipe,
                                 "stage": stage,
                                 "model": stages[stage],
                                 "eval_set": name,

@@ -34,9 +34,10 @@ from curate.core.errors import PhaseError
 from curate.io import runfiles
 from curate.io.files import atomic_write_json
 from curate.proxy import analysis, stats
-from curate.proxy.config import ProxyConfig, Recipe
+from curate.proxy.config import ProxyConfig
 from curate.proxy.curves import baseline_curve, read_curves
 from curate.proxy.goodput import finite_or_none
+from curate.proxy.kinds.kept import Kept
 from curate.runtime.context import RunContext
 
 REPORT = "ablation/goodput.json"
@@ -61,15 +62,15 @@ def ablation_config(cfg: ProxyConfig, stages: list[str]) -> tuple[ProxyConfig, s
     """The proxy configuration of the ablation, derived from the run's: its baseline, its plain kept/
     recipe (``curated`` if it has none) and one ``without_<stage>`` recipe per stage, at the main point
     only (no ladder, no controls, no follow-ups); returns (config, baseline, subject)."""
-    plain = [r for r in cfg.recipes if r.source == "kept" and not r.rules and not r.without_stages]
-    subject = plain[0] if plain else Recipe(name="curated", source="kept")
+    plain = [r for r in cfg.recipes if isinstance(r, Kept) and r.plain]
+    subject = plain[0] if plain else Kept("curated")
     base = next(r for r in cfg.recipes if r.name == cfg.baseline)
     recipes = {base.name: base, subject.name: subject}
     for s in stages:
         name = PREFIX + s
         if name in recipes:
             raise PhaseError(f"ablate: recipe name {name!r} clashes with a recipe of the run")
-        recipes[name] = Recipe(name=name, source="kept", without_stages=[s])
+        recipes[name] = Kept(name, without_stages=[s])
     out = cfg.follow_up(recipes=list(recipes.values()), baseline=base.name)
     return out, base.name, subject.name
 

@@ -67,7 +67,7 @@ def assemble(
             data=data[r],
             res=res[r],
             baseline=cfg.baseline,
-            curation_cpu_s={} if src.source in ("raw", "null") else by_stage,
+            curation_cpu_s=by_stage if src.CURATED else {},
         )
     rep["ranking"] = analysis.ranking(heads, pairs)
     subject = controlled or next((r for r in rep["ranking"]["order"] if roles[r] == "recipe"), None)
@@ -198,7 +198,7 @@ def _fill_recipe(
     v["accuracy"] = acc
     v.update(
         {
-            "rules": src.rules,
+            "rules": src.rules(),
             "docs": data["docs"],
             "decontaminated": data.get("decontaminated", 0),
             "decontaminated_by_set": data.get("decontaminated_by_set", {}),
@@ -208,9 +208,7 @@ def _fill_recipe(
             "corrupted_docs": data.get("corrupted", 0),
         }
     )
-    if src.source == "null":
-        v["subsample_of"] = baseline
-        v["draws"] = data.get("draws", {})  # one document draw per training seed
+    v.update(src.report_fields(data, baseline))
     v["costs"].update(
         {"curation_cpu_s": round(sum(curation_cpu_s.values()), 3), "curation_cpu_s_by_stage": curation_cpu_s}
     )

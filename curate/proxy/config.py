@@ -58,15 +58,9 @@ from curate.instrument.evalsets import EvalSpec, check_files
 from curate.instrument.model_config import DEFAULT_MODEL, LADDER
 from curate.instrument.train_config import TrainConfig
 from curate.pipeline.keys import located_phase_error
-from curate.proxy.entries import (
-    LadderPoint,
-    Recipe,
-    check_keys,
-    parse_eval_specs,
-    parse_ladder,
-    parse_recipes,
-)
-from curate.proxy.errors import ProxyConfigError
+from curate.proxy.entries import LadderPoint, parse_eval_specs, parse_ladder, parse_recipes
+from curate.proxy.errors import ProxyConfigError, check_keys
+from curate.proxy.kinds import Recipe, control_kinds
 from curate.proxy.mixspec import MixSpec, parse_mix
 from curate.proxy.searchspec import SearchSpec, parse_search
 
@@ -98,7 +92,6 @@ KEYS = [
     "null_draw",
 ]
 TOKENIZER_KEYS = ["path", "sha256", "vocab_size", "sample_chars", "seed"]
-CONTROLS = ("null", "rejected", "planted")
 DEFAULT_CURVE = (0.25, 0.5, 1.0, 2.0)
 
 
@@ -117,7 +110,7 @@ class ProxyConfig:
         default_factory=lambda: [EvalSpec(name="heldout", kind="heldout", holdout=0.02)]
     )
     headline: list[str] = field(default_factory=list)
-    controls: list[str] = field(default_factory=lambda: list(CONTROLS))
+    controls: list[str] = field(default_factory=control_kinds)
     controls_explicit: bool = False
     controls_for: str | None = None
     ladder: list[LadderPoint] = field(default_factory=list)
@@ -128,7 +121,7 @@ class ProxyConfig:
     gpu_fraction: float = 0.25
     n_boot: int = 1000
     ablate: bool = False
-    planted: float = 0.4  # data.PLANTED_DEFAULT
+    planted: float = 0.4  # kinds.planted.PLANTED_DEFAULT
     curve: tuple[float, ...] = DEFAULT_CURVE
     null_draw: int = 0
     search: SearchSpec | None = None  # proxy.search, run after the measurement (curate.proxy.search)
@@ -279,10 +272,10 @@ def _control_keys(raw: dict[str, Any], names: list[str], baseline: str) -> dict[
         # YAML reads a bare `null` as None: `controls: [null]` means the null control.
         if isinstance(ctl, list):
             ctl = ["null" if c is None else c for c in ctl]
-        bad = [c for c in ctl if c not in CONTROLS] if isinstance(ctl, list) else [ctl]
+        bad = [c for c in ctl if c not in control_kinds()] if isinstance(ctl, list) else [ctl]
         if bad:
             raise ProxyConfigError(
-                ("controls",), f"unknown control(s) {bad}; valid: {', '.join(CONTROLS)} (or [])"
+                ("controls",), f"unknown control(s) {bad}; valid: {', '.join(control_kinds())} (or [])"
             )
         clash = [c for c in ctl if c in names]
         if clash:

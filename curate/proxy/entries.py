@@ -4,29 +4,19 @@ with them and re-exports the dataclasses."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from curate.core.errors import PhaseError
 from curate.instrument.evalsets import EvalSpec
 from curate.instrument.model_config import LADDER
-from curate.proxy.errors import ProxyConfigError
+from curate.proxy.errors import ProxyConfigError, check_keys
+from curate.proxy.kinds import Recipe, kind, user_kinds
 
 RECIPE_KEYS = ["from", "select", "without_stages", "sweep"]
 EVAL_KEYS = ["name", "kind", "holdout", "path", "source", "max_docs", "max_items", "format"]
 EVAL_KINDS = ("text", "choice", "heldout")
 LADDER_KEYS = ["model", "budget", "seeds"]
-
-
-@dataclass
-class Recipe:
-    """A candidate dataset: ``source`` ``raw`` or ``kept``; ``rules`` over kept/ score columns;
-    ``without_stages``: also take the rows these stages rejected (an ablation of those stages)."""
-
-    name: str
-    source: str = "kept"
-    rules: list[dict[str, Any]] = field(default_factory=list)
-    without_stages: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -42,53 +32,17 @@ class LadderPoint:
         return f"{self.model}@{self.budget}"
 
 
-def check_keys(raw: Any, valid: list[str], where: str) -> dict[str, Any]:
-    if not isinstance(raw, dict):
-        raise PhaseError(f"{where}: expected a mapping, got {type(raw).__name__} {raw!r}")
-    unknown = sorted(set(raw) - set(valid))
-    if unknown:
-        raise PhaseError(f"{where}: unknown key(s) {', '.join(unknown)}; valid keys: {', '.join(valid)}")
-    return raw
-
-
 def parse_recipes(raw: dict[str, Any]) -> list[Recipe]:
-    out = []
+    """``proxy.recipes``: each entry's ``from:`` names a recipe kind a pipeline may write (default
+    ``kept``), which parses the rest of the entry (:mod:`curate.proxy.kinds`)."""
+    out: list[Recipe] = []
     for name, spec in raw.items():
-        spec = check_keys(spec or {}, RECIPE_KEYS, f"proxy.recipes.{name}")
+        where = f"proxy.recipes.{name}"
+        spec = check_keys(spec or {}, RECIPE_KEYS, where)
         source = spec.get("from", "kept")
-        if source not in ("raw", "kept"):
-            raise PhaseError(f"proxy.recipes.{name}.from: {source!r}; valid: raw, kept")
-        rules = list(spec.get("select") or [])
-        for i, r in enumerate(rules):
-            check_keys(
-                r,
-                ["column", "min", "max", "equals", "reason", "exclusive", "min_quantile", "max_quantile"],
-                f"proxy.recipes.{name}.select[{i}]",
-            )
-        if source == "raw" and (rules or spec.get("without_stages")):
-            raise PhaseError(f"proxy.recipes.{name}: select/without_stages apply to from: kept only")
-        sweep = spec.get("sweep")
-        if sweep is None:
-            out.append(
-                Recipe(
-                    name=name,
-                    source=source,
-                    rules=rules,
-                    without_stages=list(spec.get("without_stages") or []),
-                )
-            )
-            continue
-        sweep = check_keys(sweep, ["column", "min", "max"], f"proxy.recipes.{name}.sweep")
-        for bound in ("min", "max"):
-            for v in sweep.get(bound) or []:
-                out.append(
-                    Recipe(
-                        name=f"{name}@{bound}={v:g}",
-                        source=source,
-                        rules=[*rules, {"column": sweep["column"], bound: v}],
-                        without_stages=list(spec.get("without_stages") or []),
-                    )
-                )
+        if source not in user_kinds():
+            raise PhaseError(f"{where}.from: {source!r}; valid: {', '.join(user_kinds())}")
+        out += kind(source).from_spec(name, spec, where)
     return out
 
 

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from curate.core.errors import PhaseError
 
 
@@ -13,3 +15,13 @@ class ProxyConfigError(PhaseError):
         self.keys, self.msg = keys, msg
         where = "proxy" + "".join(f"[{k}]" if isinstance(k, int) else f".{k}" for k in keys)
         super().__init__(f"{where}: {msg}")
+
+
+def check_keys(raw: Any, valid: list[str], where: str) -> dict[str, Any]:
+    """``raw`` as a mapping whose keys are all in ``valid``; else an error naming ``where`` and the valid keys."""
+    if not isinstance(raw, dict):
+        raise PhaseError(f"{where}: expected a mapping, got {type(raw).__name__} {raw!r}")
+    unknown = sorted(set(raw) - set(valid))
+    if unknown:
+        raise PhaseError(f"{where}: unknown key(s) {', '.join(unknown)}; valid keys: {', '.join(valid)}")
+    return raw

@@ -153,7 +153,8 @@ def eval_sets(
     atomic_save_npy(pdir / "eval_hashes.npy", exclude)
     grams_per_set = evalsets.build_gram_index(evals, pdir / "eval_grams.npz")
     recheck(ctx.run_dir, evals, str(pdir / "eval_grams.npz"))  # a target sample must stay disjoint
-    overlaps = evalsets.scorer_overlaps(ctx.config, cfg.recipes, evals, ctx.pipeline_path)
+    rules = {r.name: r.rules() for r in cfg.recipes}
+    overlaps = evalsets.scorer_overlaps(ctx.config, rules, evals, ctx.pipeline_path)
     bad = [o for o in overlaps if o["eval_set"] in cfg.headline]
     if bad:
         o = bad[0]

@@ -40,17 +40,11 @@ from curate.instrument.shards import (
 from curate.io import runfiles
 from curate.io.stage import Mirror
 from curate.io.storage import Location
-from curate.proxy.config import ProxyConfig, Recipe
+from curate.proxy.config import ProxyConfig
 from curate.proxy.controls import planted_matched
-from curate.proxy.data import (
-    PLANTED_DEFAULT,
-    TrainingData,
-    data_name,
-    null_prefix,
-    planted_prefix,
-    training_data,
-)
+from curate.proxy.data import TrainingData, training_data
 from curate.proxy.inputs import instrument, write_json
+from curate.proxy.kinds import Recipe
 from curate.runtime.context import RunContext
 
 if TYPE_CHECKING:
@@ -58,27 +52,6 @@ if TYPE_CHECKING:
     from curate.io.stage import RemoteRoot
 
 log = logging.getLogger(__name__)
-
-
-def run_folder(r: Recipe, cfg: ProxyConfig) -> str:
-    """A recipe's run folder: its name, except for a non-default null draw or planted rate (calibration
-    studies), which train beside the default ones instead of over them (the planted control is drawn as
-    the null is, so a null draw family names its folder too)."""
-    if r.source == "null" and cfg.null_draw:
-        return f"null-draw{cfg.null_draw}"
-    if r.source == "planted":
-        name = data_name(r, cfg.planted) if cfg.planted != PLANTED_DEFAULT else r.name
-        return f"{name}-draw{cfg.null_draw}" if cfg.null_draw else name
-    return r.name
-
-
-def train_prefix(cfg: ProxyConfig, pdir: Path, r: Recipe, seed: int) -> Path:
-    """The shard recipe ``r`` trains on at ``seed``: the null and planted controls have a draw per seed."""
-    if r.source == "null":
-        return null_prefix(pdir, seed, cfg.null_draw)
-    if r.source == "planted":
-        return planted_prefix(pdir, cfg.planted, seed, cfg.null_draw)
-    return pdir / "data" / data_name(r, cfg.planted) / "train"
 
 
 def run_items(
@@ -103,10 +76,10 @@ def run_items(
                     RunItem(
                         recipe=r.name,
                         seed=seed,
-                        train_prefix=str(train_prefix(cfg, pdir, r, seed)),
+                        train_prefix=str(r.train_prefix(cfg, pdir, seed)),
                         eval_prefixes=eval_prefixes,
                         choice_paths=choice_paths,
-                        out_dir=str(base_dir / run_folder(r, cfg) / f"seed{seed}"),
+                        out_dir=str(base_dir / r.run_folder(cfg) / f"seed{seed}"),
                         train_cfg=dataclasses.asdict(
                             cfg.train_config(seed, point, baseline=r.name == cfg.baseline)
                         ),

@@ -38,9 +38,12 @@ from curate.core.stage import Resources
 from curate.instrument.runs import run_one
 from curate.io.files import atomic_write_json
 from curate.proxy import mixfit
-from curate.proxy.config import ProxyConfig, Recipe
+from curate.proxy.config import ProxyConfig
 from curate.proxy.curves import baseline_curve, point_curves
 from curate.proxy.inputs import instrument
+from curate.proxy.kinds import Recipe
+from curate.proxy.kinds.mixture import Mixture
+from curate.proxy.kinds.null import Null
 from curate.proxy.measure import run_items
 from curate.proxy.mixdata import MIX_SALT, build_mixture, source_shards, source_values
 from curate.proxy.mixspec import MixSpec
@@ -133,12 +136,12 @@ def measure_phase(
     from curate.proxy.assemble import assemble
 
     cfg: ProxyConfig = ctx.section
-    recipes = [Recipe(name=n, source="kept") for n in mixtures]
+    recipes = [Mixture(n, dict(zip(prep.sources, map(float, w), strict=True))) for n, w in mixtures.items()]
     sub = cfg.follow_up(recipes=recipes, baseline="natural", budget=budget, seeds=list(seeds))
     size = max(sub.curve_budgets())  # the baseline's trunk reads the curve's longest budget
     null = controlled is not None
     data, prefixes = _train_data(ctx, prep, mixtures, size, list(seeds), null)
-    trained = recipes + ([Recipe(name="null", source="null")] if null else [])
+    trained: list[Recipe] = [*recipes, *([Null("null")] if null else [])]
     pdir = ctx.path("proxy")
     items = run_items(sub, pdir, trained, prep.tok, prep.eval_paths, f"mix/{tag}")
     items = [dataclasses.replace(it, train_prefix=prefixes[(it.recipe, it.seed)]) for it in items]

@@ -27,8 +27,9 @@ from curate.instrument.hashing import mix64, unit_hash
 from curate.instrument.shards import SHARD_FILES, ShardJob, concat_shards, read_hids, read_shard, shard_jobs
 from curate.io import runfiles
 from curate.io.files import atomic_path, atomic_write_json
-from curate.proxy.data import recipe_jobs
-from curate.proxy.entries import Recipe
+from curate.proxy.data import shared_job_args
+from curate.proxy.kinds import RunFiles
+from curate.proxy.kinds.kept import Kept
 from curate.runtime.context import RunContext
 
 MIX_SALT = 0x6D6978  # "mix": each source's document order
@@ -50,16 +51,10 @@ def source_shards(
 ) -> dict[str, dict[str, Any]]:
     """Each source's kept rows tokenized into ``<mdir>/data/src=<s>/train`` (eval documents and held-out
     sources dropped, as for every recipe); returns ``{source: {prefix, docs, tokens, ...}}``."""
-    tok, excl, grams = (
-        str(pdir / "tokenizer.json"),
-        str(pdir / "eval_hashes.npy"),
-        str(pdir / "eval_grams.npz"),
-    )
-    recipes = [Recipe(name=f"src={s}", source="kept", rules=[{"column": by, "equals": s}]) for s in sources]
-    jobs = {r.name: recipe_jobs(ctx, r, mdir, tok, excl, grams, held_out) for r in recipes}
+    recipes = [Kept(f"src={s}", [{"column": by, "equals": s}]) for s in sources]
+    common, files = shared_job_args(ctx, pdir, held_out), RunFiles(ctx.kept_files(), ctx.rejected_files())
+    jobs = {r.name: r.file_jobs(ctx.section, files, mdir / "data" / r.name, common) for r in recipes}
     flat = [j for js in jobs.values() for j in js]
-    if ctx.mirror:
-        ctx.mirror.send([Path(tok), Path(excl), Path(grams)])
     by_file: dict[str, list[ShardJob]] = {}
     for j in flat:
         by_file.setdefault(j.src, []).append(j)

@@ -44,7 +44,9 @@ from typing import Any
 
 from curate.core.errors import PhaseError
 from curate.io.files import atomic_write_json, atomic_write_text
-from curate.proxy.config import ProxyConfig, Recipe
+from curate.proxy.config import ProxyConfig
+from curate.proxy.kinds import RunFiles
+from curate.proxy.kinds.kept import Kept
 from curate.proxy.searchspec import SearchSpec
 from curate.runtime.context import RunContext
 
@@ -133,14 +135,15 @@ def run_search(ctx: RunContext, spec: SearchSpec) -> dict[str, Any]:
     """The search (see the module docstring); writes ``search.json`` and ``search/winner.yaml``."""
     cfg: ProxyConfig = ctx.section
     base = next(r for r in cfg.recipes if r.name == cfg.baseline)
-    base = Recipe(name=base.name, source=base.source, rules=base.rules)  # its select rules only
+    if isinstance(base, Kept):  # its select rules only
+        base = Kept(base.name, list(base.select))
     empty: dict[str, str] = {}
     per_rung: list[dict[str, Any]] = []
 
     def at(names: list[str], budget: int, seeds: list[int]) -> ProxyConfig:
         """The run's proxy settings with the baseline and these candidates at ``budget`` and ``seeds``,
         at that point only (no ladder, controls or follow-ups)."""
-        recipes = [base] + [Recipe(n, "kept", list(spec.candidates[n]), spec.without(n)) for n in names]
+        recipes = [base] + [Kept(n, list(spec.candidates[n]), spec.without(n)) for n in names]
         return cfg.follow_up(recipes=list({r.name: r for r in recipes}.values()), budget=budget, seeds=seeds)
 
     keys: dict[tuple[str, int], tuple[float, int, float]] = {}
@@ -211,10 +214,8 @@ def _write_winner(
     rows the candidates drew from; none when it has no rules) and without the stages it left out."""
     import yaml
 
-    from curate.proxy.data import resolve_quantiles
-
-    src = Recipe(name=name, source="kept", without_stages=list(without or []))
-    resolved = [resolve_quantiles(ctx, r, src) for r in rules]
+    files = RunFiles(ctx.kept_files(), ctx.rejected_files())
+    resolved = Kept(name, list(rules), list(without or [])).resolved(files).select
     config = json.loads(json.dumps(ctx.config))
     stages = [e for e in config.get("stages") or [] if _stage_name(e) not in set(without or [])]
     config["stages"] = [*stages, *([{"select": resolved, "label": "search_winner"}] if resolved else [])]

@@ -101,7 +101,7 @@ def record(run_dir: Path, name: str) -> Path:
         ],
         "data": {
             "meta": f.data.meta,
-            "recipes": [dataclasses.asdict(r) for r in f.data.recipes],
+            "recipes": [r.record() for r in f.data.recipes],
             "controlled": f.data.controlled,
             "skipped": f.data.skipped,
         },
@@ -164,13 +164,28 @@ class _Eval:
         return dict(self.described)
 
 
+def _recipe(r: dict[str, Any]) -> Any:
+    """A recorded recipe as its kind: records name the kind ``kind`` (or, older ones, ``source``)."""
+    from curate.proxy.kinds import kind
+
+    name = r.get("kind") or r["source"]
+    fields = {"name": r["name"]}
+    if r.get("rules") or r.get("select"):
+        fields["select"] = r.get("select") or r["rules"]
+    if r.get("without_stages"):
+        fields["without_stages"] = r["without_stages"]
+    if r.get("weights"):
+        fields["weights"] = r["weights"]
+    return kind(name)(**fields)
+
+
 def replay(rec: dict[str, Any], root: Path) -> dict[str, Any]:
     """The ``goodput.json`` the current code makes of a record: the runs' folders rebuilt under ``root``
     (``metrics.jsonl`` with the recorded eval records), then the measurement's analysis."""
     from curate.core.engine import InlineEngine
     from curate.instrument.evalsets import EvalSpec
     from curate.instrument.runs import RunItem
-    from curate.proxy.config import Recipe, parse_section
+    from curate.proxy.config import parse_section
     from curate.proxy.data import TrainingData
     from curate.proxy.measure import Finished, report_from_runs
     from curate.runtime.context import RunContext
@@ -189,7 +204,7 @@ def replay(rec: dict[str, Any], root: Path) -> dict[str, Any]:
         results=[run["result"] for run in rec["runs"]],
         data=TrainingData(
             meta=data["meta"],
-            recipes=[Recipe(**r) for r in data["recipes"]],
+            recipes=[_recipe(r) for r in data["recipes"]],
             controlled=data["controlled"],
             skipped=data["skipped"],
         ),

@@ -99,48 +99,6 @@ def test_the_planted_control_says_how_it_was_built_and_what_it_was_matched_to():
     assert "planted" not in off
 
 
-def test_the_planted_control_is_drawn_as_the_null_is_even_when_the_null_is_not_trained(tmp_path):
-    """``controls: [planted]``: no null is built, yet the planted control's shard at each seed holds the
-    documents the null would draw at that seed (at the controlled recipe's token count), corrupted where
-    ``unit_hash(id, PLANTED_SALT) < planted``; measure trains each seed on its own draw."""
-    from curate.instrument.shards import corrupted_mask, id_hashes, read_hids, shuffle_words, write_shard
-    from curate.proxy.config import Recipe, parse
-    from curate.proxy.data import PLANTED_SALT, null_draws, null_prefix
-    from curate.proxy.measure import run_folder, train_prefix
-    from tests.instrument.stream_docs import CharTok as _Tok
-    from tests.instrument.stream_docs import docs as _docs
-
-    cfg = parse(
-        {
-            "recipes": {"raw": {"from": "raw"}, "curated": {"from": "kept"}},
-            "controls": ["planted"],
-            "seeds": 3,
-        }
-    )
-    ids, texts = _docs(80)
-    hit = corrupted_mask(id_hashes(ids), 0.4, PLANTED_SALT)
-    corrupted = [
-        shuffle_words(t, int(h), PLANTED_SALT) if c else t
-        for t, h, c in zip(texts, id_hashes(ids), hit, strict=True)
-    ]
-    write_shard(texts, tmp_path / "data" / "raw" / "train", _Tok(), ids=ids)
-    write_shard(corrupted, tmp_path / "data" / "planted@0.4" / "train", _Tok(), ids=ids)
-    planted = null_draws(cfg, tmp_path, tokens=900, planted=True)
-    assert sorted(planted["draws"]) == ["0", "1", "2"]
-    assert not (tmp_path / "data" / "null").exists()  # no null built
-    null = null_draws(cfg, tmp_path, tokens=900)  # what the null would be
-    r = Recipe(name="planted", source="planted")
-    for s in (0, 1, 2):
-        prefix = train_prefix(cfg, tmp_path, r, s)
-        assert prefix == tmp_path / "data" / "planted@0.4" / f"seed{s}" / "train"
-        assert read_hids(prefix).tolist() == read_hids(null_prefix(tmp_path, s)).tolist()
-        assert planted["draws"][str(s)]["docs"] == null["draws"][str(s)]["docs"]
-        assert planted["draws"][str(s)]["corrupted"] == int(
-            hit[np.isin(id_hashes(ids), read_hids(prefix))].sum()
-        )
-    assert run_folder(r, cfg) == "planted"
-
-
 def test_a_run_without_rejected_rows_skips_the_rejected_control_with_its_reason(tmp_path):
     """kept/ and no rejected/ folder: the default controls train, the rejected one is skipped and says why
     (its shard folder was never made, and writing its empty shard failed)."""

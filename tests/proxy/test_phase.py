@@ -442,7 +442,7 @@ def test_config_errors_name_the_key_and_the_valid_ones():
         "python_docs"
     ]
     cfg = parse({"recipes": {"raw": {"from": "raw"}, "q": {"sweep": {"column": "a.b", "min": [1, 2.5]}}}})
-    assert [(r.name, r.rules) for r in cfg.recipes] == [
+    assert [(r.name, r.rules()) for r in cfg.recipes] == [
         ("raw", []),
         ("q@min=1", [{"column": "a.b", "min": 1}]),
         ("q@min=2.5", [{"column": "a.b", "min": 2.5}]),
@@ -542,78 +542,6 @@ def test_controls_yaml_null_is_the_null_control():
     assert parse(yaml.safe_load("controls: [null]")).controls == ["null"]
     with pytest.raises(PhaseError, match=r"proxy.controls: unknown control\(s\) \['nul'\]"):
         parse({"controls": ["nul"]})
-
-
-def test_quantiles_resolve_over_the_rows_a_recipe_draws_from(tmp_path):
-    """A ``without_stages`` recipe's quantile band is taken over kept/ plus the rows those stages
-    rejected (quarantine and other stages' rejections excluded); a plain kept recipe's over kept/."""
-    import pyarrow as pa
-
-    from curate.proxy.config import Recipe
-    from curate.proxy.data import recipe_scores, resolve_quantiles
-
-    (tmp_path / "kept").mkdir()
-    pq.write_table(
-        pa.table({"id": ["k0", "k1", "k2", "k3"], "s": [1.0, 2.0, 3.0, 4.0]}),
-        tmp_path / "kept" / "part-00000.parquet",
-    )
-    (tmp_path / "rejected").mkdir()
-    pq.write_table(
-        pa.table(
-            {
-                "id": [f"r{i}" for i in range(7)],
-                "s": [5.0, 6.0, 7.0, 8.0, 100.0, 200.0, float("nan")],
-                "stage": ["x_v1"] * 4 + ["y_v1", "quarantine", "x_v1"],
-                "reason": ["x_v1:low"] * 4 + ["y_v1:low", "quarantine:bad_utf8", "x_v1:low"],
-            }
-        ),
-        tmp_path / "rejected" / "part-00000.parquet",
-    )
-    ctx = _ctx(tmp_path, None, {})
-    rule = {"column": "s", "min_quantile": 0.5}
-    ablated = Recipe(name="no_x", source="kept", without_stages=["x_v1"])
-    assert sorted(recipe_scores(ctx, ablated, "s").tolist()) == [1, 2, 3, 4, 5, 6, 7, 8]
-    assert resolve_quantiles(ctx, rule, ablated) == {"column": "s", "min": 4.5}
-    assert resolve_quantiles(ctx, rule, Recipe(name="k", source="kept")) == {"column": "s", "min": 2.5}
-    assert resolve_quantiles(ctx, rule) == {"column": "s", "min": 2.5}
-    rejected = Recipe(name="rej", source="rejected")
-    assert sorted(recipe_scores(ctx, rejected, "s").tolist()) == [5, 6, 7, 8, 100]
-    with pytest.raises(PhaseError, match="nope: no scores"):
-        resolve_quantiles(ctx, {"column": "nope", "max_quantile": 0.5}, rejected)
-
-
-def test_a_recipes_select_applies_to_the_rows_without_stages_adds(tmp_path):
-    """Regression: the rows a ``without_stages`` recipe takes from rejected/ went in unselected (the
-    issue-13 classifier recipe at ``min_quantile: 0.5`` trained on 93% of the input)."""
-    import pyarrow as pa
-
-    from curate.instrument.shards import select_rows
-    from curate.proxy.config import Recipe
-    from curate.proxy.data import recipe_jobs as _recipe_jobs
-
-    (tmp_path / "kept").mkdir()
-    (tmp_path / "rejected").mkdir()
-    pq.write_table(
-        pa.table({"id": ["k"], "text": ["a"], "s": [1.0]}), tmp_path / "kept" / "part-00000.parquet"
-    )
-    rejected = pa.table(
-        {
-            "id": ["r0", "r1", "r2"],
-            "text": ["b", "c", "d"],
-            "s": [0.0, 5.0, 5.0],
-            "stage": ["x_v1", "x_v1", "y_v1"],
-            "reason": ["x_v1:low", "x_v1:low", "y_v1:low"],
-        }
-    )
-    pq.write_table(rejected, tmp_path / "rejected" / "part-00000.parquet")
-    rule = {"column": "s", "min": 0.5}
-    r = Recipe(name="no_x", source="kept", without_stages=["x_v1"], rules=[rule])
-    jobs = _recipe_jobs(_ctx(tmp_path, None, {}), r, tmp_path / "proxy", "tok.json", "", "", [])
-    assert [(j.rejected, j.rules) for j in jobs] == [(False, [rule]), (True, [rule])]
-    rows, _, _ = select_rows(rejected, jobs[1])
-    assert rows.column("id").to_pylist() == ["r1"]
-    unscored = rejected.drop_columns(["s"])  # rows rejected before the scorer ran: they cannot pass
-    assert select_rows(unscored, jobs[1])[0].num_rows == 0
 
 
 def test_a_failed_rerun_leaves_goodput_json_byte_identical(phase_run, inline_engine, monkeypatch):

@@ -61,11 +61,11 @@ def ids_of(run_dir: Path, recipe: dict) -> set[str]:
     (r,) = parse({"recipes": {"raw": {"from": "raw"}, "r": recipe}, "baseline": "raw"}).recipes[1:]
     ids: set[str] = set()
     for f in sorted((run_dir / "kept").glob("*.parquet")):
-        t, _, _ = select_rows(pq.read_table(f), ShardJob(src=str(f), out="", tokenizer="", rules=r.rules))
+        t, _, _ = select_rows(pq.read_table(f), ShardJob(src=str(f), out="", tokenizer="", rules=r.rules()))
         ids |= set(t.column("id").to_pylist())
-    if r.without_stages:
+    if r.stages_left_out():
         for f in sorted((run_dir / "rejected").glob("*.parquet")):
-            job = ShardJob(src=str(f), out="", tokenizer="", rejected=True, only_stages=r.without_stages)
+            job = ShardJob(src=str(f), out="", tokenizer="", rejected=True, only_stages=r.stages_left_out())
             ids |= set(select_rows(pq.read_table(f), job)[0].column("id").to_pylist())
     return ids
 
@@ -85,7 +85,7 @@ def test_ablation_recipes_add_back_exactly_each_stage_rejections(run_dir) -> Non
         parse({"recipes": {"raw": {"from": "raw"}, "curated": {"from": "kept"}}}),
         ["pii_v1", "semantic_dedup_v1"],
     )
-    recipes = {r.name: {"from": r.source, "without_stages": r.without_stages} for r in cfg.recipes}
+    recipes = {r.name: {"from": r.KIND, "without_stages": r.stages_left_out()} for r in cfg.recipes}
     assert set(recipes) == {"raw", "curated", "without_pii_v1", "without_semantic_dedup_v1"}
     assert ids_of(run_dir, recipes["curated"]) == KEPT
     assert ids_of(run_dir, recipes["without_pii_v1"]) == KEPT | BY_PII

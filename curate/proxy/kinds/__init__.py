@@ -1,0 +1,21 @@
+"""Recipe and control kinds (:mod:`curate.proxy.kinds.base`), one module each; importing the package
+registers the built-in ones."""
+
+from curate.proxy.kinds import kept, mixture, null, planted, raw, rejected
+from curate.proxy.kinds.base import KINDS, Recipe, RunFiles, control_kinds, kind, register, user_kinds
+
+__all__ = [
+    "KINDS",
+    "Recipe",
+    "RunFiles",
+    "control_kinds",
+    "kept",
+    "kind",
+    "mixture",
+    "null",
+    "planted",
+    "raw",
+    "register",
+    "rejected",
+    "user_kinds",
+]

@@ -1,0 +1,152 @@
+"""Recipe kinds: what one recipe or control of a measurement trains on, and what it adds to the report.
+
+A *recipe* is a candidate dataset (raw input, curated rows, a selection over stored scores, ...); a
+*control* is a dataset the measurement builds to check the instrument itself (a random subsample of raw,
+raw with a known share corrupted, the rejected rows). Each kind is one class in one module of this
+package, registered in :data:`KINDS` by its ``KIND`` name; nothing outside its module compares a recipe's
+kind with a string. A kind says:
+
+* where its rows come from: :meth:`Recipe.file_jobs` (token-shard jobs over the run's ``kept/`` and
+  ``rejected/`` files, built together in one pass per file), or :meth:`Recipe.derive` (built afterwards
+  from other recipes' shards, e.g. a per-seed document draw);
+* where each run reads and writes: :meth:`Recipe.train_prefix` (its shard at a seed) and
+  :meth:`Recipe.run_folder`;
+* its role (``ROLE``: ``recipe`` or ``control``) and whether curation cost counts against it (``CURATED``);
+* what it adds to its ``goodput.json`` entry (:meth:`Recipe.report_fields`).
+
+``proxy.recipes`` entries name a user kind with ``from:`` (:meth:`Recipe.from_spec`); ``proxy.controls``
+names control kinds. Adding a kind is one module here (registered with ``@register``, imported by this
+package's ``__init__``) and one test: ``docs/adding-a-recipe.md``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol, TypeVar
+
+from curate.core.errors import PhaseError
+
+if TYPE_CHECKING:
+    from curate.instrument.shards import ShardJob
+
+R = TypeVar("R", bound="type[Recipe]")
+
+
+class Settings(Protocol):
+    """What a kind reads of the measurement's settings (:class:`curate.proxy.config.ProxyConfig`)."""
+
+    baseline: str
+    planted: float
+    null_draw: int
+
+    def points(self) -> list[Any]: ...
+
+
+KINDS: dict[str, type[Recipe]] = {}
+
+
+def register(cls: R) -> R:
+    """Class decorator: register a kind under its ``KIND`` name (which must be new)."""
+    name = cls.KIND
+    if not name or (name in KINDS and KINDS[name] is not cls):
+        raise ValueError(f"recipe kind {name!r}: empty or registered twice")
+    KINDS[name] = cls
+    return cls
+
+
+def kind(name: str, *, where: str = "recipe kind") -> type[Recipe]:
+    """The kind registered as ``name``; an unknown name lists the known ones."""
+    try:
+        return KINDS[name]
+    except KeyError:
+        raise PhaseError(f"{where}: {name!r}; valid: {', '.join(sorted(KINDS))}") from None
+
+
+def user_kinds() -> list[str]:
+    """The kinds a ``proxy.recipes`` entry may name with ``from:``."""
+    return [k for k, c in KINDS.items() if c.USER]
+
+
+def control_kinds() -> list[str]:
+    """The kinds ``proxy.controls`` may name, in the order the phase builds them."""
+    return [k for k, c in sorted(KINDS.items(), key=lambda kv: kv[1].ORDER) if c.ROLE == "control"]
+
+
+@dataclass(frozen=True)
+class RunFiles:
+    """The finished run's files a recipe's rows are read from."""
+
+    kept: list[Path]
+    rejected: list[Path]
+
+
+@dataclass
+class Recipe:
+    """One recipe or control of a measurement: its ``name`` (unique in the measurement) and its kind."""
+
+    name: str
+
+    KIND: ClassVar[str] = ""
+    ROLE: ClassVar[str] = "recipe"  # or "control": built by the phase, never ranked or chosen
+    USER: ClassVar[bool] = False  # may be written under proxy.recipes as `from: <KIND>`
+    CURATED: ClassVar[bool] = True  # its rows went through the pipeline's stages: curation cost counts
+    FROM_FILES: ClassVar[bool] = True  # its shard is built from the run's files (else derived)
+    ORDER: ClassVar[int] = 0  # controls are built in this order
+
+    @classmethod
+    def from_spec(cls, name: str, spec: dict[str, Any], where: str) -> list[Recipe]:
+        """The recipes one ``proxy.recipes`` entry of this kind stands for (a sweep stands for several)."""
+        raise PhaseError(f"{where}.from: {cls.KIND!r} is not a recipe a pipeline can name")
+
+    def rules(self) -> list[dict[str, Any]]:
+        """The select rules over stored scores this recipe applies (none but for a selection)."""
+        return []
+
+    def stages_left_out(self) -> list[str]:
+        """The stages whose rejected rows this recipe takes back (none but for an ablation)."""
+        return []
+
+    def resolved(self, files: RunFiles) -> Recipe:
+        """This recipe ready to build: its selection's quantile bounds resolved over the run's rows."""
+        return self
+
+    def data_folder(self, cfg: Settings) -> str:
+        """Its token shards' folder under ``proxy/data/``."""
+        return self.name
+
+    def file_jobs(self, cfg: Settings, files: RunFiles, out: Path, common: dict[str, Any]) -> list[ShardJob]:
+        """The token-shard jobs over the run's files (``out``: the shards' folder; ``common``: the
+        tokenizer and decontamination every job shares)."""
+        return []
+
+    def derive(
+        self, cfg: Settings, pdir: Path, data: dict[str, dict[str, Any]], controlled: str | None
+    ) -> dict[str, Any] | None:
+        """Its training data built from other recipes' (``data``: their shards' meta), once every
+        file-based shard is built; None: it has none of its own beyond :meth:`file_jobs`'."""
+        return None
+
+    def skip_reason(self, data: dict[str, dict[str, Any]], min_tokens: int) -> str | None:
+        """Why this control cannot be trained after all (too little data), else None."""
+        return None
+
+    def requirement(self, baseline: Recipe) -> str | None:
+        """Why this control cannot be built against ``baseline``, else None."""
+        return None
+
+    def train_prefix(self, cfg: Settings, pdir: Path, seed: int) -> Path:
+        """The shard a run of this recipe at ``seed`` trains on."""
+        return pdir / "data" / self.data_folder(cfg) / "train"
+
+    def run_folder(self, cfg: Settings) -> str:
+        """Its runs' folder (``<folder>/seed<k>``) at a ladder point."""
+        return self.name
+
+    def report_fields(self, data: dict[str, Any], baseline: str) -> dict[str, Any]:
+        """What it adds to its ``goodput.json`` entry besides every recipe's numbers."""
+        return {}
+
+    def record(self) -> dict[str, Any]:
+        """The recipe as a JSON record (its kind and fields)."""
+        return {"name": self.name, "kind": self.KIND}
