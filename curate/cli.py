@@ -3,10 +3,16 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import logging
 import os
+import shlex
+import signal
 import sys
+import threading
+import warnings
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -232,8 +238,34 @@ def _wants_embedded_ray(argv: list[str]) -> bool:
     )
 
 
+# Libraries' own chatter (advisories, progress bars of downloads and dataset maps) stays off the terminal;
+# set before any of them is imported, and inherited by Ray's workers. A user's own setting wins.
+QUIET_LIBRARIES = {
+    "TRANSFORMERS_VERBOSITY": "error",
+    "TRANSFORMERS_NO_ADVISORY_WARNINGS": "1",
+    "DATASETS_VERBOSITY": "error",
+    "HF_DATASETS_DISABLE_PROGRESS_BARS": "1",
+    "HF_HUB_DISABLE_PROGRESS_BARS": "1",
+}
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    with _sigterm_as_interrupt(), warnings.catch_warnings():
+        try:
+            return _main(argv)
+        except KeyboardInterrupt:
+            # Ctrl-C, or SIGTERM (_sigterm_as_interrupt). Every unit of work is committed atomically, so
+            # what finished is kept: the same command resumes from it.
+            verb = next((a for a in argv if not a.startswith("-")), "")
+            end_bar = "\n" if sys.stderr.isatty() else ""  # a progress bar may hold the line
+            print(f"{end_bar}{interrupted_line(verb, argv)}", file=sys.stderr, flush=True)
+            return 128 + (_TERMINATED[-1] if _TERMINATED else signal.SIGINT)
+
+
+def _main(argv: list[str]) -> int:
+    for name, value in QUIET_LIBRARIES.items():
+        os.environ.setdefault(name, value)
     if _wants_embedded_ray(argv) and os.environ.get("CURATE_NETNS", "1") != "0":
         # Ray 2.60 binds its servers to every interface; a private network namespace (loopback only) keeps
         # the embedded runtime off the network. It must happen before any import starts a thread.
@@ -254,6 +286,8 @@ def main(argv: list[str] | None = None) -> int:
         level=logging.INFO if args.verbose else logging.WARNING,
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
+    if not args.verbose:
+        _quiet_library_warnings()
     os.environ.setdefault("RAY_DEDUP_LOGS", "1")
     from curate.core.engine import EngineError
     from curate.core.errors import ConfigError, PhaseError
@@ -289,13 +323,68 @@ def main(argv: list[str] | None = None) -> int:
         code = next(c for types, c in codes if isinstance(e, types))
         print(error_line(args.verb, e), file=sys.stderr)
         return code
-    except KeyboardInterrupt:
-        # Every unit of work is committed atomically, so what finished is kept: a rerun resumes from it.
-        hint = ": rerun the same command to resume" if args.verb == "run" else ""
-        end_bar = "\n" if sys.stderr.isatty() else ""  # a progress bar may hold the line
-        print(f"{end_bar}curate {args.verb}: interrupted{hint}", file=sys.stderr, flush=True)
-        return 130
     return int(result or 0)
+
+
+RESUMING_VERBS = ("run", "proxy", "mix", "ablate", "search")  # their finished units or proxy runs are kept
+
+
+def interrupted_line(verb: str, argv: list[str]) -> str:
+    """``curate VERB: interrupted; ...`` with the command line that resumes (or redoes) the verb: ``argv``
+    as given, less ``--restart`` (a rerun with it would discard what the interrupted run finished)."""
+    again = [a for a in argv if not (verb == "run" and len(a) > 4 and "--restart".startswith(a))]
+    command = shlex.join(["curate", *again])
+    if not verb:
+        return f"curate: interrupted. To start again, rerun: {command}"
+    if verb in RESUMING_VERBS:
+        return f"curate {verb}: interrupted; what finished is kept. To resume, rerun: {command}"
+    return f"curate {verb}: interrupted. To finish, rerun: {command}"
+
+
+_TERMINATED: list[int] = []  # the signal that stopped this process, when it was SIGTERM
+
+
+@contextlib.contextmanager
+def _sigterm_as_interrupt() -> Iterator[None]:
+    """SIGTERM (``kill PID``, a scheduler's stop) raises KeyboardInterrupt in the main thread, so it takes
+    Ctrl-C's path: the run directory's lock released, the engine shut down, one line saying how to resume.
+
+    Installed before Ray starts; the Ray engine keeps it through ``ray.init``, which would put its own in
+    place (``curate.core.ray_engine``). A second SIGTERM while the first unwinds is ignored, so the clean-up
+    finishes. The handler in place before is restored on the way out (``main`` may run inside a test).
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def stop(signum: int, frame: Any) -> None:
+        if _TERMINATED:
+            return
+        _TERMINATED.append(signum)
+        raise KeyboardInterrupt
+
+    _TERMINATED.clear()
+    previous = signal.signal(signal.SIGTERM, stop)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+QUIET_LOGGERS = ("matplotlib", "PIL", "fontTools")  # "building the font cache" and the like: WARNING
+
+
+def _quiet_library_warnings() -> None:
+    """Warnings raised inside libraries (torch, transformers, matplotlib, datasets, ...) are for their
+    developers, not for someone running a pipeline: only Python warnings attributed to curate's own modules
+    or to the script run (``__main__``) reach the terminal, and the loggers in ``QUIET_LOGGERS`` only at
+    ERROR. ``curate -v``, or warning options of the user's own (``-W``, ``PYTHONWARNINGS``), keep them all."""
+    if sys.warnoptions:
+        return
+    warnings.filterwarnings("ignore", module=r"(?!curate(\.|$))")
+    warnings.filterwarnings("default", module=r"__main__$")
+    for name in QUIET_LOGGERS:
+        logging.getLogger(name).setLevel(logging.ERROR)
 
 
 def error_line(verb: str, e: BaseException) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import numpy as np
@@ -107,3 +108,65 @@ def test_ray_actor_pool_gives_no_work_to_an_actor_that_never_starts(ray_engine):
         ray.kill(blocker)
     assert [item for item, _ in got] == list(range(6))
     assert len({pid for _, pid in got}) == 1
+
+
+def test_ray_notices_that_matter_are_said_once_in_our_words_and_the_rest_stays_in_the_log(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    import logging
+
+    from curate.core.ray_connect import RayOutput
+
+    log = tmp_path / "ray.log"
+    out = RayOutput(log)
+    out.verbose = False  # as without curate -v, whatever level this test session logs at
+    shm = (
+        "WARNING: The object store is using /tmp instead of /dev/shm because /dev/shm has only 67108864 bytes "
+        "available. This will harm performance!"
+    )
+    with caplog.at_level(logging.WARNING, logger="curate.core.ray_connect"):
+        with out.starting():  # what Ray prints while it starts goes to the file, not to this process's fds
+            os.write(2, f"{shm}\nToken authentication is enabled for this Ray cluster.\n".encode())
+        for line in (shm, "(raylet) Task was killed due to the node running low on memory.", shm):
+            out.notice(line)
+    assert [r.getMessage() for r in caplog.records] == [
+        "Ray keeps its objects on disk in /tmp: /dev/shm has only 0.1 GB free, so the run is slower; free "
+        f"/dev/shm or make it larger (docker run --shm-size=...) (Ray's own words: {log})",
+        "Ray stopped a worker because this machine ran low on memory; its work is retried. Fewer workers "
+        f"(engine.num_cpus in the pipeline) or more memory avoid it (Ray's own words: {log})",
+    ]
+    assert log.read_text() == f"{shm}\nToken authentication is enabled for this Ray cluster.\n"
+
+
+def test_ray_init_keeps_the_callers_sigterm_handler(monkeypatch: pytest.MonkeyPatch) -> None:
+    import signal
+    import types
+
+    from curate.core.ray_connect import keep_sigterm_handler
+
+    installed: list[object] = []
+    utils = types.SimpleNamespace(set_sigterm_handler=installed.append)
+    fake_ray = types.SimpleNamespace(_private=types.SimpleNamespace(utils=utils))
+
+    def ours(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    def ray_init() -> None:  # what ray.init does to SIGTERM: its own Python handler, then its core worker's
+        fake_ray._private.utils.set_sigterm_handler(lambda s, f: None)
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+    before = signal.signal(signal.SIGTERM, ours)
+    try:
+        with keep_sigterm_handler(fake_ray):
+            ray_init()
+        assert installed == []  # Ray's Python handler was never installed
+        assert signal.getsignal(signal.SIGTERM) is ours
+        assert fake_ray._private.utils.set_sigterm_handler == installed.append  # put back
+        signal.signal(
+            signal.SIGTERM, signal.SIG_DFL
+        )  # a process with no handler of its own: Ray's, as before
+        with keep_sigterm_handler(fake_ray):
+            ray_init()
+        assert len(installed) == 1
+    finally:
+        signal.signal(signal.SIGTERM, before)

@@ -116,7 +116,10 @@ def test_ctrl_c_is_one_line_releases_the_lock_and_the_rerun_says_it_resumes(tmp_
     first.send_signal(signal.SIGINT)
     _, err = first.communicate(timeout=60)
     assert first.returncode == 130
-    assert err.splitlines() == ["curate run: interrupted: rerun the same command to resume"]
+    assert err.splitlines() == [
+        "curate run: interrupted; what finished is kept. To resume, rerun: curate run "
+        f"{pipe} --output {out} --engine inline -q --no-phases"
+    ]
     assert not (out / "_work" / "lock.json").exists()
     (tmp_path / "gate").touch()
     again = subprocess.run(

@@ -10,12 +10,10 @@ they finish in.
 from __future__ import annotations
 
 import collections
-import contextlib
 import functools
 import logging
 import os
-import sys
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any, TypeVar, cast
 
 import pyarrow as pa
@@ -23,40 +21,12 @@ from tqdm.auto import tqdm
 
 from curate.core.engine_base import ONE_CPU, Engine, Worker
 from curate.core.partition import concat_tables, partition_by_key, single_partition
-from curate.core.ray_connect import _connect
+from curate.core.ray_connect import RayOutput, _connect, keep_sigterm_handler
 from curate.core.resources import Resources
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 R = TypeVar("R")
-
-
-@contextlib.contextmanager
-def _output_to(path: str | os.PathLike[str] | None) -> Iterator[None]:
-    """Send this process's stdout and stderr (file descriptors, so Ray's C++ logs too) to ``path``.
-
-    Ray's start-up prints notices on every start (the token-auth warning, "Failed to determine local IP
-    via external connectivity" inside a network namespace); they belong in the run's log, not the
-    terminal. Nothing is redirected without a path, or when logging is at INFO (``curate -v``).
-    """
-    if path is None or logging.getLogger().isEnabledFor(logging.INFO):
-        yield
-        return
-    sys.stdout.flush()
-    sys.stderr.flush()
-    saved = [os.dup(1), os.dup(2)]
-    with open(path, "ab") as log_file:
-        try:
-            os.dup2(log_file.fileno(), 1)
-            os.dup2(log_file.fileno(), 2)
-            yield
-        finally:
-            sys.stdout.flush()
-            sys.stderr.flush()
-            os.dup2(saved[0], 1)
-            os.dup2(saved[1], 2)
-            for fd in saved:
-                os.close(fd)
 
 
 class _ActorPool:
@@ -164,14 +134,19 @@ class RayEngine(Engine):
         self.max_retries = max_retries
         address = address or os.environ.get("RAY_ADDRESS") or None
         self._owns_runtime = False
+        self._output: RayOutput | None = None
         if not ray.is_initialized():
+            # Ray's own output goes to ``start_log`` (a run's ray.log; else the Ray session's log folder),
+            # the workers' stdout and stderr stay in the session's logs: the terminal holds curate's
+            # progress and results (curate -v shows it all). See curate/core/ray_connect.py.
+            self._output = RayOutput(start_log)
             kwargs: dict[str, Any] = dict(
                 include_dashboard=False,
                 logging_level=logging.WARNING,
-                log_to_driver=True,
+                log_to_driver=self._output.log_to_driver,
                 configure_logging=True,
             )
-            with _output_to(start_log):
+            with keep_sigterm_handler(ray), self._output.starting():
                 if address:
                     _connect(ray, address, kwargs)
                 else:
@@ -184,6 +159,8 @@ class RayEngine(Engine):
         from ray.data import DataContext
 
         DataContext.get_current().enable_progress_bars = False
+        if self._output is not None:
+            self._output.attach(ray, cluster=bool(address))  # after ray.data's import: it adds a handler
         self.address = address
         self.num_workers = max(1, int(ray.available_resources().get("CPU", 1)))
 
@@ -351,6 +328,9 @@ class RayEngine(Engine):
 
         if self._owns_runtime and ray.is_initialized():
             ray.shutdown()
+        if self._output is not None:
+            self._output.detach()
+            self._output = None
 
 
 def assigned_gpus() -> list[str]:
