@@ -152,7 +152,7 @@ class Pii(Transform):
     @property
     def redacts_rejected(self) -> bool:
         """In ``mode: redact`` the runner passes rows that stages before this one rejected through
-        :meth:`scrub` before writing them, so that no raw value of a covered type reaches the run folder."""
+        :meth:`scrub` before writing them, so that no span it finds reaches the run folder raw."""
         return self.params.mode == "redact"
 
     def scrub(self, table: pa.Table, columns: tuple[str, ...] = (schema.TEXT, DETAIL)) -> pa.Table:

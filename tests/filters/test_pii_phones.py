@@ -136,3 +136,25 @@ def test_widening_phone_regions_costs_precision_on_the_sample() -> None:
     res = score(rows, Pii(PiiParams(phone_regions=regions)))
     assert res["false_positives"] == 200
     assert "1943-1945" in {c for _, c in res["false_positive_rows"]}
+
+
+def test_the_docs_state_the_forms_and_their_limits() -> None:
+    """docs/own-data.md: each form it names is redacted whole, the limits it names hold."""
+    from pathlib import Path
+
+    doc = (Path(__file__).parents[2] / "docs" / "own-data.md").read_text()
+    forms = ["(503) 913-0898", "503.913.0898", "1-800-882-7223", "1 (800) 882-7223", "09061701461"]
+    for form in forms:
+        assert f"`{form}`" in doc
+        assert redact([f"call {form} now"]) == ["call <PHONE> now"]
+    assert redact(["call 503-913-0898 ext. 12 or 503.913.0898 x123"]) == ["call <PHONE> or <PHONE>"]
+    assert "not after a word such\nas `ISBN` or `order`" in doc
+    assert redact(["ISBN 07734396839 and order 07734396839"]) == ["ISBN 07734396839 and order 07734396839"]
+    assert "in some regions (IE, HR) a\nyear range such as `1943-1945` is a valid number too" in doc
+    for region in ("IE", "HR"):
+        assert redact(["in 1943-1945"], phone_regions=[region]) == ["in <PHONE>"]
+    assert redact(["in 1943-1945"]) == ["in 1943-1945"]
+    for missed in ("1-800-FLOWERS", "0871277810910p/min"):
+        assert f"`{missed}`" in doc
+        assert redact([f"call {missed}"]) == [f"call {missed}"]
+    assert "0.990 [0.975, 0.996] on the 409 it claims" in doc

@@ -1,4 +1,4 @@
-"""A run with ``pii_v1`` in redact mode leaves no raw value anywhere in its folder: rows that stages
+"""A run with ``pii_v1`` in redact mode leaves no raw value it finds anywhere in its folder: rows that stages
 before it reject (a short document, a duplicate, a quarantined line) are redacted before they are
 written, and the report, the export and the manifest see only what was written."""
 
