@@ -72,7 +72,10 @@ def build_parser() -> argparse.ArgumentParser:
         prog="curate", description="Curate LLM pre-training data and measure its goodput."
     )
     parser.add_argument(
-        "-v", "--verbose", action="store_true", help="log at INFO level (and show Ray's start-up)"
+        "-v",
+        "--verbose",
+        action="store_true",
+        help="log at INFO level; show Ray's own output (start-up, workers' lines) and libraries' warnings",
     )
     parser.add_argument("--version", action="version", version=f"curate {__version__}")
     sub = parser.add_subparsers(dest="verb", metavar="VERB")
