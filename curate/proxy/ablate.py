@@ -20,13 +20,10 @@ those later stages for them: the effect measured is of the stage *at its place i
 
 from __future__ import annotations
 
-import dataclasses
-import json
 import math
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pyarrow.compute as pc
 
 from curate.core import schema
@@ -34,8 +31,8 @@ from curate.core.errors import PhaseError
 from curate.io import runfiles
 from curate.io.files import atomic_write_json
 from curate.proxy import analysis, stats
+from curate.proxy.assemble import Analysis
 from curate.proxy.config import ProxyConfig
-from curate.proxy.curves import baseline_curve, read_curves
 from curate.proxy.goodput import finite_or_none
 from curate.proxy.kinds.kept import Kept
 from curate.runtime.context import RunContext
@@ -75,13 +72,6 @@ def ablation_config(cfg: ProxyConfig, stages: list[str]) -> tuple[ProxyConfig, s
     return out, base.name, subject.name
 
 
-def _heads(pdir: Path, recipe: str, cfg: ProxyConfig) -> tuple[np.ndarray, np.ndarray]:
-    per_seed = [read_curves(pdir / recipe / f"seed{s}") for s in cfg.seeds]
-    tokens = np.asarray(per_seed[0][0], dtype=np.float64)
-    bpb = {k: np.array([c[1][k] for c in per_seed]) for k in per_seed[0][1]}
-    return tokens, analysis.headline(bpb, cfg.headline)
-
-
 def _scaled(block: dict[str, Any], factor: float) -> dict[str, Any]:
     return {
         k: (finite_or_none(block[k] * factor) if block[k] is not None else None)
@@ -89,25 +79,15 @@ def _scaled(block: dict[str, Any], factor: float) -> dict[str, Any]:
     }
 
 
-def effects(
-    run_dir: Path,
-    cfg: ProxyConfig,
-    report: dict[str, Any],
-    baseline: str,
-    subject: str,
-    stages: dict[str, int],
-) -> dict[str, Any]:
-    """Each stage's paired effect (see the module docstring), from the runs' curves and the report."""
-    pdir = Path(run_dir) / "proxy"
-    tokens, h_base = _heads(pdir, baseline, cfg)
-    res_base = [json.loads((pdir / baseline / f"seed{s}" / "result.json").read_text()) for s in cfg.seeds]
-    base = baseline_curve(res_base, h_base, int(tokens[-1]), cfg.headline)
-    _, h_with = _heads(pdir, subject, cfg)
+def effects(a: Analysis, subject: str, stages: dict[str, int]) -> dict[str, Any]:
+    """Each stage's paired effect (see the module docstring), from the measurement's analysis: each
+    recipe's headline bpb per seed, the baseline's measured curve and the report."""
+    report, base, h_with = a.report, a.base, a.heads[subject]
     y_with = report["recipes"][subject]["yield"]
     out = {}
     for stage, n in stages.items():
         recipe = PREFIX + stage
-        _, h_without = _heads(pdir, recipe, cfg)
+        h_without = a.heads[recipe]
         iv = analysis.paired(h_with, h_without)
         mult = analysis.relative_multiplier(base, float(h_without[:, -1].mean()), iv)
         mult["method"] = (
@@ -155,7 +135,7 @@ def _why_skipped(record: dict[str, Any]) -> str:
 def run_ablation(ctx: RunContext, stages: list[str] | None = None) -> dict[str, Any]:
     """Train the leave-one-stage-out recipes and write ``ablation.json``; returns its content.
     ``stages``: ablate only these (each must have rejected documents); default every stage that did."""
-    from curate.proxy.measure import measure
+    from curate.proxy.measure import Experiment, measure
 
     removed = removed_by_stage(ctx.run_dir, ctx.manifest)
     records = {str(s.get("name")): s for s in ctx.manifest.get("stages") or []}
@@ -174,15 +154,15 @@ def run_ablation(ctx: RunContext, stages: list[str] | None = None) -> dict[str, 
             f"ablate: no stage of {ctx.run_dir} rejected a document (quarantine aside): nothing to ablate"
         )
     cfg, baseline, subject = ablation_config(ctx.section, list(removed))
-    measure(dataclasses.replace(ctx, section=cfg), report_name=REPORT)
-    report = json.loads(ctx.path(REPORT).read_text())
+    m = measure(ctx, Experiment(cfg, report=REPORT))
+    report = m.report
     out = {
         "baseline": baseline,
         "subject": subject,
         "recipes": [r.name for r in cfg.recipes],
         "point": {"model": cfg.model, "budget": report["budget"], "seeds": list(cfg.seeds)},
         "headline": list(cfg.headline),
-        "stages": effects(ctx.run_dir, cfg, report, baseline, subject, removed),
+        "stages": effects(m.analysis, subject, removed),
         "skipped": skipped,
         "report": REPORT,
         "statistics": stats.METHOD + ", level 0.95; effects are with minus without the stage",

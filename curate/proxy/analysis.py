@@ -190,6 +190,14 @@ def fmt_multiplier(block: dict[str, Any], key: str = "value", digits: int = 2) -
     return f"{(block.get('bounds') or {}).get(key) or ''}{x:.{digits}f}"
 
 
+def fmt_diff(d: dict[str, Any]) -> str:
+    """``+0.0123 bpb (CI +0.0050 to +0.0196)``: a paired difference (an :class:`~curate.proxy.stats.Interval`
+    as a dict) and its interval, for a sentence."""
+    if d.get("ci_low") is None or d.get("ci_high") is None:
+        return f"{d['value']:+.4f} bpb (no CI: one seed)"
+    return f"{d['value']:+.4f} bpb (CI {d['ci_low']:+.4f} to {d['ci_high']:+.4f})"
+
+
 def relative_multiplier(base: Baseline, level: float, iv: stats.Interval) -> dict[str, Any]:
     """A paired difference ``d = H_a - H_b`` as a ratio of multipliers, ``m_a / m_b``: mapped through the
     baseline's measured curve at ``b``'s level ``R`` (its mean headline bpb at T), ``t_base(R + d) /

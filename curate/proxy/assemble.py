@@ -6,19 +6,34 @@ the regime. The schema is documented in ``docs/goodput.md``.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from curate.proxy import analysis, stats
 from curate.proxy.controls import controls_block
+from curate.proxy.controls import warnings as control_warnings
 from curate.proxy.curves import baseline_curve, point_curves
 from curate.proxy.goodput import RecipeCurves, finite_or_none, goodput_report
+from curate.proxy.kinds import Recipe
+from curate.proxy.kinds.base import Evidence
 from curate.proxy.ladder import ladder_points, paired_block, summarize_ladder
 from curate.proxy.regime import regime
 from curate.proxy.signal import signal_noise
 
 SCHEMA_VERSION = 2
+
+
+@dataclass
+class Analysis:
+    """A measurement's analysis: ``goodput.json`` (``report``), and what designers build on without
+    reading files back: each recipe's headline bpb at the main point (``heads``: seeds x eval points, the
+    last at T) and the baseline's measured curve (``base``)."""
+
+    report: dict[str, Any]
+    heads: dict[str, np.ndarray]
+    base: analysis.Baseline
 
 
 def assemble(
@@ -33,7 +48,8 @@ def assemble(
     controlled: str | None,
     controls_skipped: dict[str, str],
     grams_per_set: dict[str, int],
-) -> dict[str, Any]:
+    shares: dict[str, dict[str, Any]],
+) -> Analysis:
     """``goodput.json`` (as a dict) from the finished runs ``results`` of ``items``: the main point's
     curves and paired calls per recipe, the verdict, the ladder over every point, controls and warnings."""
     names = [r.name for r in recipes]
@@ -51,7 +67,7 @@ def assemble(
     heads = {r: analysis.headline(bpb[r], cfg.headline) for r in names}
     base = baseline_curve(res[cfg.baseline], heads[cfg.baseline], int(tokens[-1]), cfg.headline)
     epochs = {r: float(tokens[-1]) / max(1, data[r]["tokens"]) for r in names}
-    roles = _roles(cfg, recipes)
+    roles = _roles(cfg.baseline, recipes)
     members = [r for r in names if roles[r] != "control"]
     pairs = analysis.Pairs(heads, members, cfg.baseline)  # every pair by its own paired interval
     by_stage = _stage_cpu_s(ctx.manifest)
@@ -87,14 +103,16 @@ def assemble(
         headline=cfg.headline,
         subject=subject,
     )
-    ladder_block, ladder_warnings = summarize_ladder(ladder, main.name, roles, cfg.planted)
+    ladder_block, ladder_warnings = summarize_ladder(
+        ladder, main.name, roles, [r for r in recipes if r.ROLE == "control"], cfg
+    )
     if "warning" in ladder_block:
         verdict["sentence"] += f". Warning: {ladder_block['warning']}"
-    controls = controls_block(base, heads, cfg.baseline, controlled, controls_skipped, epochs, cfg.planted)
+    checks = [r for r in recipes if r.ROLE == "control"]
+    ev = Evidence(base, heads, cfg.baseline, controlled, epochs, shares, cfg)
+    controls = controls_block(ev, checks, controls_skipped)
     _support(verdict, controls)
-    warnings = ladder_warnings
-    if "planted" in controls and not controls["planted"]["called_worse"]:
-        warnings.insert(0, controls["planted"]["message"])
+    warnings = control_warnings(controls, checks) + ladder_warnings
     spikes = _spike_warning({r: rep["recipes"][r]["anomalies"] for r in names})
     if spikes:
         warnings.append(spikes)
@@ -122,7 +140,7 @@ def assemble(
             "statistics": _statistics_block(cfg.n_boot),
         }
     )
-    return rep
+    return Analysis(rep, heads, base)
 
 
 def _recipe_curves(
@@ -143,12 +161,11 @@ def _recipe_curves(
     }
 
 
-def _roles(cfg: Any, recipes: list[Any]) -> dict[str, str]:
-    """``recipe``, ``control`` (a recipe the phase added, not the config) or ``baseline``, by recipe name."""
-    roles = {r.name: "recipe" for r in cfg.recipes} | {
-        r.name: "control" for r in recipes if r.name not in {x.name for x in cfg.recipes}
-    }
-    roles[cfg.baseline] = "baseline"
+def _roles(baseline: str, recipes: list[Recipe]) -> dict[str, str]:
+    """``recipe``, ``control`` (its kind's role: built by the phase to check the instrument) or
+    ``baseline``, by recipe name."""
+    roles = {r.name: r.ROLE for r in recipes}
+    roles[baseline] = "baseline"
     return roles
 
 

@@ -58,7 +58,14 @@ from curate.instrument.evalsets import EvalSpec, check_files
 from curate.instrument.model_config import DEFAULT_MODEL, LADDER
 from curate.instrument.train_config import TrainConfig
 from curate.pipeline.keys import located_phase_error
-from curate.proxy.entries import LadderPoint, parse_eval_specs, parse_ladder, parse_recipes
+from curate.proxy.entries import (
+    DEFAULT_SEEDS,
+    LadderPoint,
+    parse_eval_specs,
+    parse_ladder,
+    parse_recipes,
+    parse_seeds,
+)
 from curate.proxy.errors import ProxyConfigError, check_keys
 from curate.proxy.kinds import Recipe, control_kinds
 from curate.proxy.mixspec import MixSpec, parse_mix
@@ -101,7 +108,7 @@ class ProxyConfig:
     baseline: str = "raw"
     model: str = DEFAULT_MODEL
     budget: int = 300_000
-    seeds: list[int] = field(default_factory=lambda: [0, 1, 2])
+    seeds: list[int] = field(default_factory=lambda: list(DEFAULT_SEEDS))
     tokenizer_path: str | None = None
     tokenizer_sha256: str | None = None
     vocab_size: int = 2048
@@ -222,13 +229,7 @@ def _plain_keys(raw: dict[str, Any]) -> dict[str, Any]:
             raise ProxyConfigError(("ablate",), f"expected true or false, got {raw['ablate']!r}")
         kw["ablate"] = raw["ablate"]
     if "seeds" in raw:
-        s = raw["seeds"]
-        ok = isinstance(s, int) and not isinstance(s, bool) and s > 0
-        if not ok and not (isinstance(s, list) and s and all(type(x) is int for x in s)):
-            raise ProxyConfigError(
-                ("seeds",), f"expected a count (e.g. 3) or a list of seeds (e.g. [0, 1, 2]), got {s!r}"
-            )
-        kw["seeds"] = list(range(s)) if isinstance(s, int) else list(s)
+        kw["seeds"] = list(parse_seeds(raw["seeds"], ("seeds",)))
     if "tokenizer" in raw:
         kw.update(_tokenizer_keys(raw["tokenizer"]))
     return kw
@@ -329,6 +330,15 @@ def parse(section: dict[str, Any] | None) -> ProxyConfig:
     names = [r.name for r in kw["recipes"]]
     if len(set(names)) != len(names):
         raise PhaseError(f"proxy.recipes: duplicate names in {names}")
+    for r in kw["recipes"]:
+        for need in r.requires():
+            src = next((x for x in kw["recipes"] if x.name == need), None)
+            if src is None or not src.FROM_FILES:
+                built = [x.name for x in kw["recipes"] if x.FROM_FILES]
+                raise PhaseError(
+                    f"proxy.recipes.{r.name}: {need!r} is not a recipe read from the run's files; "
+                    f"recipes: {', '.join(built)}"
+                )
     kw["baseline"] = raw.get("baseline", "raw")
     if kw["baseline"] not in names:
         raise PhaseError(f"proxy.baseline: {kw['baseline']!r} is not a recipe; recipes: {', '.join(names)}")
@@ -340,7 +350,7 @@ def parse(section: dict[str, Any] | None) -> ProxyConfig:
         valid = [f.name for f in dataclasses.fields(TrainConfig) if f.name not in ("model", "tokens", "seed")]
         kw["train"] = TrainConfig(**check_keys(raw["train"], valid, "proxy.train"))
     if "ladder" in raw:
-        kw["ladder"] = parse_ladder(raw["ladder"], kw.get("seeds", [0, 1, 2]))
+        kw["ladder"] = parse_ladder(raw["ladder"], kw.get("seeds", list(DEFAULT_SEEDS)))
     cfg = ProxyConfig(**kw)
     _check_budgets(cfg, raw)
     return cfg

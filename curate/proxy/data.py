@@ -13,6 +13,7 @@ from curate.core.errors import PhaseError
 from curate.core.stage import Resources
 from curate.instrument.shards import SHARD_FILES, ShardJob, concat_shards, shard_jobs
 from curate.proxy.config import ProxyConfig
+from curate.proxy.errors import EmptyRecipeError
 from curate.proxy.kinds import Recipe, RunFiles, kind
 from curate.proxy.kinds.kept import Kept
 from curate.runtime.context import RunContext
@@ -100,12 +101,12 @@ def training_data(
                 raise PhaseError(f"proxy.controls: {c.name}: {why}")
             skipped[c.name] = why
             controls.remove(c)
-    for c in controls:
-        derived = c.derive(cfg, pdir, data, controlled)
-        if derived is not None:
-            data[c.name] = derived
     everything = recipes + controls
+    for r in everything:  # recipes derived from built ones (a sample), then the controls' draws
+        derived = r.derive(cfg, pdir, data, controlled)
+        if derived is not None:
+            data[r.name] = derived
     for r in everything:
         if data[r.name]["tokens"] <= min_tokens:
-            raise PhaseError(f"proxy.recipes.{r.name}: only {data[r.name]['tokens']} tokens of data")
+            raise EmptyRecipeError(r.name, data[r.name]["tokens"])
     return TrainingData(data, everything, controlled, skipped)

@@ -13,10 +13,67 @@ from curate.instrument.model_config import LADDER
 from curate.proxy.errors import ProxyConfigError, check_keys
 from curate.proxy.kinds import Recipe, kind, user_kinds
 
-RECIPE_KEYS = ["from", "select", "without_stages", "sweep"]
 EVAL_KEYS = ["name", "kind", "holdout", "path", "source", "max_docs", "max_items", "format"]
 EVAL_KINDS = ("text", "choice", "heldout")
 LADDER_KEYS = ["model", "budget", "seeds"]
+
+
+DEFAULT_SEEDS = (0, 1, 2)
+
+
+@dataclass(frozen=True)
+class Rung:
+    """One rung of a search: its budget and seeds."""
+
+    budget: int
+    seeds: tuple[int, ...]
+
+
+def parse_seeds(value: Any, keys: tuple[str | int, ...]) -> tuple[int, ...]:
+    """Seeds as a pipeline writes them: a count (``3``: seeds 0, 1, 2) or a list of distinct integers;
+    the one parser of every ``seeds`` and ``confirm_seeds`` key (errors located at ``keys``)."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        if value < 1:
+            raise ProxyConfigError(keys, f"expected a count of at least 1, got {value!r}")
+        return tuple(range(value))
+    ok = isinstance(value, list | tuple) and value and all(type(x) is int for x in value)
+    if not ok:
+        raise ProxyConfigError(
+            keys, f"expected a count (e.g. 3) or a list of seeds (e.g. [0, 1, 2]), got {value!r}"
+        )
+    if len(set(value)) < len(value):
+        raise ProxyConfigError(keys, f"a seed is listed twice in {list(value)}")
+    return tuple(value)
+
+
+def fresh_seeds(value: Any, used: set[int], keys: tuple[str | int, ...]) -> tuple[int, ...]:
+    """``confirm_seeds``: a count (that many seeds after the largest one ``used``) or a list of seeds, none
+    of them ``used``: a confirmation on seeds that chose nothing."""
+    seeds = (
+        tuple(range(max(used) + 1, max(used) + 1 + value))
+        if isinstance(value, int) and not isinstance(value, bool) and value >= 1
+        else parse_seeds(value, keys)
+    )
+    if set(seeds) & used:
+        raise ProxyConfigError(keys, "confirmation seeds must be fresh: none of the rungs' seeds")
+    return seeds
+
+
+def parse_rungs(raw: Any, keys: tuple[str | int, ...], default: list[Rung]) -> list[Rung]:
+    """``rungs``: a non-empty list of ``{budget, seeds}`` (``seeds`` default 1); ``default`` when absent."""
+    if raw is None:
+        return default
+    if not isinstance(raw, list) or not raw:
+        raise ProxyConfigError(keys, "expected a non-empty list of {budget, seeds}")
+    rungs = []
+    for i, r in enumerate(raw):
+        if not isinstance(r, dict) or set(r) - {"budget", "seeds"} or "budget" not in r:
+            raise ProxyConfigError((*keys, i), "expected {budget, seeds}")
+        b = r["budget"]
+        if not isinstance(b, int) or isinstance(b, bool) or b <= 0:
+            raise ProxyConfigError((*keys, i, "budget"), f"expected a positive integer, got {b!r}")
+        rungs.append(Rung(b, parse_seeds(r.get("seeds", 1), (*keys, i, "seeds"))))
+    return rungs
 
 
 @dataclass(frozen=True)
@@ -38,7 +95,9 @@ def parse_recipes(raw: dict[str, Any]) -> list[Recipe]:
     out: list[Recipe] = []
     for name, spec in raw.items():
         where = f"proxy.recipes.{name}"
-        spec = check_keys(spec or {}, RECIPE_KEYS, where)
+        spec = spec or {}
+        if not isinstance(spec, dict):
+            raise PhaseError(f"{where}: expected a mapping, got {type(spec).__name__} {spec!r}")
         source = spec.get("from", "kept")
         if source not in user_kinds():
             raise PhaseError(f"{where}.from: {source!r}; valid: {', '.join(user_kinds())}")
@@ -101,8 +160,7 @@ def parse_ladder(raw: Any, seeds: list[int]) -> list[LadderPoint]:
         b = p.get("budget")
         if not isinstance(b, int) or isinstance(b, bool) or b <= 0:
             raise ProxyConfigError(("ladder", i, "budget"), f"expected a positive integer, got {b!r}")
-        s = p.get("seeds", len(seeds))
         out.append(
-            LadderPoint(p["model"], b, tuple(range(s)) if isinstance(s, int) else tuple(int(x) for x in s))
+            LadderPoint(p["model"], b, parse_seeds(p.get("seeds", len(seeds)), ("ladder", i, "seeds")))
         )
     return out

@@ -17,6 +17,14 @@ class ProxyConfigError(PhaseError):
         super().__init__(f"{where}: {msg}")
 
 
+class EmptyRecipeError(PhaseError):
+    """A recipe with too little data to train a run on (``tokens``): a search drops such a candidate."""
+
+    def __init__(self, recipe: str, tokens: int) -> None:
+        self.recipe, self.tokens = recipe, tokens
+        super().__init__(f"proxy.recipes.{recipe}: only {tokens} tokens of data")
+
+
 def check_keys(raw: Any, valid: list[str], where: str) -> dict[str, Any]:
     """``raw`` as a mapping whose keys are all in ``valid``; else an error naming ``where`` and the valid keys."""
     if not isinstance(raw, dict):

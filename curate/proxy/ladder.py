@@ -10,8 +10,8 @@ from typing import Any
 import numpy as np
 
 from curate.proxy import analysis, stats
-from curate.proxy.controls import ladder_null_warning, ladder_planted_warning
 from curate.proxy.curves import baseline_curve, mean_or_none, point_curves
+from curate.proxy.kinds import Recipe
 
 
 def pairs_of(heads: dict[str, np.ndarray], roles: dict[str, str], baseline: str) -> analysis.Pairs:
@@ -139,7 +139,7 @@ def decision_agreement(
 
 
 def summarize_ladder(
-    ladder: list[dict[str, Any]], main: str, roles: dict[str, str], planted: float
+    ladder: list[dict[str, Any]], main: str, roles: dict[str, str], controls: list[Recipe], cfg: Any
 ) -> tuple[dict[str, Any], list[str]]:
     """The ladder's block (every point, its decision accuracy against the largest, the checks that failed)
     and the warnings it raises, in the order the report lists them."""
@@ -175,12 +175,10 @@ def summarize_ladder(
             f"pairs differently from the largest point ({ref['name']}): its ranking may point the wrong way"
         )
         warnings.append(block["warning"])
-    null_warning = ladder_null_warning(ladder[1:])
-    if null_warning:
-        block["null_separated_at"] = null_warning[0]
-        warnings.append(null_warning[1])
-    planted_warning = ladder_planted_warning(ladder[1:], planted)
-    if planted_warning:
-        block["planted_not_called_at"] = planted_warning[0]
-        warnings.append(planted_warning[1])
+    for r in sorted(controls, key=lambda r: r.ORDER):  # each control is checked at every other point, too
+        failed = r.ladder_failure(ladder[1:], cfg)
+        if failed:
+            key, names, warning = failed
+            block[key] = names
+            warnings.append(warning)
     return block, warnings

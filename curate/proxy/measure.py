@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -40,8 +40,8 @@ from curate.instrument.shards import (
 from curate.io import runfiles
 from curate.io.stage import Mirror
 from curate.io.storage import Location
+from curate.proxy.assemble import Analysis
 from curate.proxy.config import ProxyConfig
-from curate.proxy.controls import planted_matched
 from curate.proxy.data import TrainingData, training_data
 from curate.proxy.inputs import instrument, write_json
 from curate.proxy.kinds import Recipe
@@ -168,9 +168,14 @@ class Finished:
 
 def report_from_runs(ctx: RunContext, cfg: ProxyConfig, f: Finished) -> dict[str, Any]:
     """``goodput.json`` (as a dict) from a measurement's finished runs (step 5)."""
+    return analyse(ctx, cfg, f).report
+
+
+def analyse(ctx: RunContext, cfg: ProxyConfig, f: Finished) -> Analysis:
+    """Step 5: the analysis of a measurement's finished runs, ``goodput.json`` with what designers use."""
     from curate.proxy.assemble import assemble
 
-    report = assemble(
+    out = assemble(
         ctx,
         cfg,
         items=f.items,
@@ -181,69 +186,100 @@ def report_from_runs(ctx: RunContext, cfg: ProxyConfig, f: Finished) -> dict[str
         controlled=f.data.controlled,
         controls_skipped=f.data.skipped,
         grams_per_set=f.grams_per_set,
+        shares=f.shares,
     )
+    report = out.report
     report["tokenizer"] = f.tokenizer
     for r, share in f.shares.items():
         report["recipes"][r]["stream_shared_with_baseline"] = share
-    planted_matched(report["controls"], f.shares)
-    if "planted" in report["recipes"]:  # drawn as the null is: the same documents at each seed
-        report["recipes"]["planted"].setdefault("draws", f.data.meta["planted"].get("draws", {}))
     report["scorer_overlaps"] = f.overlaps  # non-headline sets only (headline overlaps are refused above)
     report["held_out_sources"] = f.held_out  # eval sources and a target: source, in no recipe
-    return report
+    return out
 
 
-def measure(
-    ctx: RunContext, *, report_name: str = "goodput.json", runs_dir: str | None = None
-) -> dict[str, Any]:
-    """Measure the recipes of ``ctx.section`` (the parsed ``proxy:`` section) on a finished pipeline run (no ablation, no search: those
-    are :func:`curate.proxy.phase.run_phase`'s follow-ups); returns a summary for the manifest.
-    ``report_name``: where the report goes (``curate ablate`` writes ``ablation/goodput.json``);
-    ``runs_dir``: a folder under ``proxy/`` for the main point's runs instead of ``proxy/`` itself (the
-    search's rungs train other budgets and seeds than the run's own)."""
+@dataclass
+class Experiment:
+    """One measurement to make on a finished run: the proxy settings (``cfg``: recipes, points, seeds,
+    controls), where its ``goodput.json`` goes (``report``, relative to the run) and its main point's runs
+    (``runs_dir`` under ``proxy/``; default ``proxy/`` itself). A designer that builds its own training
+    data (the mixture search) hands it over as ``data``, with each run's shard in ``shards`` (by recipe
+    and seed); otherwise each recipe's kind builds it (:func:`curate.proxy.data.training_data`)."""
+
+    cfg: ProxyConfig
+    report: str = "goodput.json"
+    runs_dir: str | None = None
+    data: TrainingData | None = None
+    shards: dict[tuple[str, int], str] = field(default_factory=dict)
+
+
+@dataclass
+class Measured:
+    """A measurement made: its analysis (``goodput.json`` as ``report``, the heads and the baseline's
+    curve) and its finished runs."""
+
+    analysis: Analysis
+    finished: Finished
+
+    @property
+    def report(self) -> dict[str, Any]:
+        return self.analysis.report
+
+    def summary(self, report_name: str) -> dict[str, Any]:
+        """The record the run's manifest keeps of it."""
+        report = self.report
+        return {
+            "goodput": report_name,
+            "recipes": {
+                r: {"multiplier": v["multiplier"]["value"], "goodput": v["goodput"]["value"]}
+                for r, v in report["recipes"].items()
+            },
+            "ranking": report["ranking"]["order"],
+            "verdict": report["verdict"]["sentence"],
+            "runs": len(self.finished.items),
+            "device_s": round(sum(x["device_s"] for x in self.finished.results), 3),
+        }
+
+
+def measure(ctx: RunContext, exp: Experiment) -> Measured:
+    """Make the measurement ``exp`` on a finished pipeline run: the instrument, the training data, the
+    runs (finished ones reused), then the analysis, written to ``exp.report``. The proxy phase, the
+    ablation, the search and the mixture search all measure through here."""
     cuda = ctx.engine.cluster_gpus() > 0  # the cluster's GPUs, not this driver's: workers pick their device
     url = runfiles.remote_of(ctx.run_dir)
     if ctx.mirror is None and url:  # `curate proxy s3://...`: the verb's mirror; tasks use the bucket too
         ctx = dataclasses.replace(ctx, mirror=Mirror(Location.of(url)))
-    cfg: ProxyConfig = ctx.section
+    cfg = exp.cfg
+    ctx = dataclasses.replace(ctx, section=cfg)
     pdir = ctx.path("proxy")
     pdir.mkdir(parents=True, exist_ok=True)
     if not ctx.kept_files() and not ctx.rejected_files():
         raise PhaseError(f"proxy: {ctx.run_dir} has no kept/ or rejected/ parquet files")
     inst = instrument(ctx, cfg, pdir)
-    evals, grams_per_set, tok, eval_paths = inst.evals, inst.grams_per_set, inst.tok, inst.eval_paths
     train_excl, seq_len = inst.held_out, cfg.train_config(0).seq_len
-    data = training_data(ctx, cfg, pdir, train_excl, min_tokens=seq_len + 1)
+    data = exp.data or training_data(ctx, cfg, pdir, train_excl, min_tokens=seq_len + 1)
     remote = ctx.mirror.root() if ctx.mirror else None
-    items = run_items(cfg, pdir, data.recipes, tok, eval_paths, runs_dir, remote)
+    items = run_items(cfg, pdir, data.recipes, inst.tok, inst.eval_paths, exp.runs_dir, remote)
+    if exp.shards:
+        items = [dataclasses.replace(it, train_prefix=exp.shards[(it.recipe, it.seed)]) for it in items]
     if ctx.mirror:
         send_run_inputs(ctx, items)
     res = Resources(num_cpus=cfg.cpus_per_run, num_gpus=cfg.gpu_fraction if cuda else 0.0)
-    results = ctx.engine.map(run_one, items, resources=res, desc="proxy runs")
+    desc = "proxy runs" if exp.runs_dir is None else f"proxy runs ({exp.runs_dir})"
+    results = ctx.engine.map(run_one, items, resources=res, desc=desc)
     if ctx.mirror:
         receive_runs(ctx, items)
     finished = Finished(
         items=items,
         results=results,
         data=data,
-        evals=evals,
-        grams_per_set=grams_per_set,
+        evals=inst.evals,
+        grams_per_set=inst.grams_per_set,
         tokenizer=inst.tok_info,
         shares=stream_sharing(items, cfg.baseline, cfg.main_point.name),
         overlaps=inst.overlaps,
         held_out=train_excl,
     )
-    report = report_from_runs(ctx, cfg, finished)  # 4. goodput
-    ctx.path(report_name).parent.mkdir(parents=True, exist_ok=True)
-    write_json(report, ctx.path(report_name))
-    return {
-        "goodput": report_name,
-        "recipes": {
-            r: {"multiplier": v["multiplier"]["value"], "goodput": v["goodput"]["value"]}
-            for r, v in report["recipes"].items()
-        },
-        "ranking": report["ranking"]["order"],
-        "verdict": report["verdict"]["sentence"],
-        "runs": len(items),
-        "device_s": round(sum(x["device_s"] for x in results), 3),
-    }
+    out = analyse(ctx, cfg, finished)
+    ctx.path(exp.report).parent.mkdir(parents=True, exist_ok=True)
+    write_json(out.report, ctx.path(exp.report))
+    return Measured(out, finished)

@@ -26,25 +26,22 @@ them, since a proxy at this scale barely feels repetition that a large run does.
 
 from __future__ import annotations
 
-import dataclasses
-import math
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from curate.core.errors import PhaseError
-from curate.core.stage import Resources
-from curate.instrument.runs import run_one
 from curate.io.files import atomic_write_json
 from curate.proxy import mixfit
 from curate.proxy.config import ProxyConfig
-from curate.proxy.curves import baseline_curve, point_curves
+from curate.proxy.data import TrainingData
+from curate.proxy.halving import successive_halving
 from curate.proxy.inputs import instrument
 from curate.proxy.kinds import Recipe
 from curate.proxy.kinds.mixture import Mixture
 from curate.proxy.kinds.null import Null
-from curate.proxy.measure import run_items
+from curate.proxy.measure import Experiment, measure
 from curate.proxy.mixdata import MIX_SALT, build_mixture, source_shards, source_values
 from curate.proxy.mixspec import MixSpec
 from curate.runtime.context import RunContext
@@ -128,50 +125,29 @@ def measure_phase(
     tag: str,
     controlled: str | None = None,
 ) -> tuple[dict[str, Any], dict[str, np.ndarray], list[dict[str, Any]], Any]:
-    """Train ``mixtures`` (``natural`` the baseline) at ``budget`` and ``seeds`` (with the null control
-    when ``controlled`` names the mixture it controls); writes ``proxy/mix/<tag>.json`` (goodput.json's
-    schema) and returns it, each mixture's per-seed headline bpb at T, the runs' results and the natural
-    mixture's measured curve (:class:`curate.proxy.analysis.Baseline`)."""
-    from curate.proxy import analysis
-    from curate.proxy.assemble import assemble
-
+    """Measure ``mixtures`` (``natural`` the baseline) at ``budget`` and ``seeds`` (with the null control
+    when ``controlled`` names the mixture it controls), through the one measurement
+    (:func:`curate.proxy.measure.measure`) on the mixtures' own shards; writes ``proxy/mix/<tag>.json``
+    (goodput.json's schema) and returns it, each mixture's per-seed headline bpb at T, the runs' results
+    and the natural mixture's measured curve (:class:`curate.proxy.analysis.Baseline`)."""
     cfg: ProxyConfig = ctx.section
     recipes = [Mixture(n, dict(zip(prep.sources, map(float, w), strict=True))) for n, w in mixtures.items()]
     sub = cfg.follow_up(recipes=recipes, baseline="natural", budget=budget, seeds=list(seeds))
     size = max(sub.curve_budgets())  # the baseline's trunk reads the curve's longest budget
     null = controlled is not None
-    data, prefixes = _train_data(ctx, prep, mixtures, size, list(seeds), null)
+    data, shards = _train_data(ctx, prep, mixtures, size, list(seeds), null)
     trained: list[Recipe] = [*recipes, *([Null("null")] if null else [])]
-    pdir = ctx.path("proxy")
-    items = run_items(sub, pdir, trained, prep.tok, prep.eval_paths, f"mix/{tag}")
-    items = [dataclasses.replace(it, train_prefix=prefixes[(it.recipe, it.seed)]) for it in items]
-    res = Resources(
-        num_cpus=cfg.cpus_per_run, num_gpus=cfg.gpu_fraction if ctx.engine.cluster_gpus() else 0.0
-    )
-    results = ctx.engine.map(run_one, items, resources=res, desc=f"mix {tag}")
     skipped = {"rejected": "a mixture has no rejected rows of its own", "planted": "not built for mixtures"}
-    report = assemble(
-        ctx,
+    exp = Experiment(
         sub,
-        items=items,
-        results=results,
-        data=data,
-        evals=prep.evals,
-        recipes=trained,
-        controlled=controlled,
-        controls_skipped=skipped if null else {},
-        grams_per_set=prep.grams_per_set,
+        report=f"proxy/mix/{tag}.json",
+        runs_dir=f"mix/{tag}",
+        data=TrainingData(data, trained, controlled, skipped if null else {}),
+        shards=shards,
     )
-    atomic_write_json(ctx.path("proxy", "mix", f"{tag}.json"), report, indent=1, allow_nan=False)
-    tokens, bpb, _, res_by = point_curves(items, results, sub.main_point.name, [r.name for r in trained])
-    full = {n: analysis.headline(bpb[n], sub.headline) for n in bpb}
-    base = baseline_curve(res_by["natural"], full["natural"], int(tokens[-1]), sub.headline)
-    return report, {n: h[:, -1] for n, h in full.items()}, results, base
-
-
-def _advance(scores: dict[str, float], eta: int) -> list[str]:
-    ranked = sorted(scores, key=lambda n: (scores[n], n))
-    return ranked[: max(1, math.ceil(len(ranked) / eta))]
+    m = measure(ctx, exp)
+    heads = {n: h[:, -1] for n, h in m.analysis.heads.items()}
+    return m.report, heads, m.finished.results, m.analysis.base
 
 
 def _mixture_rows(prep: Prep, cands: dict[str, np.ndarray], max_epochs: float) -> dict[str, dict[str, Any]]:
@@ -233,11 +209,14 @@ def run_mix(ctx: RunContext, spec: MixSpec) -> dict[str, Any]:
         seed=spec.seed,
     )
     rows = _mixture_rows(prep, cands, spec.max_epochs)
-    runs, device_s, history = 0, 0.0, list[dict[str, Any]]()
-    survivors = list(cands)
+    runs, device_s = 0, 0.0
     regression: dict[str, Any] = {}
     choice = None
-    for k, rung in enumerate(spec.rungs):
+
+    def evaluate(survivors: list[str], k: int) -> dict[str, float | None]:
+        """Rung ``k``: the natural mixture and the survivors measured; at rung 0, the regression."""
+        nonlocal runs, device_s, regression, choice
+        rung = spec.rungs[k]
         mixes = {n: cands[n] for n in ["natural", *[x for x in survivors if x != "natural"]]}
         _, heads, results, _ = measure_phase(
             ctx, prep, mixes, budget=rung.budget, seeds=list(rung.seeds), tag=f"rung{k}"
@@ -257,18 +236,28 @@ def run_mix(ctx: RunContext, spec: MixSpec) -> dict[str, Any]:
                 rows[n]["loo_predicted_bpb"] = float(p)
             cands["predicted"] = choice.weights
             rows.update(_mixture_rows(prep, {"predicted": choice.weights}, spec.max_epochs))
-        within = {n: v for n, v in scores.items() if rows[n]["within_epoch_limit"]}  # never choose over it
-        advanced = _advance(within or scores, spec.eta) + (["predicted"] if k == 0 else [])
-        history.append(
-            {
-                "rung": k,
-                "budget": rung.budget,
-                "seeds": list(rung.seeds),
-                "scores": scores,
-                "advanced": advanced,
-            }
-        )
-        survivors = advanced
+        return dict(scores)
+
+    _, halving = successive_halving(
+        list(cands),
+        len(spec.rungs),
+        spec.eta,
+        evaluate,
+        lambda n, k: (rows[n]["measured_bpb"][f"rung{k}"],),  # lower bpb first
+        eligible=lambda n: rows[n]["within_epoch_limit"],  # never choose over the epoch limit
+        add=lambda k: ["predicted"] if k == 0 else [],
+        narrow_last=False,
+    )
+    history = [
+        {
+            "rung": h["rung"],
+            "budget": r.budget,
+            "seeds": list(r.seeds),
+            "scores": h["scores"],
+            "advanced": h["advanced"],
+        }
+        for h, r in zip(halving, spec.rungs, strict=False)
+    ]
     assert choice is not None
     last: dict[str, float] = history[-1]["scores"] if len(spec.rungs) > 1 else {}
     chosen = min(last, key=lambda n: (last[n], n)) if last else "predicted"

@@ -26,8 +26,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from curate.proxy.entries import Rung, fresh_seeds, parse_rungs
 from curate.proxy.errors import ProxyConfigError
-from curate.proxy.searchspec import Rung
 
 KEYS = [
     "by",
@@ -80,22 +80,6 @@ def _number(raw: dict[str, Any], key: str, default: float, *, low: float, intege
     return int(v) if integer else float(v)
 
 
-def _rungs(raw: dict[str, Any], budget: int, seeds: list[int]) -> list[Rung]:
-    if "rungs" not in raw:
-        return [Rung(budget, (seeds[0],))]
-    if not isinstance(raw["rungs"], list) or not raw["rungs"]:
-        raise _bad(("rungs",), "expected a non-empty list of {budget, seeds}")
-    out = []
-    for i, r in enumerate(raw["rungs"]):
-        if not isinstance(r, dict) or set(r) - {"budget", "seeds"} or "budget" not in r:
-            raise _bad(("rungs", i), "expected {budget, seeds}")
-        s = r.get("seeds", 1)
-        out.append(
-            Rung(int(r["budget"]), tuple(range(s)) if isinstance(s, int) else tuple(int(x) for x in s))
-        )
-    return out
-
-
 def parse_mix(raw: Any, budget: int, seeds: list[int]) -> MixSpec:
     """Validate ``proxy.mix``; errors are :class:`ProxyConfigError` located under ``proxy.mix``."""
     if raw is None or raw is True:
@@ -122,14 +106,9 @@ def parse_mix(raw: Any, budget: int, seeds: list[int]) -> MixSpec:
     horizon = raw.get("horizon")
     if horizon is not None:
         horizon = _number(raw, "horizon", 0, low=1, integer=True)
-    rungs = _rungs(raw, budget, seeds)
-    c = raw.get("confirm_seeds", len(seeds))
+    rungs = parse_rungs(raw.get("rungs"), ("mix", "rungs"), [Rung(budget, (seeds[0],))])
     used = {s for r in rungs for s in r.seeds}
-    confirm = (
-        tuple(range(max(used) + 1, max(used) + 1 + c)) if isinstance(c, int) else tuple(int(x) for x in c)
-    )
-    if not confirm or set(confirm) & used:
-        raise _bad(("confirm_seeds",), "confirmation seeds must be fresh: none of the rungs' seeds")
+    confirm = fresh_seeds(raw.get("confirm_seeds", len(seeds)), used, ("mix", "confirm_seeds"))
     return MixSpec(
         rungs=rungs,
         confirm_seeds=confirm,

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from curate.proxy.config import ProxyConfig
-from curate.proxy.measure import measure
+from curate.proxy.measure import Experiment, measure
 from curate.runtime.context import RunContext
 
 
@@ -35,11 +35,8 @@ def follow_ups(ctx: RunContext, cfg: ProxyConfig) -> dict[str, Any]:
     return extra
 
 
-def run_phase(
-    ctx: RunContext, *, report_name: str = "goodput.json", runs_dir: str | None = None
-) -> dict[str, Any]:
+def run_phase(ctx: RunContext) -> dict[str, Any]:
     """Run the ``proxy:`` section (``ctx.section``, the parsed :class:`ProxyConfig`) of a finished pipeline
-    run; returns a summary for the manifest. ``report_name`` and ``runs_dir``: as
-    :func:`curate.proxy.measure.measure`."""
-    summary = measure(ctx, report_name=report_name, runs_dir=runs_dir)
+    run: its measurement, then the follow-ups it asks for; returns a summary for the manifest."""
+    summary = measure(ctx, Experiment(ctx.section)).summary("goodput.json")
     return follow_ups(ctx, ctx.section) | summary

@@ -36,65 +36,32 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import math
-import re
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from curate.core.errors import PhaseError
 from curate.io.files import atomic_write_json, atomic_write_text
 from curate.proxy.config import ProxyConfig
+from curate.proxy.errors import EmptyRecipeError
+from curate.proxy.halving import successive_halving
 from curate.proxy.kinds import RunFiles
 from curate.proxy.kinds.kept import Kept
 from curate.proxy.searchspec import SearchSpec
 from curate.runtime.context import RunContext
 
 
-def successive_halving(
-    names: list[str],
-    n_rungs: int,
-    eta: int,
-    evaluate: Callable[[list[str], int], dict[str, float | None]],
-    rank: Callable[[str, int], tuple[Any, ...]] | None = None,
-) -> tuple[str | None, list[dict[str, Any]]]:
-    """Evaluate ``names`` at rung 0, keep the best ``ceil(n / eta)`` (higher score is better; ``None`` =
-    empty, dropped), evaluate those at rung 1, ...; returns the winner (the best at the last rung reached)
-    and the history ``[{rung, scores, advanced}]``. ``rank(name, rung)``: a sort key, lowest first, read
-    after that rung's ``evaluate`` (:func:`rank_key`); default: the score, descending. Ties by name."""
-    survivors, history = list(names), []
-    for k in range(n_rungs):
-        scores = evaluate(survivors, k)
-
-        valid = [n for n in survivors if scores.get(n) is not None]
-        valid.sort(key=lambda n: (*(rank(n, k) if rank else (-scores[n],)), n))  # type: ignore[operator]
-        last = k == n_rungs - 1
-        keep = valid[:1] if last else valid[: max(1, math.ceil(len(valid) / eta))]
-        history.append({"rung": k, "scores": scores, "advanced": keep})
-        survivors = keep
-        if not survivors:
-            break
-    return (survivors[0] if survivors else None), history
-
-
 def _phase(ctx: RunContext, cfg: ProxyConfig, tag: str, empty: dict[str, str]) -> dict[str, Any]:
-    """One proxy phase for a rung (or the confirmation); a recipe with too little data becomes
-    ``empty[name]`` and the phase is retried without it (finished shards and runs are reused)."""
-    from curate.proxy.measure import measure
+    """One measurement for a rung (or the confirmation); a candidate with too little data becomes
+    ``empty[name]`` and the measurement is made without it (finished shards and runs are reused)."""
+    from curate.proxy.measure import Experiment, measure
 
     while True:
-        sub = dataclasses.replace(ctx, section=cfg)
         try:
-            measure(sub, report_name=f"search/{tag}.json", runs_dir=f"search/{tag}")
-        except PhaseError as e:
-            m = re.match(r"proxy\.recipes\.(\S+): only (\d+) tokens of data", str(e))
-            names = [r.name for r in cfg.recipes]
-            if not m or m.group(1) not in names or m.group(1) == cfg.baseline:
+            return measure(ctx, Experiment(cfg, report=f"search/{tag}.json", runs_dir=f"search/{tag}")).report
+        except EmptyRecipeError as e:
+            if e.recipe == cfg.baseline or e.recipe not in [r.name for r in cfg.recipes]:
                 raise
-            empty[m.group(1)] = f"selects only {m.group(2)} tokens: nothing to train on"
-            cfg = dataclasses.replace(cfg, recipes=[r for r in cfg.recipes if r.name != m.group(1)])
-            continue
-        return json.loads(ctx.path("search", f"{tag}.json").read_text())
+            empty[e.recipe] = f"selects only {e.tokens} tokens: nothing to train on"
+            cfg = dataclasses.replace(cfg, recipes=[r for r in cfg.recipes if r.name != e.recipe])
 
 
 SIDE = {">": 1, None: 0, "<": -1}  # a bound above its value, a measured value, a bound below it

@@ -7,6 +7,7 @@ import itertools
 from dataclasses import dataclass, field
 from typing import Any
 
+from curate.proxy.entries import Rung, fresh_seeds, parse_rungs
 from curate.proxy.errors import ProxyConfigError
 
 BOUNDS = ("min", "max", "min_quantile", "max_quantile")
@@ -24,12 +25,6 @@ KEYS = [
     "rungs",
     "confirm_seeds",
 ]
-
-
-@dataclass(frozen=True)
-class Rung:
-    budget: int
-    seeds: tuple[int, ...]
 
 
 @dataclass
@@ -91,21 +86,6 @@ def _column_options(cols: Any) -> list[list[dict[str, Any]]]:
     return options
 
 
-def _rungs(raw: dict[str, Any], budget: int, seeds: list[int]) -> list[Rung]:
-    """``proxy.search.rungs``; by default a quarter-budget rung on one seed, then the full budget."""
-    if "rungs" not in raw:
-        return [Rung(budget // 4, (seeds[0],)), Rung(budget, tuple(seeds))]
-    if not isinstance(raw["rungs"], list) or not raw["rungs"]:
-        raise _search_error(("rungs",), "expected a non-empty list of {budget, seeds}")
-    rungs = []
-    for i, r in enumerate(raw["rungs"]):
-        if not isinstance(r, dict) or set(r) - {"budget", "seeds"} or "budget" not in r:
-            raise _search_error(("rungs", i), "expected {budget, seeds}")
-        s = r.get("seeds", 1)
-        rungs.append(Rung(int(r["budget"]), tuple(range(s)) if isinstance(s, int) else tuple(s)))
-    return rungs
-
-
 def parse_search(raw: Any, budget: int, seeds: list[int]) -> SearchSpec:
     """Validate ``proxy.search``; errors are :class:`ProxyConfigError` located under ``proxy.search``."""
     bad = _search_error
@@ -138,12 +118,12 @@ def parse_search(raw: Any, budget: int, seeds: list[int]) -> SearchSpec:
     eta = raw.get("eta", 3)
     if not isinstance(eta, int) or isinstance(eta, bool) or eta < 2:
         raise bad(("eta",), f"expected an integer >= 2, got {eta!r}")
-    rungs = _rungs(raw, budget, seeds)
-    c = raw.get("confirm_seeds", len(seeds))
-    used = max(s for r in rungs for s in r.seeds)
-    confirm = tuple(range(used + 1, used + 1 + c)) if isinstance(c, int) else tuple(int(x) for x in c)
-    if set(confirm) & {s for r in rungs for s in r.seeds}:
-        raise bad(("confirm_seeds",), "confirmation seeds must be fresh: none of the rungs' seeds")
+    # by default a quarter-budget rung on one seed, then the full budget
+    rungs = parse_rungs(
+        raw.get("rungs"), ("search", "rungs"), [Rung(budget // 4, (seeds[0],)), Rung(budget, tuple(seeds))]
+    )
+    used = {s for r in rungs for s in r.seeds}
+    confirm = fresh_seeds(raw.get("confirm_seeds", len(seeds)), used, ("search", "confirm_seeds"))
     return SearchSpec(
         candidates={_name(*c): c[0] for c in combos},
         off={_name(*c): list(c[1]) for c in combos if c[1]},

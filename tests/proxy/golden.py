@@ -52,14 +52,14 @@ def record(run_dir: Path, name: str) -> Path:
     manifest = load_manifest(run_dir)
     section = (manifest.get("config") or {}).get("proxy") or {}
     captured: dict[str, Any] = {}
-    real = m.report_from_runs
+    real = m.analyse
 
-    def capture(ctx: Any, cfg: Any, f: Any) -> dict[str, Any]:
+    def capture(ctx: Any, cfg: Any, f: Any) -> Any:
         out = real(ctx, cfg, f)
-        captured.update(finished=f, report=json.loads(json.dumps(out)), manifest=ctx.manifest)
+        captured.update(finished=f, report=json.loads(json.dumps(out.report)), manifest=ctx.manifest)
         return out
 
-    m.report_from_runs = capture
+    m.analyse = capture
     try:
         ctx = RunContext(
             run_dir=run_dir,
@@ -69,9 +69,9 @@ def record(run_dir: Path, name: str) -> Path:
             section=parse_section(section),
             pipeline_path=manifest.get("pipeline"),
         )
-        m.measure(ctx, report_name="_golden_check.json")
+        m.measure(ctx, m.Experiment(ctx.section, report="_golden_check.json"))
     finally:
-        m.report_from_runs = real
+        m.analyse = real
     (run_dir / "_golden_check.json").unlink()
     on_disk = json.loads((run_dir / "goodput.json").read_text())
     if differences(on_disk, captured["report"]):

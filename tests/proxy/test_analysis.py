@@ -8,6 +8,11 @@ import numpy as np
 import pytest
 
 from curate.proxy import analysis, controls
+from curate.proxy.config import parse
+from curate.proxy.kinds.base import Evidence
+from curate.proxy.kinds.null import Null
+from curate.proxy.kinds.planted import Planted
+from curate.proxy.kinds.rejected import Rejected
 
 TOKENS = np.geomspace(1_000, 64_000, 7)
 CURVE = 5 - 0.1 * np.log(TOKENS)
@@ -89,21 +94,22 @@ def test_one_seed_calls_nothing():
     assert "with one seed no difference can be called" in s
 
 
+def _controls(base: analysis.Baseline, heads: dict, controlled: str, epochs: dict) -> dict:
+    ev = Evidence(base, heads, "raw", controlled, epochs, {}, parse({}))
+    return controls.controls_block(ev, [Null("null"), Rejected("rejected"), Planted("planted")], {})
+
+
 def test_a_null_control_from_the_same_data_lands_inside_its_interval():
     hits = 0
     for k in range(40):  # same distribution, fresh noise on both: a 95% interval contains 0 ~38 times in 40
         raw, null = _heads(0.0, 0.003, 300 + k), _heads(0.0, 0.003, 100 + k)
         base = _base(raw)
-        block = controls.controls_block(
-            base, {"raw": raw, "null": null, "cur": raw}, "raw", "cur", {}, {"null": 0.5, "raw": 0.2}
-        )
+        block = _controls(base, {"raw": raw, "null": null, "cur": raw}, "cur", {"null": 0.5, "raw": 0.2})
         hits += block["null"]["contains_1"]
         assert block["null"]["multiplier"]["ci_low"] is not None
     assert hits == 37  # 92.5% with these fixed seeds: within binomial noise of the nominal 95%
     biased = _heads(0.05, 0.003, 200)
-    block = controls.controls_block(
-        base, {"raw": raw, "null": biased, "cur": raw}, "raw", "cur", {}, {"null": 3.0, "raw": 0.2}
-    )
+    block = _controls(base, {"raw": raw, "null": biased, "cur": raw}, "cur", {"null": 3.0, "raw": 0.2})
     assert block["null"]["contains_1"] is False
     assert "the instrument is biased at this budget" in block["null"]["message"]
     assert "null is seen 3.00 epochs within T, raw 0.20" in block["null"]["message"]
@@ -112,9 +118,7 @@ def test_a_null_control_from_the_same_data_lands_inside_its_interval():
 def test_kept_vs_rejected_separation():
     raw, kept, rej = _heads(0.0, 0.002, 8), _heads(-0.01, 0.002, 9), _heads(0.05, 0.002, 10)
     base = _base(raw)
-    block = controls.controls_block(
-        base, {"raw": raw, "curated": kept, "rejected": rej}, "raw", "curated", {}, {}
-    )
+    block = _controls(base, {"raw": raw, "curated": kept, "rejected": rej}, "curated", {})
     r = block["rejected"]
     assert r["call"] == "better"
     assert r["m_kept_over_m_rejected"]["ci_low"] > 1
@@ -134,11 +138,13 @@ def _point(name: str, null_call: str, value: float) -> dict:
 
 
 def test_a_null_control_separated_at_a_ladder_point_is_a_warning_naming_it():
-    assert controls.ladder_null_warning([_point("proxy_tiny@512", "not_called", 1.1)]) is None
-    assert controls.ladder_null_warning([{"name": "p", "recipes": {"raw": {"call": "not_called"}}}]) is None
-    names, msg = controls.ladder_null_warning(
-        [_point("proxy_tiny@512", "not_called", 0.9), _point("proxy_5m@491520", "worse", 1.2)]
+    cfg, null = parse({}), Null("null")
+    assert null.ladder_failure([_point("proxy_tiny@512", "not_called", 1.1)], cfg) is None
+    assert null.ladder_failure([{"name": "p", "recipes": {"raw": {"call": "not_called"}}}], cfg) is None
+    key, names, msg = null.ladder_failure(
+        [_point("proxy_tiny@512", "not_called", 0.9), _point("proxy_5m@491520", "worse", 1.2)], cfg
     )
+    assert key == "null_separated_at"
     assert names == ["proxy_5m@491520"]
     assert msg.startswith(
         "the null control (a random subsample of raw) separates from raw at proxy_5m@491520 (1.20x):"
@@ -154,20 +160,19 @@ def _planted_point(name: str, call: str, value: float, bound: str | None = None)
 
 
 def test_a_planted_control_not_called_worse_at_a_ladder_point_is_a_warning_naming_it():
-    assert controls.ladder_planted_warning([_planted_point("proxy_tiny@512", "worse", 0.7)], 0.4) is None
+    cfg, planted = parse({"planted": 0.4}), Planted("planted")
+    assert planted.ladder_failure([_planted_point("proxy_tiny@512", "worse", 0.7)], cfg) is None
     # a point without the planted control (controls off) is not blind, only unchecked
-    assert (
-        controls.ladder_planted_warning([{"name": "p", "recipes": {"raw": {"call": "not_called"}}}], 0.4)
-        is None
-    )
-    names, msg = controls.ladder_planted_warning(
+    assert planted.ladder_failure([{"name": "p", "recipes": {"raw": {"call": "not_called"}}}], cfg) is None
+    key, names, msg = planted.ladder_failure(
         [
             _planted_point("proxy_tiny@294912", "worse", 0.72),
             _planted_point("proxy_5m@147456", "not_called", 0.81),
             _planted_point("proxy_1m@512", "better", 2.0, ">"),
         ],
-        0.4,
+        cfg,
     )
+    assert key == "planted_not_called_at"
     assert names == ["proxy_5m@147456", "proxy_1m@512"]
     assert msg.startswith(
         "the planted control (40% of the null's documents word-shuffled, worse by construction) is not called worse "

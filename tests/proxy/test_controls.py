@@ -6,7 +6,12 @@ from __future__ import annotations
 import numpy as np
 
 from curate.proxy import analysis
-from curate.proxy.controls import controls_block, planted_matched
+from curate.proxy.config import parse
+from curate.proxy.controls import controls_block
+from curate.proxy.kinds.base import Evidence
+from curate.proxy.kinds.null import Null
+from curate.proxy.kinds.planted import Planted
+from curate.proxy.kinds.rejected import Rejected
 
 BASE = analysis.Baseline([500, 1000, 2000], [[4.2, 4.0, 3.8]], 1000)
 RAW = np.array([[4.0], [4.01], [3.99]])  # three seeds, bpb at T
@@ -25,9 +30,17 @@ NULL_APART = (
 )
 
 
-def _controls(**heads: np.ndarray) -> dict:
-    heads = {"raw": RAW, "curated": RAW - 0.02, **heads}
-    return controls_block(BASE, heads, "raw", "curated", {}, {"null": 1.0, "raw": 0.5}, 0.2)
+CONTROLS = [Null("null"), Rejected("rejected"), Planted("planted")]
+SETTINGS = parse({"planted": 0.2})
+
+
+def _block(heads: dict, shares: dict | None = None, epochs: dict | None = None) -> dict:
+    ev = Evidence(BASE, heads, "raw", "curated", epochs or {}, shares or {}, SETTINGS)
+    return controls_block(ev, CONTROLS, {})
+
+
+def _controls(shares: dict | None = None, **heads: np.ndarray) -> dict:
+    return _block({"raw": RAW, "curated": RAW - 0.02, **heads}, shares, {"null": 1.0, "raw": 0.5})
 
 
 def test_both_controls_pass_the_decision_is_supported():
@@ -67,7 +80,7 @@ def test_a_control_not_trained_is_not_a_failure_and_no_control_is_said():
 
 
 def test_one_seed_cannot_call_the_planted_worse():
-    c = controls_block(BASE, {"raw": RAW[:1], "planted": WORSE[:1]}, "raw", "curated", {}, {}, 0.2)
+    c = _block({"raw": RAW[:1], "planted": WORSE[:1]})
     assert c["decision"]["supported"] is False
     assert c["decision"]["reasons"] == [
         "the planted control (20% of the null's documents word-shuffled) is not called worse than raw: "
@@ -76,27 +89,24 @@ def test_one_seed_cannot_call_the_planted_worse():
 
 
 def test_the_planted_control_says_how_it_was_built_and_what_it_was_matched_to():
-    c = _controls(planted=WORSE, null=SAME)
-    assert c["planted"]["message"].startswith(
-        "the planted control (the null's subsample of raw at curated's token count, 20% of its documents "
-        "word-shuffled: worse by construction) is called worse than raw ("
-    )
-    assert c["planted"]["matched"] == {"of": "curated"}
     shares = {
         "raw": {"mean": 1.0},
         "curated": {"mean": 0.45},
         "planted": {"mean": 0.47},
         "null": {"mean": 0.46},
     }
-    planted_matched(c, shares)
+    c = _controls(shares, planted=WORSE, null=SAME)
+    assert c["planted"]["message"].startswith(
+        "the planted control (the null's subsample of raw at curated's token count, 20% of its documents "
+        "word-shuffled: worse by construction) is called worse than raw ("
+    )
     assert c["planted"]["matched"] == {
         "of": "curated",
         "shares_with_baseline": 0.47,
         "recipe_shares_with_baseline": 0.45,
     }
-    off = _controls()
-    planted_matched(off, shares)  # no planted control: nothing to fill
-    assert "planted" not in off
+    assert _controls()["for"] == "curated"
+    assert "planted" not in _controls(shares)  # no planted control trained: no block
 
 
 def test_a_run_without_rejected_rows_skips_the_rejected_control_with_its_reason(tmp_path):

@@ -13,9 +13,9 @@ import pytest
 
 from curate.proxy import mixfit
 from curate.proxy.config import ProxyConfigError, parse
+from curate.proxy.entries import Rung
 from curate.proxy.mixdata import REPEAT_SALT, _write, build_mixture, take_tokens
 from curate.proxy.mixspec import parse_mix
-from curate.proxy.searchspec import Rung
 from tests.proxy.toy import WORDS, doc, tiny_section
 
 

@@ -10,9 +10,11 @@ import pytest
 import yaml
 
 from curate.proxy.config import ProxyConfigError, parse
+from curate.proxy.entries import Rung
+from curate.proxy.halving import successive_halving
 from curate.proxy.phase import run_phase
-from curate.proxy.search import format_table, pareto, rank_key, successive_halving
-from curate.proxy.searchspec import Rung, parse_search
+from curate.proxy.search import format_table, pareto, rank_key
+from curate.proxy.searchspec import parse_search
 from curate.runtime.context import RunContext
 from tests.proxy.toy import tiny_section, write_kept, write_rejected
 

@@ -1,7 +1,7 @@
 """Recipe and control kinds (:mod:`curate.proxy.kinds.base`), one module each; importing the package
-registers the built-in ones."""
+registers the built-in ones (a new kind's module is added to the import below)."""
 
-from curate.proxy.kinds import kept, mixture, null, planted, raw, rejected
+from curate.proxy.kinds import kept, mixture, null, planted, raw, rejected, sample
 from curate.proxy.kinds.base import KINDS, Recipe, RunFiles, control_kinds, kind, register, user_kinds
 
 __all__ = [
@@ -17,5 +17,6 @@ __all__ = [
     "raw",
     "register",
     "rejected",
+    "sample",
     "user_kinds",
 ]

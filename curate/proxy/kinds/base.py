@@ -12,7 +12,10 @@ kind with a string. A kind says:
 * where each run reads and writes: :meth:`Recipe.train_prefix` (its shard at a seed) and
   :meth:`Recipe.run_folder`;
 * its role (``ROLE``: ``recipe`` or ``control``) and whether curation cost counts against it (``CURATED``);
-* what it adds to its ``goodput.json`` entry (:meth:`Recipe.report_fields`).
+* what it adds to its ``goodput.json`` entry (:meth:`Recipe.report_fields`);
+* for a control, its check (:meth:`Recipe.check`: its block of ``goodput.json``'s ``controls``), whether
+  and why its result forbids a decision (``GATE``, :meth:`Recipe.failure`), the warning it raises
+  (:meth:`Recipe.warning`) and where on the scale ladder it fails (:meth:`Recipe.ladder_failure`).
 
 ``proxy.recipes`` entries name a user kind with ``from:`` (:meth:`Recipe.from_spec`); ``proxy.controls``
 names control kinds. Adding a kind is one module here (registered with ``@register``, imported by this
@@ -24,6 +27,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol, TypeVar
+
+import numpy as np
 
 from curate.core.errors import PhaseError
 
@@ -73,6 +78,22 @@ def control_kinds() -> list[str]:
     return [k for k, c in sorted(KINDS.items(), key=lambda kv: kv[1].ORDER) if c.ROLE == "control"]
 
 
+@dataclass
+class Evidence:
+    """What a control's check reads at the main point: the baseline's measured curve (``base``, a
+    :class:`curate.proxy.analysis.Baseline`), every recipe's headline bpb per seed (``heads``: seeds x
+    eval points, the last at T), the baseline's and the controlled recipe's names, each recipe's epochs at
+    T, each recipe's stream shared with the baseline (``shares``) and the settings."""
+
+    base: Any
+    heads: dict[str, np.ndarray]
+    baseline: str
+    controlled: str | None
+    epochs: dict[str, float]
+    shares: dict[str, dict[str, Any]]
+    settings: Settings
+
+
 @dataclass(frozen=True)
 class RunFiles:
     """The finished run's files a recipe's rows are read from."""
@@ -93,11 +114,16 @@ class Recipe:
     CURATED: ClassVar[bool] = True  # its rows went through the pipeline's stages: curation cost counts
     FROM_FILES: ClassVar[bool] = True  # its shard is built from the run's files (else derived)
     ORDER: ClassVar[int] = 0  # controls are built in this order
+    GATE: ClassVar[int | None] = None  # a control that gates the decision: its place among the reasons
 
     @classmethod
     def from_spec(cls, name: str, spec: dict[str, Any], where: str) -> list[Recipe]:
         """The recipes one ``proxy.recipes`` entry of this kind stands for (a sweep stands for several)."""
         raise PhaseError(f"{where}.from: {cls.KIND!r} is not a recipe a pipeline can name")
+
+    def requires(self) -> list[str]:
+        """The recipes this one is derived from (built from the run's files first)."""
+        return []
 
     def rules(self) -> list[dict[str, Any]]:
         """The select rules over stored scores this recipe applies (none but for a selection)."""
@@ -146,6 +172,25 @@ class Recipe:
     def report_fields(self, data: dict[str, Any], baseline: str) -> dict[str, Any]:
         """What it adds to its ``goodput.json`` entry besides every recipe's numbers."""
         return {}
+
+    def check(self, ev: Evidence) -> dict[str, Any] | None:
+        """A control's block of ``goodput.json``'s ``controls`` (None: no check, or not enough to check)."""
+        return None
+
+    def failure(self, block: dict[str, Any]) -> str | None:
+        """Why this control's result (its ``block``) means the run cannot support a decision, else None."""
+        return None
+
+    def warning(self, block: dict[str, Any]) -> str | None:
+        """The warning the run opens with because of this control's result, else None."""
+        return None
+
+    def ladder_failure(
+        self, points: list[dict[str, Any]], cfg: Settings
+    ) -> tuple[str, list[str], str] | None:
+        """Where this control fails at the ladder's other ``points``: the ladder block's key, the points'
+        names and the warning; None where it fails nowhere."""
+        return None
 
     def record(self) -> dict[str, Any]:
         """The recipe as a JSON record (its kind and fields)."""

@@ -34,6 +34,7 @@ class Kept(Recipe):
 
     @classmethod
     def from_spec(cls, name: str, spec: dict[str, Any], where: str) -> list[Recipe]:
+        check_keys(spec, ["from", "select", "without_stages", "sweep"], where)
         rules = list(spec.get("select") or [])
         for i, r in enumerate(rules):
             check_keys(r, RULE_KEYS, f"{where}.select[{i}]")

@@ -4,11 +4,13 @@ separates from raw says the instrument is biased at this budget."""
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from curate.proxy.kinds.base import Recipe, Settings, register
+from curate.proxy import analysis
+from curate.proxy.kinds.base import Evidence, Recipe, Settings, register
 from curate.proxy.kinds.raw import Raw
 
 NULL_SEED = 0
@@ -59,6 +61,7 @@ class Null(Recipe):
     CURATED = False
     FROM_FILES = False
     ORDER = 0
+    GATE = 1
 
     def requirement(self, baseline: Recipe) -> str | None:
         return None if isinstance(baseline, Raw) else f"the baseline {baseline.name!r} is not from: raw"
@@ -78,3 +81,59 @@ class Null(Recipe):
 
     def report_fields(self, data: dict[str, Any], baseline: str) -> dict[str, Any]:
         return {"subsample_of": baseline, "draws": data.get("draws", {})}  # one document draw per seed
+
+    def check(self, ev: Evidence) -> dict[str, Any]:
+        """Must contain 1: its paired interval against the baseline includes 0."""
+        iv = analysis.paired(ev.heads[self.name], ev.heads[ev.baseline])
+        mult = analysis.multiplier_block(ev.base, iv)
+        ok = not iv.excludes(0.0)
+        msg = (
+            "the null control (a random subsample of raw at the controlled recipe's token count) is "
+            "indistinguishable from raw, as it must be: the instrument shows no bias at this budget"
+        )
+        if not ok:
+            msg = (
+                f"the null control differs from raw ({analysis.fmt_multiplier(mult)}x, CI "
+                f"{analysis.fmt_multiplier(mult, 'ci_low')}–{analysis.fmt_multiplier(mult, 'ci_high')}x) "
+                "though it is the same distribution: the instrument is biased at this budget. Likely causes: "
+                f"repetition (null is seen {ev.epochs.get(self.name, math.nan):.2f} epochs within T, raw "
+                f"{ev.epochs.get(ev.baseline, math.nan):.2f}), the tokenizer (when trained on raw), or a small "
+                "eval set. This run cannot support a decision; raise the budget or the seeds."
+            )
+        return {
+            "diff_bpb": iv.as_dict(),
+            "multiplier": mult,
+            "contains_1": ok,
+            "epochs_at_T": ev.epochs.get(self.name),
+            "message": msg,
+        }
+
+    def failure(self, block: dict[str, Any]) -> str | None:
+        if block["contains_1"]:
+            return None
+        return (
+            f"the null control separates from raw: {analysis.fmt_diff(block['diff_bpb'])}, though it is raw's own "
+            "distribution; the instrument is biased at this budget"
+        )
+
+    def ladder_failure(
+        self, points: list[dict[str, Any]], cfg: Settings
+    ) -> tuple[str, list[str], str] | None:
+        """The null is checked at every point: a biased instrument at the reference point makes decision
+        accuracy as doubtful as a biased main point makes the verdict."""
+        biased = [
+            q for q in points if q["recipes"].get(self.name, {}).get("call") not in (None, "not_called")
+        ]
+        if not biased:
+            return None
+        return (
+            "null_separated_at",
+            [q["name"] for q in biased],
+            "the null control (a random subsample of raw) separates from raw at "
+            + ", ".join(
+                f"{q['name']} ({analysis.fmt_multiplier(q['recipes'][self.name]['multiplier'])}x)"
+                for q in biased
+            )
+            + ": the seed-to-seed interval there misses variance a random subsample shows (which documents were "
+            "drawn, the tokenizer), so rankings at that point, and decision accuracy against it, are doubtful",
+        )

@@ -9,7 +9,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from curate.proxy.kinds.base import Recipe, RunFiles, Settings, register
+from curate.proxy import analysis
+from curate.proxy.kinds.base import Evidence, Recipe, RunFiles, Settings, register
 from curate.proxy.kinds.null import draw_prefix, draws
 from curate.proxy.kinds.raw import Raw
 
@@ -28,6 +29,7 @@ class Planted(Recipe):
     KIND = "planted"
     ROLE = "control"
     ORDER = 2
+    GATE = 0
 
     def requirement(self, baseline: Recipe) -> str | None:
         return None if isinstance(baseline, Raw) else f"the baseline {baseline.name!r} is not from: raw"
@@ -73,3 +75,75 @@ class Planted(Recipe):
     def run_folder(self, cfg: Settings) -> str:
         name = self.data_folder(cfg) if cfg.planted != PLANTED_DEFAULT else self.name
         return f"{name}-draw{cfg.null_draw}" if cfg.null_draw else name
+
+    def report_fields(self, data: dict[str, Any], baseline: str) -> dict[str, Any]:
+        return {"draws": data.get("draws", {})}  # drawn as the null is: the same documents at each seed
+
+    def _built(self, fraction: float, controlled: str | None) -> str:
+        return (
+            f"the planted control (the null's subsample of raw at {controlled}'s token count, {fraction:.0%} of "
+            "its documents word-shuffled: worse by construction)"
+        )
+
+    def check(self, ev: Evidence) -> dict[str, Any]:
+        """Must be called worse than the baseline: a known effect the run has to see."""
+        iv = analysis.paired(ev.heads[self.name], ev.heads[ev.baseline])
+        mult = analysis.multiplier_block(ev.base, iv)
+        seen = analysis.call(iv) == "worse"
+        fraction, controlled = ev.settings.planted, ev.controlled
+        built = self._built(fraction, controlled)
+        shares = {
+            "shares_with_baseline": (ev.shares.get(self.name) or {}).get("mean"),
+            "recipe_shares_with_baseline": (ev.shares.get(controlled or "") or {}).get("mean"),
+        }
+        return {
+            "fraction": fraction,
+            "matched": {"of": controlled, **shares},
+            "diff_bpb": iv.as_dict(),
+            "multiplier": mult,
+            "called_worse": seen,
+            "message": (
+                f"{built} is called worse than raw ({analysis.fmt_multiplier(mult)}x): the instrument sees a "
+                f"known effect of this size in data that shares with raw what {controlled} shares"
+                if seen
+                else f"{built} is NOT called worse than raw ({analysis.fmt_multiplier(mult)}x, CI "
+                f"{analysis.fmt_multiplier(mult, 'ci_low')}–{analysis.fmt_multiplier(mult, 'ci_high')}x): this run "
+                "could not see a known effect, so it cannot support a decision; raise the budget or the seeds"
+            ),
+        }
+
+    def failure(self, block: dict[str, Any]) -> str | None:
+        if block["called_worse"]:
+            return None
+        return (
+            f"the planted control ({block['fraction']:.0%} of the null's documents word-shuffled) is not called "
+            f"worse than raw: {analysis.fmt_diff(block['diff_bpb'])}; this run cannot see a known effect"
+        )
+
+    def warning(self, block: dict[str, Any]) -> str | None:
+        return None if block["called_worse"] else str(block["message"])
+
+    def ladder_failure(
+        self, points: list[dict[str, Any]], cfg: Settings
+    ) -> tuple[str, list[str], str] | None:
+        """Checked at every point, as the null is: a point blind to a known effect cannot tell a recipe that
+        does not pay from one it cannot see, and decision accuracy measured against a blind reference point
+        is as doubtful as its own rankings."""
+        blind = [
+            q for q in points if self.name in q["recipes"] and q["recipes"][self.name].get("call") != "worse"
+        ]
+        if not blind:
+            return None
+        return (
+            "planted_not_called_at",
+            [q["name"] for q in blind],
+            f"the planted control ({cfg.planted:.0%} of the null's documents word-shuffled, worse by construction) "
+            "is not called worse at "
+            + ", ".join(
+                f"{q['name']} ({analysis.fmt_multiplier(q['recipes'][self.name].get('multiplier') or {})}x)"
+                for q in blind
+            )
+            + ": that point could not see a known effect, so a recipe it does not call may still matter there, "
+            "and rankings at that point (and decision accuracy against it) are doubtful; give it more tokens per "
+            "parameter or more seeds",
+        )

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from curate.core.errors import PhaseError
+from curate.proxy.errors import check_keys
 from curate.proxy.kinds.base import Recipe, RunFiles, Settings, register
 
 if TYPE_CHECKING:
@@ -25,6 +26,7 @@ class Raw(Recipe):
 
     @classmethod
     def from_spec(cls, name: str, spec: dict[str, Any], where: str) -> list[Recipe]:
+        check_keys(spec, ["from", "select", "without_stages", "sweep"], where)
         if spec.get("select") or spec.get("without_stages") or spec.get("sweep"):
             raise PhaseError(f"{where}: select/without_stages apply to from: kept only")
         return [cls(name)]

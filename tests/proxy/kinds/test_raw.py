@@ -29,5 +29,5 @@ def test_raw_reads_kept_and_every_rejected_row_and_takes_no_selection(tmp_path):
 
 
 def test_an_unknown_kind_lists_the_kinds_a_pipeline_may_name():
-    with pytest.raises(PhaseError, match=r"^proxy.recipes.x.from: 'null'; valid: kept, raw$"):
+    with pytest.raises(PhaseError, match=r"^proxy.recipes.x.from: 'null'; valid: kept, raw, sample$"):
         parse({"recipes": {"raw": {"from": "raw"}, "x": {"from": "null"}}})
