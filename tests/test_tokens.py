@@ -152,3 +152,20 @@ def test_the_row_tally_counts_only_the_rows_a_transform_changed() -> None:
     fewer = t.slice(0, 3)  # another row count: everything is counted again
     assert [x.tolist() for x in tally.of(fewer)] == [[3, 3, 5], [2, 1, 3]]
     assert spy.seen[-1] == ["a b", "ccc", "d e f"]
+
+
+def test_a_relative_tokenizer_resolves_by_the_one_rule_for_paths(tmp_path: Path, monkeypatch) -> None:
+    """Given here unresolved (the pipeline's load resolves it first), a relative path is looked for in the
+    working directory, then the repository root: the counter holds where it was found."""
+    from curate.io.paths import REPO_ROOT
+
+    monkeypatch.chdir(tmp_path)
+    shipped = "models/proxy_tokenizer_python_docs.json"
+    assert token_counter({"tokenizer": shipped}).tokenizer == str(REPO_ROOT / shipped)
+    with pytest.raises(FileNotFoundError) as e:
+        token_counter({"tokenizer": "models/nope.json"})
+    assert str(e.value) == (
+        f"export.tokenizer: models/nope.json does not exist (looked for {tmp_path / 'models/nope.json'}, "
+        f"{REPO_ROOT / 'models/nope.json'}); give a Hugging Face tokenizer.json or remove the key (tokens are "
+        "then counted as whitespace words)"
+    )

@@ -63,7 +63,10 @@ def register(subparsers: Any) -> None:
     )
     p.add_argument(
         "--tokenizer",
-        help="the token formats' tokenizer: a Hugging Face tokenizer.json, gpt2, or proxy (the run's proxy's)",
+        help=(
+            "the token formats' tokenizer: a Hugging Face tokenizer.json (a path: the working directory, "
+            "then the run's pipeline folder; or a URL), gpt2, or proxy (the run's proxy's)"
+        ),
     )
     p.add_argument("--eos-token", help="token appended to every document (default: <|endoftext|>, </s>, ...)")
     p.add_argument("--shard-tokens", type=int, help="target tokens per token shard (default 100000000)")
@@ -164,7 +167,9 @@ def build_context(args: argparse.Namespace) -> RunContext:
         "mixture": args.mixture,
     }
     section.update({k: v for k, v in overrides.items() if v is not None})
-    opts = parse_section(section)  # the registered parser of the pipeline's export: section
+    # the registered parser of the pipeline's export: section; a tokenizer file (--tokenizer, or the run's
+    # export.tokenizer) resolves against the working directory, then the run's pipeline folder
+    opts = parse_section(section, None, manifest.get("pipeline"))
     engine = make_engine(args.engine, progress=True)
     return RunContext(run_dir=run_dir, config=config, engine=engine, manifest=manifest, section=opts)
 

@@ -80,10 +80,8 @@ def _tokenizer(ctx: RunContext, opts: ExportOptions) -> tuple[TokenizerSpec, byt
         return None
     if not opts.tokenizer:
         raise PhaseError(need_tokenizer_message(token_formats))
-    pipeline_dir = str(Path(ctx.pipeline_path).parent) if ctx.pipeline_path else None
-    origin, data = tokenizer_source(
-        opts.tokenizer, proxy_file=ctx.path("proxy", "tokenizer.json"), pipeline_dir=pipeline_dir
-    )
+    # a file is where the options resolved it when they were parsed (curate.io.paths.locate)
+    origin, data = tokenizer_source(opts.tokenizer, proxy_file=ctx.path("proxy", "tokenizer.json"))
     dest = ctx.path(
         "export", TOKENIZER_FILE
     )  # where it will be; the export writes into a staging folder first

@@ -14,7 +14,7 @@ from curate.core.registry import SECTIONS
 from curate.export import formats
 from curate.export.mixture import check_option as check_mixture
 from curate.export.tokenizer_spec import need_tokenizer_message
-from curate.io import named_tokenizers
+from curate.io import named_tokenizers, paths
 from curate.pipeline.keys import located_phase_error
 
 
@@ -26,8 +26,12 @@ class ExportOptions:
         formats: any registered format (:mod:`curate.export.formats`: ``parquet``, ``megatron``,
             ``memmap``, ``hf_disk``); default ``parquet``, plus ``megatron`` and ``memmap`` when a
             tokenizer is named (:func:`curate.export.formats.defaults`).
-        tokenizer: the tokenizer of the token formats (required by them): a Hugging Face
-            ``tokenizer.json`` path or URL, or a name (``gpt2``; ``proxy``, the run's proxy tokenizer).
+        tokenizer: the tokenizer of the token formats (required by them), which also counts the run's
+            tokens: a name (``gpt2``; ``proxy``, the run's proxy tokenizer), or a Hugging Face
+            ``tokenizer.json`` by path or URL, held as resolved once when the section is parsed
+            (:func:`curate.io.paths.locate`: an object store's URL as written, else the absolute path
+            of the first place it exists: the working directory, the pipeline's folder, the
+            repository root).
         eos_token: the token appended to every document; default the first of the usual names found.
         shard_tokens: target tokens per token shard (documents are never split across shards).
         val_fraction: fraction of documents in the validation split.
@@ -64,8 +68,14 @@ class ExportOptions:
     mixture_tokens: int | None = None
 
     @classmethod
-    def from_section(cls, section: dict[str, Any] | None) -> ExportOptions:
-        """Validate a pipeline's ``export:`` mapping (unknown keys, types, ranges) into options."""
+    def from_section(
+        cls, section: dict[str, Any] | None, pipeline_path: str | None = None, *, run: bool = False
+    ) -> ExportOptions:
+        """Validate a pipeline's ``export:`` mapping (unknown keys, types, ranges) into options, with the
+        tokenizer's file resolved against ``pipeline_path`` (the pipeline file, or the run's as its
+        manifest records it). ``run``: the section of a pipeline about to run, whose tokenizer also
+        counts its tokens, so a file named must exist even without a token format (a verb on a finished
+        run needs it only for a token format)."""
         section = dict(section or {})
         valid = [f.name for f in fields(cls)]
         unknown = sorted(set(section) - set(valid))
@@ -107,7 +117,7 @@ class ExportOptions:
         for key in ("tokenizer", "eos_token", "license", "pretty_name"):
             if key in section and section[key] is not None and not isinstance(section[key], str):
                 raise PhaseError(f"export.{key}: expected a string, got {section[key]!r}")
-        _check_tokenizer(section)
+        _check_tokenizer(section, pipeline_path, run=run)
         check_mixture(section)
         return cls(**section)
 
@@ -119,27 +129,39 @@ class ExportOptions:
         return d
 
 
-def _check_tokenizer(section: dict[str, Any]) -> None:
+def _check_tokenizer(section: dict[str, Any], pipeline_path: str | None, *, run: bool) -> None:
     """Default the formats by whether a tokenizer is named; refuse token formats without one, and a
-    bare word that is no known tokenizer name (a typo of ``gpt2``, a hub id: nothing resolves online)."""
+    bare word that is no known tokenizer name (a typo of ``gpt2``, a hub id: nothing resolves online);
+    resolve a tokenizer file once (:func:`curate.io.paths.locate`), refusing one that is nowhere."""
     ref = section.get("tokenizer")
     if "formats" not in section:
         section["formats"] = formats.defaults(tokenizer=bool(ref))
     token_formats = [f for f in section["formats"] if f in formats.names(tokens=True)]
     if token_formats and not ref:
         raise PhaseError(need_tokenizer_message(token_formats))
-    if ref and ref not in named_tokenizers.NAMES and named_tokenizers.looks_like_name(ref):
+    if not ref or ref in named_tokenizers.NAMES:
+        return
+    if named_tokenizers.looks_like_name(ref):
         raise PhaseError(named_tokenizers.unknown_name_message(ref))
+    try:
+        section["tokenizer"] = paths.locate(ref, pipeline_path, key="export.tokenizer")
+    except paths.PathNotFound as e:
+        if run or token_formats:
+            raise PhaseError(
+                f"{e}; give a Hugging Face tokenizer.json (a path or a URL) or a name "
+                f"({', '.join(named_tokenizers.NAMES)})"
+            ) from None
 
 
 @SECTIONS.add("export")
 def parse_section(section: Any, err: Any = None, path: str | None = None) -> ExportOptions:
-    """The registered parser of the ``export:`` section. At pipeline load (``err``: the located error of
+    """The registered parser of the ``export:`` section (``path``: the pipeline file, against which the
+    tokenizer's file resolves). At pipeline load (``err``: the located error of
     :func:`curate.pipeline.keys.located`) an error names the key's file and line (or its ``--set``);
     without it (a verb on a finished run) it raises the ``PhaseError`` of :meth:`ExportOptions.from_section`."""
     if err is None:
-        return ExportOptions.from_section(section)
+        return ExportOptions.from_section(section, path)
     try:
-        return ExportOptions.from_section(section)
+        return ExportOptions.from_section(section, path, run=True)
     except PhaseError as e:
         raise located_phase_error(e, "export", err) from None

@@ -1,10 +1,12 @@
 """Which tokenizer a token export uses: the one the user named, never one picked for them.
 
-``export.tokenizer`` (``--tokenizer``) is a Hugging Face ``tokenizer.json`` (a path, relative to the
-working directory or the pipeline's folder, or a URL) or a name (:mod:`curate.io.named_tokenizers`:
-``gpt2``; ``proxy`` for the run's own proxy tokenizer, which a trainer rarely wants, so the export says
-so). The export copies the file it used to ``export/tokenizer.json``: a trainer finds the tokenizer
-beside the shards, and the manifest's sha256 is that file's.
+``export.tokenizer`` (``--tokenizer``) is a Hugging Face ``tokenizer.json`` or a name
+(:mod:`curate.io.named_tokenizers`: ``gpt2``; ``proxy`` for the run's own proxy tokenizer, which a
+trainer rarely wants, so the export says so). A file is a path or a URL, resolved once when the section
+is parsed (:func:`curate.io.paths.locate`: the working directory, the pipeline's folder, the repository
+root; an object store's URL as written), so the token counter and the export read the same file. The
+export copies the file it used to ``export/tokenizer.json``: a trainer finds the tokenizer beside the
+shards, and the manifest's sha256 is that file's.
 """
 
 from __future__ import annotations
@@ -16,8 +18,8 @@ from pathlib import Path
 import numpy as np
 
 from curate.core.errors import PhaseError
-from curate.io import named_tokenizers
-from curate.io.storage import is_remote, local_copy
+from curate.io import named_tokenizers, paths
+from curate.io.storage import StorageError, is_remote, local_copy
 
 # Tried in order when no EOS token is given: the usual end-of-document markers of BPE tokenizers.
 EOS_CANDIDATES = ("<|endoftext|>", "</s>", "<|end_of_text|>", "<eos>", "[EOS]", "<|eos|>")
@@ -85,8 +87,9 @@ def need_tokenizer_message(formats: list[str] | tuple[str, ...]) -> str:
     )
 
 
-def tokenizer_source(ref: str, *, proxy_file: Path, pipeline_dir: str | None) -> tuple[str, bytes]:
-    """The origin and the ``tokenizer.json`` bytes of ``ref`` (a name, a path or a URL)."""
+def tokenizer_source(ref: str, *, proxy_file: Path) -> tuple[str, bytes]:
+    """The origin and the ``tokenizer.json`` bytes of ``ref``: a name, a URL, or a path (as the options
+    hold it: resolved when they were parsed; a relative path by the same rule, without a pipeline)."""
     if ref == named_tokenizers.PROXY:
         if not proxy_file.is_file():
             raise PhaseError(
@@ -101,18 +104,19 @@ def tokenizer_source(ref: str, *, proxy_file: Path, pipeline_dir: str | None) ->
     if found is not None:
         return found.origin, found.json_text.encode("utf-8")
     if is_remote(ref):
-        return ref, Path(local_copy(ref)).read_bytes()
-    p = Path(ref).expanduser()
-    if not p.is_absolute() and not p.exists() and pipeline_dir:
-        alt = Path(pipeline_dir) / p
-        p = alt if alt.exists() else p
-    if not p.is_file():
-        if named_tokenizers.looks_like_name(ref):
-            raise PhaseError(named_tokenizers.unknown_name_message(ref))
+        try:
+            return ref, Path(local_copy(ref)).read_bytes()
+        except StorageError as e:
+            raise PhaseError(f"export.tokenizer: {e}") from None
+    if named_tokenizers.looks_like_name(ref):
+        raise PhaseError(named_tokenizers.unknown_name_message(ref))
+    try:
+        p = Path(paths.locate(ref, key="export.tokenizer"))
+    except paths.PathNotFound as e:
         raise PhaseError(
-            f"export.tokenizer: {p}: no such file; give a Hugging Face tokenizer.json (--tokenizer PATH) "
-            f"or a name ({', '.join(named_tokenizers.NAMES)})"
-        )
+            f"{e}; give a Hugging Face tokenizer.json (--tokenizer PATH or URL) or a name "
+            f"({', '.join(named_tokenizers.NAMES)})"
+        ) from None
     return str(p), p.read_bytes()
 
 

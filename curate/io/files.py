@@ -24,6 +24,8 @@ from contextlib import contextmanager
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from curate.io.paths import resolve
+
 __all__ = [
     "PathEscapeError",
     "atomic_path",
@@ -199,15 +201,11 @@ def atomic_save_npz(path: str | os.PathLike[str], **arrays: Any) -> Path:
 
 
 def repo_path(path: str | os.PathLike[str]) -> Path:
-    """A path as given, else relative to the repository root: the working directory first (absolute
-    paths and paths that exist there win), then the checkout's root, where ``models/`` lives, so
-    ``models/quality_fasttext.ftz`` works from any directory. Returns the absolute path (which may not
-    exist: the caller says what is missing)."""
-    p = Path(path)
-    if p.is_absolute() or p.exists():
-        return p.resolve()
-    repo = Path(__file__).resolve().parents[2] / p
-    return repo if repo.exists() else p.resolve()
+    """The absolute path ``path`` names by the one rule for paths (:func:`curate.io.paths.resolve`,
+    with no pipeline): absolute as given, else the working directory first, then the checkout's root,
+    where ``models/`` lives, so ``models/quality_fasttext.ftz`` works from any directory. The path may
+    not exist (the caller says what is missing)."""
+    return resolve(os.fspath(path))
 
 
 def sha256_file(path: str | os.PathLike[str], *, chunk: int = CHUNK) -> str:

@@ -33,25 +33,11 @@ from pathlib import Path
 from typing import IO, Any
 
 from curate.io.files import atomic_path, atomic_write_bytes, escapes
-
-LOCAL_PROTOCOLS = ("file", "local")
-_URL = re.compile(r"^([a-zA-Z][a-zA-Z0-9+.-]*)://")
+from curate.io.paths import URL_SCHEME, is_remote, protocol  # a URL is told from a path in one place
 
 
 class StorageError(RuntimeError):
     """An object-storage location cannot be used; the message is one line naming the URL."""
-
-
-def protocol(path: str | os.PathLike[str]) -> str | None:
-    """The URL scheme of ``path`` (``s3``, ``gs``, ...), None for a local path (or ``file://``)."""
-    m = _URL.match(str(path))
-    if not m or m.group(1).lower() in LOCAL_PROTOCOLS:
-        return None
-    return m.group(1).lower()
-
-
-def is_remote(path: str | os.PathLike[str]) -> bool:
-    return protocol(path) is not None
 
 
 def redact(url: str) -> str:
@@ -225,7 +211,7 @@ class Location:
     def child(self, *parts: str) -> Location:
         """``self/parts...``, refusing parts that are absolute or climb out (``..``)."""
         for part in parts:
-            if (part and escapes(part)) or _URL.match(str(part)):  # an empty part adds nothing
+            if (part and escapes(part)) or URL_SCHEME.match(str(part)):  # an empty part adds nothing
                 raise StorageError(f"{part}: outside {self} (absolute or '..' parts are refused)")
         if self.remote:
             return Location("/".join([self.url, *(str(p).strip("/") for p in parts)]), self._fs)

@@ -1,7 +1,7 @@
 """Token counts for the per-stage accounting: the unit every training budget is written in.
 
-With a tokenizer configured (``export.tokenizer``: a Hugging Face ``tokenizer.json`` or a name such as
-``gpt2``, :mod:`curate.io.named_tokenizers`), every stage's
+With a tokenizer configured (``export.tokenizer``: a Hugging Face ``tokenizer.json``, by path or URL, or
+a name such as ``gpt2``, :mod:`curate.io.named_tokenizers`), every stage's
 documents are counted with it (no special tokens); otherwise with a fast whitespace-word count
 (maximal runs of non-whitespace characters, counted on the UTF-8 bytes in numpy). The manifest names the unit in its
 top-level ``tokens_unit`` (``whitespace_words`` or ``tokenizer:<file name>``), so the two are never
@@ -17,7 +17,8 @@ import numpy as np
 import pyarrow as pa
 
 from curate.core import schema
-from curate.io import named_tokenizers
+from curate.io import named_tokenizers, paths
+from curate.io.storage import Location, StorageError, is_remote, local_copy, redact
 
 WHITESPACE_WORDS = "whitespace_words"
 _BATCH = 1024
@@ -26,8 +27,10 @@ _BATCH = 1024
 class TokenCounter:
     """Counts the tokens of a batch's ``text`` column; picklable (a tokenizer loads lazily, per worker).
 
-    ``tokenizer``: path of a ``tokenizer.json`` or a name of :mod:`curate.io.named_tokenizers` (built
-    where it is used, so no file travels); ``None`` counts whitespace-separated words.
+    ``tokenizer``: an absolute path or an object store's URL of a ``tokenizer.json`` (a worker fetches
+    the object once into its cache, :func:`curate.io.storage.local_copy`), or a name of
+    :mod:`curate.io.named_tokenizers` (built where it is used, so no file travels); ``None`` counts
+    whitespace-separated words.
     """
 
     def __init__(self, tokenizer: str | None = None) -> None:
@@ -63,7 +66,9 @@ class TokenCounter:
 
             found = named_tokenizers.named(self.tokenizer)
             self._tok = (
-                Tokenizer.from_str(found.json_text) if found else Tokenizer.from_file(str(self.tokenizer))
+                Tokenizer.from_str(found.json_text)
+                if found
+                else Tokenizer.from_file(local_copy(self.tokenizer))
             )
         values = [t or "" for t in text.to_pylist()]
         out = np.zeros(len(values), dtype=np.int64)
@@ -135,20 +140,32 @@ def whitespace_word_counts(text: pa.ChunkedArray | pa.Array) -> np.ndarray:
 
 
 def token_counter(export_section: dict[str, Any] | None) -> TokenCounter:
-    """The run's counter: ``export.tokenizer`` when set (resolved as the export resolves it: relative
-    to the working directory; a name as :mod:`curate.io.named_tokenizers` builds it), else whitespace
-    words; ``proxy`` counts whitespace words too (the proxy phase makes that tokenizer after the stages
-    ran). A configured tokenizer that does not exist is an error naming the key and the path."""
-    path = (export_section or {}).get("tokenizer")
-    if not path or path == named_tokenizers.PROXY:
+    """The run's counter: ``export.tokenizer`` when set, else whitespace words; ``proxy`` counts
+    whitespace words too (the proxy phase makes that tokenizer after the stages ran).
+
+    A file is the one the export will use: the pipeline's load resolved it once
+    (:func:`curate.io.paths.locate`; a relative path given here resolves by the same rule, without a
+    pipeline). It is checked here, before any stage runs: a local file that is nowhere, or an object
+    that cannot be read, is a ``FileNotFoundError`` naming the key, the value and where it was looked
+    for; a name is built as :mod:`curate.io.named_tokenizers` builds it."""
+    ref = (export_section or {}).get("tokenizer")
+    if not ref or ref == named_tokenizers.PROXY:
         return TokenCounter()
-    if path in named_tokenizers.BUILDERS:
-        named_tokenizers.named(path)  # a missing package fails here, before any stage runs
-        return TokenCounter(path)
-    p = Path(path).expanduser()
-    if not p.exists():
-        raise FileNotFoundError(
-            f"export.tokenizer: {path} does not exist; give a Hugging Face tokenizer.json or remove the key "
-            "(tokens are then counted as whitespace words)"
-        )
-    return TokenCounter(str(p.resolve()))
+    if ref in named_tokenizers.BUILDERS:
+        named_tokenizers.named(ref)  # a missing package fails here, before any stage runs
+        return TokenCounter(ref)
+    hint = (
+        "; give a Hugging Face tokenizer.json or remove the key (tokens are then counted as whitespace words)"
+    )
+    if is_remote(ref):
+        try:
+            found = Location.of(ref).exists()
+        except StorageError as e:
+            raise FileNotFoundError(f"export.tokenizer: {e}{hint}") from None
+        if not found:
+            raise FileNotFoundError(f"export.tokenizer: {redact(ref)} does not exist (no such object){hint}")
+        return TokenCounter(ref)
+    try:
+        return TokenCounter(paths.locate(ref, key="export.tokenizer"))
+    except paths.PathNotFound as e:
+        raise FileNotFoundError(f"{e}{hint}") from None

@@ -17,18 +17,16 @@ from curate.core import schema
 from curate.core.registry import STAGES, bounds
 from curate.core.rules import Rule
 from curate.core.stage import Resources, Scorer
+from curate.io.paths import resolve_str
 
 
 def resolve_model_path(path: str) -> str:
-    """An absolute model path, resolved on the driver so that workers (any cwd) find the same file
-    (:func:`curate.io.files.repo_path`: the working directory first, then the repository root, where
-    the default ``models/`` live). A remote path is returned as it is (fetched by each worker)."""
-    from curate.io.files import repo_path
-    from curate.io.storage import is_remote
-
-    if is_remote(path):
-        return path  # fetched on each worker by setup()
-    return str(repo_path(path))
+    """An absolute model path, resolved on the driver so that workers (any cwd) find the same file, by
+    the one rule for paths (:func:`curate.io.paths.resolve_str`: the working directory, then the
+    repository root, where the default ``models/`` live; a pipeline's ``params.model`` arrives already
+    resolved at load, against its folder too). An object store's URL is returned as it is (fetched by
+    each worker)."""
+    return resolve_str(path)
 
 
 @dataclass

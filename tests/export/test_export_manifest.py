@@ -127,7 +127,7 @@ def test_missing_tokenizer_is_a_clear_error(run_dir, tmp_path):
     with pytest.raises(PhaseError) as err:
         run_phase(make_ctx(run_dir, {"formats": ["megatron"], "tokenizer": str(missing)}))
     assert str(err.value) == (
-        f"export.tokenizer: {missing}: no such file; give a Hugging Face tokenizer.json (--tokenizer PATH) "
+        f"export.tokenizer: {missing} does not exist; give a Hugging Face tokenizer.json (a path or a URL) "
         "or a name (gpt2, proxy)"
     )
     assert not (run_dir / "export").exists()  # refused before anything was written
