@@ -155,8 +155,8 @@ def write_eval_slices(out: Path, chars: int) -> list[dict]:
 
 def experiment(args: argparse.Namespace) -> dict:
     from curate.core.engine import InlineEngine
-    from curate.proxy.config import parse_section
     from curate.proxy.phase import run_phase
+    from curate.proxy.spec.config import parse_section
     from curate.runtime.context import RunContext
 
     out = Path(args.out) / "experiment"
@@ -231,8 +231,8 @@ def experiment(args: argparse.Namespace) -> dict:
 def demo(args: argparse.Namespace) -> dict:
     """The phase with its default section (the demo's config) on a copy of the experiment's run dir, on Ray."""
     from curate.core.engine import RayEngine
-    from curate.proxy.config import parse_section
     from curate.proxy.phase import run_phase
+    from curate.proxy.spec.config import parse_section
     from curate.runtime.context import RunContext
 
     src, dst = Path(args.out) / "experiment", Path(args.out) / "demo"

@@ -38,8 +38,8 @@ from typing import Any
 
 
 def _phase(run_dir: Path, section: dict[str, Any], report: str, engine: Any) -> dict[str, Any]:
-    from curate.proxy.config import parse_section
     from curate.proxy.phase import run_phase
+    from curate.proxy.spec.config import parse_section
     from curate.runtime.context import RunContext, load_manifest
 
     manifest = load_manifest(run_dir)
@@ -184,7 +184,7 @@ def collect(dirs: list[Path], controlled: str = "curated", n: int = 3) -> dict[s
 
 def _mde_multiplier(run_dir: Path, delta: float) -> dict[str, Any] | None:
     """``+-delta`` as multipliers on the run's own measured baseline curve (its goodput.json)."""
-    from curate.proxy.analysis import Baseline
+    from curate.proxy.statistics.analysis import Baseline
 
     path = run_dir / "goodput.json"
     if not path.exists():

@@ -46,7 +46,7 @@ def main() -> None:
     from curate.instrument.evaluate import EvalSet, bpb
     from curate.instrument.shards import read_shard, write_shard
     from curate.instrument.tokenizer import ProxyTokenizer
-    from curate.proxy.config import parse
+    from curate.proxy.spec.config import parse
     from curate.runtime.context import RunContext, load_manifest
 
     torch.set_num_threads(1)

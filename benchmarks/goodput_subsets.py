@@ -18,7 +18,8 @@ from typing import Any
 
 import numpy as np
 
-from curate.proxy import analysis, stats
+from curate.proxy import stats
+from curate.proxy.statistics import analysis
 
 
 def _curves(run: Path) -> tuple[list[int], dict[str, list[float]]]:

@@ -158,8 +158,8 @@ def main() -> None:
     args = ap.parse_args()
 
     from curate.core.engine import make_engine
-    from curate.proxy.config import parse_section
     from curate.proxy.phase import run_phase
+    from curate.proxy.spec.config import parse_section
     from curate.runtime.context import RunContext, load_manifest
 
     manifest = load_manifest(args.run_dir)

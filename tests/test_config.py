@@ -205,7 +205,7 @@ def test_each_section_registers_its_parser_found_without_importing_its_package()
     from curate.core.registry import SECTIONS, builtin_index
 
     assert builtin_index()["SECTIONS"] == {
-        "proxy": "curate.proxy.config",
+        "proxy": "curate.proxy.spec.config",
         "export": "curate.export.options",
         "report": "curate.report.options",
         "target": "curate.targeting.config",

@@ -42,6 +42,26 @@ CORE_LAYERS: list[set[str]] = [
 ]
 
 
+# Inside curate.proxy (the measurement), bottom up: leaf modules (its errors, the paired statistics' library
+# wrappers, the mixture regression), the statistics built on them, the recipe and control kinds, the proxy:
+# section's spec, the training data, the analysis that assembles goodput.json, the designers of experiments
+# (one measurement, successive halving, ablation, search, mixtures), and the phase and verbs on top.
+PROXY_LAYERS: list[set[str]] = [
+    {"curate.proxy.errors", "curate.proxy.stats", "curate.proxy.mixfit"},
+    {"curate.proxy.statistics"},
+    {"curate.proxy.kinds"},
+    {"curate.proxy.spec"},
+    {"curate.proxy.data"},
+    {"curate.proxy.assembly"},
+    {"curate.proxy.design"},
+    {"curate.proxy.phase"},
+    {"curate.proxy.cli"},
+    {"curate.proxy.mixcli"},
+    {"curate.proxy"},
+]
+MAX_MODULES = 20  # a package (or subpackage) holding more modules than this is a flat room: split it
+
+
 def module_names(package: Path = PACKAGE) -> dict[str, Path]:
     """Every module of the package by dotted name (a package by its own name, for its __init__)."""
     out = {}
@@ -167,6 +187,42 @@ def test_core_is_layered() -> None:
             upward = sorted(m for m in graph[module] if m not in below)
             assert not upward, f"{module} imports {upward}, which are not below it in CORE_LAYERS"
         below |= layer
+
+
+def proxy_unit(module: str) -> str | None:
+    """The unit of :data:`PROXY_LAYERS` a ``curate.proxy`` module belongs to: its subpackage, or itself."""
+    parts = module.split(".")
+    if parts[:2] != ["curate", "proxy"]:
+        return None
+    if len(parts) >= 3 and (PACKAGE / "proxy" / parts[2]).is_dir():
+        return ".".join(parts[:3])
+    return module
+
+
+def test_the_measurement_is_layered() -> None:
+    """curate.proxy's subpackages import only those below them in PROXY_LAYERS (each module of a
+    subpackage may import the others of its own subpackage)."""
+    graph = import_graph()
+    rank = {unit: i for i, layer in enumerate(PROXY_LAYERS) for unit in layer}
+    units = {u for m in graph if (u := proxy_unit(m))}
+    assert units == set(rank), f"curate.proxy units missing from PROXY_LAYERS: {sorted(units - set(rank))}"
+    breaches = [
+        f"{m} -> {d}"
+        for m, deps in sorted(graph.items())
+        if (u := proxy_unit(m))
+        for d in sorted(deps)
+        if (v := proxy_unit(d)) and v != u and rank[v] >= rank[u]
+    ]
+    assert not breaches, "imports against PROXY_LAYERS:\n" + "\n".join(breaches)
+
+
+def test_no_package_is_a_flat_room() -> None:
+    crowded = {
+        str(d.relative_to(PACKAGE.parent)): n
+        for d in [PACKAGE, *(p for p in PACKAGE.rglob("*") if (p / "__init__.py").exists())]
+        if (n := len([f for f in d.glob("*.py") if f.name != "__init__.py"])) > MAX_MODULES
+    }
+    assert not crowded, f"packages with more than {MAX_MODULES} modules: {crowded}"
 
 
 def test_find_cycle_reports_a_loop() -> None:

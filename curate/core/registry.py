@@ -99,7 +99,7 @@ BUILTIN_PACKAGES = [
     "curate.dedup",
     "curate.scorers",
     "curate.targeting",
-    "curate.proxy",
+    "curate.proxy.spec",
     "curate.export",
     "curate.report",
 ]

@@ -80,7 +80,7 @@ class PipelineConfig:
     """A parsed pipeline. ``raw`` is the resolved mapping (overrides applied) recorded in the manifest.
 
     The phase sections are typed objects, each built once at load by its registered parser
-    (:data:`curate.core.registry.SECTIONS`): ``proxy`` a ``curate.proxy.config.ProxyConfig``, ``export``
+    (:data:`curate.core.registry.SECTIONS`): ``proxy`` a ``curate.proxy.spec.config.ProxyConfig``, ``export``
     a ``curate.export.options.ExportOptions``, ``report`` a ``curate.report.options.ReportOptions``
     (None where the pipeline has no such section), ``target`` a ``curate.targeting.config.TargetSpec``.
     """

@@ -39,7 +39,7 @@ def _controls(g: dict[str, Any]) -> set[str]:
 def format_recipes(g: dict[str, Any]) -> str:
     """goodput.json's recipes as a terminal table: multiplier [CI] (``[no CI]`` with one seed), yield,
     goodput, then the ranking (controls marked), the Holm-adjusted calls and the ladder's agreement."""
-    from curate.proxy.analysis import fmt_multiplier
+    from curate.proxy.statistics.analysis import fmt_multiplier
 
     controls = _controls(g)
 
@@ -160,7 +160,7 @@ def _section_of(args: argparse.Namespace, config: dict[str, Any]) -> Any:
 
 
 def _parse(section: dict[str, Any]) -> Any:
-    from curate.proxy.config import parse_section
+    from curate.proxy.spec.config import parse_section
 
     return parse_section(section)
 
@@ -180,7 +180,7 @@ def _raw_section(args: argparse.Namespace, config: dict[str, Any]) -> dict[str, 
 
 def _ablate(args: argparse.Namespace) -> int:
     from curate.core.engine import make_engine
-    from curate.proxy.ablate import run_ablation
+    from curate.proxy.design.ablate import run_ablation
     from curate.runtime.context import RunContext, load_manifest
 
     run_dir = Path(args.run_dir)
@@ -254,7 +254,7 @@ def run_spec_verb(args: argparse.Namespace, key: str, run: Any, *, required: boo
 
 
 def _search(args: argparse.Namespace) -> int:
-    from curate.proxy.search import format_table, run_search
+    from curate.proxy.design.search import format_table, run_search
 
     result, run_dir = run_spec_verb(args, "search", lambda ctx, section: run_search(ctx, section.search))
     print(format_table(result))

@@ -1,5 +1,5 @@
-"""The proxy section's configuration error, apart from :mod:`curate.proxy.config` so that what it parses
-(:mod:`curate.proxy.searchspec`) can raise it without importing the config back."""
+"""The proxy section's configuration error, apart from :mod:`curate.proxy.spec.config` so that what it parses
+(:mod:`curate.proxy.spec.search`) can raise it without importing the config back."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The ``curate mix RUN`` verb: the mixture search over a finished run's sources (:mod:`curate.proxy.mix`)."""
+"""The ``curate mix RUN`` verb: the mixture search over a finished run's sources (:mod:`curate.proxy.design.mix`)."""
 
 from __future__ import annotations
 
@@ -71,7 +71,7 @@ def format_table(result: dict[str, Any]) -> str:
 
 def _mix(args: argparse.Namespace) -> int:
     from curate.proxy.cli import run_spec_verb
-    from curate.proxy.mix import run_mix
+    from curate.proxy.design.mix import run_mix
 
     result, run_dir = run_spec_verb(
         args, "mix", lambda ctx, section: run_mix(ctx, section.mix), required=False

@@ -1,15 +1,15 @@
-"""The ``proxy`` phase: one measurement (:func:`curate.proxy.measure.measure`) and, when the section asks
-for them, its follow-ups: the leave-one-stage-out ablation (:mod:`curate.proxy.ablate`), the recipe search
-(:mod:`curate.proxy.search`) and the mixture search (:mod:`curate.proxy.mix`). Those measure through
-:mod:`curate.proxy.measure` too, never through this module, so the package has no import circle
+"""The ``proxy`` phase: one measurement (:func:`curate.proxy.design.measure.measure`) and, when the section asks
+for them, its follow-ups: the leave-one-stage-out ablation (:mod:`curate.proxy.design.ablate`), the recipe search
+(:mod:`curate.proxy.design.search`) and the mixture search (:mod:`curate.proxy.design.mix`). Those measure through
+:mod:`curate.proxy.design.measure` too, never through this module, so the package has no import circle
 (``tests/test_layers.py``)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from curate.proxy.config import ProxyConfig
-from curate.proxy.measure import Experiment, measure
+from curate.proxy.design.measure import Experiment, measure
+from curate.proxy.spec.config import ProxyConfig
 from curate.runtime.context import RunContext
 
 
@@ -18,17 +18,17 @@ def follow_ups(ctx: RunContext, cfg: ProxyConfig) -> dict[str, Any]:
     ``curate mix`` runs it), when asked for: what they add to the summary."""
     extra: dict[str, Any] = {}
     if cfg.ablate:
-        from curate.proxy.ablate import run_ablation
+        from curate.proxy.design.ablate import run_ablation
 
         ab = run_ablation(ctx)
         extra["ablation"] = {s: e["call"] for s, e in ab["stages"].items()}
     if cfg.search is not None:
-        from curate.proxy.search import run_search
+        from curate.proxy.design.search import run_search
 
         found = run_search(ctx, cfg.search)
         extra["search"] = {"winner": found["winner"], "search": "search.json"}
     if cfg.mix is not None:
-        from curate.proxy.mix import run_mix
+        from curate.proxy.design.mix import run_mix
 
         mix = run_mix(ctx, cfg.mix)
         extra["mix"] = {"chosen": mix["chosen"]["weights"], "mix": "mix.json"}

@@ -165,7 +165,7 @@ def test_recipe_selects_by_source(tmp_path: Path) -> None:
     """A proxy recipe's ``select`` rule on ``source`` keeps one source's kept rows (the proxy's shard
     selection, on the kept/ files of a several-source run)."""
     from curate.instrument.shards import ShardJob, select_rows
-    from curate.proxy.entries import parse_recipes
+    from curate.proxy.spec.entries import parse_recipes
 
     _make_inputs(tmp_path / "in")
     run_pipeline(

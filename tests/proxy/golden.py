@@ -2,7 +2,7 @@
 ``goodput.json`` they gave, so the analysis can be replayed on any later code and compared field by field.
 
 What is recorded (one gzip JSON per measurement under ``tests/proxy/golden/``) is exactly what
-:class:`curate.proxy.measure.Finished` holds once the runs are trained, which does not depend on how the
+:class:`curate.proxy.design.measure.Finished` holds once the runs are trained, which does not depend on how the
 analysis is written: every run (its recipe, seed, ladder point, settings), its ``result.json`` and the eval
 records of its ``metrics.jsonl``; each recipe's training-data record; the eval sets' descriptions; the
 tokenizer's record; each recipe's stream shared with the baseline; the run's ``proxy:`` section and stage
@@ -44,8 +44,8 @@ def record(run_dir: Path, name: str) -> Path:
     """Re-measure the finished run ``run_dir`` (every proxy run reused), capture what the analysis read
     and wrote, check it equals the run's own ``goodput.json``, and write ``golden/NAME.json.gz``."""
     from curate.core.engine import InlineEngine
-    from curate.proxy import measure as m
-    from curate.proxy.config import parse_section
+    from curate.proxy.design import measure as m
+    from curate.proxy.spec.config import parse_section
     from curate.runtime.context import RunContext, load_manifest
 
     run_dir = Path(run_dir).resolve()
@@ -185,9 +185,9 @@ def replay(rec: dict[str, Any], root: Path) -> dict[str, Any]:
     from curate.core.engine import InlineEngine
     from curate.instrument.evalsets import EvalSpec
     from curate.instrument.runs import RunItem
-    from curate.proxy.config import parse_section
-    from curate.proxy.data import TrainingData
-    from curate.proxy.measure import Finished, report_from_runs
+    from curate.proxy.data.training import TrainingData
+    from curate.proxy.design.measure import Finished, report_from_runs
+    from curate.proxy.spec.config import parse_section
     from curate.runtime.context import RunContext
 
     items = []

@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 
 from curate.core.errors import PhaseError
-from curate.proxy.ablate import ablation_config, removed_by_stage, run_ablation
 from curate.proxy.cli import format_ablation
-from curate.proxy.config import parse
+from curate.proxy.design.ablate import ablation_config, removed_by_stage, run_ablation
+from curate.proxy.spec.config import parse
 from curate.runtime.context import RunContext
 from tests.proxy.toy import doc, tiny_section, write_kept, write_rejected
 
@@ -178,8 +178,8 @@ def test_a_run_where_no_stage_rejected_anything_is_refused(tmp_path, inline_engi
 
 
 def test_proxy_ablate_true_runs_the_ablation_after_the_phase(run_dir, inline_engine):
-    from curate.proxy.config import ProxyConfigError
     from curate.proxy.phase import run_phase
+    from curate.proxy.spec.config import ProxyConfigError
 
     with pytest.raises(ProxyConfigError, match=r"proxy.ablate: expected true or false, got 'yes'"):
         parse({**SECTION, "ablate": "yes"})

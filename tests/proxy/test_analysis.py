@@ -7,12 +7,13 @@ import math
 import numpy as np
 import pytest
 
-from curate.proxy import analysis, controls
-from curate.proxy.config import parse
+from curate.proxy.assembly import controls
 from curate.proxy.kinds.base import Evidence
 from curate.proxy.kinds.null import Null
 from curate.proxy.kinds.planted import Planted
 from curate.proxy.kinds.rejected import Rejected
+from curate.proxy.spec.config import parse
+from curate.proxy.statistics import analysis
 
 TOKENS = np.geomspace(1_000, 64_000, 7)
 CURVE = 5 - 0.1 * np.log(TOKENS)

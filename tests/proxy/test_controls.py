@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from curate.proxy import analysis
-from curate.proxy.config import parse
-from curate.proxy.controls import controls_block
+from curate.proxy.assembly.controls import controls_block
 from curate.proxy.kinds.base import Evidence
 from curate.proxy.kinds.null import Null
 from curate.proxy.kinds.planted import Planted
 from curate.proxy.kinds.rejected import Rejected
+from curate.proxy.spec.config import parse
+from curate.proxy.statistics import analysis
 
 BASE = analysis.Baseline([500, 1000, 2000], [[4.2, 4.0, 3.8]], 1000)
 RAW = np.array([[4.0], [4.01], [3.99]])  # three seeds, bpb at T
@@ -117,8 +117,8 @@ def test_a_run_without_rejected_rows_skips_the_rejected_control_with_its_reason(
     import numpy as np
 
     from curate.core.engine import InlineEngine
-    from curate.proxy.config import parse
     from curate.proxy.phase import run_phase
+    from curate.proxy.spec.config import parse
     from curate.runtime.context import RunContext
     from tests.proxy.toy import tiny_section, write_kept
 

@@ -5,7 +5,7 @@ their paired differences with raw differ in noise: six-seed sds 0.014 (curated -
 (toward_target - raw) at lr 1e-3. Simulated here with one raw draw per seed used by every pair, as in the
 product: ``H[r, s] = mu_r + seed_s + e_rs``, ``e_rs = f_r e_raw,s + sqrt(1 - f_r^2) z_rs`` (all of sd
 SIGMA), so ``sd(e_r - e_raw) = SIGMA sqrt(2 - 2 f_r)``. The intervals come from the code path the calls
-use (:meth:`curate.proxy.analysis.Pairs.interval`); the old interval, the residual variance pooled over the
+use (:meth:`curate.proxy.statistics.analysis.Pairs.interval`); the old interval, the residual variance pooled over the
 recipes x seeds table, is computed here only to show what this test guards against.
 """
 
@@ -15,7 +15,8 @@ import math
 
 import numpy as np
 
-from curate.proxy import analysis, stats
+from curate.proxy import stats
+from curate.proxy.statistics import analysis
 
 SEEDS = 3
 DRAWS = 10_000

@@ -10,8 +10,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-from curate.proxy.config import parse
 from curate.proxy.phase import run_phase
+from curate.proxy.spec.config import parse
 from curate.runtime.context import RunContext
 from tests.proxy.toy import tiny_section, write_kept, write_rejected
 

@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from curate.proxy.goodput import (
+from curate.proxy.statistics.descriptive import (
     CURVES_NOTE,
     RecipeCurves,
     goodput_report,

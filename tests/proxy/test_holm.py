@@ -11,8 +11,9 @@ import math
 import numpy as np
 import pytest
 
-from curate.proxy import analysis, stats
-from curate.proxy.assemble import _support
+from curate.proxy import stats
+from curate.proxy.assembly.assemble import _support
+from curate.proxy.statistics import analysis
 
 
 def _p_df2(t: float) -> float:

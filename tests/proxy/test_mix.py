@@ -12,10 +12,10 @@ import pyarrow.parquet as pq
 import pytest
 
 from curate.proxy import mixfit
-from curate.proxy.config import ProxyConfigError, parse
-from curate.proxy.entries import Rung
-from curate.proxy.mixdata import REPEAT_SALT, _write, build_mixture, take_tokens
-from curate.proxy.mixspec import parse_mix
+from curate.proxy.data.mixtures import REPEAT_SALT, _write, build_mixture, take_tokens
+from curate.proxy.spec.config import ProxyConfigError, parse
+from curate.proxy.spec.entries import Rung
+from curate.proxy.spec.mix import parse_mix
 from tests.proxy.toy import WORDS, doc, tiny_section
 
 
@@ -208,7 +208,7 @@ SECTION = tiny_section(mix={"dirichlet": 8, "confirm_seeds": 2, "n_boot": 50})
 
 def _toy_run(d, section):
     from curate.core.engine import InlineEngine
-    from curate.proxy.mix import run_mix
+    from curate.proxy.design.mix import run_mix
     from curate.runtime.context import RunContext
 
     rng = np.random.default_rng(0)
@@ -353,7 +353,7 @@ def test_a_failed_rerun_leaves_mix_json_byte_identical(mix_run, monkeypatch):
     """`curate mix` writes mix.json once the search and its confirmation are complete: a failure in the
     confirmation leaves the previous mix.json as it was."""
     from curate.cli import main
-    from curate.proxy import mix
+    from curate.proxy.design import mix
 
     d, _ = mix_run
     before = (d / "mix.json").read_bytes()

@@ -11,8 +11,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from curate.proxy.config import parse
 from curate.proxy.phase import run_phase
+from curate.proxy.spec.config import parse
 from curate.runtime.context import RunContext
 from tests.proxy.toy import WORDS, doc, tiny_section, write_rejected
 
@@ -88,13 +88,13 @@ def test_a_rerun_of_the_phase_reuses_every_mixture_run(phase_with_mix):
 
 
 def test_without_a_mix_section_the_phase_runs_no_mixture_search(phase_with_mix, monkeypatch):
-    import curate.proxy.mix
+    import curate.proxy.design.mix
 
     d, _ = phase_with_mix
 
     def refuse(*args, **kwargs):
         raise AssertionError("run_mix called without proxy.mix")
 
-    monkeypatch.setattr(curate.proxy.mix, "run_mix", refuse)
+    monkeypatch.setattr(curate.proxy.design.mix, "run_mix", refuse)
     section = {k: v for k, v in SECTION.items() if k != "mix"}
     assert "mix" not in run_phase(_ctx(d, section))  # the measurement's runs are all reused

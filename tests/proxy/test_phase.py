@@ -12,8 +12,8 @@ import pytest
 
 from curate.core.errors import PhaseError
 from curate.instrument.shards import read_hids
-from curate.proxy.config import parse
 from curate.proxy.phase import run_phase
+from curate.proxy.spec.config import parse
 from curate.runtime.context import RunContext
 from tests.proxy.toy import WORDS, write_kept, write_rejected
 
@@ -321,8 +321,8 @@ def test_phase_writes_goodput_json_and_resumes_without_retraining(phase_run, inl
 def test_tokenizer_sample_ignores_file_layout(tmp_path):
     """The same raw rows split into other files (another stage list's layout) train the same BPE."""
     from curate.core.engine import InlineEngine
-    from curate.proxy.config import parse as parse_cfg
-    from curate.proxy.inputs import tokenizer_for as _tokenizer
+    from curate.proxy.data.inputs import tokenizer_for as _tokenizer
+    from curate.proxy.spec.config import parse as parse_cfg
 
     (tmp_path / "a").mkdir()
     a, _ = _run_dir(tmp_path / "a")
@@ -352,8 +352,8 @@ def test_a_tokenizer_file_is_used_as_it_is_and_its_pin_is_checked(tmp_path):
     a relative path is found from the repository root as ``models/`` is."""
     from curate.core.engine import InlineEngine
     from curate.io.files import sha256_file
-    from curate.proxy.config import parse as parse_cfg
-    from curate.proxy.inputs import tokenizer_for as _tokenizer
+    from curate.proxy.data.inputs import tokenizer_for as _tokenizer
+    from curate.proxy.spec.config import parse as parse_cfg
 
     (tmp_path / "a").mkdir()
     a, _ = _run_dir(tmp_path / "a")
@@ -547,7 +547,7 @@ def test_controls_yaml_null_is_the_null_control():
 def test_a_failed_rerun_leaves_goodput_json_byte_identical(phase_run, inline_engine, monkeypatch):
     """`curate proxy` rewrites goodput.json only once the measurement is complete: a failure after the
     runs (here, in the assembly of the report) leaves the previous one as it was."""
-    from curate.proxy import assemble
+    from curate.proxy.assembly import assemble
 
     run_dir, _kept, _out = phase_run
     before = (run_dir / "goodput.json").read_bytes()

@@ -12,9 +12,9 @@ import pytest
 from curate.api import run
 from curate.core.errors import PhaseError
 from curate.instrument.shards import ShardJob, select_rows
-from curate.proxy.ablate import _why_skipped, ablation_config, removed_by_stage, run_ablation
-from curate.proxy.config import ProxyConfigError, parse
-from curate.proxy.searchspec import candidate_recipe, parse_search
+from curate.proxy.design.ablate import _why_skipped, ablation_config, removed_by_stage, run_ablation
+from curate.proxy.spec.config import ProxyConfigError, parse
+from curate.proxy.spec.search import candidate_recipe, parse_search
 from curate.runtime.context import RunContext, load_manifest
 
 BASE = (

@@ -9,12 +9,12 @@ import numpy as np
 import pytest
 import yaml
 
-from curate.proxy.config import ProxyConfigError, parse
-from curate.proxy.entries import Rung
-from curate.proxy.halving import successive_halving
+from curate.proxy.design.halving import successive_halving
+from curate.proxy.design.search import format_table, pareto, rank_key
 from curate.proxy.phase import run_phase
-from curate.proxy.search import format_table, pareto, rank_key
-from curate.proxy.searchspec import parse_search
+from curate.proxy.spec.config import ProxyConfigError, parse
+from curate.proxy.spec.entries import Rung
+from curate.proxy.spec.search import parse_search
 from curate.runtime.context import RunContext
 from tests.proxy.toy import tiny_section, write_kept, write_rejected
 
@@ -234,7 +234,7 @@ def test_search_without_stages_draws_from_the_ablated_rows_and_the_winner_drops_
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from curate.proxy.search import _write_winner
+    from curate.proxy.design.search import _write_winner
 
     spec = parse_search(
         {"columns": {"s": {"min_quantile": [0.5]}}, "without_stages": ["f_v1"]}, budget=4096, seeds=[0]

@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from curate.proxy.signal import signal_noise
+from curate.proxy.statistics.signal import signal_noise
 
 # means 1.2, 1.1, 1.0: signal = sd(ddof 1) = 0.1
 RAW = np.array([1.0, 1.2, 1.4])  # var 0.04

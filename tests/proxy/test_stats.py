@@ -7,7 +7,8 @@ import math
 import numpy as np
 import pytest
 
-from curate.proxy import analysis, stats
+from curate.proxy import stats
+from curate.proxy.statistics import analysis
 
 
 @pytest.mark.parametrize(

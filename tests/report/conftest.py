@@ -1,7 +1,7 @@
 """Fixtures: a real finished run for the report tests (tests/report/report_run.py's input and pipeline,
 run in-process), plus a Parquet+Megatron export and the goodput.json fixture (the proxy phase's schema).
 
-The goodput fixture ``data/goodput.json`` was produced by ``curate.proxy.goodput.goodput_report`` on
+The goodput fixture ``data/goodput.json`` was produced by ``curate.proxy.statistics.descriptive.goodput_report`` on
 synthetic curves (3 recipes, 3 seeds, 2 eval sets), with ``budget``/``seeds``/``model`` added as the
 proxy phase records them.
 """

@@ -66,7 +66,7 @@ def get(rec: dict[str, Any], path: str) -> Any:
     return cur
 
 
-# Metric key suffix -> path in goodput.json's recipe record (the schema of curate.proxy.goodput).
+# Metric key suffix -> path in goodput.json's recipe record (the schema of curate.proxy.statistics.descriptive).
 METRICS = {
     "multiplier": "multiplier.value",
     "multiplier.ci_low": "multiplier.ci_low",

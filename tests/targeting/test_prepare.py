@@ -260,7 +260,7 @@ proxy: {{eval_suite: web_targets}}
 
 
 def test_prepare_without_a_target_imports_nothing_of_the_proxy(tmp_path):
-    # curate.proxy.config imports torch, which cannot load in a `ray job submit` driver here
+    # curate.proxy.spec.config imports torch, which cannot load in a `ray job submit` driver here
     # (tests/test_cluster.py, the `ray job submit` tests): a run without a target must not pull it in.
     import subprocess
     import sys
@@ -268,7 +268,7 @@ def test_prepare_without_a_target_imports_nothing_of_the_proxy(tmp_path):
     code = (
         "import sys, types; from curate.targeting.prepare import prepare; "
         f"print(prepare(types.SimpleNamespace(target=None), __import__('pathlib').Path('{tmp_path}'), [], None, None), "
-        "'curate.proxy.config' in sys.modules, 'torch' in sys.modules)"
+        "'curate.proxy.spec.config' in sys.modules, 'torch' in sys.modules)"
     )
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert r.stdout.split() == ["None", "False", "False"]

@@ -39,7 +39,7 @@ R = TypeVar("R", bound="type[Recipe]")
 
 
 class Settings(Protocol):
-    """What a kind reads of the measurement's settings (:class:`curate.proxy.config.ProxyConfig`)."""
+    """What a kind reads of the measurement's settings (:class:`curate.proxy.spec.config.ProxyConfig`)."""
 
     baseline: str
     planted: float
@@ -81,7 +81,7 @@ def control_kinds() -> list[str]:
 @dataclass
 class Evidence:
     """What a control's check reads at the main point: the baseline's measured curve (``base``, a
-    :class:`curate.proxy.analysis.Baseline`), every recipe's headline bpb per seed (``heads``: seeds x
+    :class:`curate.proxy.statistics.analysis.Baseline`), every recipe's headline bpb per seed (``heads``: seeds x
     eval points, the last at T), the baseline's and the controlled recipe's names, each recipe's epochs at
     T, each recipe's stream shared with the baseline (``shares``) and the settings."""
 

@@ -9,9 +9,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from curate.proxy import analysis
 from curate.proxy.kinds.base import Evidence, Recipe, Settings, register
 from curate.proxy.kinds.raw import Raw
+from curate.proxy.statistics import analysis
 
 NULL_SEED = 0
 

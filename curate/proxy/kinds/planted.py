@@ -9,10 +9,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from curate.proxy import analysis
 from curate.proxy.kinds.base import Evidence, Recipe, RunFiles, Settings, register
 from curate.proxy.kinds.null import draw_prefix, draws
 from curate.proxy.kinds.raw import Raw
+from curate.proxy.statistics import analysis
 
 if TYPE_CHECKING:
     from curate.instrument.shards import ShardJob

@@ -9,9 +9,9 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from curate.proxy import analysis
 from curate.proxy.kinds.base import Evidence, Recipe, RunFiles, Settings, register
 from curate.proxy.kinds.scores import column_values
+from curate.proxy.statistics import analysis
 
 if TYPE_CHECKING:
     from curate.instrument.shards import ShardJob

@@ -8,10 +8,10 @@ import pyarrow.parquet as pq
 import pytest
 
 from curate.core.errors import PhaseError
-from curate.proxy.config import parse
 from curate.proxy.kinds import RunFiles
 from curate.proxy.kinds.kept import Kept
 from curate.proxy.kinds.rejected import Rejected
+from curate.proxy.spec.config import parse
 
 
 def _files(tmp_path) -> RunFiles:

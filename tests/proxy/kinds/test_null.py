@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from curate.proxy.config import parse
 from curate.proxy.kinds.kept import Kept
 from curate.proxy.kinds.null import Null, draw_prefix
 from curate.proxy.kinds.raw import Raw
+from curate.proxy.spec.config import parse
 
 
 def test_one_draw_per_seed_of_every_point_subsampled_from_the_baseline(tmp_path):

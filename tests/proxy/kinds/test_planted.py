@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from curate.proxy.config import parse
 from curate.proxy.kinds.null import Null, draw_prefix
 from curate.proxy.kinds.planted import PLANTED_SALT, Planted
 from curate.proxy.kinds.raw import Raw
+from curate.proxy.spec.config import parse
 
 
 def test_the_planted_control_is_drawn_as_the_null_is_even_when_the_null_is_not_trained(tmp_path):

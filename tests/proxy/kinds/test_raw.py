@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 
 from curate.core.errors import PhaseError
-from curate.proxy.config import parse
 from curate.proxy.kinds import RunFiles
 from curate.proxy.kinds.raw import Raw
+from curate.proxy.spec.config import parse
 
 
 def test_raw_reads_kept_and_every_rejected_row_and_takes_no_selection(tmp_path):

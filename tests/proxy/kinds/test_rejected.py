@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from curate.proxy.config import parse
 from curate.proxy.kinds import RunFiles
 from curate.proxy.kinds.rejected import Rejected
+from curate.proxy.spec.config import parse
 
 
 def test_rejected_reads_only_rejected_rows_and_says_when_there_are_too_few(tmp_path):

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from curate.core.errors import PhaseError
-from curate.proxy.config import parse
 from curate.proxy.kinds.sample import Sample
+from curate.proxy.spec.config import parse
 
 
 def test_a_sample_draws_its_share_of_the_recipe_it_names_once_for_every_seed(tmp_path):

@@ -27,7 +27,7 @@ from curate.instrument.hashing import mix64, unit_hash
 from curate.instrument.shards import SHARD_FILES, ShardJob, concat_shards, read_hids, read_shard, shard_jobs
 from curate.io import runfiles
 from curate.io.files import atomic_path, atomic_write_json
-from curate.proxy.data import shared_job_args
+from curate.proxy.data.training import shared_job_args
 from curate.proxy.kinds import RunFiles
 from curate.proxy.kinds.kept import Kept
 from curate.runtime.context import RunContext

@@ -1,6 +1,6 @@
-"""``goodput.json`` from finished proxy runs: the descriptive curves of :mod:`curate.proxy.goodput`, with
+"""``goodput.json`` from finished proxy runs: the descriptive curves of :mod:`curate.proxy.statistics.descriptive`, with
 the called numbers (multiplier, goodput, ranking, verdict) replaced by the paired statistic of
-:mod:`curate.proxy.analysis`, plus controls, power, per-set decontamination, accuracy, the ladder and
+:mod:`curate.proxy.statistics.analysis`, plus controls, power, per-set decontamination, accuracy, the ladder and
 the regime. The schema is documented in ``docs/goodput.md``.
 """
 
@@ -11,16 +11,17 @@ from typing import Any
 
 import numpy as np
 
-from curate.proxy import analysis, stats
-from curate.proxy.controls import controls_block
-from curate.proxy.controls import warnings as control_warnings
-from curate.proxy.curves import baseline_curve, point_curves
-from curate.proxy.goodput import RecipeCurves, finite_or_none, goodput_report
+from curate.proxy import stats
+from curate.proxy.assembly.controls import controls_block
+from curate.proxy.assembly.controls import warnings as control_warnings
+from curate.proxy.assembly.ladder import ladder_points, paired_block, summarize_ladder
 from curate.proxy.kinds import Recipe
 from curate.proxy.kinds.base import Evidence
-from curate.proxy.ladder import ladder_points, paired_block, summarize_ladder
-from curate.proxy.regime import regime
-from curate.proxy.signal import signal_noise
+from curate.proxy.statistics import analysis
+from curate.proxy.statistics.curves import baseline_curve, point_curves
+from curate.proxy.statistics.descriptive import RecipeCurves, finite_or_none, goodput_report
+from curate.proxy.statistics.regime import regime
+from curate.proxy.statistics.signal import signal_noise
 
 SCHEMA_VERSION = 2
 
@@ -149,7 +150,7 @@ def _recipe_curves(
     data: dict[str, dict[str, Any]],
     res: dict[str, list[dict[str, Any]]],
 ) -> dict[str, RecipeCurves]:
-    """Each recipe's per-seed curves and costs, as :func:`curate.proxy.goodput.goodput_report` reads them."""
+    """Each recipe's per-seed curves and costs, as :func:`curate.proxy.statistics.descriptive.goodput_report` reads them."""
     return {
         r: RecipeCurves(
             bpb=bpb[r],

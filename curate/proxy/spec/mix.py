@@ -1,5 +1,5 @@
 """``proxy.mix``: the mixture search's section parsed and checked, apart from running it
-(:mod:`curate.proxy.mix`), so the proxy config validates it without importing the phase.
+(:mod:`curate.proxy.design.mix`), so the proxy config validates it without importing the phase.
 
 ```yaml
 proxy:
@@ -26,8 +26,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from curate.proxy.entries import Rung, fresh_seeds, parse_rungs
 from curate.proxy.errors import ProxyConfigError
+from curate.proxy.spec.entries import Rung, fresh_seeds, parse_rungs
 
 KEYS = [
     "by",

@@ -1,5 +1,5 @@
 """The ``proxy:`` section's entries: recipes, eval sets and ladder points, as dataclasses, and the parsers
-that validate them (unknown keys name the valid ones). :mod:`curate.proxy.config` parses the whole section
+that validate them (unknown keys name the valid ones). :mod:`curate.proxy.spec.config` parses the whole section
 with them and re-exports the dataclasses."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """``proxy.search``: the search section parsed and checked (candidates, rungs), apart from running it
-(:mod:`curate.proxy.search`), so the proxy config can validate a search without importing the phase."""
+(:mod:`curate.proxy.design.search`), so the proxy config can validate a search without importing the phase."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ import itertools
 from dataclasses import dataclass, field
 from typing import Any
 
-from curate.proxy.entries import Rung, fresh_seeds, parse_rungs
 from curate.proxy.errors import ProxyConfigError
+from curate.proxy.spec.entries import Rung, fresh_seeds, parse_rungs
 
 BOUNDS = ("min", "max", "min_quantile", "max_quantile")
 

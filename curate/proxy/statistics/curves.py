@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from curate.core.errors import PhaseError
-from curate.proxy import analysis
+from curate.proxy.statistics import analysis
 
 
 def read_curves(out_dir: Path) -> tuple[list[int], dict[str, list[float]], dict[str, Any]]:

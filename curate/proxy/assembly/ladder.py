@@ -1,6 +1,6 @@
 """The ladder of ``goodput.json``: each point's summary (sizes, paired multipliers, ranking, power) and
 decision accuracy against the largest point, with the checks that failed. The paired statistic itself
-is :mod:`curate.proxy.analysis`."""
+is :mod:`curate.proxy.statistics.analysis`."""
 
 from __future__ import annotations
 
@@ -9,9 +9,10 @@ from typing import Any
 
 import numpy as np
 
-from curate.proxy import analysis, stats
-from curate.proxy.curves import baseline_curve, mean_or_none, point_curves
+from curate.proxy import stats
 from curate.proxy.kinds import Recipe
+from curate.proxy.statistics import analysis
+from curate.proxy.statistics.curves import baseline_curve, mean_or_none, point_curves
 
 
 def pairs_of(heads: dict[str, np.ndarray], roles: dict[str, str], baseline: str) -> analysis.Pairs:
@@ -100,7 +101,7 @@ def ladder_points(
     subject: str | None = None,
 ) -> list[dict[str, Any]]:
     """:func:`point_summary` of every point, in order; the main point's curves (``main_curves``, from
-    :func:`curate.proxy.curves.point_curves`) are not read twice. ``subject``: the verdict's recipe."""
+    :func:`curate.proxy.statistics.curves.point_curves`) are not read twice. ``subject``: the verdict's recipe."""
     out = []
     for p in points:
         t_p, bpb_p, _, res_p = main_curves if p == main else point_curves(items, results, p.name, names)

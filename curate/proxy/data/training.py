@@ -1,4 +1,4 @@
-"""Each recipe's training data (step 3 of :mod:`curate.proxy.measure`): the rows its kind reads from the
+"""Each recipe's training data (step 3 of :mod:`curate.proxy.design.measure`): the rows its kind reads from the
 run's files (:mod:`curate.proxy.kinds`) through decontamination and the tokenizer into token shards under
 ``proxy/data/<folder>/``, then the controls each kind derives from them (per-seed document draws)."""
 
@@ -12,10 +12,10 @@ from typing import Any
 from curate.core.errors import PhaseError
 from curate.core.stage import Resources
 from curate.instrument.shards import SHARD_FILES, ShardJob, concat_shards, shard_jobs
-from curate.proxy.config import ProxyConfig
 from curate.proxy.errors import EmptyRecipeError
 from curate.proxy.kinds import Recipe, RunFiles, kind
 from curate.proxy.kinds.kept import Kept
+from curate.proxy.spec.config import ProxyConfig
 from curate.runtime.context import RunContext
 
 log = logging.getLogger(__name__)

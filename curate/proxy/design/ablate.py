@@ -8,9 +8,9 @@ controls or ladder. Runs already in ``proxy/`` with the same configuration (the 
 recipe) are reused; the ablation's report goes to ``ablation/goodput.json``, never over ``goodput.json``.
 
 A stage's effect is the paired difference ``d = H_curated - H_without`` (mean headline bpb at T, per
-seed; :func:`curate.proxy.analysis.paired`): negative = the stage *pays* (its removals lower the target
+seed; :func:`curate.proxy.statistics.analysis.paired`): negative = the stage *pays* (its removals lower the target
 bpb), positive = it *costs*, called only where the t-interval excludes 0. The same interval is reported
-as a ratio of multipliers ``m_with / m_without`` (:func:`curate.proxy.analysis.relative_multiplier`) and
+as a ratio of multipliers ``m_with / m_without`` (:func:`curate.proxy.statistics.analysis.relative_multiplier`) and
 as a ratio of data goodputs ``g_with / g_without = (y_with / y_without) · m_with / m_without`` (yields are
 token counts: exact, so the goodput CI is the multiplier CI scaled).
 
@@ -30,11 +30,12 @@ from curate.core import schema
 from curate.core.errors import PhaseError
 from curate.io import runfiles
 from curate.io.files import atomic_write_json
-from curate.proxy import analysis, stats
-from curate.proxy.assemble import Analysis
-from curate.proxy.config import ProxyConfig
-from curate.proxy.goodput import finite_or_none
+from curate.proxy import stats
+from curate.proxy.assembly.assemble import Analysis
 from curate.proxy.kinds.kept import Kept
+from curate.proxy.spec.config import ProxyConfig
+from curate.proxy.statistics import analysis
+from curate.proxy.statistics.descriptive import finite_or_none
 from curate.runtime.context import RunContext
 
 REPORT = "ablation/goodput.json"
@@ -135,7 +136,7 @@ def _why_skipped(record: dict[str, Any]) -> str:
 def run_ablation(ctx: RunContext, stages: list[str] | None = None) -> dict[str, Any]:
     """Train the leave-one-stage-out recipes and write ``ablation.json``; returns its content.
     ``stages``: ablate only these (each must have rejected documents); default every stage that did."""
-    from curate.proxy.measure import Experiment, measure
+    from curate.proxy.design.measure import Experiment, measure
 
     removed = removed_by_stage(ctx.run_dir, ctx.manifest)
     records = {str(s.get("name")): s for s in ctx.manifest.get("stages") or []}

@@ -2,7 +2,7 @@
 the run's targets, chosen by proxy runs and a regression (RegMix), confirmed on fresh seeds.
 
 1. The sources: the values of ``proxy.mix.by`` (default ``source``: each input of ``input:`` as a list)
-   over kept/, each tokenized through the measurement's decontamination (:mod:`curate.proxy.mixdata`).
+   over kept/, each tokenized through the measurement's decontamination (:mod:`curate.proxy.data.mixtures`).
 2. Candidates (:func:`curate.proxy.mixfit.candidates`): the natural mixture (the data's own token
    shares), Dirichlet draws around it and each source alone, all within ``max_epochs`` per source at the
    horizon; every one trained at each rung's budget and seeds with the run's proxy settings, on common
@@ -34,16 +34,16 @@ import numpy as np
 from curate.core.errors import PhaseError
 from curate.io.files import atomic_write_json
 from curate.proxy import mixfit
-from curate.proxy.config import ProxyConfig
-from curate.proxy.data import TrainingData
-from curate.proxy.halving import successive_halving
-from curate.proxy.inputs import instrument
+from curate.proxy.data.inputs import instrument
+from curate.proxy.data.mixtures import MIX_SALT, build_mixture, source_shards, source_values
+from curate.proxy.data.training import TrainingData
+from curate.proxy.design.halving import successive_halving
+from curate.proxy.design.measure import Experiment, measure
 from curate.proxy.kinds import Recipe
 from curate.proxy.kinds.mixture import Mixture
 from curate.proxy.kinds.null import Null
-from curate.proxy.measure import Experiment, measure
-from curate.proxy.mixdata import MIX_SALT, build_mixture, source_shards, source_values
-from curate.proxy.mixspec import MixSpec
+from curate.proxy.spec.config import ProxyConfig
+from curate.proxy.spec.mix import MixSpec
 from curate.runtime.context import RunContext
 
 NULL_SALT = 0x6E756C6C  # the null control's per-seed document draw of the natural mixture
@@ -127,9 +127,9 @@ def measure_phase(
 ) -> tuple[dict[str, Any], dict[str, np.ndarray], list[dict[str, Any]], Any]:
     """Measure ``mixtures`` (``natural`` the baseline) at ``budget`` and ``seeds`` (with the null control
     when ``controlled`` names the mixture it controls), through the one measurement
-    (:func:`curate.proxy.measure.measure`) on the mixtures' own shards; writes ``proxy/mix/<tag>.json``
+    (:func:`curate.proxy.design.measure.measure`) on the mixtures' own shards; writes ``proxy/mix/<tag>.json``
     (goodput.json's schema) and returns it, each mixture's per-seed headline bpb at T, the runs' results
-    and the natural mixture's measured curve (:class:`curate.proxy.analysis.Baseline`)."""
+    and the natural mixture's measured curve (:class:`curate.proxy.statistics.analysis.Baseline`)."""
     cfg: ProxyConfig = ctx.section
     recipes = [Mixture(n, dict(zip(prep.sources, map(float, w), strict=True))) for n, w in mixtures.items()]
     sub = cfg.follow_up(recipes=recipes, baseline="natural", budget=budget, seeds=list(seeds))
@@ -316,7 +316,8 @@ def confirm(
     mixes = {"natural": nat, "chosen": weights}
     if best_single:
         mixes["best-single"] = np.eye(len(prep.sources))[prep.sources.index(best_single[len("only-") :])]
-    from curate.proxy import analysis, stats
+    from curate.proxy import stats
+    from curate.proxy.statistics import analysis
 
     rep, heads, results, base = measure_phase(
         ctx, prep, mixes, budget=budget, seeds=list(spec.confirm_seeds), tag="confirm", controlled="chosen"

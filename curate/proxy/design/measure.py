@@ -16,7 +16,7 @@ Steps (each resumable: finished shards and finished runs are never redone):
 4. Runs: one ``Engine.map`` item per (ladder point, recipe, seed); the main point writes
    ``proxy/<recipe>/seed<k>/``, other ladder points ``proxy/ladder/<model>@<budget>/<recipe>/seed<k>/``.
    A finished run is reused only if its ``config.json`` equals the run asked for.
-5. ``goodput.json`` (:mod:`curate.proxy.assemble`; schema in ``docs/goodput.md``).
+5. ``goodput.json`` (:mod:`curate.proxy.assembly.assemble`; schema in ``docs/goodput.md``).
 """
 
 from __future__ import annotations
@@ -40,11 +40,11 @@ from curate.instrument.shards import (
 from curate.io import runfiles
 from curate.io.stage import Mirror
 from curate.io.storage import Location
-from curate.proxy.assemble import Analysis
-from curate.proxy.config import ProxyConfig
-from curate.proxy.data import TrainingData, training_data
-from curate.proxy.inputs import instrument, write_json
+from curate.proxy.assembly.assemble import Analysis
+from curate.proxy.data.inputs import instrument, write_json
+from curate.proxy.data.training import TrainingData, training_data
 from curate.proxy.kinds import Recipe
+from curate.proxy.spec.config import ProxyConfig
 from curate.runtime.context import RunContext
 
 if TYPE_CHECKING:
@@ -173,7 +173,7 @@ def report_from_runs(ctx: RunContext, cfg: ProxyConfig, f: Finished) -> dict[str
 
 def analyse(ctx: RunContext, cfg: ProxyConfig, f: Finished) -> Analysis:
     """Step 5: the analysis of a measurement's finished runs, ``goodput.json`` with what designers use."""
-    from curate.proxy.assemble import assemble
+    from curate.proxy.assembly.assemble import assemble
 
     out = assemble(
         ctx,

@@ -1,7 +1,7 @@
 """The controls' block of ``goodput.json`` (``controls``): each control's own check (its kind's
 :meth:`~curate.proxy.kinds.base.Recipe.check`: the null must contain 1, the planted must be called worse,
 kept vs rejected informs), and the ``decision`` the gating ones support; the ladder's warnings where a
-control fails at another point come from the same kinds (:mod:`curate.proxy.ladder`)."""
+control fails at another point come from the same kinds (:mod:`curate.proxy.assembly.ladder`)."""
 
 from __future__ import annotations
 

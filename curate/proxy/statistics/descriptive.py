@@ -1,5 +1,5 @@
 """Data goodput: the descriptive half of ``goodput.json``, as pure functions (the called numbers,
-multiplier, goodput and ranking, come from the paired statistic of :mod:`curate.proxy.analysis`).
+multiplier, goodput and ranking, come from the paired statistic of :mod:`curate.proxy.statistics.analysis`).
 
 Inputs are eval curves: for each recipe, for each seed, bpb at the same token counts ``t_1 < ... < t_K``
 (``t_K = T``, the budget). ``b_r(t)`` is the mean over seeds (and over eval sets, for the headline
@@ -11,7 +11,7 @@ number. Nothing is extrapolated: no law is fitted to a curve's tail.
 
 * :func:`tokens_to_reach` inverts a measured curve *inside* its range: ``t(b)``, interpolated linearly in
   ``(log t, bpb)`` on the curve's running-minimum envelope (so noise that makes bpb tick up never makes a
-  bpb "reached" twice); outside the range there is no value, only a bound (:mod:`curate.proxy.analysis`).
+  bpb "reached" twice); outside the range there is no value, only a bound (:mod:`curate.proxy.statistics.analysis`).
 * :func:`learning_signal`: ``(b_base(T) - b_r(T)) / T`` in bpb per token.
 * :func:`bootstrap` resamples seeds with replacement (per recipe) for the descriptive bands;
   :func:`ranking` orders recipes by their own seeds' bands (superseded in ``goodput.json`` by the paired
@@ -175,7 +175,7 @@ def _recipe_metrics(rc: RecipeCurves, h: np.ndarray, draws: np.ndarray, f: _Fram
     """One recipe's descriptive entry, from its headline curves ``h`` (seeds x points) and its bootstrap
     draws of seeds: bpb at ``T`` (its finished models) with its band, the learning signal, yield, data
     counts, measured costs and the training curves. The multiplier, goodput and effective tokens are the
-    paired statistic's (filled in by :mod:`curate.proxy.assemble`)."""
+    paired statistic's (filled in by :mod:`curate.proxy.assembly.assemble`)."""
     final = float(h[:, -1].mean())
     final_ci = percentile_ci([float(h[d, -1].mean()) for d in draws], f.level)
     return {

@@ -1,4 +1,4 @@
-"""What every run of a ``proxy/`` folder shares, built once (steps 1-2 of :mod:`curate.proxy.measure`):
+"""What every run of a ``proxy/`` folder shares, built once (steps 1-2 of :mod:`curate.proxy.design.measure`):
 the eval sets with their decontamination keys and token shards, the tokenizer (a pinned file or a BPE
 trained on raw rows drawn by ``xxh64(seed:id)``), and ``spec.json``, which refuses to mix runs built with
 other eval sets, tokenizer or sequence length."""
@@ -21,7 +21,7 @@ from curate.instrument.shards import (
     write_shard,
 )
 from curate.io.files import atomic_save_npy, atomic_write_json, repo_path, sha256_file
-from curate.proxy.config import ProxyConfig
+from curate.proxy.spec.config import ProxyConfig
 from curate.runtime.context import RunContext
 
 if TYPE_CHECKING:

@@ -20,7 +20,7 @@ proxy:
 
 Every rung trains the surviving candidates and the baseline with the run's proxy settings at the rung's
 budget and seeds (``proxy/search/rung<k>/``; the report in ``search/rung<k>.json``), scores them by the
-objective (the paired statistic's point value, :mod:`curate.proxy.analysis`) and advances the best
+objective (the paired statistic's point value, :mod:`curate.proxy.statistics.analysis`) and advances the best
 ``ceil(n / eta)`` (at least one). A value beyond the baseline's measured range is a bound (``>2.00``): it
 ranks above every measured value below it, and bounds at one end are ordered by their measured bpb
 difference (:func:`rank_key`). A candidate that selects too little data to train on is reported as
@@ -40,19 +40,19 @@ from pathlib import Path
 from typing import Any
 
 from curate.io.files import atomic_write_json, atomic_write_text
-from curate.proxy.config import ProxyConfig
+from curate.proxy.design.halving import successive_halving
 from curate.proxy.errors import EmptyRecipeError
-from curate.proxy.halving import successive_halving
 from curate.proxy.kinds import RunFiles
 from curate.proxy.kinds.kept import Kept
-from curate.proxy.searchspec import SearchSpec
+from curate.proxy.spec.config import ProxyConfig
+from curate.proxy.spec.search import SearchSpec
 from curate.runtime.context import RunContext
 
 
 def _phase(ctx: RunContext, cfg: ProxyConfig, tag: str, empty: dict[str, str]) -> dict[str, Any]:
     """One measurement for a rung (or the confirmation); a candidate with too little data becomes
     ``empty[name]`` and the measurement is made without it (finished shards and runs are reused)."""
-    from curate.proxy.measure import Experiment, measure
+    from curate.proxy.design.measure import Experiment, measure
 
     while True:
         try:

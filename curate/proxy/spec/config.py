@@ -30,7 +30,7 @@ proxy:
   controls_for: curated          # the recipe the controls are built for (default: the plain kept/ recipe)
   planted: 0.4                   # the planted control: the null's subsample (raw's documents drawn at the
                                  # controlled recipe's token count) with this share of its documents
-                                 # word-shuffled, layout kept (proxy/data.py, proxy/controls.py)
+                                 # word-shuffled, layout kept (proxy/data/training.py, proxy/assembly/controls.py)
   null_draw: 0                   # which family of null draws (calibration studies draw 0, 1, 2, ...)
   curve: [0.25, 0.5, 1, 2]       # budgets (x T) at which the baseline is trained to a finished model:
                                  # the measured tokens-to-bpb curve every multiplier is read from
@@ -41,7 +41,7 @@ proxy:
   gpu_fraction: 0.25             # num_gpus per run when CUDA is present (runs share a GPU)
   n_boot: 1000                   # bootstrap resamples for the CIs
   ablate: false                  # also run leave-one-stage-out recipes (ablation.json; curate ablate)
-  search: {columns: {dsir_v1.resample_key: {min_quantile: [0.5, 0.9]}}}   # curate search (proxy/search.py)
+  search: {columns: {dsir_v1.resample_key: {min_quantile: [0.5, 0.9]}}}   # curate search (proxy/design/search.py)
   mix: {by: source, dirichlet: 12}   # weights over the sources: curate mix, or the phase (docs/mixtures.md)
 ```
 """
@@ -58,7 +58,9 @@ from curate.instrument.evalsets import EvalSpec, check_files
 from curate.instrument.model_config import DEFAULT_MODEL, LADDER
 from curate.instrument.train_config import TrainConfig
 from curate.pipeline.keys import located_phase_error
-from curate.proxy.entries import (
+from curate.proxy.errors import ProxyConfigError, check_keys
+from curate.proxy.kinds import Recipe, control_kinds
+from curate.proxy.spec.entries import (
     DEFAULT_SEEDS,
     LadderPoint,
     parse_eval_specs,
@@ -66,10 +68,8 @@ from curate.proxy.entries import (
     parse_recipes,
     parse_seeds,
 )
-from curate.proxy.errors import ProxyConfigError, check_keys
-from curate.proxy.kinds import Recipe, control_kinds
-from curate.proxy.mixspec import MixSpec, parse_mix
-from curate.proxy.searchspec import SearchSpec, parse_search
+from curate.proxy.spec.mix import MixSpec, parse_mix
+from curate.proxy.spec.search import SearchSpec, parse_search
 
 # CPU-sized defaults (the demo): 2 recipes x 3 seeds of proxy_tiny on 300k tokens each; the model and the
 # training settings default to TrainConfig's (curate.instrument.train_config), the one place they live.
@@ -131,7 +131,7 @@ class ProxyConfig:
     planted: float = 0.4  # kinds.planted.PLANTED_DEFAULT
     curve: tuple[float, ...] = DEFAULT_CURVE
     null_draw: int = 0
-    search: SearchSpec | None = None  # proxy.search, run after the measurement (curate.proxy.search)
+    search: SearchSpec | None = None  # proxy.search, run after the measurement (curate.proxy.design.search)
     mix: MixSpec | None = None  # proxy.mix: run by curate mix and by the proxy phase after its measurement
 
     def train_config(

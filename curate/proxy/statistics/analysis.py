@@ -34,7 +34,7 @@ from typing import Any
 import numpy as np
 
 from curate.proxy import stats
-from curate.proxy.goodput import finite_or_none, tokens_to_reach, value_at
+from curate.proxy.statistics.descriptive import finite_or_none, tokens_to_reach, value_at
 
 LEVEL = 0.95
 POWER = 0.8
