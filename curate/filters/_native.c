@@ -9,8 +9,12 @@
  * str.isspace() characters; a "plain" chunk (only letters, or only ASCII digits) that is not one of spaCy's
  * special cases is a word as it is; every other chunk's words come from a per-process cache the caller
  * fills (by the polars and spaCy path, curate.filters.words_en._distinct_tokens) for the chunks `scan`
- * reports. Letters are what Python's str.isalpha() calls letters (the interpreter's Unicode database),
- * digits are ASCII 0-9, as in the polars path's ^(?:\p{L}+|[0-9]+)$.
+ * reports. Characters are classified by one rule on both paths, the interpreter's: letters are what
+ * Python's str.isalpha() calls letters (Py_UNICODE_ISALPHA: the interpreter's Unicode database, the one
+ * datatrove's isalpha() test and spaCy see), spaces what str.isspace() calls spaces (py_space), digits are
+ * ASCII 0-9. The polars path writes the same letters and spaces out as regex classes
+ * (curate.filters._text.py_letter_class, PY_SPACE), never polars' own \p{L} or \s, whose Unicode tables
+ * are newer (U+13460 is a letter to them, unassigned to Python 3.11).
  *
  *   tables(special: list[bytes], punctuation: list[int]) -> capsule       fixed per process
  *   cache() -> capsule                                                    chunk -> its words

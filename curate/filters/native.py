@@ -3,7 +3,9 @@
 ``setup.py`` builds the extension when the package is installed (``pip install -e .``); it is optional, so
 an install without a C compiler still works and the filters take their polars and numpy paths: the same
 results, about 2.5x slower on web text. ``CURATE_NATIVE=0`` selects those paths even where the module is
-built (benchmarks and the tests that hold the two paths equal use it).
+built (benchmarks and the tests that hold the two paths equal use it). Both paths classify characters by
+one rule, the interpreter's: letters and spaces are what ``str.isalpha()`` and ``str.isspace()`` say, never
+polars' own (newer) Unicode tables (see :mod:`curate.filters.words_en`).
 
 Everything else in the package reaches the extension through this module: :func:`active` gives it to a
 filter when the filter should take it, :func:`path` says which path is in use and why (the run manifest

@@ -4,15 +4,19 @@ Two splitters:
 
 * ``"en"`` reproduces datatrove 0.10's English word tokenizer (a ``spacy.blank("en")`` tokenizer,
   whitespace-only tokens dropped): :mod:`curate.filters.words_en`, by the native module where the filters
-  take it (:mod:`curate.filters.native`: built, and ``CURATE_NATIVE`` not ``0``), else by polars and spaCy.
+  take it (:mod:`curate.filters.native`: built, and ``CURATE_NATIVE`` not ``0``), else by polars and spaCy;
+  both paths take spaces and letters from the interpreter's Unicode database (see that module).
 * ``"generic"`` is the documented fallback for other scripts: runs of letters/digits/marks are words,
   every other non-space character is its own token, and every Han, Hiragana, Katakana, Thai, Lao,
   Khmer, Myanmar or Tibetan character is a word by itself (those scripts do not separate words with spaces,
   so "a character is a word" gives counts on a sane scale instead of one giant "word" per sentence).
+  It has one path, polars: its runs and scripts are polars' Unicode classes (``unicodedata`` has no
+  scripts), its spaces Python's.
 
 Both return a polars frame with one row per word, in text order: ``doc`` (row index in the batch,
 uint32), ``word`` (string), ``chars`` (its characters) and ``flags`` (whether it has a character outside
-datatrove's punctuation set, and a letter). Documents without words have no rows.
+datatrove's punctuation set, and a letter: one ``str.isalpha()`` is true for). Documents without words
+have no rows.
 """
 
 from __future__ import annotations
@@ -29,9 +33,10 @@ import xxhash
 
 from curate.filters import native as N
 from curate.filters import words_en as E
+from curate.filters._text import PY_SPACE
 
 _CJK_LIKE = r"\p{Han}|\p{Hiragana}|\p{Katakana}|\p{Thai}|\p{Lao}|\p{Khmer}|\p{Myanmar}|\p{Tibetan}"
-_GENERIC_TOKEN = rf"(?:{_CJK_LIKE})|[\p{{L}}\p{{N}}\p{{M}}--\p{{Han}}]+|[^\s\x1c-\x1f]"
+_GENERIC_TOKEN = rf"(?:{_CJK_LIKE})|[\p{{L}}\p{{N}}\p{{M}}--\p{{Han}}]+|[^{PY_SPACE}]"
 
 Splitter = Literal["en", "generic"]
 

@@ -17,10 +17,18 @@ The split has two implementations giving the same rows (``doc, word, chars, flag
 text into chunks, keeps plain chunks and looks every other chunk up in a per-process cache in one C pass,
 sending only chunks it has not seen before through the polars shapes and spaCy (``_distinct_tokens``).
 tests/filters/test_native.py holds the two equal.
+
+Both classify characters by one rule, the interpreter's: a space is what ``str.isspace()`` calls one, a
+letter what ``str.isalpha()`` calls one (its Unicode database, which datatrove's and spaCy's Python code
+see), a digit is ASCII ``0-9``. The native module asks the interpreter (``Py_UNICODE_ISALPHA``); the
+polars patterns below are written with ``\\p{L}`` for readability, but :func:`_rx` replaces it with the
+interpreter's letters (:func:`curate.filters._text.py_letter_class`) before polars sees them, and spaces
+are :data:`curate.filters._text.PY_SPACE`: polars' own Unicode tables (newer) never decide a character.
 """
 
 from __future__ import annotations
 
+import functools
 import re
 import threading
 from itertools import chain
@@ -32,10 +40,18 @@ import pyarrow as pa
 
 from curate.filters import native as N
 from curate.filters._spacy import import_spacy
-from curate.filters._text import NON_PUNCT_CHAR
+from curate.filters._text import NON_PUNCT_CHAR, PY_SPACE, py_letter_class
 
-# Python's str.isspace() set: Unicode White_Space plus the information separators \x1c-\x1f.
-NON_SPACE_RUN = r"[^\s\x1c-\x1f]+"
+# A run of characters that are not Python's str.isspace() (Unicode White_Space plus \x1c-\x1f).
+NON_SPACE_RUN = f"[^{PY_SPACE}]+"
+
+
+@functools.cache
+def _rx(pattern: str) -> str:
+    """``pattern`` with every ``\\p{L}`` written as the interpreter's letters (``py_letter_class()``), the
+    form in which every pattern below reaches polars (see the module docstring)."""
+    return pattern.replace(r"\p{L}", py_letter_class())
+
 
 # Chunk shapes whose spaCy-en tokens we know (checked against spaCy on the web corpora in
 # tests/filters/test_words.py). A shape only applies when neither the chunk nor its word part is one of
@@ -79,7 +95,9 @@ _AFFIX_CHARS = set("([“„*\"'’‘)]”,;:!?.-/")
 
 # Tokens of the easy shapes: the letter run, the digit run, a ``..``-run, a possessive ``'s`` and each
 # other character alone. (A guarded chunk other than a possessive never holds ``'s`` before a word
-# boundary: ``'s`` is a special case.)
+# boundary: ``'s`` is a special case.) ``\b`` is polars' Unicode word boundary; it only has to see that a
+# letter follows an opening ``'s`` (``'sun's``), and every letter of the interpreter's is a word character
+# to it (tests/filters/test_native.py checks all of them).
 _EASY_TOKEN = r"\p{L}+|[0-9]+|\.\.+|['’][sS]\b|[^\p{L}0-9]"
 
 
@@ -171,7 +189,7 @@ def _guards(special: list[str]) -> tuple[list[str], str]:
     alt_dot = "|".join(re.escape(x) for x in dotted)
     edge = r"(?:^|[^\p{L}0-9])"
     runs_re = rf"{edge}(?:(?:{alt})(?:$|[^\p{{L}}0-9])|(?:{alt_dot})\.)"
-    return substrings, runs_re
+    return substrings, _rx(runs_re)
 
 
 _SPACY: _SpacyEnglish | None = None
@@ -204,7 +222,7 @@ def chunk_tokens(chunks: pl.DataFrame, column: str = "chunk") -> pl.DataFrame:
     """
     sp = spacy_english()
     c = pl.col(column)
-    plain = c.str.contains(_PLAIN) & ~c.is_in(sp.special.implode())
+    plain = c.str.contains(_rx(_PLAIN)) & ~c.is_in(sp.special.implode())
     chunks = chunks.with_columns(__plain=plain)
     rest = chunks.filter(~pl.col("__plain")).get_column(column).unique(maintain_order=True)
     tokens = _distinct_tokens(pl.DataFrame({column: rest}), column).rename({"words": "__words"})
@@ -229,7 +247,7 @@ def _distinct_tokens(chunks: pl.DataFrame, column: str) -> pl.DataFrame:
         c.is_in(sp.special.implode()) | head.is_in(sp.special.implode()) | tail.is_in(sp.special.implode())
     )
     # Chunks of the plain shapes are settled without the guards (most of them): only the others pay for them.
-    shaped = chunks.with_columns(__special=is_special, __plain=c.str.contains(_any_of(_EASY_SHAPES)))
+    shaped = chunks.with_columns(__special=is_special, __plain=c.str.contains(_rx(_any_of(_EASY_SHAPES))))
     special, plain = pl.col("__special"), pl.col("__plain")
     settled = shaped.filter(~special & plain).select(column)
     rest = shaped.filter(special | ~plain)
@@ -238,13 +256,15 @@ def _distinct_tokens(chunks: pl.DataFrame, column: str) -> pl.DataFrame:
     possessive = (
         ~c.str.contains_any([x for x in sp.guard_substrings if x not in _POSSESSIVES])
         & runs_ok
-        & c.str.contains(_any_of(_POSSESSIVE_SHAPES))
+        & c.str.contains(_rx(_any_of(_POSSESSIVE_SHAPES)))
     )
     flags = rest.with_columns(
-        __easy=~special & (possessive | (guarded & c.str.contains(_any_of(_GUARDED_SHAPES))))
-    ).with_columns(__whole=~pl.col("__easy") & ~special & guarded & c.str.contains(_any_of(_WHOLE_SHAPES)))
+        __easy=~special & (possessive | (guarded & c.str.contains(_rx(_any_of(_GUARDED_SHAPES)))))
+    ).with_columns(
+        __whole=~pl.col("__easy") & ~special & guarded & c.str.contains(_rx(_any_of(_WHOLE_SHAPES)))
+    )
     easy = pl.concat([settled, flags.filter("__easy").select(column)]).select(
-        column, words=c.str.extract_all(_EASY_TOKEN)
+        column, words=c.str.extract_all(_rx(_EASY_TOKEN))
     )
     whole = flags.filter("__whole").select(column, words=pl.concat_list(c))
     hard = flags.filter(~pl.col("__easy") & ~pl.col("__whole")).get_column(column)
@@ -271,7 +291,7 @@ def split_words_en(frame: pl.DataFrame) -> pl.DataFrame:
     sp = spacy_english()
     c = pl.col("chunk")
     chunks = chunks_frame(frame).with_row_index("pos")
-    plain = c.str.contains(_PLAIN) & ~c.is_in(sp.special.implode())
+    plain = c.str.contains(_rx(_PLAIN)) & ~c.is_in(sp.special.implode())
     chunks = chunks.with_columns(__plain=plain)
     words = chunks.filter("__plain").select("pos", "doc", word="chunk")
     rest = chunks.filter(~pl.col("__plain")).drop("__plain")
@@ -291,13 +311,13 @@ def split_words_en(frame: pl.DataFrame) -> pl.DataFrame:
 
 def with_word_stats(words: pl.DataFrame) -> pl.DataFrame:
     """Add ``chars`` (uint32: characters) and ``flags`` (uint8: bit 0 when the word has a character outside
-    datatrove's punctuation set, bit 1 when it has a letter) to a ``doc, word`` frame, as the native split
-    gives them (letters there are Python's, ``\\p{L}`` here: they differ only on letters newer than the
-    interpreter's Unicode database)."""
+    datatrove's punctuation set, bit 1 when it has a letter: a character ``str.isalpha()`` is true for, as in
+    datatrove's test) to a ``doc, word`` frame, as the native split gives them."""
     w = pl.col("word")
+    letter = w.str.contains(_rx(r"\p{L}"))
     return words.with_columns(
         chars=w.str.len_chars().cast(pl.UInt32),
-        flags=w.str.contains(NON_PUNCT_CHAR).cast(pl.UInt8) | (w.str.contains(r"\p{L}").cast(pl.UInt8) * 2),
+        flags=w.str.contains(NON_PUNCT_CHAR).cast(pl.UInt8) | (letter.cast(pl.UInt8) * 2),
     )
 
 

@@ -5,13 +5,14 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 import pytest
+from datatrove.utils.text import PUNCTUATION_SET
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from curate.filters import native as N
 from curate.filters import words as W
 from curate.filters import words_en as E
-from curate.filters._text import PY_SPACE_CHARS
+from curate.filters._text import PY_SPACE, PY_SPACE_CHARS, py_letter_class
 from tests.helpers import corpora_path
 
 
@@ -93,15 +94,68 @@ def test_native_equals_the_polars_path_on_generated_text(texts: list[str]) -> No
 @settings(max_examples=100, deadline=None)
 @given(st.lists(st.text(max_size=40), min_size=1, max_size=5))
 def test_native_equals_the_polars_path_on_arbitrary_unicode(texts: list[str]) -> None:
-    # Letters newer than the interpreter's Unicode database are letters to polars' \p{L} only: the two
-    # paths may differ there (unassigned code points to Python), so those texts are left out.
-    texts = [
-        t
-        for t in texts
-        if all(c.isalpha() or not c.isprintable() or c.isascii() for c in t if not c.isspace())
-    ]
     native, ref = _both(texts)
     assert native.equals(ref)
+
+
+def _every_code_point() -> str:
+    """Every code point a str holds (all but the surrogates), in order, as one string."""
+    spans = ((0, 0xD800), (0xE000, 0x110000))
+    return "".join(np.arange(lo, hi, dtype="<u4").tobytes().decode("utf-32-le") for lo, hi in spans)
+
+
+def _matches(pattern: str, text: str) -> set[str]:
+    """The characters of ``text`` that polars' regex ``pattern`` (a one-character class) matches: one call."""
+    return set(pl.Series([text]).str.extract_all(pattern).explode().drop_nulls().to_list())
+
+
+def test_both_paths_classify_every_code_point_as_the_interpreter_does() -> None:
+    # The rule both paths follow (curate.filters.words_en): letters and spaces are the interpreter's.
+    every = _every_code_point()
+    letters = {c for c in every if c.isalpha()}
+    # polars: the classes its patterns use
+    assert _matches(py_letter_class(), every) == letters
+    assert _matches(f"[{PY_SPACE}]", every) == {c for c in every if c.isspace()}
+    # the easy tokens' \b (polars' word boundary) sees every one of those letters as a word character
+    assert letters <= _matches(r"\w", every)
+    # the native scan: "x" c "x" is two plain chunks where c is a space, one plain chunk where c is a letter,
+    # else one chunk it reports as needing words (with an empty cache), in text order
+    sp = E.spacy_english()
+    native = E._Native(list(sp.tokenizer.rules))
+    arr = N.large_strings(pl.Series([f"x{c}x" for c in every]).to_arrow())
+    missing, _ = N.module().scan(native.tables, native.cache, N.offsets(arr), N.data(arr))
+    assert missing == [f"x{c}x" for c in every if not c.isalpha() and not c.isspace()]
+
+
+def test_both_paths_agree_on_every_code_point_the_unicode_tables_disagree_on() -> None:
+    # polars' own \p{L} and \s are newer than the interpreter's database (U+13460 is a letter to polars and
+    # unassigned to Python 3.11): every code point they classify otherwise, alone and inside a word.
+    every = _every_code_point()
+    polars_letters, polars_spaces = _matches(r"\p{L}", every), _matches(r"[\s\x1c-\x1f]", every)
+    disagree = sorted(
+        {c for c in every if (c in polars_letters) != c.isalpha() or (c in polars_spaces) != c.isspace()}
+        | {"\U00013460"}
+    )
+    native, ref = _both([" ".join(disagree), " ".join(f"(a{c}b)." for c in disagree)])
+    assert native.equals(ref)
+    alone = native.filter(pl.col("doc") == 0)
+    # one word each (a space among them would separate): flags as datatrove's tests give them
+    words = [c for c in disagree if not c.isspace()]
+    assert alone.get_column("word").to_list() == words
+    assert alone.get_column("chars").to_list() == [1] * len(words)
+    assert alone.get_column("flags").to_list() == [
+        (c not in PUNCTUATION_SET) | 2 * c.isalpha() for c in words
+    ]
+    hieroglyph = alone.filter(pl.col("word") == "\U00013460").row(0)
+    assert hieroglyph == (0, "\U00013460", 1, 1 | 2 * "\U00013460".isalpha())  # flags 1 on Python 3.11
+
+
+def test_every_letter_of_the_interpreter_is_one_word_on_both_paths() -> None:
+    letters = [c for c in _every_code_point() if c.isalpha()]
+    native, ref = _both([" ".join(letters)])
+    assert native.equals(ref)
+    assert native.get_column("word").to_list() == letters
+    assert native.get_column("flags").to_list() == [(c not in PUNCTUATION_SET) | 2 for c in letters]
 
 
 def test_a_sliced_batch_and_doc_ids_that_are_not_the_row_index() -> None:
