@@ -41,11 +41,15 @@ $(STAMP): requirements.lock pyproject.toml setup.py curate/filters/_native.c
 curate: $(STAMP)
 	$(VENV)/bin/curate run $(PIPELINE) --output $(OUT)
 
+# Property tests (Hypothesis) take their profile from tests/conftest.py: make test (and CI, .ci/run) the
+# default "ci", the same examples on every run (derandomized, no example database, no deadline), so that a
+# run never fails by chance; make test-all's pytest run "explore": fresh random examples, ten times as many,
+# a failure it finds kept in .hypothesis/ and tried first on the next run (its sanitized run stays on "ci").
 test: $(STAMP)
 	$(PY) -m pytest -q -m "not slow" -n $(TEST_WORKERS) --dist loadfile $(PYTEST_ARGS)
 
 test-all: $(STAMP)
-	$(PY) -m pytest -q $(PYTEST_ARGS)
+	HYPOTHESIS_PROFILE=explore $(PY) -m pytest -q $(PYTEST_ARGS)
 	$(MAKE) test-native-sanitized
 
 # The native module's C (curate/filters/_native.c) is compiled with every warning an error, by lint here and

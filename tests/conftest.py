@@ -1,5 +1,5 @@
 """Shared fixtures: the real corpora (skipped when absent), one Ray session per test run, one local
-two-node Ray cluster per test run, a loopback S3.
+two-node Ray cluster per test run, a loopback S3; and the Hypothesis profiles.
 
 Shared builders and constants (``make_table``, ``corpora_path``, ...) live in tests/helpers.py.
 """
@@ -10,8 +10,37 @@ import os
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, settings
 
 from tests.helpers import CORPORA, S3_KEY_ID, S3_SECRET
+
+# Hypothesis profiles, chosen by HYPOTHESIS_PROFILE (or pytest's --hypothesis-profile). "ci", the default
+# (make test, and CI through .ci/run): every property test draws the same examples on every run (seeded
+# from the test itself), with no example database, no deadline and no too_slow health check (a loaded
+# machine is no failure); a failure prints the blob that reproduces it. "explore" (make test-all): fresh
+# random examples, ten times as many, and the example database in .hypothesis/ (a failure it finds is tried
+# first on the next run). Tests set none of these themselves; a test's own max_examples caps its cost in both.
+settings.register_profile(
+    "ci",
+    settings.get_profile("default"),  # not the current profile: Hypothesis loads its own "ci" where CI is set
+    derandomize=True,
+    database=None,
+    print_blob=True,
+    deadline=None,
+    max_examples=200,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+settings.register_profile(
+    "explore",
+    settings.get_profile("ci"),
+    derandomize=False,
+    database=settings.get_profile("default").database,
+    max_examples=2000,
+)
+_PROFILE = os.environ.get("HYPOTHESIS_PROFILE", "ci")
+if _PROFILE not in ("ci", "explore"):
+    raise pytest.UsageError(f"HYPOTHESIS_PROFILE={_PROFILE!r}: expected ci or explore (tests/conftest.py)")
+settings.load_profile(_PROFILE)
 
 
 @pytest.fixture

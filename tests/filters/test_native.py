@@ -6,7 +6,7 @@ import numpy as np
 import polars as pl
 import pytest
 from datatrove.utils.text import PUNCTUATION_SET
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from curate.filters import native as N
@@ -76,7 +76,6 @@ _PIECES = [
 _SEPS = [" ", "  ", "\n", "\n\n", "\t", "\u00a0", "\u2009", "\u3000", "\x1c", "\x85", "", ",", "."]
 
 
-@settings(max_examples=150, deadline=None)
 @given(
     st.lists(
         st.lists(st.tuples(st.sampled_from(_PIECES), st.sampled_from(_SEPS)), max_size=30).map(
@@ -91,7 +90,6 @@ def test_native_equals_the_polars_path_on_generated_text(texts: list[str]) -> No
     assert native.equals(ref)
 
 
-@settings(max_examples=100, deadline=None)
 @given(st.lists(st.text(max_size=40), min_size=1, max_size=5))
 def test_native_equals_the_polars_path_on_arbitrary_unicode(texts: list[str]) -> None:
     native, ref = _both(texts)
@@ -238,7 +236,6 @@ def test_ngram_kernel_numbers_on_a_hand_made_batch() -> None:
     assert {k: v.tolist() for k, v in got.items()} == {k: v.tolist() for k, v in ref.items()}
 
 
-@settings(max_examples=300, deadline=None)
 @given(
     st.lists(st.lists(st.integers(0, 3), max_size=40), min_size=1, max_size=6),
     st.integers(0, 2**32),
@@ -278,7 +275,6 @@ _LINE_PIECES = [
 _LINE_SEPS = [" ", " ", " ", "  ", "\t", " \t", "\u00a0", "\u3000"]
 
 
-@settings(max_examples=200, deadline=None)
 @given(
     st.lists(
         st.lists(
@@ -384,7 +380,6 @@ def test_native_lines_and_paragraphs_by_hand(monkeypatch: pytest.MonkeyPatch) ->
     assert (paras["n"][3], paras["dup_count"][3], paras["dup_chars"][3]) == (3, 2, 8)  # characters, not bytes
 
 
-@settings(max_examples=200, deadline=None)
 @given(
     st.lists(
         st.lists(
