@@ -16,7 +16,7 @@ import pytest
 
 from curate.cli import interrupted_line, main
 from tests.helpers import ROOT
-from tests.test_terminal import noisy_env, noisy_run, ray_noise, without_bars
+from tests.terminal_helpers import noisy_env, noisy_run, ray_noise, without_bars
 
 
 @pytest.mark.parametrize(
