@@ -173,7 +173,7 @@ def test_recipe_selects_by_source(tmp_path: Path) -> None:
     )
     (recipe,) = parse_recipes({"js_only": {"from": "kept", "select": [{"column": "source", "equals": "js"}]}})
     kept = pq.read_table(tmp_path / "run" / "kept")
-    job = ShardJob(src="", out="", tokenizer="", rules=recipe.rules)
+    job = ShardJob(src="", out="", tokenizer="", rules=recipe.rules())
     rows, dropped, _ = select_rows(kept, job)
     assert sorted(rows.column("id").to_pylist()) == ["js/c.jsonl:1", "js/c.jsonl:2"]
     assert dropped == 0
