@@ -48,6 +48,7 @@ from typing import Any
 
 import numpy as np
 import torch
+import xxhash
 
 from curate.instrument.choice import ChoiceRows, accuracy, gold_bpb
 from curate.instrument.decoder import build_model
@@ -61,6 +62,12 @@ from curate.io.files import atomic_path, atomic_write_json, atomic_write_text
 from curate.io.integrity import write_folder_manifest
 
 log = logging.getLogger(__name__)
+
+BROKEN = (
+    "",
+    "shuffle_tokens",
+    "unpaired",
+)  # TrainConfig.broken: the instrument as it is, or broken on purpose
 
 
 class Run:
@@ -91,19 +98,26 @@ class Run:
         # Without document offsets the tokens are one document (a scorer's own small training text).
         idx = train_idx if train_idx is not None else np.array([0, len(train_tokens)], dtype=np.int64)
         hids = train_hids if train_hids is not None else np.arange(len(idx) - 1, dtype=np.uint64)
+        if cfg.broken not in BROKEN:
+            raise ValueError(f"train.broken: {cfg.broken!r}; valid: {', '.join(map(repr, BROKEN))}")
+        self.seed = cfg.seed
+        if cfg.broken == "unpaired":  # each recipe's own initialisation and order: no common noise
+            self.seed = cfg.seed + int(
+                xxhash.xxh64_intdigest(np.ascontiguousarray(hids).tobytes()) % 1_000_003
+            )
         self.order = DocStream(
             train_tokens,
             idx,
             hids,
             seq_len=cfg.seq_len,
-            seed=cfg.seed,
+            seed=self.seed,
             chunk=cfg.doc_chunk if train_idx is not None else 0,
         )
         self.autocast = use_autocast(cfg, self.device)
 
     # -- state -------------------------------------------------------------------------------------
     def _fresh(self) -> None:
-        torch.manual_seed(self.cfg.seed)
+        torch.manual_seed(self.seed)
         self.model = build_model(self.mcfg).to(self.device)
         self.model.train()
         self.opt = build_optimizer(self.model, self.cfg)
@@ -228,7 +242,11 @@ class Run:
             g["lr"] = lr
         loss_sum = 0.0
         for micro in range(cfg.grad_accum):
-            batch = self.order.batch(step * per_step + micro * cfg.batch_size, cfg.batch_size).to(self.device)
+            batch = self.order.batch(step * per_step + micro * cfg.batch_size, cfg.batch_size)
+            if cfg.broken == "shuffle_tokens":  # every sequence's tokens in a random order (seeded by step)
+                g = torch.Generator().manual_seed(self.seed * 1_000_003 + step * 31 + micro)
+                batch = torch.stack([row[torch.randperm(row.numel(), generator=g)] for row in batch])
+            batch = batch.to(self.device)
             with torch.autocast(self.device.type, dtype=torch.bfloat16, enabled=self.autocast):
                 loss = (
                     lm_loss(self.model, batch, head_dtype=head_dtype, chunk=cfg.ce_chunk, compile=cfg.compile)

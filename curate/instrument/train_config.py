@@ -36,6 +36,11 @@ class TrainConfig:
     tokens, each placed by its own hash (``curate.instrument.streams.DocStream``), so one long document is
     spread over the run instead of filling a stretch of consecutive steps; 0 keeps whole documents.
     faults: test-only fault injection, ``{step: "nan" | "spike" | "kill"}``.
+    broken: a deliberately broken instrument, for measuring how often the controls catch one (never for
+    a verdict): ``shuffle_tokens`` trains on each sequence's tokens in a random order (the model sees no
+    word order, so a recipe's word-order damage is invisible); ``unpaired`` seeds each run by its own
+    training data as well as ``seed`` (initialisation and order no longer shared between recipes, so
+    paired differences lose their common noise). ``""``: the instrument as it is.
     """
 
     model: str = DEFAULT_MODEL
@@ -70,6 +75,7 @@ class TrainConfig:
     max_bad_in_a_row: int = 3
     doc_chunk: int = 512
     faults: dict[int, str] = field(default_factory=dict)
+    broken: str = ""
 
     @property
     def tokens_per_step(self) -> int:

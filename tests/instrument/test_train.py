@@ -176,3 +176,19 @@ def test_accuracy_over_every_choice_is_scored_at_the_finished_step_only(tmp_path
     assert [r["at_step"] for r in evals if "acc" in r] == [cfg.steps]  # accuracy at T only
     assert res["final_acc"] == {"items": evals[-1]["acc"]["items"]}
     assert res["final_acc"]["items"] in (0.0, 0.5, 1.0)
+
+
+def test_a_broken_instrument_on_purpose_trains_without_word_order_or_without_pairing(tmp_path):
+    """``broken`` exists to measure how often the controls catch a broken instrument: trained on
+    shuffled tokens the model cannot learn the stream's order (its bpb on the ordered pattern stays far
+    worse); unpaired, a run's initialisation and data order come from its own data, not the seed alone."""
+    write_data(tmp_path)
+    ok = train_tiny(tmp_path, "ok", tiny_config())
+    shuffled = train_tiny(tmp_path, "shuffled", tiny_config(broken="shuffle_tokens"))
+    unpaired = train_tiny(tmp_path, "unpaired", tiny_config(broken="unpaired"))
+    assert shuffled["final_bpb"]["ev"] > ok["final_bpb"]["ev"] + 0.5
+    assert unpaired["final_bpb"] != ok["final_bpb"]
+    again = train_tiny(tmp_path, "unpaired2", tiny_config(broken="unpaired"))
+    assert again["final_bpb"] == unpaired["final_bpb"]  # still deterministic: seeded by seed and data
+    with pytest.raises(ValueError, match=r"train.broken: 'oops'; valid: '', 'shuffle_tokens', 'unpaired'"):
+        train_tiny(tmp_path, "bad", tiny_config(broken="oops"))

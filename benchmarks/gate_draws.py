@@ -1,0 +1,171 @@
+"""The decision gate's error rates, measured: fresh, independent draws of the controls on a finished run.
+
+Each draw trains raw, the recipe the controls control (``--controlled``, default the run's plain kept/
+recipe), the null and the planted control on seeds of its own that no setting was ever chosen on, with the
+run's proxy settings but for two that cannot change a number the gate reads: ``curve: [1]`` (raw's bpb at
+T is then a run of T, which equals the cool-down branch at T of the usual trunk bit for bit:
+tests/instrument/test_train.py) and ``train.n_evals: 1`` (the eval points before T are never read). It
+records every seed's headline bpb at T for the four, and the CPU the draw cost. ``--broken MODE`` draws
+with a deliberately broken instrument (``train.broken``: ``shuffle_tokens``, ``unpaired``), to measure how
+often the gate catches one. The gate's decision on every draw is made afterwards from the recorded values
+(``--summary``), so every rate can be recomputed from the committed file.
+
+Resumable: a draw whose report exists under ``RUN/proxy/gate/`` is read back, not retrained.
+
+    python benchmarks/gate_draws.py runs/demo --point demo --draws 40 --first-seed 3000 \\
+        --out benchmarks/results/gate-demo.json
+    python benchmarks/gate_draws.py runs/demo --point demo --draws 10 --first-seed 3500 --broken shuffle_tokens \\
+        --out benchmarks/results/gate-demo.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import datetime
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _cpu_name() -> str:
+    try:
+        out = subprocess.run(["lscpu"], capture_output=True, text=True, check=True).stdout
+        name = next(
+            line.split(":", 1)[1].strip() for line in out.splitlines() if line.startswith("Model name")
+        )
+    except (OSError, subprocess.CalledProcessError, StopIteration):
+        name = "unknown CPU"
+    return f"{name}, {os.cpu_count()} cores"
+
+
+def _commit() -> str:
+    try:
+        return subprocess.run(
+            ["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+
+
+def draw_section(section: dict[str, Any], seeds: list[int], controlled: str, broken: str) -> dict[str, Any]:
+    """The run's ``proxy:`` section for one draw: raw, the controlled recipe, the null and the planted
+    control on ``seeds``, finished at T only, no ladder or follow-ups."""
+    out = copy.deepcopy(section)
+    recipes = out.get("recipes") or {"raw": {"from": "raw"}, "curated": {"from": "kept"}}
+    baseline = out.get("baseline", "raw")
+    out["recipes"] = {baseline: recipes[baseline], controlled: recipes[controlled]}
+    out.update(seeds=list(seeds), curve=[1], controls=["null", "planted"], controls_for=controlled, ladder=[])
+    for key in ("search", "mix", "ablate"):
+        out.pop(key, None)
+    out["train"] = {**(out.get("train") or {}), "n_evals": 1, **({"broken": broken} if broken else {})}
+    return out
+
+
+def run_draw(ctx: Any, section: dict[str, Any], tag: str) -> dict[str, Any]:
+    """Measure one draw (finished runs reused) and keep what the gate reads."""
+    from curate.proxy.design.measure import Experiment, measure
+    from curate.proxy.spec.config import parse_section
+
+    cfg = parse_section(section)
+    t0 = time.process_time()
+    m = measure(ctx, Experiment(cfg, report=f"proxy/gate/{tag}.json", runs_dir=f"gate/{tag}"))
+    point = m.report["ladder"]["points"][0]
+    return {
+        "seeds": list(cfg.seeds),
+        "per_seed_bpb": {r: v["per_seed_bpb_at_T"] for r, v in point["recipes"].items()},
+        "device_s": round(sum(x["device_s"] for x in m.finished.results), 2),
+        "driver_cpu_s": round(time.process_time() - t0, 2),
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("run", type=Path, help="a finished run directory (kept/, rejected/, manifest.json)")
+    ap.add_argument("--point", required=True, help="the point's name in the output (demo, web)")
+    ap.add_argument("--draws", type=int, required=True)
+    ap.add_argument(
+        "--first-seed", type=int, required=True, help="draw k uses the next `seeds` seeds from here"
+    )
+    ap.add_argument("--seeds", type=int, help="seeds per draw (default: the run's proxy.seeds)")
+    ap.add_argument("--controlled", default="curated", help="the recipe the controls control")
+    ap.add_argument("--broken", default="", choices=["", "shuffle_tokens", "unpaired"])
+    ap.add_argument("--engine", default="ray", choices=["ray", "inline"])
+    ap.add_argument("--out", type=Path, required=True, help="the results JSON (draws are added to it)")
+    args = ap.parse_args(argv)
+
+    from curate.core.engine import make_engine
+    from curate.runtime.context import RunContext, load_manifest
+
+    manifest = load_manifest(args.run)
+    config = manifest.get("config") or {}
+    section = config.get("proxy") or {}
+    n = args.seeds or (
+        section.get("seeds") if isinstance(section.get("seeds"), int) else len(section["seeds"])
+    )
+    results = json.loads(args.out.read_text()) if args.out.exists() else {}
+    point = results.setdefault(args.point, {"draws": []})
+    point.update(
+        {
+            "run": str(args.run),
+            "pipeline": manifest.get("pipeline"),
+            "model": section.get("model"),
+            "budget": section.get("budget"),
+            "seeds_per_draw": n,
+            "planted": section.get("planted", 0.4),
+            "settings": "the run's proxy settings; curve [1], train.n_evals 1 (neither changes bpb at T)",
+        }
+    )
+    done = {(d["broken"], tuple(d["seeds"])) for d in point["draws"]}
+    engine = make_engine(args.engine, progress=True)
+    try:
+        for k in range(args.draws):
+            seeds = list(range(args.first_seed + k * n, args.first_seed + (k + 1) * n))
+            if (args.broken, tuple(seeds)) in done:
+                continue
+            tag = f"{args.broken or 'ok'}/s{seeds[0]}"
+            ctx = RunContext(
+                run_dir=args.run,
+                config=config,
+                engine=engine,
+                manifest=manifest,
+                section=None,
+                pipeline_path=manifest.get("pipeline"),
+            )
+            rec = run_draw(ctx, draw_section(section, seeds, args.controlled, args.broken), tag)
+            rec = {"broken": args.broken, "controlled": args.controlled, **rec}
+            point["draws"].append(rec)
+            point.setdefault("log", []).append(
+                {
+                    "date": datetime.date.today().isoformat(),
+                    "commit": _commit(),
+                    "cpu": _cpu_name(),
+                    "load": os.getloadavg()[0],
+                    "seeds": seeds,
+                    "broken": args.broken,
+                }
+            )
+            point["command"] = "python benchmarks/gate_draws.py " + " ".join(sys.argv[1:])
+            tmp = args.out.with_suffix(".tmp")
+            tmp.write_text(json.dumps(results, indent=1) + "\n")
+            tmp.replace(args.out)
+            print(
+                f"{args.point} draw seeds {seeds} broken={args.broken or 'no'}: {rec['device_s']} device-s",
+                flush=True,
+            )
+    finally:
+        engine.shutdown()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
