@@ -244,8 +244,8 @@ class Run:
         for micro in range(cfg.grad_accum):
             batch = self.order.batch(step * per_step + micro * cfg.batch_size, cfg.batch_size)
             if cfg.broken == "shuffle_tokens":  # every sequence's tokens in a random order (seeded by step)
-                g = torch.Generator().manual_seed(self.seed * 1_000_003 + step * 31 + micro)
-                batch = torch.stack([row[torch.randperm(row.numel(), generator=g)] for row in batch])
+                gen = torch.Generator().manual_seed(self.seed * 1_000_003 + step * 31 + micro)
+                batch = torch.stack([row[torch.randperm(row.numel(), generator=gen)] for row in batch])
             batch = batch.to(self.device)
             with torch.autocast(self.device.type, dtype=torch.bfloat16, enabled=self.autocast):
                 loss = (
