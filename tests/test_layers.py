@@ -23,6 +23,7 @@ PACKAGE_LAYERS: list[set[str]] = [
     {"scorers"},  # model-based stages (some use the instrument or a target fit)
     {"pipeline"},  # YAML -> typed config, key locations, validation
     {"runtime"},  # runner, segments, manifest, phases, context, process settings
+    {"goodput"},  # goodput.json as one typed, versioned object; the interval -> call rule
     {"proxy", "export", "report", "plan"},  # the phases and the cost model
     {"verbs"},  # support code of the CLI's verbs on finished runs
     {"<root>"},  # curate/__init__, __main__, api, cli

@@ -5,7 +5,10 @@ from __future__ import annotations
 import argparse
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from curate.goodput.schema import Goodput
 
 EXAMPLE = """example:
   curate proxy runs/demo
@@ -31,62 +34,61 @@ def set_dotted(section: dict[str, Any], dotted: str) -> None:
     node[parts[-1]] = yaml.safe_load(value)
 
 
-def _controls(g: dict[str, Any]) -> set[str]:
-    ctl = set(g.get("controls") or {}) - {"for", "skipped", "decision"}
-    return ctl | {r for r, v in g["recipes"].items() if isinstance(v, dict) and v.get("role") == "control"}
+def _controls(g: Goodput) -> set[str]:
+    return set(g.controls.checks) | {r for r, v in g.recipes.items() if v.role == "control"}
 
 
-def format_recipes(g: dict[str, Any]) -> str:
+def format_recipes(goodput: Goodput | dict[str, Any]) -> str:
     """goodput.json's recipes as a terminal table: multiplier [CI] (``[no CI]`` with one seed), yield,
     goodput, then the ranking (controls marked), the Holm-adjusted calls and the ladder's agreement."""
-    from curate.proxy.statistics.analysis import fmt_multiplier
+    from curate.goodput.calls import fmt_multiplier
+    from curate.goodput.schema import as_goodput
 
+    g = as_goodput(goodput)
     controls = _controls(g)
 
     def name_of(r: str) -> str:
         return f"{r} (control)" if r in controls else r
 
     lines = [f"{'recipe':<20} {'multiplier [CI]':<26} {'yield':>7} {'goodput':>8}"]
-    for name, r in g["recipes"].items():
-        m = r["multiplier"]
-        if m["value"] is None:
+    for name, r in g.recipes.items():
+        m = r.multiplier
+        if m.value is None:
             ci = "n/a"
-        elif m.get("ci_low") is None or m.get("ci_high") is None:  # one seed: no interval
+        elif m.ci_low is None or m.ci_high is None:  # one seed: no interval
             ci = f"{fmt_multiplier(m, digits=3)} [no CI]"
         else:
             ci = f"{fmt_multiplier(m, digits=3)} [{fmt_multiplier(m, 'ci_low', 3)}, {fmt_multiplier(m, 'ci_high', 3)}]"
-        ci += "*" if m.get("extrapolated") else ""  # reports from before the measured curve
-        gp = r["goodput"]["value"]
-        side = ((r["goodput"].get("bounds") or {}).get("value") or "") if gp is not None else ""
-        gtext = "None" if gp is None else f"{side}{round(gp, 3)}"
-        lines.append(f"{name_of(name):<20} {ci:<26} {r['yield']:>7.3f} {gtext:>8}")
-    lo, hi = (g.get("baseline_curve") or {}).get("range") or (None, None)
-    if lo is not None:
+        ci += "*" if m.extrapolated else ""  # reports from before the measured curve
+        gp = r.goodput.value
+        gtext = "None" if gp is None else f"{r.goodput.bounds.value or ''}{round(gp, 3)}"
+        lines.append(f"{name_of(name):<20} {ci:<26} {r.yield_:>7.3f} {gtext:>8}")
+    if g.baseline_curve.range:
+        lo, hi = g.baseline_curve.range
         lines.append(
-            f"multipliers measured on {g['baseline']}'s finished runs from {lo:g}x to {hi:g}x T; '>'/'<': beyond"
+            f"multipliers measured on {g.baseline}'s finished runs from {lo:g}x to {hi:g}x T; '>'/'<': beyond"
         )
-    tiers = " > ".join(" = ".join(name_of(x) for x in t) for t in g["ranking"]["tiers"])
+    tiers = " > ".join(" = ".join(name_of(x) for x in t) for t in g.ranking.tiers)
     lines.append(f"ranking (a pair called only where its own paired interval excludes 0): {tiers}")
-    mc = g.get("multiple_comparisons") or {}
-    if mc.get("pairs"):
+    mc = g.multiple_comparisons
+    if mc.pairs:
         calls = ", ".join(
-            f"{r} {c.get('call')}" + (f" (p_holm {c['p_holm']:.3g})" if c.get("p_holm") is not None else "")
-            for r, c in mc["pairs"].items()
+            f"{r} {c.call}" + (f" (p_holm {c.p_holm:.3g})" if c.p_holm is not None else "")
+            for r, c in mc.pairs.items()
         )
-        lines.append(f"vs {g['baseline']}, {mc.get('method', 'Holm')}-adjusted: {calls}")
-    da = (g.get("ladder") or {}).get("decision_agreement")
-    if isinstance(da, dict) and da.get("value") is not None:
-        lines.append(f"decision agreement across finished ladder points (controls out): {da['value']:.2f}")
+        lines.append(f"vs {g.baseline}, {mc.method if mc.has('method') else 'Holm'}-adjusted: {calls}")
+    da = g.ladder.decision_agreement
+    if da.value is not None:
+        lines.append(f"decision agreement across finished ladder points (controls out): {da.value:.2f}")
     return "\n".join(lines)
 
 
 def _effect_call(b: dict[str, Any]) -> str:
-    """An effect interval's own call: ``pays`` (all of it above 1), ``costs`` (all below), else not."""
-    if b.get("ci_low") is not None and b["ci_low"] > 1:
-        return "pays"
-    if b.get("ci_high") is not None and b["ci_high"] < 1:
-        return "costs"
-    return "not called"
+    """An effect interval's own call (:func:`curate.goodput.calls.ratio_call`): ``pays`` (all of it above
+    1), ``costs`` (all below), else ``not called``."""
+    from curate.goodput.calls import ratio_call
+
+    return ratio_call(b.get("ci_low"), b.get("ci_high")).replace("_", " ")
 
 
 def format_ablation(ab: dict[str, Any]) -> str:
@@ -123,6 +125,7 @@ def format_ablation(ab: dict[str, Any]) -> str:
 
 def _handler(args: argparse.Namespace) -> int:
     from curate.core.engine import make_engine
+    from curate.goodput.schema import load
     from curate.proxy.phase import run_phase
     from curate.runtime.context import RunContext, load_manifest
 
@@ -138,7 +141,7 @@ def _handler(args: argparse.Namespace) -> int:
     finally:
         engine.shutdown()
     print(json.dumps(result, indent=1))
-    print(format_recipes(json.loads((run_dir / "goodput.json").read_text())))
+    print(format_recipes(load(run_dir / "goodput.json")))
     return 0
 
 

@@ -9,77 +9,73 @@ field existed gets the line that still holds, or none, never a guess.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
-from curate.report.fmt import pct, ratio
-from curate.report.verdict import _side, bounded_text, goodput_ci, sides_of, verdict
+from curate.goodput.calls import fmt_bounded, multiplier_call
+from curate.goodput.schema import Goodput, as_goodput
+from curate.report.fmt import pct
+from curate.report.verdict import bounded_text, goodput_side, sides_of, verdict
+
+GoodputLike = Goodput | Mapping[str, Any]
 
 
-def control_names(g: dict[str, Any]) -> set[str]:
+def control_names(goodput: GoodputLike) -> set[str]:
     """The recipes that are controls (null, planted, rejected ...), never a choice for the reader."""
-    ctl = set(g.get("controls") or {}) - {"for", "skipped", "decision"}
-    recs = g.get("recipes") or {}
-    return ctl | {r for r, v in recs.items() if isinstance(v, dict) and v.get("role") == "control"}
+    g = as_goodput(goodput)
+    return set(g.controls.checks) | {r for r, v in g.recipes.items() if v.role == "control"}
 
 
-def compared(g: dict[str, Any]) -> list[str]:
+def compared(goodput: GoodputLike) -> list[str]:
     """The recipes a decision is about: every recipe but the baseline and the controls."""
-    base, ctl = g.get("baseline"), control_names(g)
-    return [
-        r for r, v in (g.get("recipes") or {}).items() if r != base and r not in ctl and isinstance(v, dict)
-    ]
+    g = as_goodput(goodput)
+    ctl = control_names(g)
+    return [r for r in g.recipes if r != g.baseline and r not in ctl]
 
 
-def label(g: dict[str, Any], name: str) -> str:
+def label(goodput: GoodputLike, name: str) -> str:
     """A recipe's name, marked when it is a control, so a ranking never reads as if it were a choice."""
-    return f"{name} (control)" if name in control_names(g) else name
+    return f"{name} (control)" if name in control_names(goodput) else name
 
 
-def _verdict(g: dict[str, Any]) -> dict[str, Any]:
-    v = g.get("verdict")
-    return v if isinstance(v, dict) else {}
-
-
-def unsupported_reasons(g: dict[str, Any]) -> list[str] | None:
+def unsupported_reasons(goodput: GoodputLike) -> list[str] | None:
     """Why the run cannot support a decision (``verdict.supported`` or ``controls.decision.supported``
     false), or None when nothing says so."""
-    v = _verdict(g)
-    dec = (g.get("controls") or {}).get("decision") or {}
-    if v.get("supported") is False or dec.get("supported") is False:
-        reasons = list(v.get("unsupported_reasons") or []) or list(dec.get("reasons") or [])
+    g = as_goodput(goodput)
+    v, dec = g.verdict, g.controls.decision
+    if v.supported is False or dec.supported is False:
+        reasons = list(v.unsupported_reasons) or list(dec.reasons)
         return [str(r).rstrip(".") for r in reasons] or ["a control failed"]
     return None
 
 
-def best_recipe(g: dict[str, Any]) -> str | None:
+def best_recipe(goodput: GoodputLike) -> str | None:
     """The compared recipe of highest multiplier among those called better (the decision's calls), else
     among all compared recipes: the best one, not necessarily the recipe the controls were built for."""
+    g = as_goodput(goodput)
     names = compared(g)
-    recs = g["recipes"]
-    scored = [r for r in names if (recs[r].get("multiplier") or {}).get("value") is not None]
-    if not scored:
+    value = {r: float(v) for r in names if (v := g.recipes[r].multiplier.value) is not None}
+    if not value:
         return names[0] if names else None
     calls, _ = _calls(g)
-    pool = [r for r in scored if calls.get(r) == "better"] or scored
-    return sorted(pool, key=lambda r: (-float(recs[r]["multiplier"]["value"]), r))[0]
+    pool = [r for r in value if calls.get(r) == "better"] or list(value)
+    return sorted(pool, key=lambda r: (-value[r], r))[0]
 
 
-def _calls(g: dict[str, Any]) -> tuple[dict[str, str], str]:
+def _calls(g: Goodput) -> tuple[dict[str, str], str]:
     """Each compared recipe's call against the baseline and how it was made: Holm-adjusted from
     ``multiple_comparisons`` when present, else the recipe's own interval (bounds respected)."""
-    mc = g.get("multiple_comparisons") or {}
-    pairs = mc.get("pairs") or {}
+    mc = g.multiple_comparisons
     names = compared(g)
-    if pairs:
-        calls = {r: str((pairs.get(r) or {}).get("call") or "not_called") for r in names}
-        n = len(mc.get("family") or names)
-        return calls, f"{mc.get('method', 'Holm')}-adjusted across {n} recipe{'s' if n != 1 else ''}"
-    recs = g["recipes"]
+    if mc.pairs:
+        calls = {r: str((mc.pairs[r].call if r in mc.pairs else None) or "not_called") for r in names}
+        n = len(mc.family or names)
+        method = mc.method if mc.has("method") else "Holm"
+        return calls, f"{method}-adjusted across {n} recipe{'s' if n != 1 else ''}"
     calls = {}
     for r in names:
-        m = recs[r].get("multiplier") or {}
-        side = _side(m.get("ci_low"), m.get("ci_high"), m.get("value"), sides_of(recs[r], "multiplier"))
-        calls[r] = {"above": "better", "below": "worse"}.get(side, "not_called")
+        m = g.recipes[r].multiplier
+        calls[r] = multiplier_call(m.ci_low, m.ci_high, sides_of(g.recipes[r], "multiplier"))
     how = (
         "from each recipe's own interval, not adjusted for multiple comparisons"
         if len(names) > 1
@@ -88,12 +84,13 @@ def _calls(g: dict[str, Any]) -> tuple[dict[str, str], str]:
     return calls, how
 
 
-def decision_line(g: dict[str, Any]) -> str:
+def decision_line(goodput: GoodputLike) -> str:
     """Line 1: what to do, per training token, from the run's calls, or why there is no decision."""
+    g = as_goodput(goodput)
     reasons = unsupported_reasons(g)
     if reasons is not None:
         return "This run cannot support a decision: " + "; ".join(reasons) + "."
-    base = str(g.get("baseline") or "raw")
+    base = str(g.baseline or "raw")
     calls, how = _calls(g)
     if not calls:
         return f"No recipe besides the baseline {base} and the controls: nothing to decide."
@@ -110,82 +107,79 @@ def decision_line(g: dict[str, Any]) -> str:
     return f"{text} (calls {how})."
 
 
-def best_line(g: dict[str, Any], best: str) -> str:
+def best_line(g: Goodput, best: str) -> str:
     """Line 2: the best recipe's multiplier with its interval, bounds as ``>2.00``."""
-    base = str(g.get("baseline") or "raw")
-    rec = g["recipes"][best]
-    if (rec.get("multiplier") or {}).get("value") is None:
+    base = str(g.baseline or "raw")
+    m = g.recipes[best].multiplier
+    if m.value is None:
         return f"Best recipe: {best}, its multiplier against {base} not measured."
-    extra = " (extrapolated beyond the baseline's curve)" if rec["multiplier"].get("extrapolated") else ""
-    return f"Best recipe: {best}, multiplier {bounded_text(rec, 'multiplier')} against {base}{extra}."
+    extra = " (extrapolated beyond the baseline's curve)" if m.extrapolated else ""
+    return f"Best recipe: {best}, multiplier {bounded_text(g.recipes[best], 'multiplier')} against {base}{extra}."
 
 
-def mde_line(g: dict[str, Any], best: str | None) -> str | None:
+def mde_line(g: Goodput, best: str | None) -> str | None:
     """Line 3: the effects the run could not detect (its minimum detectable multipliers)."""
-    pw = g.get("power") or {}
-    by_pair = (pw.get("by_pair") or {}).get(best or "") or {}
-    mm = by_pair.get("mde_multiplier") or pw.get("mde_multiplier") or {}
-    lo, hi = mm.get("worse"), mm.get("better")
+    pw = g.power
+    own = pw.by_pair.get(best or "")
+    mm = own.mde_multiplier if own is not None and own.mde_multiplier.to_json() else pw.mde_multiplier
+    lo, hi = mm.worse, mm.better
     if lo is None or hi is None:
         return None
-    b = mm.get("bounds") or {}
-    seeds = pw.get("n_seeds") or (len(g["seeds"]) if isinstance(g.get("seeds"), list) else None)
+    seeds = pw.n_seeds or (len(g.seeds) if g.has("seeds") else None)
     with_seeds = f" with {seeds} seeds" if seeds else ""
     return (
-        f"Not detectable: effects between {b.get('worse') or ''}{ratio(lo)}x and "
-        f"{b.get('better') or ''}{ratio(hi)}x{with_seeds}."
+        f"Not detectable: effects between {fmt_bounded(lo, mm.bounds.worse)}x and "
+        f"{fmt_bounded(hi, mm.bounds.better)}x{with_seeds}."
     )
 
 
-def controls_line(g: dict[str, Any]) -> str | None:
+def controls_line(g: Goodput) -> str | None:
     """Line 4: whether the null and planted controls passed."""
-    ctl = g.get("controls") or {}
+    ctl = g.controls.checks
     parts = []
     if "null" in ctl:
-        ok = ctl["null"].get("contains_1")
+        ok = ctl["null"].contains_1
         parts.append("null passed (no bias seen)" if ok else "null FAILED (it separates from the baseline)")
     if "planted" in ctl:
         pl = ctl["planted"]
-        share = f"{100 * float(pl.get('fraction') or 0):.0f}% "
+        share = f"{100 * float(pl.fraction or 0):.0f}% "
         parts.append(
             f"planted passed ({share}corruption called worse)"
-            if pl.get("called_worse")
+            if pl.called_worse
             else f"planted FAILED ({share}corruption not called worse)"
         )
-    skipped = sorted(set(ctl.get("skipped") or {}) & {"null", "planted"})
+    skipped = sorted(set(g.controls.skipped) & {"null", "planted"})
     parts += [f"{name} skipped" for name in skipped]
     if not parts:
-        return "Controls: none run, so the instrument is not checked." if g.get("verdict") else None
+        return "Controls: none run, so the instrument is not checked." if g.verdict.to_json() else None
     return "Controls: " + "; ".join(parts) + "."
 
 
-def goodput_line(g: dict[str, Any], best: str) -> str | None:
+def goodput_line(g: Goodput, best: str) -> str | None:
     """Line 5: the best recipe's data goodput (per raw token), placed against 1 with its bounds."""
-    rec = g["recipes"][best]
-    gv = (rec.get("goodput") or {}).get("value")
-    if gv is None or rec.get("yield") is None:
+    rec = g.recipes[best]
+    if rec.goodput.value is None or rec.yield_ is None:
         return None
-    lo, hi = goodput_ci(rec)
-    side = _side(lo, hi, gv, sides_of(rec, "goodput"))
     words = {
         "above": "above 1: curation pays even when data is the limit",
-        "below": f"below 1: when data is the limit, train on all of {g.get('baseline') or 'raw'}",
+        "below": f"below 1: when data is the limit, train on all of {g.baseline or 'raw'}",
         "overlaps": "includes 1: whether curation pays when data is the limit is not settled",
-    }.get(side, "interval unknown")
-    return f"Data goodput of {best}: {bounded_text(rec, 'goodput')} at yield {pct(rec['yield'])}, {words}."
+    }.get(goodput_side(rec), "interval unknown")
+    return f"Data goodput of {best}: {bounded_text(rec, 'goodput')} at yield {pct(rec.yield_)}, {words}."
 
 
-def card_lines(manifest: dict[str, Any], goodput: dict[str, Any] | None) -> list[str]:
+def card_lines(manifest: dict[str, Any], goodput: GoodputLike | None) -> list[str]:
     """The card, at most five lines (fewer where goodput.json lacks what a line needs)."""
-    if goodput is None or not isinstance(goodput.get("recipes"), dict):
+    g = as_goodput(goodput) if goodput is not None else None
+    if g is None or not g.has("recipes"):
         return [verdict(manifest, None)]  # what was kept, and that training value is not measured
-    best = best_recipe(goodput)
-    lines = [decision_line(goodput)]
+    best = best_recipe(g)
+    lines = [decision_line(g)]
     if best is not None:
-        lines.append(best_line(goodput, best))
-    lines += [x for x in (mde_line(goodput, best), controls_line(goodput)) if x]
+        lines.append(best_line(g, best))
+    lines += [x for x in (mde_line(g, best), controls_line(g)) if x]
     if best is not None:
-        lines += [x for x in (goodput_line(goodput, best),) if x]
+        lines += [x for x in (goodput_line(g, best),) if x]
     return lines[:5]
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import io
 import math
 import re
+from collections.abc import Mapping
 from typing import Any
 
 import matplotlib
@@ -19,6 +20,7 @@ import matplotlib.pyplot as plt
 import matplotlib.ticker
 import numpy as np
 
+from curate.goodput.schema import Goodput, LadderPoint, Recipe, as_goodput
 from curate.report.card import label
 from curate.report.fmt import sci
 from curate.report.histograms import Histogram
@@ -126,14 +128,15 @@ def histogram_svg(h: Histogram) -> str:
         return _svg(fig)
 
 
-def loss_curves_svg(goodput: dict[str, Any]) -> str | None:
+def loss_curves_svg(goodput: Goodput | Mapping[str, Any]) -> str | None:
     """Eval bpb against training tokens per recipe, one panel per eval set, with the CI band over seeds."""
-    recipes = goodput.get("recipes") or {}
-    sets = sorted({s for rec in recipes.values() for s in (rec.get("curves") or {})})
+    g = as_goodput(goodput)
+    recipes = g.recipes
+    sets = sorted({s for rec in recipes.values() for s in rec.curves})
     if not sets:
         return None
     colors = [f"C{i}" for i in range(10)]  # the default colour cycle
-    order = sorted(recipes, key=lambda r: (r != goodput.get("baseline"), r))
+    order = sorted(recipes, key=lambda r: (r != g.baseline, r))
     with plt.rc_context(RC):
         ncol = min(len(sets), 3)
         nrow = math.ceil(len(sets) / ncol)
@@ -143,13 +146,13 @@ def loss_curves_svg(goodput: dict[str, Any]) -> str | None:
         for k, name in enumerate(sets):
             ax = axes[k // ncol][k % ncol]
             for i, r in enumerate(order):
-                c = (recipes[r].get("curves") or {}).get(name)
-                if not c or not c.get("tokens"):
+                c = recipes[r].curves.get(name)
+                if c is None or not c.tokens:
                     continue
-                t = np.asarray(c["tokens"], dtype=float)
+                t = np.asarray(c.tokens, dtype=float)
                 color = colors[i % len(colors)]
-                ax.plot(t, _arr(c.get("bpb_mean")), marker="o", markersize=3, color=color, label=r)
-                lo, hi = _arr(c.get("bpb_ci_low")), _arr(c.get("bpb_ci_high"))
+                ax.plot(t, _arr(c.bpb_mean), marker="o", markersize=3, color=color, label=r)
+                lo, hi = _arr(c.bpb_ci_low), _arr(c.bpb_ci_high)
                 if len(lo) == len(t) and len(hi) == len(t):
                     ax.fill_between(t, lo, hi, color=color, alpha=0.2, linewidth=0)
             ax.set_xscale("log")
@@ -196,11 +199,11 @@ def thin_ticks(
     return sorted(kept)
 
 
-def _eval_points(recipes: dict[str, Any], name: str) -> list[float]:
+def _eval_points(recipes: dict[str, Recipe], name: str) -> list[float]:
     for rec in recipes.values():
-        toks = ((rec.get("curves") or {}).get(name) or {}).get("tokens")
-        if toks:
-            return [float(x) for x in toks]
+        c = rec.curves.get(name)
+        if c is not None and c.tokens:
+            return [float(x) for x in c.tokens]
     return []
 
 
@@ -219,11 +222,14 @@ def _arr(v: Any) -> np.ndarray:
     return np.asarray([np.nan if x is None else x for x in (v or [])], dtype=float)
 
 
-def _accuracy_panel(ax: Any, pts: list[dict[str, Any]]) -> None:
+def _accuracy_panel(ax: Any, pts: list[LadderPoint]) -> None:
     """Decision accuracy against the reference point, with its bootstrap interval, at each cheaper point."""
-    xs = [float(p["compute_flops_per_run"]) for p in pts]
-    ys = [float(p["decision_accuracy_vs_reference"]) for p in pts]
-    cis = [p.get("decision_accuracy_ci") or [y, y] for p, y in zip(pts, ys, strict=True)]
+    xs = [float(p.compute_flops_per_run or 0.0) for p in pts]
+    ys = [float(p.decision_accuracy_vs_reference or 0.0) for p in pts]
+    cis = [
+        [y if x is None else x for x in p.decision_accuracy_ci or [y, y]]
+        for p, y in zip(pts, ys, strict=True)
+    ]
     err = [[y - c[0] for y, c in zip(ys, cis, strict=True)], [c[1] - y for y, c in zip(ys, cis, strict=True)]]
     ax.errorbar(xs, ys, yerr=err, marker="s", markersize=4, capsize=3, color="#333")
     ax.axhline(0.5, color="#888", linewidth=1, linestyle=":")  # a coin's agreement on a pair
@@ -233,16 +239,15 @@ def _accuracy_panel(ax: Any, pts: list[dict[str, Any]]) -> None:
     ax.grid(alpha=0.3)
 
 
-def ladder_svg(goodput: dict[str, Any]) -> str | None:
+def ladder_svg(goodput: Goodput | Mapping[str, Any]) -> str | None:
     """Multiplier (with its paired CI) against compute per run, one line per recipe, over the ladder; below
     it, when a point has one, decision accuracy against the reference point with its bootstrap interval."""
-    lad = goodput.get("ladder") or {}
-    pts = sorted(lad.get("points") or [], key=lambda p: p.get("compute_flops_per_run") or 0)
-    base = goodput.get("baseline")
-    recipes = [r for r in (goodput.get("recipes") or {}) if r != base]
+    g = as_goodput(goodput)
+    pts = sorted(g.ladder.points, key=lambda p: p.compute_flops_per_run or 0)
+    recipes = [r for r in g.recipes if r != g.baseline]
     if len(pts) < 2 or not recipes:
         return None
-    accs = [p for p in pts if p.get("decision_accuracy_vs_reference") is not None]
+    accs = [p for p in pts if p.decision_accuracy_vs_reference is not None]
     with plt.rc_context(RC):
         if accs:
             fig, (ax, ax2) = plt.subplots(
@@ -254,13 +259,14 @@ def ladder_svg(goodput: dict[str, Any]) -> str | None:
         for i, r in enumerate(recipes):
             xs, ys, lo, hi = [], [], [], []
             for p in pts:
-                m = (p["recipes"].get(r) or {}).get("multiplier") or {}
-                if m.get("value") is None:
+                at = p.recipes.get(r)
+                m = at.multiplier if at is not None else None
+                if m is None or m.value is None:
                     continue
-                xs.append(p["compute_flops_per_run"])
-                ys.append(m["value"])
-                lo.append(m["value"] - (m["ci_low"] if m.get("ci_low") is not None else m["value"]))
-                hi.append((m["ci_high"] if m.get("ci_high") is not None else m["value"]) - m["value"])
+                xs.append(p.compute_flops_per_run)
+                ys.append(m.value)
+                lo.append(m.value - (m.ci_low if m.ci_low is not None else m.value))
+                hi.append((m.ci_high if m.ci_high is not None else m.value) - m.value)
             if xs:
                 ax.errorbar(
                     xs,
@@ -270,7 +276,7 @@ def ladder_svg(goodput: dict[str, Any]) -> str | None:
                     markersize=4,
                     capsize=3,
                     color=f"C{i % 10}",
-                    label=label(goodput, r),
+                    label=label(g, r),
                 )
         ax.axhline(1.0, color="#888", linewidth=1, linestyle="--")
         ax.set_xscale("log")
@@ -280,7 +286,7 @@ def ladder_svg(goodput: dict[str, Any]) -> str | None:
         if len(keep) >= 2:  # else matplotlib's own log ticks (a range beyond these)
             ax.set_yticks([ys[k] for k in keep], [f"{ys[k]:g}x" for k in keep])
             ax.yaxis.set_minor_locator(matplotlib.ticker.NullLocator())
-        xt = [float(p["compute_flops_per_run"]) for p in pts if p.get("compute_flops_per_run")]
+        xt = [float(p.compute_flops_per_run) for p in pts if p.compute_flops_per_run]
         xl = [sci(x) for x in xt]
         keep = thin_ticks(xt, xl, ax.get_xlim(), axis_in=4.6, log=True)
         ax.set_xticks([xt[k] for k in keep], [xl[k] for k in keep])  # the ladder's points, labelled
@@ -289,7 +295,7 @@ def ladder_svg(goodput: dict[str, Any]) -> str | None:
         if accs:
             ax.tick_params(labelbottom=False)
             ax2.tick_params(labelbottom=True)
-        ax.set_ylabel(f"multiplier vs {base}")
+        ax.set_ylabel(f"multiplier vs {g.baseline}")
         ax.grid(alpha=0.3)
         ax.legend(fontsize=8, frameon=False)
         return _svg(fig)

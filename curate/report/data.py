@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from curate.filters.pii import masker
+from curate.goodput.schema import Goodput, GoodputError, load
 from curate.io import runfiles
 from curate.report.examples import Example, sample_examples
 from curate.report.histograms import Histogram, Threshold, histograms, score_columns
@@ -33,7 +34,7 @@ class RunData:
 
     run_dir: Path
     manifest: dict[str, Any]
-    goodput: dict[str, Any] | None
+    goodput: Goodput | None
     goodput_error: str | None
     export: dict[str, Any] | None
     histograms: list[Histogram]
@@ -52,6 +53,21 @@ def _read_json(path: Path) -> tuple[dict[str, Any] | None, str | None]:
     if not isinstance(obj, dict):
         return None, f"{path.name} is not a JSON object"
     return obj, None
+
+
+def _read_goodput(path: Path) -> tuple[Goodput | None, str | None]:
+    """``goodput.json`` as its typed object, or why it could not be read (None, None: there is none)."""
+    if not path.is_file():
+        return None, None
+    try:
+        g = load(path)
+    except GoodputError as e:
+        return None, f"{path.name} could not be read: " + (f"{e.path}: {e.problem}" if e.path else e.problem)
+    except OSError as e:
+        return None, f"{path.name} could not be read: {e}"
+    if not g.has("recipes"):
+        return None, f"{path.name} has no 'recipes' mapping"
+    return g, None
 
 
 def thresholds(manifest: dict[str, Any]) -> dict[str, list[Threshold]]:
@@ -89,9 +105,7 @@ def load_run(run_dir: str | Path, *, per_reason: int = 3, bins: int = 40) -> Run
     """Read a finished run directory (``manifest.json`` required; everything else optional)."""
     run_dir = Path(run_dir)
     manifest = load_manifest(run_dir)
-    goodput, gerr = _read_json(run_dir / GOODPUT)
-    if goodput is not None and not isinstance(goodput.get("recipes"), dict):
-        goodput, gerr = None, f"{GOODPUT} has no 'recipes' mapping"
+    goodput, gerr = _read_goodput(run_dir / GOODPUT)
     export, eerr = _read_json(run_dir / EXPORT_MANIFEST)
     if eerr:
         log.warning("report: %s", eerr)

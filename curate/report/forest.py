@@ -9,10 +9,12 @@ the true end may lie. Tick labels are thinned so no two collide.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from typing import Any
 
 import matplotlib.pyplot as plt
 
+from curate.goodput.schema import Goodput, Multiplier, as_goodput
 from curate.report.card import compared, control_names
 from curate.report.charts import RC, _svg, thin_ticks
 
@@ -21,30 +23,30 @@ CONTROL = "#7a7a7a"
 POINT = "#3b6ea8"
 
 
-def forest_rows(g: dict[str, Any]) -> list[dict[str, Any]]:
+def forest_rows(goodput: Goodput | Mapping[str, Any]) -> list[dict[str, Any]]:
     """``{"name", "control", "value", "lo", "hi", "bounds"}`` per row: compared recipes by multiplier
     (highest first), then the controls; a control absent from ``recipes`` reads ``controls.<name>``."""
-    recs = g.get("recipes") or {}
-    ctl = g.get("controls") or {}
+    g = as_goodput(goodput)
+    recs, ctl = g.recipes, g.controls.checks
 
-    def row(name: str, block: dict[str, Any], control: bool) -> dict[str, Any]:
+    def row(name: str, block: Multiplier, control: bool) -> dict[str, Any]:
         return {
             "name": name,
             "control": control,
-            "value": block.get("value"),
-            "lo": block.get("ci_low"),
-            "hi": block.get("ci_high"),
-            "bounds": block.get("bounds") or {},
+            "value": block.value,
+            "lo": block.ci_low,
+            "hi": block.ci_high,
+            "bounds": block.bounds,
         }
 
     names = compared(g)
-    value = {r: (recs[r].get("multiplier") or {}).get("value") for r in names}
+    value = {r: recs[r].multiplier.value for r in names}
     names.sort(key=lambda r: (value[r] is None, -(value[r] or 0.0), r))
-    rows = [row(r, recs[r].get("multiplier") or {}, False) for r in names]
+    rows = [row(r, recs[r].multiplier, False) for r in names]
     for c in sorted(control_names(g)):
-        block = (recs.get(c) or {}).get("multiplier") or (ctl.get(c) or {}).get("multiplier")
-        if isinstance(block, dict) and block:
-            rows.append(row(c, block, True))
+        found = [x.multiplier for x in (recs.get(c), ctl.get(c)) if x is not None and x.multiplier.to_json()]
+        if found:
+            rows.append(row(c, found[0], True))
     return rows
 
 
@@ -55,15 +57,16 @@ def _range(rows: list[dict[str, Any]], band: tuple[Any, Any]) -> tuple[float, fl
     return min(xs) / 1.25, max(xs) * 1.25
 
 
-def forest_svg(g: dict[str, Any]) -> str | None:
+def forest_svg(goodput: Goodput | Mapping[str, Any]) -> str | None:
     """The forest plot as SVG; None when no row has a multiplier."""
+    g = as_goodput(goodput)
     rows = forest_rows(g)
     if not any(r["value"] is not None for r in rows):
         return None
-    mm = (g.get("power") or {}).get("mde_multiplier") or {}
-    band = (mm.get("worse"), mm.get("better"))
+    mm = g.power.mde_multiplier
+    band = (mm.worse, mm.better)
     lo_x, hi_x = _range(rows, band)
-    base = g.get("baseline") or "raw"
+    base = g.baseline or "raw"
     width = 7.5
     with plt.rc_context(RC):
         fig, ax = plt.subplots(figsize=(width, 0.34 * len(rows) + 1.0), layout="constrained")
@@ -106,7 +109,7 @@ def _draw_row(ax: Any, r: dict[str, Any], y: float, color: str, xlim: tuple[floa
     hi = r["hi"] if r["hi"] is not None else r["value"]
     ax.plot([lo, hi], [y, y], color=color, linewidth=2, solid_capstyle="butt")
     b = r["bounds"]
-    for end, side, towards in ((hi, b.get("ci_high"), xlim[1]), (lo, b.get("ci_low"), xlim[0])):
+    for end, side, towards in ((hi, b.ci_high, xlim[1]), (lo, b.ci_low, xlim[0])):
         if (side == ">" and towards > end) or (side == "<" and towards < end):
             tip = end * (1.2 if side == ">" else 1 / 1.2)
             ax.annotate(

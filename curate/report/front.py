@@ -3,48 +3,60 @@ in full; and the ranking and agreement lines of the goodput section (controls ma
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from html import escape
 from typing import Any
 
+from curate.goodput.schema import DecisionAgreement, Goodput, as_goodput
 from curate.report.card import GLOSSARY, card_lines, control_names, label
-
-__all__ = ["calls_html", "calls_markdown", "control_names", "html", "label", "markdown"]
 from curate.report.fmt import pct
 
+__all__ = ["calls_html", "calls_markdown", "control_names", "html", "label", "markdown"]
 
-def _ranking(g: dict[str, Any], sep: str) -> str | None:
+GoodputLike = Goodput | Mapping[str, Any]
+
+
+def _ranking(g: Goodput, sep: str) -> str | None:
     """The ranking tiers, each control marked as one (it is no choice for the reader)."""
-    tiers = (g.get("ranking") or {}).get("tiers")
+    tiers = g.ranking.tiers
     if not tiers:
         return None
     return sep.join(" = ".join(label(g, str(x)) for x in t) for t in tiers)
 
 
-def holm_note(g: dict[str, Any]) -> str | None:
+def holm_note(goodput: GoodputLike) -> str | None:
     """Where calls are listed: that they are Holm-adjusted across the compared recipes, when they are."""
-    mc = g.get("multiple_comparisons") or {}
-    if not mc.get("pairs"):
+    g = as_goodput(goodput)
+    mc = g.multiple_comparisons
+    if not mc.pairs:
         return None
-    n = len(mc.get("family") or mc["pairs"])
+    n = len(mc.family or mc.pairs)
+    method = mc.method if mc.has("method") else "Holm"
+    alpha = mc.alpha if mc.has("alpha") else 0.05
     return (
-        f"Calls of the {n} recipe{'s' if n != 1 else ''} against {g.get('baseline') or 'raw'} are "
-        f"{mc.get('method', 'Holm')}-adjusted (family-wise {pct(mc.get('alpha', 0.05))})"
-        + (f": {str(mc['note']).rstrip('.')}." if mc.get("note") else ".")
+        f"Calls of the {n} recipe{'s' if n != 1 else ''} against {g.baseline or 'raw'} are "
+        f"{method}-adjusted (family-wise {pct(alpha)})"
+        + (f": {str(mc.note).rstrip('.')}." if mc.note else ".")
     )
 
 
-def agreement(g: dict[str, Any]) -> dict[str, Any] | None:
+def agreement(goodput: GoodputLike) -> DecisionAgreement | None:
     """The ladder's decision agreement (finished points only, controls excluded), when the run has it;
-    a top-level ``decision_agreement`` (from un-cooled checkpoints) is not shown."""
-    da = (g.get("ladder") or {}).get("decision_agreement")
-    return da if isinstance(da, dict) and da.get("value") is not None else None
+    a top-level ``decision_agreement`` (schema 1, from un-cooled checkpoints) is not shown."""
+    da = as_goodput(goodput).ladder.decision_agreement
+    return da if da.value is not None else None
 
 
-def calls_html(g: dict[str, Any]) -> list[str]:
+def _pairs(da: DecisionAgreement) -> str:
+    return str(da.pairs) if da.has("pairs") else "?"
+
+
+def calls_html(goodput: GoodputLike) -> list[str]:
+    g = as_goodput(goodput)
     out = []
     rk = _ranking(g, " > ")
     if rk is not None:
-        metric = escape(str((g.get("ranking") or {}).get("metric", "bpb at T")))
+        metric = escape(str(g.ranking.metric if g.ranking.has("metric") else "bpb at T"))
         out.append(f"<p>Ranking ({metric}); tiers where a pair is not called: <b>{escape(rk)}</b>.</p>")
     note = holm_note(g)
     if note:
@@ -52,13 +64,14 @@ def calls_html(g: dict[str, Any]) -> list[str]:
     da = agreement(g)
     if da is not None:
         out.append(
-            f"<p>Decision agreement across the finished ladder points: <b>{pct(da['value'])}</b> of "
-            f"{escape(str(da.get('pairs', '?')))} recipe pairs ordered the same (controls excluded).</p>"
+            f"<p>Decision agreement across the finished ladder points: <b>{pct(da.value)}</b> of "
+            f"{escape(_pairs(da))} recipe pairs ordered the same (controls excluded).</p>"
         )
     return out
 
 
-def calls_markdown(g: dict[str, Any]) -> list[str]:
+def calls_markdown(goodput: GoodputLike) -> list[str]:
+    g = as_goodput(goodput)
     out = []
     rk = _ranking(g, " > ")
     if rk is not None:
@@ -69,8 +82,8 @@ def calls_markdown(g: dict[str, Any]) -> list[str]:
     da = agreement(g)
     if da is not None:
         out.append(
-            f"Decision agreement across the finished ladder points: {pct(da['value'])} of "
-            f"{da.get('pairs', '?')} recipe pairs (controls excluded)."
+            f"Decision agreement across the finished ladder points: {pct(da.value)} of "
+            f"{_pairs(da)} recipe pairs (controls excluded)."
         )
     return out
 
@@ -82,7 +95,7 @@ def glossary_html() -> str:
     return f'<details id="glossary"><summary>Glossary</summary><dl>{items}</dl></details>'
 
 
-def html(manifest: dict[str, Any], goodput: dict[str, Any] | None, headline: str) -> str:
+def html(manifest: dict[str, Any], goodput: GoodputLike | None, headline: str) -> str:
     """The card, the forest plot, a link to the glossary, the glossary and the verdict in full."""
     from curate.report.forest import forest_svg
 
@@ -103,7 +116,7 @@ def html(manifest: dict[str, Any], goodput: dict[str, Any] | None, headline: str
     return "".join(out)
 
 
-def markdown(manifest: dict[str, Any], goodput: dict[str, Any] | None, headline: str) -> list[str]:
+def markdown(manifest: dict[str, Any], goodput: GoodputLike | None, headline: str) -> list[str]:
     out = [f"> {x}  " for x in card_lines(manifest, goodput)]
     out[-1] = out[-1].rstrip()
     out += ["", "<details><summary>Glossary</summary>", ""]

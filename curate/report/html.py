@@ -7,8 +7,8 @@ Every string from the run (document texts, ids, reasons, recipe and column names
 from __future__ import annotations
 
 from html import escape
-from typing import Any
 
+from curate.goodput.schema import Goodput
 from curate.report import charts, front, sources, trust
 from curate.report.data import RunData
 from curate.report.examples import Example
@@ -66,37 +66,35 @@ def _metric(c: Cell) -> str:
     return f'<span data-metric="{escape(c.key)}" data-value="{escape(value)}">{escape(c.text)}</span>'
 
 
-def _goodput_facts(g: dict[str, Any]) -> str:
+def _goodput_facts(g: Goodput) -> str:
     """The line above the goodput table: budget, seeds, model, how the intervals were made, baseline."""
     facts = []
-    if g.get("budget") is not None:
-        facts.append(f"budget T = {count(g['budget'])} tokens per run")
-    if g.get("seeds") is not None:
-        seeds = g["seeds"]
-        facts.append(
-            f"seeds: {escape(', '.join(map(str, seeds)) if isinstance(seeds, list) else str(seeds))}"
-        )
-    model = g.get("model")
-    if isinstance(model, dict) and model:
+    if g.budget is not None:
+        facts.append(f"budget T = {count(g.budget)} tokens per run")
+    if g.has("seeds"):
+        facts.append(f"seeds: {escape(', '.join(map(str, g.seeds)))}")
+    model = g.model.to_json()  # every key the file records of the model, as it records them
+    if model:
         facts.append(
             "model: "
             + escape(", ".join(f"{k}={v}" for k, v in model.items() if not isinstance(v, dict | list)))
         )
-    bs = g.get("bootstrap") or {}
-    if g.get("statistics"):
+    if g.statistics.to_json():
         facts.append(
             "multiplier and goodput CIs and every call: paired t-intervals over seeds; eval bpb bands: bootstrap"
         )
-    elif bs:
+    elif g.bootstrap.to_json():
+        bs = g.bootstrap
+        level = bs.level if bs.level is not None else 0.95
         facts.append(
-            f"{escape(str(round(100 * bs.get('level', 0.95))))}% bootstrap CIs over seeds "
-            f"({escape(str(bs.get('n_boot', '?')))} resamples)"
+            f"{escape(str(round(100 * level)))}% bootstrap CIs over seeds "
+            f"({escape(str(bs.n_boot if bs.has('n_boot') else '?'))} resamples)"
         )
-    facts.append(f"baseline: <b>{escape(str(g.get('baseline')))}</b>")
+    facts.append(f"baseline: <b>{escape(str(g.baseline))}</b>")
     return f'<p class="meta">{"; ".join(facts)}</p>'
 
 
-def _goodput_table(g: dict[str, Any]) -> str:
+def _goodput_table(g: Goodput) -> str:
     """One row per recipe: each metric with its interval, an extrapolated multiplier flagged."""
     head = "".join(f"<th>{escape(h)}</th>" for h, _ in goodput_columns(g))
     rows = []

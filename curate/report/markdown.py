@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from curate.goodput.schema import Goodput
 from curate.report import front, sources, trust
 from curate.report.data import RunData
 from curate.report.mixture import markdown_section as mixture_markdown
@@ -34,7 +35,18 @@ def _table(header: list[str], rows: list[list[str]], left: tuple[int, ...] = (0,
     return out
 
 
-def _goodput(g: dict[str, Any] | None, error: str | None) -> list[str]:
+def _bootstrap_note(g: Goodput) -> str | None:
+    """How the intervals were made: the paired t (schema 2 and later) or the bootstrap (schema 1)."""
+    if g.statistics.to_json():
+        return "multiplier and goodput CIs and every call: paired t-intervals over seeds; eval bpb bands: bootstrap"
+    bs = g.bootstrap
+    if not bs.to_json():
+        return None
+    level = bs.level if bs.level is not None else 0.95
+    return f"{round(100 * level)}% bootstrap CIs ({bs.n_boot if bs.has('n_boot') else '?'} resamples)"
+
+
+def _goodput(g: Goodput | None, error: str | None) -> list[str]:
     out = ["## Data goodput", ""]
     if g is None:
         out.append(
@@ -43,20 +55,14 @@ def _goodput(g: dict[str, Any] | None, error: str | None) -> list[str]:
             "training is not measured here."
         )
         return [*out, ""]
-    facts = [f"baseline **{g.get('baseline')}**"]
-    if g.get("budget") is not None:
-        facts.append(f"budget T = {count(g['budget'])} tokens")
-    if g.get("seeds") is not None:
-        facts.append(f"seeds {g['seeds']}")
-    bs = g.get("bootstrap") or {}
-    if g.get("statistics"):
-        facts.append(
-            "multiplier and goodput CIs and every call: paired t-intervals over seeds; eval bpb bands: bootstrap"
-        )
-    elif bs:
-        facts.append(
-            f"{round(100 * bs.get('level', 0.95))}% bootstrap CIs ({bs.get('n_boot', '?')} resamples)"
-        )
+    facts = [f"baseline **{g.baseline}**"]
+    if g.budget is not None:
+        facts.append(f"budget T = {count(g.budget)} tokens")
+    if g.has("seeds"):
+        facts.append(f"seeds {g.seeds}")
+    how = _bootstrap_note(g)
+    if how:
+        facts.append(how)
     out += ["; ".join(facts), ""]
     rows = []
     for r, cols in goodput_rows(g):

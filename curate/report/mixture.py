@@ -8,6 +8,7 @@ from __future__ import annotations
 from html import escape
 from typing import Any
 
+from curate.goodput.calls import fmt_bounded
 from curate.report.fmt import num, ratio
 
 HEADER = ["mixture", "weights", "max epochs", "target bpb", "predicted (held out)", "note"]
@@ -25,7 +26,7 @@ def _mult(x: dict[str, Any] | None) -> str:
         lo, hi = x["ci"]
     b = (x.get("bounds") or {}) if isinstance(x.get("bounds"), dict) else {}
     band = (
-        f" [{b.get('ci_low') or ''}{ratio(lo)}, {b.get('ci_high') or ''}{ratio(hi)}]"
+        f" [{fmt_bounded(lo, b.get('ci_low'))}, {fmt_bounded(hi, b.get('ci_high'))}]"
         if lo is not None
         else ""
     )

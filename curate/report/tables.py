@@ -7,12 +7,15 @@ Every goodput cell carries a stable metric key ``<recipe>.<metric>`` (``curated.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from curate.goodput.schema import Goodput, Recipe, as_goodput
 from curate.report.histograms import Histogram
 from curate.report.verdict import count, num, pct, ratio
+
+GoodputLike = Goodput | Mapping[str, Any]
 
 
 @dataclass
@@ -24,138 +27,138 @@ class Cell:
     text: str
 
 
-def _get(rec: dict[str, Any], path: str) -> Any:
-    cur: Any = rec
-    for part in path.split("."):
-        if isinstance(cur, list):
-            cur = cur[int(part)] if part.isdigit() and int(part) < len(cur) else None
-        elif isinstance(cur, dict):
-            cur = cur.get(part)
-        else:
-            return None
-    return cur
+@dataclass(frozen=True)
+class Metric:
+    """One number of a recipe's row: its metric key (after ``<recipe>.``), how it is read from the
+    recipe, how it is written, and for a multiplier's or goodput's number its bound mark (``>``/``<``)."""
+
+    suffix: str
+    value: Callable[[Recipe], Any]
+    fmt: Callable[[Any], str]
+    mark: Callable[[Recipe], str | None] = lambda r: None
 
 
 def _bpb(x: Any) -> str:
     return "—" if x is None else f"{x:.4f}"
 
 
-# (column header, [(metric suffix, path in the recipe record, formatter)]): value first, then CI bounds.
-GOODPUT_COLUMNS: list[tuple[str, list[tuple[str, str, Callable[[Any], str]]]]] = [
+# (column header, its metrics): value first, then CI bounds. A multiplier or goodput number at the end
+# of the baseline's measured range is a bound: it carries its mark.
+GOODPUT_COLUMNS: list[tuple[str, list[Metric]]] = [
     (
         "multiplier",
         [
-            ("multiplier", "multiplier.value", ratio),
-            ("multiplier.ci_low", "multiplier.ci_low", ratio),
-            ("multiplier.ci_high", "multiplier.ci_high", ratio),
+            Metric("multiplier", lambda r: r.multiplier.value, ratio, lambda r: r.multiplier.bounds.value),
+            Metric(
+                "multiplier.ci_low",
+                lambda r: r.multiplier.ci_low,
+                ratio,
+                lambda r: r.multiplier.bounds.ci_low,
+            ),
+            Metric(
+                "multiplier.ci_high",
+                lambda r: r.multiplier.ci_high,
+                ratio,
+                lambda r: r.multiplier.bounds.ci_high,
+            ),
         ],
     ),
-    ("yield (tokens)", [("yield", "yield", pct)]),
+    ("yield (tokens)", [Metric("yield", lambda r: r.yield_, pct)]),
     (
         "data goodput",
         [
-            ("goodput", "goodput.value", ratio),
-            ("goodput.ci_low", "goodput.ci.0", ratio),
-            ("goodput.ci_high", "goodput.ci.1", ratio),
+            Metric("goodput", lambda r: r.goodput.value, ratio, lambda r: r.goodput.bounds.value),
+            Metric("goodput.ci_low", lambda r: r.goodput.ci_low, ratio, lambda r: r.goodput.bounds.ci_low),
+            Metric("goodput.ci_high", lambda r: r.goodput.ci_high, ratio, lambda r: r.goodput.bounds.ci_high),
         ],
     ),
-    ("effective tokens", [("effective_tokens", "effective_tokens", count)]),
-    ("tokens in → kept", [("tokens_in", "tokens_in", count), ("tokens_kept", "tokens_kept", count)]),
+    ("effective tokens", [Metric("effective_tokens", lambda r: r.effective_tokens, count)]),
+    (
+        "tokens in → kept",
+        [
+            Metric("tokens_in", lambda r: r.tokens_in, count),
+            Metric("tokens_kept", lambda r: r.tokens_kept, count),
+        ],
+    ),
     (
         "eval bpb at T",
         [
-            ("bpb_at_T", "bpb_at_T.value", _bpb),
-            ("bpb_at_T.ci_low", "bpb_at_T.ci_low", _bpb),
-            ("bpb_at_T.ci_high", "bpb_at_T.ci_high", _bpb),
+            Metric("bpb_at_T", lambda r: r.bpb_at_T.value, _bpb),
+            Metric("bpb_at_T.ci_low", lambda r: r.bpb_at_T.ci_low, _bpb),
+            Metric("bpb_at_T.ci_high", lambda r: r.bpb_at_T.ci_high, _bpb),
         ],
     ),
     (
         "learning signal (bpb / token)",
-        [("learning_signal_per_token", "learning_signal_per_token", num)],
+        [Metric("learning_signal_per_token", lambda r: r.learning_signal_per_token, num)],
     ),
-    ("proxy device-s", [("costs.proxy_device_s", "costs.proxy_device_s", num)]),
-    (
-        "effective tokens / device-h",
-        [("costs.effective_tokens_per_device_hour", "costs.effective_tokens_per_device_hour", count)],
-    ),
+    ("proxy device-s", [Metric("costs.proxy_device_s", lambda r: r.costs.proxy_device_s, num)]),
 ]
 
 
-def goodput_columns(goodput: dict[str, Any]) -> list[tuple[str, list[tuple[str, str, Callable[[Any], str]]]]]:
-    """The goodput table's columns for this file: effective tokens per device-hour only where goodput.json
-    says how it was computed from finished runs (``costs.method``); older files derived it otherwise."""
-    recs = (goodput.get("recipes") or {}).values()
-    has = any(isinstance(r, dict) and (r.get("costs") or {}).get("method") for r in recs)
-    return [c for c in GOODPUT_COLUMNS if has or c[0] != "effective tokens / device-h"]
+def goodput_columns(goodput: GoodputLike) -> list[tuple[str, list[Metric]]]:
+    """The goodput table's columns (the same for every file: a schema-1 file's effective tokens per
+    device-hour came from un-cooled checkpoints and is not shown)."""
+    return GOODPUT_COLUMNS
 
 
-def recipe_order(goodput: dict[str, Any]) -> list[str]:
+def recipe_order(goodput: GoodputLike) -> list[str]:
     """Baseline first, then the others by name."""
-    base = goodput.get("baseline")
-    return sorted(goodput.get("recipes") or {}, key=lambda r: (r != base, r))
+    g = as_goodput(goodput)
+    return sorted(g.recipes, key=lambda r: (r != g.baseline, r))
 
 
-# A multiplier or goodput number at the end of the baseline's measured range is a bound: its side.
-_BOUND_OF = {
-    "multiplier.value": "multiplier.bounds.value",
-    "multiplier.ci_low": "multiplier.bounds.ci_low",
-    "multiplier.ci_high": "multiplier.bounds.ci_high",
-    "goodput.value": "goodput.bounds.value",
-    "goodput.ci.0": "goodput.bounds.ci.0",
-    "goodput.ci.1": "goodput.bounds.ci.1",
-}
-
-
-def goodput_rows(goodput: dict[str, Any]) -> list[tuple[str, list[list[Cell]]]]:
+def goodput_rows(goodput: GoodputLike) -> list[tuple[str, list[list[Cell]]]]:
     """Per recipe, per column, the cells (value first, then CI bounds when the column has them). A
     multiplier or goodput beyond the baseline's measured range reads as a bound (``>2.00``, ``<0.25``)."""
+    g = as_goodput(goodput)
     rows = []
-    for r in recipe_order(goodput):
-        rec = goodput["recipes"][r]
+    for r in recipe_order(g):
+        rec = g.recipes[r]
         cols = []
-        for _, metrics in goodput_columns(goodput):
+        for _, metrics in goodput_columns(g):
             cells = []
-            for suffix, path, fmt in metrics:
-                value = _get(rec, path)
-                side = _get(rec, _BOUND_OF[path]) if path in _BOUND_OF else None
-                text = fmt(value)
+            for m in metrics:
+                value, side = m.value(rec), m.mark(rec)
+                text = m.fmt(value)
                 cells.append(
-                    Cell(f"{r}.{suffix}", value, f"{side}{text}" if side and value is not None else text)
+                    Cell(f"{r}.{m.suffix}", value, f"{side}{text}" if side and value is not None else text)
                 )
             cols.append(cells)
         rows.append((r, cols))
     return rows
 
 
-def bounded(goodput: dict[str, Any], recipe: str) -> bool:
+def bounded(goodput: GoodputLike, recipe: str) -> bool:
     """Whether any number of the recipe's multiplier is a bound (beyond the baseline's measured range)."""
-    b = _get(goodput["recipes"][recipe], "multiplier.bounds") or {}
-    return isinstance(b, dict) and any(b.values())
+    b = as_goodput(goodput).recipes[recipe].multiplier.bounds
+    return any((b.value, b.ci_low, b.ci_high))
 
 
-def extrapolated(goodput: dict[str, Any], recipe: str) -> bool:
+def extrapolated(goodput: GoodputLike, recipe: str) -> bool:
     """Whether any number of the recipe's multiplier (value or a CI bound) is extrapolated."""
     return any(extrapolated_parts(goodput, recipe).values())
 
 
-def extrapolated_parts(goodput: dict[str, Any], recipe: str) -> dict[str, bool]:
+def extrapolated_parts(goodput: GoodputLike, recipe: str) -> dict[str, bool]:
     """Which of the multiplier's ``value``, ``ci_low``, ``ci_high`` lie beyond the baseline's measured
     curve (``m * T`` outside the tokens it was evaluated at), so a report marks only those.
 
-    ``multiplier.extrapolated`` says that one of them is; the baseline's curves say which. Without
-    curves, the flag is taken to be the value's.
+    ``multiplier.extrapolated`` says that one of them is (files of schema 1); the baseline's curves say
+    which. Without curves, the flag is taken to be the value's.
     """
-    m = _get(goodput["recipes"][recipe], "multiplier") or {}
+    g = as_goodput(goodput)
+    m = g.recipes[recipe].multiplier
     none = {"value": False, "ci_low": False, "ci_high": False}
-    if not isinstance(m, dict) or not m.get("extrapolated"):
+    if not m.extrapolated:
         return none
-    base = (goodput.get("recipes") or {}).get(goodput.get("baseline")) or {}
-    tokens = [t for c in (base.get("curves") or {}).values() for t in (c.get("tokens") or [])]
-    budget = goodput.get("budget")
-    if not tokens or not budget:
+    base = g.recipes.get(g.baseline or "")
+    tokens = [t for c in base.curves.values() for t in c.tokens] if base is not None else []
+    if not tokens or not g.budget:
         return {**none, "value": True}
-    lo, hi = min(tokens) / budget, max(tokens) / budget
-    out = {k: m.get(k) is not None and not (lo * (1 - 1e-9) <= m[k] <= hi * (1 + 1e-9)) for k in none}
+    lo, hi = min(tokens) / g.budget, max(tokens) / g.budget
+    nums = {"value": m.value, "ci_low": m.ci_low, "ci_high": m.ci_high}
+    out = {k: x is not None and not (lo * (1 - 1e-9) <= x <= hi * (1 + 1e-9)) for k, x in nums.items()}
     return out if any(out.values()) else {**none, "value": True}
 
 

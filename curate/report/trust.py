@@ -1,77 +1,74 @@
 """The report's "can this verdict be trusted" part: targets, controls, power, the scale ladder, the regime.
 
-Everything is read from ``goodput.json`` (schema 2, ``docs/goodput.md``); a schema-1 file (no
-``verdict`` block) gets none of these sections. Each section is rendered as HTML and as Markdown from
-the same rows, so the two reports never disagree.
+Everything is read from ``goodput.json`` (:class:`curate.goodput.schema.Goodput`, ``docs/goodput.md``); a
+schema-1 file (no ``verdict`` block) gets none of these sections. Each section is rendered as HTML and as
+Markdown from the same rows, so the two reports never disagree.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from html import escape
 from typing import Any
 
+from curate.goodput.calls import multiplier_ci
+from curate.goodput.schema import DiffBpb, Goodput, Ladder, LadderPoint, MdeMultiplier, as_goodput
 from curate.report.card import control_names, label
 from curate.report.fmt import sci
 from curate.report.verdict import count, num, pct, planted_what, ratio
 
+__all__ = ["html", "markdown", "multiplier_ci", "sections"]
 
-def multiplier_ci(block: dict[str, Any] | None) -> str:
-    """A multiplier with its CI; a number beyond the baseline's measured range reads as a bound (``>2.00``)."""
-    if not block or block.get("value") is None:
+GoodputLike = Goodput | Mapping[str, Any]
+
+
+def _diff(block: DiffBpb) -> str:
+    if block.value is None:
         return "—"
-    b = block.get("bounds") or {}
-
-    def m(key: str) -> str:
-        return f"{b.get(key) or ''}{ratio(block.get(key))}"
-
-    if block.get("ci_low") is None:
-        return f"{m('value')}x"
-    return f"{m('value')}x ({m('ci_low')}–{m('ci_high')})"
+    if block.ci_low is None:
+        return f"{block.value:+.4f}"
+    return f"{block.value:+.4f} [{block.ci_low:+.4f}, {block.ci_high:+.4f}]"
 
 
-def _diff(block: dict[str, Any] | None) -> str:
-    if not block or block.get("value") is None:
+def _mde(mm: MdeMultiplier) -> str:
+    if mm.worse is None or mm.better is None:
         return "—"
-    if block.get("ci_low") is None:
-        return f"{block['value']:+.4f}"
-    return f"{block['value']:+.4f} [{block['ci_low']:+.4f}, {block['ci_high']:+.4f}]"
-
-
-def _mde(mm: dict[str, Any] | None) -> str:
-    if not mm or mm.get("worse") is None or mm.get("better") is None:
-        return "—"
-    return f"<{ratio(mm['worse'])}x or >{ratio(mm['better'])}x"
+    return f"<{ratio(mm.worse)}x or >{ratio(mm.better)}x"
 
 
 Section = tuple[str, str, list[str], list[list[str]], list[str]]  # (id, title, header, rows, notes)
 
 
-def sections(g: dict[str, Any]) -> list[Section]:
+def sections(goodput: GoodputLike) -> list[Section]:
     """``(id, title, header, rows, notes)`` per section; empty for a schema-1 ``goodput.json``."""
-    if not isinstance(g.get("verdict"), dict):
+    g = as_goodput(goodput)
+    if not g.has("verdict"):
         return []
     found = (_targets(g), _signal_noise(g), _controls(g), _power(g), _ladder(g), _regime(g))
     return [section for section in found if section is not None]
 
 
-def _targets(g: dict[str, Any]) -> Section:
+def _targets(g: Goodput) -> Section:
     """The eval sets: kind, headline or not, size, origin, decontamination, the baseline's accuracy."""
-    info = g.get("eval_set_info") or {}
-    base = g.get("baseline")
+    base = g.baseline
+    rec = g.recipes.get(base or "")
     rows = []
-    for name, d in info.items():
-        acc = (g["recipes"].get(base, {}).get("accuracy") or {}).get(name) or {}
-        size = f"{d.get('items', 0)} items" if d.get("kind") == "choice" else f"{d.get('docs', 0)} docs"
+    for name, d in g.eval_set_info.items():
+        acc = rec.accuracy.get(name) if rec is not None else None
+        size = (
+            f"{d.items if d.has('items') else 0} items"
+            if d.kind == "choice"
+            else f"{d.docs if d.has('docs') else 0} docs"
+        )
         rows.append(
             [
                 name,
-                d.get("kind", "?"),
-                "yes" if d.get("headline") else "no",
+                str(d.kind) if d.has("kind") else "?",
+                "yes" if d.headline else "no",
                 size,
-                d.get("path")
-                or (f"input source {d['source']}" if d.get("source") else "held-out split of the input"),
-                ", ".join(f"{r} {n}" for r, n in (d.get("decontaminated") or {}).items() if n) or "0",
-                pct(acc.get("at_T")) if acc else "—",
+                d.path or (f"input source {d.source}" if d.source else "held-out split of the input"),
+                ", ".join(f"{r} {n}" for r, n in d.decontaminated.items() if n) or "0",
+                pct(acc.at_T) if acc is not None and acc.to_json() else "—",
             ]
         )
     notes = [
@@ -85,23 +82,23 @@ def _targets(g: dict[str, Any]) -> Section:
     return ("targets", "Targets", header, rows, notes)
 
 
-def _signal_noise(g: dict[str, Any]) -> Section | None:
+def _signal_noise(g: Goodput) -> Section | None:
     """Per eval set, how far the recipes spread (signal) against the seed noise of a recipe's mean; a set
     whose snr is under its threshold is flagged too noisy. Shown only: no set is chosen or weighted by it."""
-    info = {n: e["signal_noise"] for n, e in (g.get("eval_set_info") or {}).items() if e.get("signal_noise")}
+    info = {n: e.signal_noise for n, e in g.eval_set_info.items() if e.signal_noise.to_json()}
     if not info:
         return None
     rows = [
         [
             n,
-            num(s.get("signal")),
-            num(s.get("noise")),
-            num(s.get("snr")),
-            "TOO NOISY" if s.get("too_noisy") else "ok" if s.get("snr") is not None else "—",
+            num(s.signal),
+            num(s.noise),
+            num(s.snr),
+            "TOO NOISY" if s.too_noisy else "ok" if s.snr is not None else "—",
         ]
         for n, s in info.items()
     ]
-    methods = sorted({str(s["method"]) for s in info.values() if s.get("method")})
+    methods = sorted({str(s.method) for s in info.values() if s.method})
     notes = [
         "Signal = spread of the recipes' mean bpb at T; noise = seed noise of one recipe's mean; a set flagged "
         "too noisy cannot tell these recipes apart at this many seeds. Shown only: no set is chosen, weighted "
@@ -117,9 +114,9 @@ def _signal_noise(g: dict[str, Any]) -> Section | None:
     )
 
 
-def _controls(g: dict[str, Any]) -> Section | None:
+def _controls(g: Goodput) -> Section | None:
     """The null, planted and rejected controls with their calls; None when the run had none."""
-    ctl = g.get("controls") or {}
+    ctl = g.controls.checks
     rows: list[list[str]] = []
     notes: list[str] = []
     if "null" in ctl:
@@ -127,35 +124,35 @@ def _controls(g: dict[str, Any]) -> Section | None:
         rows.append(
             [
                 "null (random raw subsample)",
-                _diff(n.get("diff_bpb")),
-                multiplier_ci(n.get("multiplier")),
-                "yes" if n.get("contains_1") else "NO",
+                _diff(n.diff_bpb),
+                multiplier_ci(n.multiplier),
+                "yes" if n.contains_1 else "NO",
             ]
         )
-        notes.append(n.get("message", ""))
+        notes.append(n.message or "")
     if "planted" in ctl:
         pl = ctl["planted"]
         rows.append(
             [
                 f"planted ({planted_what(pl)})",
-                _diff(pl.get("diff_bpb")),
-                multiplier_ci(pl.get("multiplier")),
-                "called worse" if pl.get("called_worse") else "NOT called worse",
+                _diff(pl.diff_bpb),
+                multiplier_ci(pl.multiplier),
+                "called worse" if pl.called_worse else "NOT called worse",
             ]
         )
-        notes.append(pl.get("message", ""))
+        notes.append(pl.message or "")
     if "rejected" in ctl:
         r = ctl["rejected"]
         rows.append(
             [
-                f"{ctl.get('for')} vs rejected",
-                _diff(r.get("diff_bpb_kept_minus_rejected")),
-                multiplier_ci(r.get("m_kept_over_m_rejected")),
-                r.get("call", "—"),
+                f"{g.controls.for_} vs rejected",
+                _diff(r.diff_bpb_kept_minus_rejected),
+                multiplier_ci(r.m_kept_over_m_rejected),
+                str(r.call) if r.has("call") else "—",
             ]
         )
-        notes.append(r.get("message", ""))
-    for name, why in (ctl.get("skipped") or {}).items():
+        notes.append(r.message or "")
+    for name, why in g.controls.skipped.items():
         notes.append(f"{name} control skipped: {why}")
     if not (rows or notes):
         return None
@@ -163,55 +160,53 @@ def _controls(g: dict[str, Any]) -> Section | None:
     return ("controls", "Controls", header, rows, notes)
 
 
-def _power(g: dict[str, Any]) -> Section | None:
+def _power(g: Goodput) -> Section | None:
     """What the run could have detected, and the seeds each multiplier would need."""
-    pw = g.get("power") or {}
-    if not pw:
+    pw = g.power
+    if not pw.to_json():
         return None
-    mm = pw.get("mde_multiplier") or {}
+    mm = pw.mde_multiplier
     rows = [
         [
-            ratio(r["multiplier"]) + "x",
-            f"{r['diff_bpb']:+.4f}",
-            str(r["seeds"]) if r.get("seeds") else "> 1000",
+            ratio(r.multiplier) + "x",
+            f"{r.diff_bpb:+.4f}",
+            str(r.seeds) if r.seeds else "> 1000",
         ]
-        for r in pw.get("seeds_needed") or []
+        for r in pw.seeds_needed
     ]
-    pair = pw.get("pair")
+    pair = pw.pair
     notes = [
         (f"For {pair[0]} vs {pair[1]}: " if isinstance(pair, list) and len(pair) == 2 else "")
-        + f"{pw.get('n_seeds')} seeds; per-seed difference spread sd = {num(pw.get('sd_diff_bpb'))} bpb; minimum "
-        f"detectable difference {num(pw.get('mde_bpb'))} bpb, i.e. multipliers below {ratio(mm.get('worse'))}x or above "
-        f"{ratio(mm.get('better'))}x (two-sided 5%, power 80%). The table: seeds needed to detect each "
+        + f"{pw.n_seeds} seeds; per-seed difference spread sd = {num(pw.sd_diff_bpb)} bpb; minimum "
+        f"detectable difference {num(pw.mde_bpb)} bpb, i.e. multipliers below {ratio(mm.worse)}x or above "
+        f"{ratio(mm.better)}x (two-sided 5%, power 80%). The table: seeds needed to detect each "
         "multiplier at this budget and eval size (assuming the same spread).",
-        pw.get("note", ""),
+        pw.note or "",
     ]
     header = ["multiplier", "Δ bpb at T", "seeds needed"]
     return ("power", "Power: what this run could have detected", header, rows, notes)
 
 
-def _ladder(g: dict[str, Any]) -> Section | None:
+def _ladder(g: Goodput) -> Section | None:
     """One row per point of the scale ladder: its size, each recipe's multiplier, its order and power."""
-    lad = g.get("ladder") or {}
-    pts = lad.get("points") or []
-    if not pts:
+    lad = g.ladder
+    if not lad.points:
         return None
-    base = g.get("baseline")
-    recipes = [r for r in (g.get("recipes") or {}) if r != base]
+    recipes = [r for r in g.recipes if r != g.baseline]
     rows = []
-    for p in pts:
+    for p in lad.points:
         rows.append(
             [
-                p["name"]
-                + (" (main)" if p["name"] == lad.get("main") else "")
-                + (" (reference)" if p["name"] == lad.get("reference") else ""),
-                num(p.get("params")),
-                num(p.get("tokens_per_param")),
-                sci(p.get("compute_flops_per_run")),
-                str(len(p.get("seeds") or [])),
-                *[multiplier_ci((p["recipes"].get(r) or {}).get("multiplier")) for r in recipes],
-                " > ".join(label(g, str(x)) for x in p.get("ranking") or []),
-                _mde(p.get("mde_multiplier")),
+                str(p.name)
+                + (" (main)" if p.name == lad.main else "")
+                + (" (reference)" if p.name == lad.reference else ""),
+                num(p.params),
+                num(p.tokens_per_param),
+                sci(p.compute_flops_per_run),
+                str(len(p.seeds)),
+                *[multiplier_ci(p.recipes[r].multiplier if r in p.recipes else None) for r in recipes],
+                " > ".join(label(g, str(x)) for x in p.ranking),
+                _mde(p.mde_multiplier),
                 _accuracy(p, lad),
             ]
         )
@@ -229,42 +224,34 @@ def _ladder(g: dict[str, Any]) -> Section | None:
     return ("ladder", "Scale ladder", header, rows, _ladder_notes(lad))
 
 
-def _regime(g: dict[str, Any]) -> Section | None:
+def _regime(g: Goodput) -> Section | None:
     """This run's size beside published ones, and a GPU projection from FLOPs."""
-    reg = g.get("regime") or {}
-    if not reg:
+    reg = g.regime
+    if not reg.to_json():
         return None
     rows = [
         [
             "this run",
-            num(reg.get("params")),
-            count(reg.get("tokens")),
-            num(reg.get("tokens_per_param")),
+            num(reg.params),
+            count(reg.tokens),
+            num(reg.tokens_per_param),
             "measured here",
         ]
     ]
-    for p in reg.get("published") or []:
-        rows.append(
-            [
-                p["name"],
-                num(p.get("params")),
-                count(p.get("tokens")),
-                num(p.get("tokens_per_param")),
-                p.get("note", ""),
-            ]
-        )
-    gp = reg.get("gpu_projection") or {}
+    for p in reg.published:
+        rows.append([str(p.name), num(p.params), count(p.tokens), num(p.tokens_per_param), p.note or ""])
+    gp = reg.gpu_projection
     notes = [
         f"A GPU projection from FLOPs (an upper bound, not a measurement: models this small are bound by kernel "
-        f"latency, not FLOPs): {gp.get('device')} at {pct(gp.get('mfu'))} MFU would run this point at "
-        f"{count(gp.get('this_point_tokens_per_s'))} tokens/s ({num(gp.get('this_point_run_s'))} s a run); a "
-        f"DataDecide-like 150M model at 100 tokens/param would take {num(gp.get('datadecide_150m_run_hours'))} "
+        f"latency, not FLOPs): {gp.device} at {pct(gp.mfu)} MFU would run this point at "
+        f"{count(gp.this_point_tokens_per_s)} tokens/s ({num(gp.this_point_run_s)} s a run); a "
+        f"DataDecide-like 150M model at 100 tokens/param would take {num(gp.datadecide_150m_run_hours)} "
         "hours a run."
     ]
     return ("regime", "The regime measured", ["", "params", "tokens", "tokens/param", "note"], rows, notes)
 
 
-def _ladder_notes(lad: dict[str, Any]) -> list[str]:
+def _ladder_notes(lad: Ladder) -> list[str]:
     """The ladder table's notes: what decision accuracy means, then a warning per failed check."""
     notes = [
         "Decision accuracy (DataDecide): the share of the recipe pairs the reference (largest compute) point "
@@ -275,29 +262,29 @@ def _ladder_notes(lad: dict[str, Any]) -> list[str]:
         "input on 2026-12-06, not in this run): it ordered 80% of the pairs a point with 30x its compute "
         "called as that point did, for the least CPU time; proxy_1m at 4x the tokens ordered 100%.",
     ]
-    if lad.get("warning"):
-        notes.append("Warning: " + lad["warning"])
-    if lad.get("null_separated_at"):
+    if lad.warning:
+        notes.append("Warning: " + lad.warning)
+    if lad.null_separated_at:
         notes.append(
             "Warning: the null control separates from raw at "
-            + ", ".join(lad["null_separated_at"])
+            + ", ".join(lad.null_separated_at)
             + ": rankings there are doubtful."
         )
-    if lad.get("planted_not_called_at"):
+    if lad.planted_not_called_at:
         notes.append(
             "Warning: the planted control is not called worse at "
-            + ", ".join(lad["planted_not_called_at"])
+            + ", ".join(lad.planted_not_called_at)
             + ": that point could not see a known effect; rankings there are doubtful."
         )
     return notes
 
 
-def _accuracy(point: dict[str, Any], ladder: dict[str, Any]) -> str:
+def _accuracy(point: LadderPoint, ladder: Ladder) -> str:
     """A point's decision accuracy against the reference; the reference itself (a one-point ladder's only
     point) agrees with itself by definition, which is no evidence, so it shows none."""
-    if point.get("name") == ladder.get("reference") or len(ladder.get("points") or []) < 2:
+    if point.name == ladder.reference or len(ladder.points) < 2:
         return "— (reference)"
-    acc, ci = point.get("decision_accuracy_vs_reference"), point.get("decision_accuracy_ci")
+    acc, ci = point.decision_accuracy_vs_reference, point.decision_accuracy_ci
     if acc is None or not ci:
         return pct(acc)
     return f"{pct(acc)} [{pct(ci[0])}, {pct(ci[1])}]"
@@ -312,7 +299,8 @@ def _breakable(text: str) -> str:
     return out
 
 
-def html(g: dict[str, Any]) -> str:
+def html(goodput: GoodputLike) -> str:
+    g = as_goodput(goodput)
     parts = []
     for sid, title, header, rows, notes in sections(g):
         parts.append(f'<h3 id="{sid}">{escape(title)}</h3>')
@@ -332,7 +320,8 @@ def html(g: dict[str, Any]) -> str:
     return "".join(parts)
 
 
-def markdown(g: dict[str, Any]) -> list[str]:
+def markdown(goodput: GoodputLike) -> list[str]:
+    g = as_goodput(goodput)
     out: list[str] = []
     for _, title, header, rows, notes in sections(g):
         out += [f"### {title}", ""]

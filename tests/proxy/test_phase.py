@@ -96,6 +96,8 @@ def _check_recipes(g: dict) -> None:
     assert raw["multiplier"]["ci_low"] == raw["multiplier"]["ci_high"] == 1.0  # paired with itself: d = 0
     assert cur["yield"] == cur["tokens_kept"] / raw["tokens_kept"] < 1
     assert cur["goodput"]["value"] == pytest.approx(cur["yield"] * cur["multiplier"]["value"])
+    assert cur["goodput"]["ci_low"] == pytest.approx(cur["yield"] * cur["multiplier"]["ci_low"])
+    assert cur["goodput"]["bounds"] == cur["multiplier"]["bounds"]
     assert cur["costs"]["curation_cpu_s"] == 3.5
     assert raw["costs"]["curation_cpu_s"] == 0
     assert [g["recipes"][r]["role"] for r in ("raw", "curated", "null", "rejected")] == [
@@ -305,7 +307,7 @@ def test_phase_writes_goodput_json_and_resumes_without_retraining(phase_run, inl
     assert g["budget"] == 32 * 4 * 8
     assert g["seeds"] == [0, 1]
     assert g["eval_sets"] == ["bench", "docs", "heldout"]
-    assert g["schema_version"] == 2
+    assert g["schema_version"] == 3  # the data goodput in the multiplier's shape (curate.goodput.schema)
     assert g["headline"] == ["docs", "bench"]
     _check_recipes(g)
     _check_controls(g, run_dir)

@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 
+from curate.goodput.schema import SCHEMA_VERSION
 from curate.proxy import stats
 from curate.proxy.assembly.controls import controls_block
 from curate.proxy.assembly.controls import warnings as control_warnings
@@ -22,8 +23,6 @@ from curate.proxy.statistics.curves import baseline_curve, point_curves
 from curate.proxy.statistics.descriptive import RecipeCurves, finite_or_none, goodput_report
 from curate.proxy.statistics.regime import regime
 from curate.proxy.statistics.signal import signal_noise
-
-SCHEMA_VERSION = 2
 
 
 @dataclass
@@ -196,14 +195,8 @@ def _fill_recipe(
     m = pb["multiplier"]
     y = v["yield"]
     v["multiplier"] = m
-    v["goodput"] = {
-        "value": finite_or_none(y * m["value"]) if m["value"] is not None else None,
-        "ci": [
-            finite_or_none(y * m["ci_low"]) if m["ci_low"] is not None else None,
-            finite_or_none(y * m["ci_high"]) if m["ci_high"] is not None else None,
-        ],
-        "bounds": {"value": m["bounds"]["value"], "ci": [m["bounds"]["ci_low"], m["bounds"]["ci_high"]]},
-    }
+    g = {k: finite_or_none(y * m[k]) if m[k] is not None else None for k in ("value", "ci_low", "ci_high")}
+    v["goodput"] = {**g, "bounds": dict(m["bounds"])}  # yield x multiplier: the multiplier's shape and marks
     v["effective_tokens"] = (
         finite_or_none(v["tokens_in"] * y * m["value"]) if m["value"] is not None else None
     )

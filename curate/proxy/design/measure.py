@@ -31,6 +31,8 @@ import numpy as np
 
 from curate.core.errors import PhaseError
 from curate.core.stage import Resources
+from curate.goodput.schema import Goodput
+from curate.goodput.schema import write as write_goodput
 from curate.instrument.runs import RunItem, run_one
 from curate.instrument.shards import (
     SHARD_FILES,
@@ -41,7 +43,7 @@ from curate.io import runfiles
 from curate.io.stage import Mirror
 from curate.io.storage import Location
 from curate.proxy.assembly.assemble import Analysis
-from curate.proxy.data.inputs import instrument, write_json
+from curate.proxy.data.inputs import instrument
 from curate.proxy.data.training import TrainingData, training_data
 from curate.proxy.kinds import Recipe
 from curate.proxy.spec.config import ProxyConfig
@@ -281,5 +283,6 @@ def measure(ctx: RunContext, exp: Experiment) -> Measured:
     )
     out = analyse(ctx, cfg, finished)
     ctx.path(exp.report).parent.mkdir(parents=True, exist_ok=True)
-    write_json(out.report, ctx.path(exp.report))
+    path = ctx.path(exp.report)
+    write_goodput(Goodput.from_json(out.report, source=str(path)), path)  # checked against the schema
     return Measured(out, finished)

@@ -216,7 +216,7 @@ def format_table(result: dict[str, Any]) -> str:
         m, g = c["multiplier"], c["goodput"]
         lines.append(
             f"winner {result['winner']} on fresh seeds {c['seeds']}: multiplier {f(m['value'])} "
-            f"[{f(m['ci_low'])}, {f(m['ci_high'])}], goodput {f(g['value'])} [{f(g['ci'][0])}, {f(g['ci'][1])}], "
+            f"[{f(m['ci_low'])}, {f(m['ci_high'])}], goodput {f(g['value'])} [{f(g['ci_low'])}, {f(g['ci_high'])}], "
             f"yield {f(c['yield'])}; pipeline {result['winner_pipeline']}"
         )
     else:

@@ -33,6 +33,9 @@ from typing import Any
 
 import numpy as np
 
+from curate.goodput.calls import (
+    fmt_multiplier,
+)  # a multiplier for text (>2.00: a bound), as every reader writes it
 from curate.proxy import stats
 from curate.proxy.statistics.descriptive import finite_or_none, tokens_to_reach, value_at
 
@@ -180,14 +183,6 @@ def multiplier_block(base: Baseline, iv: stats.Interval) -> dict[str, Any]:
 
 def _budgets(base: Baseline) -> str:
     return ", ".join(f"{int(b):,}" for b in base.budgets)
-
-
-def fmt_multiplier(block: dict[str, Any], key: str = "value", digits: int = 2) -> str:
-    """A multiplier from :func:`multiplier_block` for text: ``1.31``, or ``>2.00`` / ``<0.25`` for a bound."""
-    x = block.get(key)
-    if x is None:
-        return "—"
-    return f"{(block.get('bounds') or {}).get(key) or ''}{x:.{digits}f}"
 
 
 def fmt_diff(d: dict[str, Any]) -> str:
