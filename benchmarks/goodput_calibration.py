@@ -80,6 +80,7 @@ def clopper_pearson(k: int, n: int, level: float = 0.95) -> tuple[float, float]:
 
 def _fresh(args: argparse.Namespace, base: dict[str, Any], engine: Any) -> dict[str, Any]:
     """Independent replicates: each null draw trains its own fresh seeds of raw and the controlled recipe."""
+    from curate.goodput.calls import diff_call
     from curate.proxy import stats
 
     n = args.seeds_per_draw
@@ -109,7 +110,7 @@ def _fresh(args: argparse.Namespace, base: dict[str, Any], engine: Any) -> dict[
                 "draw": k,
                 "seeds": seeds,
                 "null": nul,
-                "contains_0": not (nul["ci_low"] > 0 or nul["ci_high"] < 0),
+                "contains_0": diff_call(nul["ci_low"], nul["ci_high"]) == "not_called",
                 controlled: rec,
                 "wall_s": round(time.perf_counter() - t0, 1),
             }
@@ -144,6 +145,7 @@ def _fresh(args: argparse.Namespace, base: dict[str, Any], engine: Any) -> dict[
 def collect(dirs: list[Path], controlled: str = "curated", n: int = 3) -> dict[str, Any]:
     """Every fresh draw written under ``dirs`` (``calibration/fresh/draw<k>.json``), one summary. A draw
     number found twice is refused (two sittings that drew the same seeds are not independent)."""
+    from curate.goodput.calls import diff_call
     from curate.proxy import stats
 
     found: dict[int, Path] = {}
@@ -162,7 +164,7 @@ def collect(dirs: list[Path], controlled: str = "curated", n: int = 3) -> dict[s
                 "draw": k,
                 "seeds": g["seeds"],
                 "null_minus_raw": nul,
-                "contains_0": not (nul["ci_low"] > 0 or nul["ci_high"] < 0),
+                "contains_0": diff_call(nul["ci_low"], nul["ci_high"]) == "not_called",
                 f"{controlled}_minus_raw": rec,
             }
         )
