@@ -4,6 +4,7 @@ null does not separate from raw; the planted control's record of what it was mat
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from curate.proxy.assembly.controls import controls_block
 from curate.proxy.kinds.base import Evidence
@@ -21,9 +22,14 @@ SAME = RAW + np.array([[0.001], [-0.002], [0.001]])  # 0 bpb: the null contains 
 APART = RAW + np.array([[-0.05], [-0.06], [-0.04]])  # -0.05 bpb, CI -0.0748 to -0.0252: separates
 
 PLANTED_BLIND = (
+    "the planted control (20% of the null's documents word-shuffled) is not called worse than the null: "
+    "+0.0100 bpb (CI -0.0360 to +0.0560); this run cannot see a known effect"
+)
+PLANTED_BLIND_RAW = (  # no null trained: the planted control is judged against raw
     "the planted control (20% of the null's documents word-shuffled) is not called worse than raw: "
     "+0.0100 bpb (CI -0.0397 to +0.0597); this run cannot see a known effect"
 )
+BLIND_OF_APART = APART + np.array([[0.01], [-0.01], [0.03]])  # the biased null's documents, as FLAT is raw's
 NULL_APART = (
     "the null control separates from raw: -0.0500 bpb (CI -0.0748 to -0.0252), though it is raw's own "
     "distribution; the instrument is biased at this budget"
@@ -63,14 +69,15 @@ def test_a_separated_null_leaves_the_run_unsupported():
 
 
 def test_both_failures_are_both_reasons_planted_first():
-    c = _controls(planted=FLAT, null=APART)
-    assert c["decision"] == {"supported": False, "reasons": [PLANTED_BLIND, NULL_APART]}
+    c = _controls(planted=BLIND_OF_APART, null=APART)
+    blind = PLANTED_BLIND.replace("(CI -0.0360 to +0.0560)", "(CI -0.0397 to +0.0597)")
+    assert c["decision"] == {"supported": False, "reasons": [blind, NULL_APART]}
 
 
 def test_a_control_not_trained_is_not_a_failure_and_no_control_is_said():
     # planted only (controls: [planted]): the null is not trained, so only the planted counts
     assert _controls(planted=WORSE)["decision"] == {"supported": True, "reasons": []}
-    assert _controls(planted=FLAT)["decision"] == {"supported": False, "reasons": [PLANTED_BLIND]}
+    assert _controls(planted=FLAT)["decision"] == {"supported": False, "reasons": [PLANTED_BLIND_RAW]}
     # controls off: supported (nothing failed), with a note that nothing checked the instrument
     assert _controls()["decision"] == {
         "supported": True,
@@ -84,7 +91,7 @@ def test_one_seed_cannot_call_the_planted_worse():
     assert c["decision"]["supported"] is False
     assert c["decision"]["reasons"] == [
         "the planted control (20% of the null's documents word-shuffled) is not called worse than raw: "
-        "+0.1000 bpb (no CI: one seed); this run cannot see a known effect"
+        "+0.1000 bpb (no CI: one seed); this run cannot see a known effect"  # no null: against raw
     ]
 
 
@@ -98,7 +105,7 @@ def test_the_planted_control_says_how_it_was_built_and_what_it_was_matched_to():
     c = _controls(shares, planted=WORSE, null=SAME)
     assert c["planted"]["message"].startswith(
         "the planted control (the null's subsample of raw at curated's token count, 20% of its documents "
-        "word-shuffled: worse by construction) is called worse than raw ("
+        "word-shuffled: worse by construction) is called worse than the null ("
     )
     assert c["planted"]["matched"] == {
         "of": "curated",
@@ -134,3 +141,49 @@ def test_a_run_without_rejected_rows_skips_the_rejected_control_with_its_reason(
     g = json.loads((tmp_path / "goodput.json").read_text())
     assert g["controls"]["skipped"]["rejected"] == "only 0 tokens of rejected (non-quarantine) data"
     assert "rejected" not in g["recipes"]
+
+
+def test_the_null_must_be_shown_within_its_margin_on_the_calibrated_noise():
+    """TOST: with the calibrated noise (proxy.noise) and a margin (proxy.null_margin), a null whose 90%
+    interval lies inside +-margin passes; one too noisy to be shown inside it fails without separating
+    from raw, and says so; the margin defaults to what the noise supports at these seeds."""
+    calibrated = parse(
+        {"planted": 0.2, "noise": {"sd": 0.01, "dof": 40, "source": "seeds 1000-1059"}, "null_margin": 0.03}
+    )
+    ev = Evidence(
+        BASE, {"raw": RAW, "curated": RAW - 0.02, "null": SAME}, "raw", "curated", {}, {}, calibrated
+    )
+    null = controls_block(ev, CONTROLS, {})["null"]
+    assert null["passed"] is True
+    eq = null["equivalence"]
+    assert (eq["margin"], eq["level"], eq["noise"]["dof"]) == (0.03, 0.9, 42)
+    assert eq["margin_source"] == "proxy.null_margin"
+    assert null["message"].startswith(
+        "the null control (a random subsample of raw at the controlled recipe's token count) is within +-0.0300 bpb of raw (90% CI"
+    )
+    noisy = Evidence(
+        BASE,
+        {"raw": RAW, "curated": RAW - 0.02, "null": FLAT},
+        "raw",
+        "curated",
+        {},
+        {},
+        parse({"planted": 0.2, "noise": {"sd": 0.05, "dof": 40}, "null_margin": 0.03}),
+    )
+    c = controls_block(noisy, CONTROLS, {})
+    assert c["null"]["contains_1"] is True  # it does not separate from raw ...
+    assert c["null"]["passed"] is False  # ... but it is not shown within the margin either
+    (why,) = c["decision"]["reasons"]
+    assert why.startswith("the null control is not shown within +-0.0300 bpb of raw (90% CI ")
+    assert why.endswith("): this run cannot rule out an instrument bias of that size")
+    default = controls_block(
+        Evidence(
+            BASE, {"raw": RAW, "null": SAME}, "raw", None, {}, {}, parse({"noise": {"sd": 0.01, "dof": 40}})
+        ),
+        CONTROLS,
+        {},
+    )["null"]["equivalence"]
+    assert default["margin"] == pytest.approx(
+        (1.6820 + 2.2414) * 0.01 / 3**0.5, rel=1e-3
+    )  # t_.95,42 + z_.9875
+    assert default["margin_source"] == "what the noise supports at 97.5%"

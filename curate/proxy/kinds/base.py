@@ -44,6 +44,8 @@ class Settings(Protocol):
     baseline: str
     planted: float
     null_draw: int
+    null_margin: float | None
+    noise: Any
 
     def points(self) -> list[Any]: ...
 

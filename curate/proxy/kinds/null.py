@@ -11,7 +11,7 @@ from typing import Any
 
 from curate.proxy.kinds.base import Evidence, Recipe, Settings, register
 from curate.proxy.kinds.raw import Raw
-from curate.proxy.statistics import analysis
+from curate.proxy.statistics import analysis, gate
 
 NULL_SEED = 0
 
@@ -83,15 +83,42 @@ class Null(Recipe):
         return {"subsample_of": baseline, "draws": data.get("draws", {})}  # one document draw per seed
 
     def check(self, ev: Evidence) -> dict[str, Any]:
-        """Must contain 1: its paired interval against the baseline includes 0."""
+        """Must be shown equivalent to raw: the 90% interval of null - raw (two one-sided tests at 5%), on
+        the pair's spread pooled with the calibrated noise (``proxy.noise``; else with the run's other
+        pairs), inside +-``proxy.null_margin`` (default: the margin an unbiased null passes 97.5% of the
+        time at these seeds). A null that separates from raw says the instrument is biased; one that is
+        merely not shown inside the margin says this run cannot rule a bias of that size out."""
+        diffs = ev.heads[self.name][:, -1] - ev.heads[ev.baseline][:, -1]
         iv = analysis.paired(ev.heads[self.name], ev.heads[ev.baseline])
         mult = analysis.multiplier_block(ev.base, iv)
-        ok = not iv.excludes(0.0)
-        msg = (
-            "the null control (a random subsample of raw at the controlled recipe's token count) is "
-            "indistinguishable from raw, as it must be: the instrument shows no bias at this budget"
+        prior = ev.settings.noise or _run_noise(ev, exclude=self.name)
+        n = len(diffs)
+        margin = ev.settings.null_margin or (
+            gate.supported_margin(prior.sd, n, prior.dof + n - 1) if prior and n > 0 else math.inf
         )
-        if not ok:
+        eq = gate.tost(diffs, margin, prior=prior)
+        separates = iv.excludes(0.0)
+        lo, side_lo = ev.base.multiplier(-margin)
+        hi, side_hi = ev.base.multiplier(margin)
+        mark = {None: None, "above": ">", "below": "<"}
+        equivalence = {
+            **eq.as_dict(),
+            "margin_multiplier": {
+                "better": lo,
+                "worse": hi,
+                "bounds": {"better": mark[side_lo], "worse": mark[side_hi]},
+            },
+            "margin_source": "proxy.null_margin"
+            if ev.settings.null_margin
+            else "what the noise supports at 97.5%",
+        }
+        if eq.equivalent:
+            msg = (
+                f"the null control (a random subsample of raw at the controlled recipe's token count) is within "
+                f"+-{margin:.4f} bpb of raw (90% CI {eq.ci_low:+.4f} to {eq.ci_high:+.4f}), as it must be: this "
+                f"run rules out an instrument bias of that size"
+            )
+        elif separates:
             msg = (
                 f"the null control differs from raw ({analysis.fmt_multiplier(mult)}x, CI "
                 f"{analysis.fmt_multiplier(mult, 'ci_low')}–{analysis.fmt_multiplier(mult, 'ci_high')}x) "
@@ -100,20 +127,34 @@ class Null(Recipe):
                 f"{ev.epochs.get(ev.baseline, math.nan):.2f}), the tokenizer (when trained on raw), or a small "
                 "eval set. This run cannot support a decision; raise the budget or the seeds."
             )
+        else:
+            msg = (
+                f"the null control is not shown within +-{margin:.4f} bpb of raw (90% CI {eq.ci_low:+.4f} to "
+                f"{eq.ci_high:+.4f}): this run cannot rule out an instrument bias of that size, so it cannot "
+                "support a decision; add seeds"
+            )
         return {
             "diff_bpb": iv.as_dict(),
             "multiplier": mult,
-            "contains_1": ok,
+            "contains_1": not separates,
+            "equivalence": equivalence,
+            "passed": eq.equivalent,
             "epochs_at_T": ev.epochs.get(self.name),
             "message": msg,
         }
 
     def failure(self, block: dict[str, Any]) -> str | None:
-        if block["contains_1"]:
+        if block.get("passed", block["contains_1"]):
             return None
+        eq = block.get("equivalence")
+        if not block["contains_1"] or eq is None:
+            return (
+                f"the null control separates from raw: {analysis.fmt_diff(block['diff_bpb'])}, though it is raw's "
+                "own distribution; the instrument is biased at this budget"
+            )
         return (
-            f"the null control separates from raw: {analysis.fmt_diff(block['diff_bpb'])}, though it is raw's own "
-            "distribution; the instrument is biased at this budget"
+            f"the null control is not shown within +-{eq['margin']:.4f} bpb of raw (90% CI {eq['ci_low']:+.4f} to "
+            f"{eq['ci_high']:+.4f}): this run cannot rule out an instrument bias of that size"
         )
 
     def ladder_failure(
@@ -137,3 +178,20 @@ class Null(Recipe):
             + ": the seed-to-seed interval there misses variance a random subsample shows (which documents were "
             "drawn, the tokenizer), so rankings at that point, and decision accuracy against it, are doubtful",
         )
+
+
+def _run_noise(ev: Evidence, *, exclude: str) -> gate.Noise | None:
+    """The per-seed spread of the run's pairs with the baseline (every recipe and control but
+    ``exclude``), pooled by degrees of freedom: the noise a null is judged on when no calibrated noise is
+    given. None with one seed."""
+    ss = dof = 0.0
+    for r, h in ev.heads.items():
+        if r in (ev.baseline, exclude):
+            continue
+        d = h[:, -1] - ev.heads[ev.baseline][:, -1]
+        if len(d) > 1:
+            ss += float(((d - d.mean()) ** 2).sum())
+            dof += len(d) - 1
+    if not dof:
+        return None
+    return gate.Noise(math.sqrt(ss / dof), int(dof), "the run's other pairs with the baseline, pooled")

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from curate.proxy.kinds.base import Evidence, Recipe, RunFiles, Settings, register
-from curate.proxy.kinds.null import draw_prefix, draws
+from curate.proxy.kinds.null import Null, draw_prefix, draws
 from curate.proxy.kinds.raw import Raw
 from curate.proxy.statistics import analysis
 
@@ -86,8 +86,10 @@ class Planted(Recipe):
         )
 
     def check(self, ev: Evidence) -> dict[str, Any]:
-        """Must be called worse than the baseline: a known effect the run has to see."""
-        iv = analysis.paired(ev.heads[self.name], ev.heads[ev.baseline])
+        """Must be called worse than the null (the same documents, uncorrupted; the baseline when no null
+        was trained), by the paired interval every call reads: a known effect the run has to see."""
+        ref = Null.KIND if Null.KIND in ev.heads else ev.baseline
+        iv = analysis.paired(ev.heads[self.name], ev.heads[ref])
         mult = analysis.multiplier_block(ev.base, iv)
         seen = analysis.call(iv) == "worse"
         fraction, controlled = ev.settings.planted, ev.controlled
@@ -96,28 +98,31 @@ class Planted(Recipe):
             "shares_with_baseline": (ev.shares.get(self.name) or {}).get("mean"),
             "recipe_shares_with_baseline": (ev.shares.get(controlled or "") or {}).get("mean"),
         }
+        against = "the null" if ref != ev.baseline else "raw"
         return {
             "fraction": fraction,
             "matched": {"of": controlled, **shares},
+            "against": ref,
             "diff_bpb": iv.as_dict(),
             "multiplier": mult,
             "called_worse": seen,
             "message": (
-                f"{built} is called worse than raw ({analysis.fmt_multiplier(mult)}x): the instrument sees a "
-                f"known effect of this size in data that shares with raw what {controlled} shares"
+                f"{built} is called worse than {against} ({analysis.fmt_multiplier(mult)}x): the instrument "
+                f"sees a known effect of this size in data that shares with raw what {controlled} shares"
                 if seen
-                else f"{built} is NOT called worse than raw ({analysis.fmt_multiplier(mult)}x, CI "
-                f"{analysis.fmt_multiplier(mult, 'ci_low')}–{analysis.fmt_multiplier(mult, 'ci_high')}x): this run "
-                "could not see a known effect, so it cannot support a decision; raise the budget or the seeds"
+                else f"{built} is NOT called worse than {against} ({analysis.fmt_multiplier(mult)}x, CI "
+                f"{analysis.fmt_multiplier(mult, 'ci_low')}–{analysis.fmt_multiplier(mult, 'ci_high')}x): this "
+                "run could not see a known effect, so it cannot support a decision; raise the budget or the seeds"
             ),
         }
 
     def failure(self, block: dict[str, Any]) -> str | None:
         if block["called_worse"]:
             return None
+        against = "the null" if block.get("against") == Null.KIND else "raw"
         return (
             f"the planted control ({block['fraction']:.0%} of the null's documents word-shuffled) is not called "
-            f"worse than raw: {analysis.fmt_diff(block['diff_bpb'])}; this run cannot see a known effect"
+            f"worse than {against}: {analysis.fmt_diff(block['diff_bpb'])}; this run cannot see a known effect"
         )
 
     def warning(self, block: dict[str, Any]) -> str | None:

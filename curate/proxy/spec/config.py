@@ -32,6 +32,11 @@ proxy:
                                  # controlled recipe's token count) with this share of its documents
                                  # word-shuffled, layout kept (proxy/data/training.py, proxy/assembly/controls.py)
   null_draw: 0                   # which family of null draws (calibration studies draw 0, 1, 2, ...)
+  noise: {sd: 0.027, dof: 40, source: seeds 1000-1059}   # a pair's per-seed spread measured on fresh
+                                 # seeds: the null's equivalence test and the power figures pool with it
+  null_margin: 0.05              # the null must be shown within +-this many bpb of raw (TOST at 5%);
+                                 # default: the margin an unbiased null passes 97.5% of the time at the
+                                 # run's seeds and noise (said in the report)
   curve: [0.25, 0.5, 1, 2]       # budgets (x T) at which the baseline is trained to a finished model:
                                  # the measured tokens-to-bpb curve every multiplier is read from
   ladder:                        # extra (model, budget[, seeds]) points; every recipe runs at each
@@ -70,6 +75,7 @@ from curate.proxy.spec.entries import (
 )
 from curate.proxy.spec.mix import MixSpec, parse_mix
 from curate.proxy.spec.search import SearchSpec, parse_search
+from curate.proxy.statistics.gate import Noise
 
 # CPU-sized defaults (the demo): 2 recipes x 3 seeds of proxy_tiny on 300k tokens each; the model and the
 # training settings default to TrainConfig's (curate.instrument.train_config), the one place they live.
@@ -97,6 +103,8 @@ KEYS = [
     "planted",
     "curve",
     "null_draw",
+    "null_margin",
+    "noise",
 ]
 TOKENIZER_KEYS = ["path", "sha256", "vocab_size", "sample_chars", "seed"]
 DEFAULT_CURVE = (0.25, 0.5, 1.0, 2.0)
@@ -131,6 +139,8 @@ class ProxyConfig:
     planted: float = 0.4  # kinds.planted.PLANTED_DEFAULT
     curve: tuple[float, ...] = DEFAULT_CURVE
     null_draw: int = 0
+    null_margin: float | None = None  # the null's equivalence margin (bpb); None: what its noise supports
+    noise: Noise | None = None  # the calibrated per-seed spread of a recipe's (and the null's) pair with raw
     search: SearchSpec | None = None  # proxy.search, run after the measurement (curate.proxy.design.search)
     mix: MixSpec | None = None  # proxy.mix: run by curate mix and by the proxy phase after its measurement
 
@@ -206,6 +216,7 @@ def _plain_keys(raw: dict[str, Any]) -> dict[str, Any]:
             if not isinstance(raw[key], int | float) or isinstance(raw[key], bool):
                 raise PhaseError(f"proxy.{key}: expected a number, got {raw[key]!r}")
             kw[key] = tp(raw[key])
+    kw.update(_gate_keys(raw))
     if "planted" in raw:
         v = raw["planted"]
         if not isinstance(v, int | float) or isinstance(v, bool) or not 0 < v < 1:
@@ -233,6 +244,32 @@ def _plain_keys(raw: dict[str, Any]) -> dict[str, Any]:
     if "tokenizer" in raw:
         kw.update(_tokenizer_keys(raw["tokenizer"]))
     return kw
+
+
+def _gate_keys(raw: dict[str, Any]) -> dict[str, Any]:
+    """``proxy.null_margin`` and ``proxy.noise``: what the null's equivalence test is judged on."""
+    kw: dict[str, Any] = {}
+    if "null_margin" in raw:
+        v = raw["null_margin"]
+        if not isinstance(v, int | float) or isinstance(v, bool) or not v > 0:
+            raise ProxyConfigError(("null_margin",), f"expected a margin in bpb > 0, got {v!r}")
+        kw["null_margin"] = float(v)
+    if "noise" in raw:
+        kw["noise"] = _noise(raw["noise"])
+    return kw
+
+
+def _noise(raw: Any) -> Noise:
+    """``proxy.noise``: the per-seed spread of a pair with raw measured on fresh calibration seeds."""
+    n = check_keys(raw, ["sd", "dof", "source"], "proxy.noise")
+    sd, dof = n.get("sd"), n.get("dof")
+    if not isinstance(sd, int | float) or isinstance(sd, bool) or not sd > 0:
+        raise ProxyConfigError(("noise", "sd"), f"expected a spread in bpb > 0, got {sd!r}")
+    if not isinstance(dof, int) or isinstance(dof, bool) or dof < 1:
+        raise ProxyConfigError(
+            ("noise", "dof"), f"expected its degrees of freedom (an integer >= 1), got {dof!r}"
+        )
+    return Noise(float(sd), dof, str(n.get("source", "")))
 
 
 def _tokenizer_keys(raw: Any) -> dict[str, Any]:
