@@ -13,13 +13,14 @@ import collections
 import functools
 import logging
 import os
+import time
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, TypeVar, cast
 
 import pyarrow as pa
 from tqdm.auto import tqdm
 
-from curate.core.engine_base import ONE_CPU, Engine, Worker
+from curate.core.engine_base import ONE_CPU, Engine, WorkBar, Worker
 from curate.core.partition import concat_tables, partition_by_key, single_partition
 from curate.core.ray_connect import RayOutput, _connect, keep_sigterm_handler
 from curate.core.resources import Resources
@@ -27,6 +28,34 @@ from curate.core.resources import Resources
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 R = TypeVar("R")
+POLL_S = 2.0  # how often a bar over Work items reads the share done of the items in flight
+
+
+def _timed(fn: Callable[..., Any]) -> Callable[..., tuple[Any, float]]:
+    """``fn`` returning ``(result, CPU-seconds of the worker process during the call)``: its threads
+    included (torch's, Arrow's), so the driver can add up what its tasks cost."""
+
+    def run(*args: Any) -> tuple[Any, float]:
+        c0 = time.process_time()
+        out = fn(*args)
+        return out, time.process_time() - c0
+
+    run.__name__ = getattr(fn, "__name__", "task")  # the task's name in Ray's logs
+    return run
+
+
+def _timed_partition(path: str, key: str, p: int, columns: list[str] | None) -> list[Any]:
+    """:func:`partition_by_key`'s ``p`` tables and, last, the task's CPU-seconds."""
+    c0 = time.process_time()
+    parts = partition_by_key(path, key, p, columns)
+    return [*parts, time.process_time() - c0]
+
+
+def _timed_single(path: str, key: str, p: int, columns: list[str] | None) -> tuple[pa.Table, float]:
+    """:func:`single_partition`'s table and the task's CPU-seconds."""
+    c0 = time.process_time()
+    table = single_partition(path, key, p, columns)
+    return table, time.process_time() - c0
 
 
 class _ActorPool:
@@ -50,6 +79,7 @@ class _ActorPool:
         self.starting: dict[Any, int] = {}  # ready() ref -> actor
         self.calls: dict[Any, tuple[int, int]] = {}  # call ref -> (item, actor)
         self.lost = 0
+        self.cpu_s = 0.0  # the workers' CPU-seconds: building each worker, then every call
         for _ in range(n):
             self._add()
 
@@ -71,7 +101,7 @@ class _ActorPool:
 
         k = self.starting.pop(ref)
         try:
-            ray.get(ref)
+            self.cpu_s += float(ray.get(ref))
         except (ray.exceptions.ActorUnavailableError, ray.exceptions.ActorDiedError):
             self.lost += 1
             if self.lost > len(self.actors) + self.max_retries:  # e.g. the worker cannot be built
@@ -79,21 +109,30 @@ class _ActorPool:
             return
         self.busy[k] = 0
 
-    def run(self, items: Sequence[Any], results: list[Any], bar: tqdm) -> None:
+    def run(self, items: Sequence[Any], results: list[Any], bar: tqdm | WorkBar) -> None:
         import ray
 
         todo = collections.deque(range(len(items)))
         attempts: dict[int, int] = {}
         left = len(items)
+        work = bar if isinstance(bar, WorkBar) else None
         while left:
             self._dispatch(todo, items)
-            (ref,), _ = ray.wait([*self.starting, *self.calls], num_returns=1)
+            ready, _ = ray.wait(
+                [*self.starting, *self.calls], num_returns=1, timeout=POLL_S if work is not None else None
+            )
+            if not ready:
+                if work is not None:
+                    work.running(i for i, _ in self.calls.values())
+                continue
+            ref = ready[0]
             if ref in self.starting:
                 self._started(ref)
                 continue
             i, k = self.calls.pop(ref)
             try:
-                results[i] = ray.get(ref)
+                results[i], cpu = ray.get(ref)
+                self.cpu_s += cpu
             except (ray.exceptions.ActorUnavailableError, ray.exceptions.ActorDiedError) as e:
                 attempts[i] = attempts.get(i, 0) + 1
                 if attempts[i] > self.max_retries:
@@ -105,7 +144,10 @@ class _ActorPool:
             if k in self.busy:
                 self.busy[k] -= 1
             left -= 1
-            bar.update(1)
+            if isinstance(bar, WorkBar):
+                bar.finished(i)
+            else:
+                bar.update(1)
 
     def kill(self) -> None:
         import ray
@@ -187,16 +229,19 @@ class RayEngine(Engine):
         self,
         refs: dict[Any, int],
         results: list[Any],
-        bar: tqdm,
+        bar: tqdm | WorkBar,
         pending: Iterable[tuple[int, Callable[[], Any]]],
         max_in_flight: int,
-    ) -> None:
+    ) -> float:
         """Collect task results as they finish, keeping ``max_in_flight`` submitted (Ray retries the
-        tasks themselves; actor calls go through :class:`_ActorPool`)."""
+        tasks themselves; actor calls go through :class:`_ActorPool`). Each task returns its result and
+        its CPU-seconds (:func:`_timed`); returns their sum."""
         import ray
 
         pending = iter(pending)
         exhausted = False
+        cpu_s = 0.0
+        work = bar if isinstance(bar, WorkBar) else None
         while refs or not exhausted:
             while not exhausted and len(refs) < max_in_flight:
                 try:
@@ -207,10 +252,18 @@ class RayEngine(Engine):
                 refs[submit()] = idx
             if not refs:
                 break
-            done, _ = ray.wait(list(refs), num_returns=1)
+            done, _ = ray.wait(list(refs), num_returns=1, timeout=POLL_S if work is not None else None)
+            if work is not None and not done:
+                work.running(refs.values())
             for ref in done:
-                results[refs.pop(ref)] = ray.get(ref)
-                bar.update(1)
+                i = refs.pop(ref)
+                results[i], cpu = ray.get(ref)
+                cpu_s += cpu
+                if isinstance(bar, WorkBar):
+                    bar.finished(i)
+                else:
+                    bar.update(1)
+        return cpu_s
 
     def map(
         self, fn: Callable[[T], R], items: Sequence[T], *, resources: Resources = ONE_CPU, desc: str = ""
@@ -222,17 +275,25 @@ class RayEngine(Engine):
             num_gpus=resources.num_gpus,
             max_retries=self.max_retries,
             retry_exceptions=False,
-        )(fn)
+        )(_timed(fn))
         results: list[Any] = [None] * len(items)
-        with self._bar(len(items), desc) as bar:
-            self._gather(
+        slots = int(self.num_workers / resources.num_cpus) if resources.num_cpus else self.num_workers
+        work = self._work_bar(items, slots, desc)
+        with work or self._bar(len(items), desc) as bar:
+            cpu = self._gather(
                 {},
                 results,
                 bar,
                 ((i, functools.partial(remote.remote, it)) for i, it in enumerate(items)),
                 max_in_flight=max(2 * self.num_workers, 1),
             )
+        self._add_cpu(desc, cpu)
         return results
+
+    def _add_cpu(self, desc: str, cpu_s: float) -> None:
+        """Count a call's CPU-seconds on the workers (:attr:`Engine.worker_cpu_s`, per description)."""
+        self.worker_cpu_s += cpu_s
+        self._log_call(desc, cpu_s)
 
     def map_worker(
         self,
@@ -250,13 +311,18 @@ class RayEngine(Engine):
         @ray.remote
         class _Actor:
             def __init__(self, factory: Callable[[], Worker]) -> None:
+                c0 = time.process_time()
                 self.worker = factory()
+                self.setup_cpu_s = time.process_time() - c0
 
-            def ready(self) -> bool:
-                return True
+            def ready(self) -> float:
+                """The CPU-seconds building the worker took (models loaded, state read)."""
+                return self.setup_cpu_s
 
-            def run(self, item: Any) -> Any:
-                return self.worker(item)
+            def run(self, item: Any) -> tuple[Any, float]:
+                c0 = time.process_time()
+                out = self.worker(item)
+                return out, time.process_time() - c0
 
         cpus = max(resources.num_cpus, 0.001)
         n = len(items)
@@ -274,11 +340,13 @@ class RayEngine(Engine):
         )
         pool = _ActorPool(lambda: actor_cls.remote(factory), max(1, min(n, int(slots))), self.max_retries)
         results: list[Any] = [None] * n
+        work = self._work_bar(items, max(1, min(n, int(slots))), desc)
         try:
-            with self._bar(n, desc) as bar:
+            with work or self._bar(n, desc) as bar:
                 pool.run(items, results, bar)
         finally:
             pool.kill()
+            self._add_cpu(desc, pool.cpu_s)
         return results
 
     def shuffle(
@@ -298,29 +366,38 @@ class RayEngine(Engine):
             return [reduce(pa.table({})) for _ in range(p)]
         # With num_returns=1 Ray stores the returned list itself as the one object, so one partition
         # goes through a function that returns the table, not a list of one table.
+        # Every task returns its CPU-seconds too (the last of a partition task's returns).
+        part_remote: Any
         if p > 1:
-            part_remote = ray.remote(num_returns=p, max_retries=self.max_retries)(partition_by_key)
+            part_remote = ray.remote(num_returns=p + 1, max_retries=self.max_retries)(_timed_partition)
         else:
-            part_remote = ray.remote(max_retries=self.max_retries)(single_partition)
+            part_remote = ray.remote(num_returns=2, max_retries=self.max_retries)(_timed_single)
         pieces: list[Any] = []
+        cpu_refs: list[Any] = []
         for path in paths:
             refs = part_remote.remote(path, key, p, columns)
-            pieces.append(refs if p > 1 else [refs])
+            pieces.append(refs[:p])
+            cpu_refs.append(refs[p])
 
         @ray.remote(max_retries=self.max_retries)
-        def _reduce(*tables: pa.Table) -> Any:
-            return reduce(concat_tables(tables))
+        def _reduce(*tables: pa.Table) -> tuple[Any, float]:
+            c0 = time.process_time()
+            out = reduce(concat_tables(tables))
+            return out, time.process_time() - c0
 
         out_refs = [_reduce.remote(*[pieces[m][i] for m in range(len(paths))]) for i in range(p)]
         results: list[Any] = [None] * p
+        cpu = 0.0
         with self._bar(p, desc) as bar:
             index = {r: i for i, r in enumerate(out_refs)}
             remaining = list(out_refs)
             while remaining:
                 done, remaining = ray.wait(remaining, num_returns=1)
                 for ref in done:
-                    results[index[ref]] = ray.get(ref)
+                    results[index[ref]], reduce_cpu = ray.get(ref)
+                    cpu += reduce_cpu
                     bar.update(1)
+        self._add_cpu(desc, cpu + sum(ray.get(cpu_refs)))
         return results
 
     def shutdown(self) -> None:

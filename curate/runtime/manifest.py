@@ -161,6 +161,20 @@ def funnel(
     return rows
 
 
+def cpu_block(stages: list[dict[str, Any]], *, io_s: float, target_s: float) -> dict[str, float]:
+    """The curation's CPU-seconds, wherever they ran (the driver and every worker): its stages (the sum of
+    the funnel's ``cpu_s``: each stage's work, its workers' set-up, a global stage's collect and reduce),
+    ``io_s`` (reading a later segment's parts, writing every part and marker: in no stage's row) and
+    ``target_s`` (the target sample and the target-aware scorers' fits, before any stage)."""
+    stages_s = sum(float(s.get("cpu_s", 0.0)) for s in stages)
+    return {
+        "stages_s": round(stages_s, 3),
+        "io_s": round(io_s, 3),
+        "target_s": round(target_s, 3),
+        "total_s": round(stages_s + io_s + target_s, 3),
+    }
+
+
 def build_manifest(
     *,
     cfg: Any,

@@ -43,10 +43,19 @@ def run_phases(cfg: Any, out_dir: str | Path, engine: Engine, manifest: dict[str
             pipeline_path=cfg.path,
             mirror=mirror,
         )
-        t0 = time.perf_counter()
+        t0, cpu0, calls0 = time.perf_counter(), engine.cpu_s(), dict(engine.cpu_by_desc)
         result = mod.run_phase(ctx)
+        calls = {
+            desc: round(cpu - calls0.get(desc, 0.0), 3)
+            for desc, cpu in engine.cpu_by_desc.items()
+            if cpu - calls0.get(desc, 0.0) > 0
+        }
         manifest.setdefault("phases", {})[name] = dict(
-            result or {}, wall_s=round(time.perf_counter() - t0, 3)
+            result or {},
+            wall_s=round(time.perf_counter() - t0, 3),
+            # this process's and the engine's workers' CPU-seconds, and the engine calls' share by name
+            cpu_s=round(engine.cpu_s() - cpu0, 3),
+            cpu_s_by_call=calls,
         )
         Location.of(run_dir / "manifest.json").write_json(manifest)
         if mirror:

@@ -32,7 +32,7 @@ from curate.io import shardcache
 from curate.io.stage import stage_dir
 from curate.io.storage import Location
 from curate.pipeline.config import PipelineConfig, build_source, build_stages
-from curate.runtime.manifest import AccountingError, build_manifest
+from curate.runtime.manifest import AccountingError, build_manifest, cpu_block
 from curate.runtime.phases import run_phases
 from curate.runtime.rundir import clear_run_dir
 from curate.runtime.segments import (
@@ -102,6 +102,7 @@ class Runner:
         # Its samples and fits live on local disk: in the run directory, or in the run's local mirror when
         # that is in object storage (the stages read the fitted models from there, as the dedup scratch).
         target_root = stage_dir(self.out.url) if self.out.remote else self.out.local
+        cpu0 = self.engine.cpu_s()
         self.target = prepare(
             self.cfg,
             target_root,
@@ -112,7 +113,9 @@ class Runner:
             remote=self.out.child("target") if self.out.remote else None,
             cache=shardcache.folder(self.work.url) if self.source.costly_read else None,
         )
+        cpu = self._add_cpu({"target_s": self.engine.cpu_s() - cpu0})
         stats: dict[str, dict[str, Any]] = {}
+        io_cpu_s = 0.0
         order: list[str] = [READ_STAGE]
         summaries: dict[str, Any] = {}
         parts: list[str] = []
@@ -123,6 +126,7 @@ class Runner:
                 shardcache.clear(self.work.url)  # segment 0 read the kept batches: no reader left
             parts = [p for r in results for p in r["parts"]]
             for r in results:
+                io_cpu_s += float(r.get("io_cpu_s", 0.0))
                 for label, s in r["stats"].items():
                     merge_stats(stats.setdefault(label, new_stats(label)), s)
             order += [st.label for st in seg.stages() if st.label not in order]
@@ -137,8 +141,19 @@ class Runner:
         attempts = self._finish_attempt(t0)
         manifest = self._manifest(stats, order, summaries, sum(attempts))
         manifest["attempts_wall_s"] = [round(a, 3) for a in attempts]
+        manifest["cpu"] = cpu_block(manifest["stages"], io_s=io_cpu_s, target_s=cpu["target_s"])
         self.out.child("manifest.json").write_json(manifest)
         return manifest
+
+    def _add_cpu(self, spent: dict[str, float]) -> dict[str, float]:
+        """Add this attempt's CPU-seconds outside the units (``target_s``: the target fits) to what
+        earlier attempts spent (``_work/cpu.json``), so a resumed run still counts the first attempt's."""
+        path = self.work.child("cpu.json")
+        total = path.read_json() if path.exists() else {}
+        for k, v in spent.items():
+            total[k] = round(float(total.get(k, 0.0)) + v, 4)
+        path.write_json(total)
+        return total
 
     def _start_attempt(self) -> int:
         """Record a new attempt (a first run or a resume) in ``_work/attempts.json``; return its index.
@@ -311,7 +326,8 @@ class Runner:
         if state_path.exists() and summary_path.exists():
             s = summary_path.read_json()
             return s["summary"], s["stats"]
-        w0, c0 = time.perf_counter(), time.process_time()
+        # CPU of the driver and of the engine's workers: collect and shuffle tasks run on Ray's workers
+        w0, c0 = time.perf_counter(), self.engine.cpu_s()
         key_dir = self.scratch.child(f"g{seg.index}")
         key_dir.makedirs()
         src_dir = self.work.child(f"s{seg.index}").url
@@ -320,7 +336,7 @@ class Runner:
         state = g.reduce(key_paths, self.engine)
         state_path.write_bytes(pickle.dumps(state, protocol=pickle.HIGHEST_PROTOCOL))
         summary = g.summary(state)
-        gstats = {"wall_s": time.perf_counter() - w0, "cpu_s": time.process_time() - c0}
+        gstats = {"wall_s": time.perf_counter() - w0, "cpu_s": self.engine.cpu_s() - c0}
         summary_path.write_json({"summary": summary, "stats": gstats})
         return summary, gstats
 

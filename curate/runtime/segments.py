@@ -11,6 +11,7 @@ files' sizes, so a rerun can tell finished units from killed ones (:meth:`curate
 
 from __future__ import annotations
 
+import contextlib
 import pickle
 import time
 from collections.abc import Callable, Iterator
@@ -212,16 +213,33 @@ class SegmentWorker:
         self.source = source
         self.work = Location.of(work)
         self.state = None
+        # Each stage's set-up (models loaded, the global stage's state read) is CPU of that stage: it is
+        # added to the stage's row with the first unit this worker does.
+        self.setup: dict[str, dict[str, Any]] = {}
         if segment.applier is not None:
-            segment.applier.ensure_setup()
-            # the global stage's state, in the run directory's storage (any node reads it)
-            self.state = pickle.loads(Location.of(str(state_path)).read_bytes())
+            with self._setting_up(segment.applier.label):
+                segment.applier.ensure_setup()
+                # the global stage's state, in the run directory's storage (any node reads it)
+                self.state = pickle.loads(Location.of(str(state_path)).read_bytes())
         for st in segment.rows:
-            st.ensure_setup()
+            with self._setting_up(st.label):
+                st.ensure_setup()
         if segment.scrubber is not None:
-            segment.scrubber.ensure_setup()
+            with self._setting_up(segment.scrubber.label):
+                segment.scrubber.ensure_setup()
+
+    @contextlib.contextmanager
+    def _setting_up(self, label: str) -> Iterator[None]:
+        w0, c0 = time.perf_counter(), time.process_time()
+        try:
+            yield
+        finally:
+            s = self.setup.setdefault(label, new_stats(label))
+            s["wall_s"] += time.perf_counter() - w0
+            s["cpu_s"] += time.process_time() - c0
 
     def __call__(self, item: Any) -> dict[str, Any]:
+        c0 = time.process_time()
         seg_dir = self.work.child(f"s{self.segment.index}")
         if self.segment.index == 0:
             shard: Shard = item
@@ -254,7 +272,19 @@ class SegmentWorker:
                 files[f"r{part}.parquet"] = write_parquet(rejected, seg_dir.child(f"r{part}.parquet"))
             parts.append(part)
         stats.pop("_io", None)
-        result = {"unit": unit, "parts": parts, "stats": stats, "files": files}
+        # The unit's CPU in no stage's row: reading a later segment's part, writing parts and the marker
+        # (measured to here; the marker's own write is the little that escapes).
+        io_cpu_s = time.process_time() - c0 - sum(s["cpu_s"] for s in stats.values())
+        for label, s in self.setup.items():  # once per worker: its first unit carries the set-up
+            merge_stats(stats.setdefault(label, new_stats(label)), s)
+        self.setup = {}
+        result = {
+            "unit": unit,
+            "parts": parts,
+            "stats": stats,
+            "files": files,
+            "io_cpu_s": round(io_cpu_s, 4),
+        }
         seg_dir.child(f"done-{unit}.json").write_json(result)
         return result
 
