@@ -13,6 +13,7 @@ from its last uploaded checkpoint on any node.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import logging
 import shutil
@@ -26,6 +27,7 @@ from curate.io.files import atomic_write_json
 from curate.io.storage import Location
 
 if TYPE_CHECKING:
+    from curate.instrument.speed import RunWork
     from curate.instrument.train_config import TrainConfig
     from curate.io.stage import RemoteRoot
 
@@ -50,6 +52,67 @@ class RunItem:
     choice_paths: dict[str, str] = dataclasses.field(default_factory=dict)
     point: str = ""
     remote: RemoteRoot | None = None
+
+    # Progress (curate.core.engine_base.Work): the engine's bar counts tokens trained and its ETA prices
+    # each run at this machine's measured speed (curate.instrument.speed), read on the driver only.
+    def work(self) -> float:
+        """Expected seconds of this run on one slot: its steps and eval passes at this machine's speed."""
+        from curate.instrument.speed import machine_speed
+
+        cfg = self._cfg()
+        speed = machine_speed(cfg, vocab_size=self.vocab_size, threads=self.threads)
+        return self.run_work.cpu_s(speed) / max(1, self.threads)
+
+    @functools.cached_property
+    def run_work(self) -> RunWork:
+        """This run's tokens through optimizer steps and through eval passes (its eval shards' sizes)."""
+        from curate.instrument.choice import ChoiceRows
+        from curate.instrument.speed import run_work, text_set_tokens
+
+        cfg = self._cfg()
+        text = 0
+        for prefix in self.eval_prefixes.values():
+            meta = json.loads(Path(prefix + ".json").read_text())
+            text += text_set_tokens(int(meta["tokens"]), cfg.seq_len)
+        gold = every = 0
+        for path in self.choice_paths.values():
+            rows = ChoiceRows.load("", path)
+            ends = rows.mask.shape[1] - rows.mask[:, ::-1].argmax(axis=1)
+            gold += int(ends[rows.is_gold].sum())
+            every += int(ends.sum())
+        return run_work(cfg, text_tokens=text, choice_gold_tokens=gold, choice_all_tokens=every)
+
+    def size(self) -> tuple[float, str]:
+        """Tokens this run trains on (a trunk's cool-down branches included)."""
+        return float(self.run_work.train_tokens), "tokens"
+
+    def done(self) -> float:
+        """The share of the run's training done: 1 once its ``result.json`` exists, else the tokens of the
+        last ``train`` record its ``metrics.jsonl`` holds (in the driver's view of the run's folder: a run
+        in object storage shows nothing until it ends) over the run's tokens."""
+        out = Path(self.out_dir)
+        if (out / "result.json").exists():
+            return 1.0
+        metrics = out / "metrics.jsonl"
+        if not metrics.exists():
+            return 0.0
+        with metrics.open("rb") as f:
+            f.seek(0, 2)
+            f.seek(max(0, f.tell() - 8192))
+            lines = f.read().decode("utf-8", "replace").splitlines()
+        for line in reversed(lines):
+            if '"type": "train"' in line:
+                try:
+                    tokens = json.loads(line)["tokens"]
+                except (ValueError, KeyError):
+                    continue
+                return min(1.0, tokens / max(1, self.run_work.train_tokens))
+        return 0.0
+
+    def _cfg(self) -> TrainConfig:
+        from curate.instrument.train_config import TrainConfig
+
+        return TrainConfig(**self.train_cfg)
 
 
 def run_one(item: RunItem) -> dict[str, Any]:
