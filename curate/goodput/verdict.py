@@ -51,13 +51,17 @@ class Verdict(Block):
 
 @dataclass(frozen=True, kw_only=True)
 class HolmPair(Block):
-    """One recipe of the decision's family against the baseline: its paired p, Holm's adjusted p and the
-    call each makes."""
+    """One recipe of the decision's family against the baseline: its paired p, Holm's adjusted p (none
+    under a sequential design) and the call each makes; under a sequential design, the look and seeds that
+    decided it and its z statistic."""
 
     p: Num = req()
     p_holm: Num = req()
     call: Call | None = req()
     call_unadjusted: Call | None = req()
+    look: int | None = opt()
+    seeds: int | None = opt()
+    z: Num = opt()
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -69,6 +73,8 @@ class MultipleComparisons(Block):
     family: list[str] = req(list)
     pairs: dict[str, HolmPair] = req(dict)
     note: str | None = req()
+    design: dict[str, Any] = opt(dict, doc="a sequential design: its looks and boundaries")
+    history: list[dict[str, Any]] = opt(list, doc="a sequential design: every pair's z at each look taken")
 
 
 @dataclass(frozen=True, kw_only=True)

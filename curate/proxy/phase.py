@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from curate.proxy.design.measure import Experiment, measure
+from curate.proxy.design.sequential import measure_until_decided
 from curate.proxy.spec.config import ProxyConfig
 from curate.runtime.context import RunContext
 
@@ -38,5 +39,7 @@ def follow_ups(ctx: RunContext, cfg: ProxyConfig) -> dict[str, Any]:
 def run_phase(ctx: RunContext) -> dict[str, Any]:
     """Run the ``proxy:`` section (``ctx.section``, the parsed :class:`ProxyConfig`) of a finished pipeline
     run: its measurement, then the follow-ups it asks for; returns a summary for the manifest."""
-    summary = measure(ctx, Experiment(ctx.section)).summary("goodput.json")
+    cfg = ctx.section
+    m = measure_until_decided(ctx, cfg) if cfg.sequential else measure(ctx, Experiment(cfg))
+    summary = m.summary("goodput.json")
     return follow_ups(ctx, ctx.section) | summary

@@ -264,9 +264,11 @@ def _check_streams_and_planted(g: dict, run_dir) -> None:
     }
     assert "the null's subsample of raw at curated's token count" in g["controls"]["planted"]["message"]
     assert isinstance(g["controls"]["planted"]["called_worse"], bool)
-    # The decision the controls support: not when the planted is not called worse or the null separates.
+    # The decision the controls support: not when the planted is not called worse (than the null) or the
+    # null is not shown equivalent to raw.
     decision = g["controls"]["decision"]
-    failed = [not g["controls"]["planted"]["called_worse"], not g["controls"]["null"]["contains_1"]]
+    assert g["controls"]["planted"]["against"] == "null"
+    failed = [not g["controls"]["planted"]["called_worse"], not g["controls"]["null"]["passed"]]
     assert decision["supported"] is not any(failed)
     assert len(decision["reasons"]) == sum(failed)
     # Nothing extrapolated, nothing read from an un-cooled checkpoint.

@@ -6,6 +6,7 @@ the regime. The schema is documented in ``docs/goodput.md``.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -49,9 +50,12 @@ def assemble(
     controls_skipped: dict[str, str],
     grams_per_set: dict[str, int],
     shares: dict[str, dict[str, Any]],
+    calls: Callable[[dict[str, np.ndarray], list[str]], dict[str, Any]] | None = None,
 ) -> Analysis:
     """``goodput.json`` (as a dict) from the finished runs ``results`` of ``items``: the main point's
-    curves and paired calls per recipe, the verdict, the ladder over every point, controls and warnings."""
+    curves and paired calls per recipe, the verdict, the ladder over every point, controls and warnings.
+    ``calls``: the decision's calls of the family's pairs from every recipe's per-seed differences with the
+    baseline (a sequential design's); default Holm's adjustment of each pair's paired t-test."""
     names = [r.name for r in recipes]
     points = cfg.points()
     main = points[0]
@@ -89,7 +93,8 @@ def assemble(
     subject = controlled or next((r for r in rep["ranking"]["order"] if roles[r] == "recipe"), None)
     pw = analysis.power(base, pairs, len(main.seeds), (subject, cfg.baseline) if subject else None)
     family = [r for r in names if roles[r] == "recipe"]
-    mc = stats.holm_calls({r: pairs.diffs(r, cfg.baseline) for r in family}, cfg.baseline)
+    diffs = {r: pairs.diffs(r, cfg.baseline) for r in family}
+    mc = calls(diffs, family) if calls is not None else stats.holm_calls(diffs, cfg.baseline)
     verdict = _verdict(rep, pairs, pw, cfg, subject, mc)
     ladder = ladder_points(
         points,

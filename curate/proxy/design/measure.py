@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -173,8 +174,15 @@ def report_from_runs(ctx: RunContext, cfg: ProxyConfig, f: Finished) -> dict[str
     return analyse(ctx, cfg, f).report
 
 
-def analyse(ctx: RunContext, cfg: ProxyConfig, f: Finished) -> Analysis:
-    """Step 5: the analysis of a measurement's finished runs, ``goodput.json`` with what designers use."""
+def analyse(
+    ctx: RunContext,
+    cfg: ProxyConfig,
+    f: Finished,
+    *,
+    calls: Callable[[dict[str, np.ndarray], list[str]], dict[str, Any]] | None = None,
+) -> Analysis:
+    """Step 5: the analysis of a measurement's finished runs, ``goodput.json`` with what designers use
+    (``calls``: how the decision's pairs are called, :func:`curate.proxy.assembly.assemble.assemble`)."""
     from curate.proxy.assembly.assemble import assemble
 
     out = assemble(
@@ -189,6 +197,7 @@ def analyse(ctx: RunContext, cfg: ProxyConfig, f: Finished) -> Analysis:
         controls_skipped=f.data.skipped,
         grams_per_set=f.grams_per_set,
         shares=f.shares,
+        calls=calls,
     )
     report = out.report
     report["tokenizer"] = f.tokenizer
@@ -212,6 +221,7 @@ class Experiment:
     runs_dir: str | None = None
     data: TrainingData | None = None
     shards: dict[tuple[str, int], str] = field(default_factory=dict)
+    calls: Callable[[dict[str, np.ndarray], list[str]], dict[str, Any]] | None = None
 
 
 @dataclass
@@ -281,7 +291,7 @@ def measure(ctx: RunContext, exp: Experiment) -> Measured:
         overlaps=inst.overlaps,
         held_out=train_excl,
     )
-    out = analyse(ctx, cfg, finished)
+    out = analyse(ctx, cfg, finished, calls=exp.calls)
     ctx.path(exp.report).parent.mkdir(parents=True, exist_ok=True)
     path = ctx.path(exp.report)
     write_goodput(Goodput.from_json(out.report, source=str(path)), path)  # checked against the schema

@@ -75,6 +75,7 @@ from curate.proxy.spec.entries import (
 )
 from curate.proxy.spec.mix import MixSpec, parse_mix
 from curate.proxy.spec.search import SearchSpec, parse_search
+from curate.proxy.spec.sequential import SequentialSpec, parse_sequential
 from curate.proxy.statistics.gate import Noise
 
 # CPU-sized defaults (the demo): 2 recipes x 3 seeds of proxy_tiny on 300k tokens each; the model and the
@@ -105,6 +106,7 @@ KEYS = [
     "null_draw",
     "null_margin",
     "noise",
+    "sequential",
 ]
 TOKENIZER_KEYS = ["path", "sha256", "vocab_size", "sample_chars", "seed"]
 DEFAULT_CURVE = (0.25, 0.5, 1.0, 2.0)
@@ -141,6 +143,7 @@ class ProxyConfig:
     null_draw: int = 0
     null_margin: float | None = None  # the null's equivalence margin (bpb); None: what its noise supports
     noise: Noise | None = None  # the calibrated per-seed spread of a recipe's (and the null's) pair with raw
+    sequential: SequentialSpec | None = None  # seeds until decided (proxy.sequential)
     search: SearchSpec | None = None  # proxy.search, run after the measurement (curate.proxy.design.search)
     mix: MixSpec | None = None  # proxy.mix: run by curate mix and by the proxy phase after its measurement
 
@@ -256,6 +259,12 @@ def _gate_keys(raw: dict[str, Any]) -> dict[str, Any]:
         kw["null_margin"] = float(v)
     if "noise" in raw:
         kw["noise"] = _noise(raw["noise"])
+    if "sequential" in raw:
+        if "noise" not in raw:
+            raise ProxyConfigError(
+                ("sequential",), "needs proxy.noise: the design is built on the calibrated spread"
+            )
+        kw["sequential"] = parse_sequential(raw["sequential"])
     return kw
 
 

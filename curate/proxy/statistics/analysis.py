@@ -371,7 +371,7 @@ def verdict_sentence(
         head = f"{recipe} is worse than {baseline} on the targets ({target}): {mx('value')}x tokens-to-target (CI {m_ci}; paired difference {d}, {iv.n} seeds)"
     else:
         head = f"no effect of {recipe} vs {baseline} is detected on the targets ({target}): the multiplier is within {m_ci} (point {mx('value')}x; paired difference {d}, {iv.n} seeds)"
-        if row is not None and row["call_unadjusted"] != "not_called":
+        if row is not None and row["call_unadjusted"] != "not_called" and row.get("p_holm") is not None:
             head += (
                 f"; its own interval excludes 0 (p = {row['p']:.3f}), but not after Holm's adjustment over the "
                 f"{len((holm or {}).get('family', []))} recipes compared with {baseline} (p = {row['p_holm']:.3f})"
