@@ -54,30 +54,6 @@ def _phase(run_dir: Path, section: dict[str, Any], report: str, engine: Any) -> 
     return json.loads((run_dir / report).read_text())
 
 
-def clopper_pearson(k: int, n: int, level: float = 0.95) -> tuple[float, float]:
-    """The exact (Clopper-Pearson) interval of a binomial proportion ``k / n``, by bisection on the
-    binomial tail (no scipy here)."""
-
-    def tail_ge(p: float) -> float:  # P(X >= k) at p
-        return sum(math.comb(n, i) * p**i * (1 - p) ** (n - i) for i in range(k, n + 1))
-
-    def solve(f: Any, target: float) -> float:  # f increasing in p on [0, 1]
-        lo, hi = 0.0, 1.0
-        for _ in range(60):
-            mid = (lo + hi) / 2
-            lo, hi = (mid, hi) if f(mid) < target else (lo, mid)
-        return (lo + hi) / 2
-
-    a = (1 - level) / 2
-    low = 0.0 if k == 0 else solve(tail_ge, a)
-    high = (
-        1.0
-        if k == n
-        else solve(lambda p: 1 - (1 - tail_ge(p) + math.comb(n, k) * p**k * (1 - p) ** (n - k)), 1 - a)
-    )
-    return low, high
-
-
 def _fresh(args: argparse.Namespace, base: dict[str, Any], engine: Any) -> dict[str, Any]:
     """Independent replicates: each null draw trains its own fresh seeds of raw and the controlled recipe."""
     from curate.goodput.calls import diff_call
@@ -122,7 +98,7 @@ def _fresh(args: argparse.Namespace, base: dict[str, Any], engine: Any) -> dict[
             flush=True,
         )
     inside = sum(d["contains_0"] for d in draws)
-    lo, hi = clopper_pearson(inside, len(draws))
+    lo, hi = stats.proportion_interval(inside, len(draws))  # Clopper-Pearson, 95%
     # the controlled recipe's paired-difference noise on fresh seeds: within-draw variances pooled
     sd = math.sqrt(sum(d[controlled]["sd"] ** 2 for d in draws) / len(draws))
     dof = len(draws) * (n - 1)
@@ -169,7 +145,7 @@ def collect(dirs: list[Path], controlled: str = "curated", n: int = 3) -> dict[s
             }
         )
     inside = sum(d["contains_0"] for d in draws)
-    lo, hi = clopper_pearson(inside, len(draws))
+    lo, hi = stats.proportion_interval(inside, len(draws))  # Clopper-Pearson, 95%
     sd = math.sqrt(sum(d[f"{controlled}_minus_raw"]["sd"] ** 2 for d in draws) / len(draws))
     return {
         "draws": len(draws),

@@ -1,20 +1,30 @@
-"""Paired statistics over seeds, power, and decision accuracy: the numbers a goodput verdict rests on.
+"""Paired statistics over seeds, power and decision accuracy: the numbers a goodput verdict rests on, each
+one call of ``scipy.stats`` or ``statsmodels``.
 
 Seed ``s`` fixes a proxy run's model initialisation and its data-order RNG in every recipe
 (:class:`curate.instrument.train.Run`, :class:`curate.instrument.streams.DocStream`), so the runs of two recipes
 with the same seed are *paired*: their difference cancels the part of the seed-to-seed spread that
-both share (an unlucky initialisation is unlucky for both). Everything here is numpy and ``math``
-only (no scipy), deterministic, and tested against published table values.
+both share (an unlucky initialisation is unlucky for both). Every distribution, test and adjustment a
+verdict reads is a library call here, under a name that says what its result means for the measurement.
+Deterministic throughout (every resampling takes a seed).
 
-* :func:`t_quantile`: Student's t quantile by bisection on a Simpson-integrated density.
+* :func:`t_quantile`: Student's t quantile (``scipy.stats.t.ppf``).
 * :func:`paired_interval`: mean of per-seed differences with a two-sided t-interval (df = n - 1).
-* :func:`paired_p`: the two-sided p-value of the same paired t (closed form for integer df).
-* :func:`holm`: Holm's step-down adjustment of a family of p-values.
+* :func:`paired_p`: the two-sided p-value of the same paired t (``scipy.stats.ttest_1samp`` of the
+  differences against 0, which is ``ttest_rel`` of the two recipes).
+* :func:`holm`: Holm's step-down adjustment of a family of p-values
+  (``statsmodels.stats.multitest.multipletests(method="holm")``); :func:`holm_calls` the decision's calls.
 * :func:`mde`: the minimum detectable difference at a given seed count, spread, level and power
   (``(t_{1-α/2} + t_{power}) · sd / √n``, the standard two-sided paired design).
 * :func:`seeds_needed`: the smallest seed count whose MDE reaches a given difference.
+* :func:`proportion_interval`: the exact (Clopper-Pearson) interval of a rate such as coverage
+  (``scipy.stats.binomtest(k, n).proportion_ci(method="exact")``).
 * :func:`decision_accuracy`: DataDecide's measure, the fraction of recipe pairs that a cheaper point
-  orders the same way as the reference point; :func:`decision_accuracy_interval` its bootstrap over seeds.
+  orders the same way as the reference point; :func:`decision_accuracy_interval` its percentile
+  bootstrap over seeds (``scipy.stats.bootstrap``).
+
+The mixture regression's rank correlation and its bootstrap (``scipy.stats.spearmanr``, ``bootstrap``)
+live beside the regression in :mod:`curate.proxy.mixfit` (both are leaves of ``curate.proxy``).
 """
 
 from __future__ import annotations
@@ -22,30 +32,16 @@ from __future__ import annotations
 import itertools
 import math
 from dataclasses import dataclass
-from functools import lru_cache
 
 import numpy as np
+from scipy import stats as st
 
 METHOD = "paired t-interval over seeds (the pair's own per-seed differences, df = n - 1)"
 
 
-def _t_pdf(x: np.ndarray, df: int) -> np.ndarray:
-    lg = math.lgamma((df + 1) / 2) - math.lgamma(df / 2) - 0.5 * math.log(df * math.pi)
-    return np.exp(lg - (df + 1) / 2 * np.log1p(x * x / df))
-
-
-def _t_cdf_upper_half(x: float, df: int, n: int = 4000) -> float:
-    """P(0 <= T <= x) by composite Simpson's rule (x >= 0)."""
-    if x <= 0:
-        return 0.0
-    grid = np.linspace(0.0, x, n + 1)
-    y = _t_pdf(grid, df)
-    return float((x / n) / 3 * (y[0] + y[-1] + 4 * y[1:-1:2].sum() + 2 * y[2:-1:2].sum()))
-
-
-@lru_cache(maxsize=256)
 def t_quantile(p: float, df: int) -> float:
-    """The ``p`` quantile of Student's t with ``df`` degrees of freedom (``0.5 < p < 1``), to ~1e-6.
+    """The ``p`` quantile of Student's t with ``df`` degrees of freedom (``0.5 < p < 1``):
+    ``scipy.stats.t.ppf``.
 
     >>> round(t_quantile(0.975, 2), 3)
     4.303
@@ -54,19 +50,7 @@ def t_quantile(p: float, df: int) -> float:
         raise ValueError(f"t_quantile: p={p} must be in (0.5, 1)")
     if df < 1:
         raise ValueError(f"t_quantile: df={df} must be >= 1")
-    target = p - 0.5
-    lo, hi = 0.0, 1.0
-    while _t_cdf_upper_half(hi, df) < target:
-        hi *= 2
-        if hi > 1e6:
-            return math.inf
-    for _ in range(60):
-        mid = (lo + hi) / 2
-        if _t_cdf_upper_half(mid, df) < target:
-            lo = mid
-        else:
-            hi = mid
-    return (lo + hi) / 2
+    return float(st.t.ppf(p, df))
 
 
 @dataclass(frozen=True)
@@ -96,9 +80,11 @@ class Interval:
 
 
 def paired_interval(diffs: np.ndarray | list[float], level: float = 0.95) -> Interval:
-    """Mean of per-seed differences ``diffs`` and its t-interval at ``level`` (df = n - 1).
+    """Mean of per-seed differences ``diffs`` and its t-interval at ``level``:
+    ``mean ± t_{(1+level)/2, n-1} · sd / √n`` (sd with ddof 1).
 
-    With one seed the spread is unknown: the bounds are ``None`` and nothing can be called.
+    With one seed the spread is unknown: the bounds are ``None`` and nothing can be called. A zero spread
+    gives the point ``[mean, mean]``.
     """
     d = np.asarray(diffs, dtype=np.float64)
     n = len(d)
@@ -137,60 +123,30 @@ def seeds_needed(
     return None
 
 
-def t_two_sided_p(t: float, df: int) -> float:
-    """``P(|T| >= |t|)`` for Student's t with integer ``df`` (Abramowitz & Stegun 26.7.3-4, exact):
-    with ``θ = atan(|t| / √df)``, ``P(|T| < |t|)`` is ``sin θ · Σ`` over even powers of ``cos θ`` (even df)
-    or ``(2/π)(θ + sin θ · Σ)`` over odd powers (odd df).
-
-    >>> round(t_two_sided_p(4.302653, 2), 6)
-    0.05
-    """
-    if df < 1:
-        raise ValueError(f"t_two_sided_p: df={df} must be >= 1")
-    if math.isinf(t):
-        return 0.0
-    theta = math.atan(abs(t) / math.sqrt(df))
-    c2, s = math.cos(theta) ** 2, math.sin(theta)
-    if df % 2 == 0:
-        term = total = 1.0
-        for k in range(2, df, 2):  # (1·3···(k-1)) / (2·4···k) · cos^k θ
-            term *= (k - 1) / k * c2
-            total += term
-        inside = s * total
-    else:
-        term = total = 0.0
-        if df > 1:
-            term = total = math.cos(theta)
-            for k in range(3, df - 1, 2):  # (2·4···(k-1)) / (1·3···k) · cos^k θ
-                term *= (k - 1) / k * c2
-                total += term
-        inside = 2 / math.pi * (theta + s * total)
-    return min(1.0, max(0.0, 1.0 - inside))
-
-
 def paired_p(diffs: np.ndarray | list[float]) -> float | None:
-    """The two-sided p-value of the paired t-test of mean zero over per-seed differences (df = n - 1);
-    ``None`` with one seed. A zero spread gives 0 for a non-zero mean and 1 for a zero one."""
+    """The two-sided p-value of the paired t-test of mean zero over per-seed differences (df = n - 1,
+    ``scipy.stats.ttest_1samp``); ``None`` with one seed. Differences all equal (no spread: t is undefined)
+    give 0 when they are not zero and 1 when they are."""
     d = np.asarray(diffs, dtype=np.float64)
-    n = len(d)
-    if n < 2:
+    if len(d) < 2:
         return None
-    mean, sd = float(d.mean()), float(d.std(ddof=1))
-    if sd == 0:
-        return 0.0 if mean != 0 else 1.0
-    return t_two_sided_p(mean / (sd / math.sqrt(n)), n - 1)
+    if np.ptp(d) == 0:
+        return 0.0 if d[0] != 0 else 1.0
+    return float(st.ttest_1samp(d, 0.0).pvalue)
 
 
 def holm(p: dict[str, float]) -> dict[str, float]:
-    """Holm's step-down adjusted p-values of a family: sorted ascending, ``p_(i)`` becomes
-    ``max_{j <= i} min(1, (m - j + 1) p_(j))``; a member is rejected at level α exactly when its adjusted
-    p is at most α (ties broken by name, which does not change the adjusted values)."""
-    order = sorted(p, key=lambda k: (p[k], k))
-    m, out, running = len(order), {}, 0.0
-    for i, k in enumerate(order):
-        running = max(running, min(1.0, (m - i) * p[k]))
-        out[k] = running
-    return out
+    """Holm's step-down adjusted p-values of a family (``multipletests(method="holm")``): sorted
+    ascending, ``p_(i)`` becomes ``max_{j <= i} min(1, (m - j + 1) p_(j))``; a member is rejected at level
+    α exactly when its adjusted p is at most α."""
+    if not p:
+        return {}
+    # statsmodels imports pandas: deferred to the one call that needs it, not paid by every import
+    from statsmodels.stats.multitest import multipletests
+
+    names = list(p)
+    adjusted = multipletests([p[k] for k in names], method="holm")[1]
+    return {k: float(a) for k, a in zip(names, adjusted, strict=True)}
 
 
 def holm_calls(
@@ -224,6 +180,13 @@ def holm_calls(
     }
 
 
+def proportion_interval(k: int, n: int, level: float = 0.95) -> tuple[float, float]:
+    """The exact (Clopper-Pearson) two-sided interval of a rate ``k / n`` at ``level``, e.g. how often a
+    null control's interval contains 0 over independent draws (``binomtest(k, n).proportion_ci``)."""
+    ci = st.binomtest(k, n).proportion_ci(confidence_level=level, method="exact")
+    return float(ci.low), float(ci.high)
+
+
 def decision_accuracy(
     small: dict[str, float], reference: dict[str, float], pairs: list[tuple[str, str]] | None = None
 ) -> float | None:
@@ -251,26 +214,38 @@ def decision_accuracy_interval(
     level: float = 0.95,
     seed: int = 0,
 ) -> list[float] | None:
-    """A percentile bootstrap interval of :func:`decision_accuracy` over seeds: ``small`` and ``reference``
-    map each recipe to its per-seed final bpb (one value per seed, in seed order). Each draw resamples the
-    seeds of each point with replacement (the same resampled seeds for every recipe of a point: seeds are
-    paired within a point, independent across points) and scores the fixed ``pairs``. ``None`` without a
-    pair or with fewer than two seeds at either point. Deterministic (``seed``)."""
+    """A percentile bootstrap interval (``scipy.stats.bootstrap``, ``draws`` resamples) of
+    :func:`decision_accuracy` over seeds: ``small`` and ``reference`` map each recipe to its per-seed final
+    bpb (one value per seed, in seed order). The two points are two independent samples of seeds; each
+    draw resamples the seeds of each point with replacement (the same resampled seeds for every recipe of a
+    point: seeds are paired within a point) and scores the fixed ``pairs``. ``None`` without a pair or with
+    fewer than two seeds at either point. Deterministic (``seed``)."""
     common = sorted(set(small) & set(reference))
     pairs = [(a, b) for a, b in pairs if a in common and b in common]
     n_s = min((len(small[r]) for r in common), default=0)
     n_r = min((len(reference[r]) for r in common), default=0)
     if not pairs or n_s < 2 or n_r < 2:
         return None
-    rng = np.random.default_rng(seed)
-    s_mat = np.array([np.asarray(small[r], dtype=float)[:n_s] for r in common])
+    s_mat = np.array([np.asarray(small[r], dtype=float)[:n_s] for r in common])  # (recipes, seeds)
     r_mat = np.array([np.asarray(reference[r], dtype=float)[:n_r] for r in common])
     idx = {r: i for i, r in enumerate(common)}
     ia = np.array([idx[a] for a, _ in pairs])
     ib = np.array([idx[b] for _, b in pairs])
-    s_means = s_mat[:, rng.integers(0, n_s, (draws, n_s))].mean(axis=2)  # (recipes, draws)
-    r_means = r_mat[:, rng.integers(0, n_r, (draws, n_r))].mean(axis=2)
-    same = np.sign(s_means[ia] - s_means[ib]) == np.sign(r_means[ia] - r_means[ib])  # (pairs, draws)
-    acc = same.mean(axis=0)
-    tail = (1 - level) / 2
-    return [float(np.quantile(acc, tail)), float(np.quantile(acc, 1 - tail))]
+
+    def accuracy(s_seeds: np.ndarray, r_seeds: np.ndarray, axis: int = -1) -> np.ndarray:
+        # the samples are seed indices, (draws, n): every recipe of a point takes the same resampled seeds
+        s_means = s_mat[:, s_seeds].mean(axis=-1)  # (recipes, draws)
+        r_means = r_mat[:, r_seeds].mean(axis=-1)
+        same = np.sign(s_means[ia] - s_means[ib]) == np.sign(r_means[ia] - r_means[ib])  # (pairs, draws)
+        return same.mean(axis=0)
+
+    res = st.bootstrap(
+        (np.arange(n_s), np.arange(n_r)),
+        accuracy,
+        n_resamples=draws,
+        vectorized=True,
+        confidence_level=level,
+        method="percentile",
+        rng=np.random.default_rng(seed),
+    )
+    return [float(res.confidence_interval.low), float(res.confidence_interval.high)]

@@ -34,9 +34,11 @@ def test_p_values_are_the_paired_t_by_hand():
     assert round(stats.paired_p(DIFFS["a"]), 6) == 0.002743
     assert round(stats.paired_p(DIFFS["b"]), 5) == 0.03647
     assert round(stats.paired_p(DIFFS["c"]), 5) == 0.03998
-    # the same t at other df: 2.776 is t_.975,4 and 2.262 t_.975,9
-    assert stats.t_two_sided_p(2.7764451, 4) == pytest.approx(0.05, abs=1e-7)
-    assert stats.t_two_sided_p(2.2621572, 9) == pytest.approx(0.05, abs=1e-7)
+    # at other df, differences whose t is the table's t_.975: 2.776 at df 4 (5 seeds), 2.262 at df 9 (10 seeds)
+    for t, n in ((2.7764451, 5), (2.2621572, 10)):
+        z = np.arange(n) - (n - 1) / 2
+        z /= z.std(ddof=1)  # mean 0, sd 1: t = mean * sqrt(n)
+        assert stats.paired_p(t / math.sqrt(n) + z) == pytest.approx(0.05, abs=1e-7)
     assert stats.paired_p([0.5]) is None
     assert stats.paired_p([0.1, 0.1, 0.1]) == 0.0
 
@@ -65,6 +67,20 @@ def test_holm_calls_only_what_survives_the_step_down():
     assert two["pairs"]["c"]["p_holm"] == pytest.approx(pc)
     assert two["pairs"]["c"]["call"] == "better"
     assert stats.holm({"x": 0.01, "y": 0.04, "z": 0.03}) == pytest.approx({"x": 0.03, "z": 0.06, "y": 0.06})
+
+
+def test_holm_adjusts_as_the_step_down_by_hand():
+    # four tests, sorted 0.005 < 0.01 < 0.03 < 0.04: times 4, 3, 2, 1 = 0.02, 0.03, 0.06, 0.04, then kept
+    # monotone (0.04 -> 0.06): at 0.05 the first two are rejected, and the step-down stops at the third
+    adj = stats.holm({"h1": 0.01, "h2": 0.04, "h3": 0.03, "h4": 0.005})
+    assert adj == pytest.approx({"h4": 0.02, "h1": 0.03, "h3": 0.06, "h2": 0.06}, abs=1e-15)
+    assert list(adj) == ["h1", "h2", "h3", "h4"]  # in the family's order, not sorted
+    # capped at 1: 0.3 x 3 = 0.9, 0.5 x 2 = 1.0, 0.6 x 1 -> 1.0
+    assert stats.holm({"a": 0.3, "b": 0.5, "c": 0.6}) == pytest.approx({"a": 0.9, "b": 1.0, "c": 1.0})
+    # tied p-values get one adjusted value whichever is sorted first: 0.02 x 3 = 0.06 for both
+    assert stats.holm({"a": 0.02, "b": 0.02, "c": 0.5}) == pytest.approx({"a": 0.06, "b": 0.06, "c": 0.5})
+    assert stats.holm({"only": 0.04}) == {"only": 0.04}
+    assert stats.holm({}) == {}
 
 
 def test_the_verdict_sentence_reads_the_holm_call():

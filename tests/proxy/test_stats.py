@@ -29,6 +29,31 @@ def test_t_quantile_matches_the_published_table(p, df, table):
     assert round(stats.t_quantile(p, df), 3) == table
 
 
+def test_t_quantile_has_its_closed_forms_and_refuses_what_it_does_not_mean():
+    # df 1 is Cauchy: tan(pi (p - 1/2)); df 2: (2p - 1) sqrt(2 / (4 p (1 - p)))
+    assert stats.t_quantile(0.975, 1) == pytest.approx(math.tan(math.pi * 0.475), rel=1e-12)
+    assert stats.t_quantile(0.975, 2) == pytest.approx(0.95 * math.sqrt(2 / (4 * 0.975 * 0.025)), rel=1e-12)
+    assert stats.t_quantile(0.8, 2) == pytest.approx(0.6 * math.sqrt(2 / (4 * 0.8 * 0.2)), rel=1e-12)
+    with pytest.raises(ValueError, match=r"t_quantile: p=0.4 must be in \(0.5, 1\)"):
+        stats.t_quantile(0.4, 3)
+    with pytest.raises(ValueError, match="t_quantile: df=0 must be >= 1"):
+        stats.t_quantile(0.975, 0)
+
+
+def test_proportion_interval_is_clopper_pearsons_exact_interval():
+    # all n inside: the lower end solves p^n = 0.025; none: the upper end solves (1 - p)^n = 0.025
+    assert stats.proportion_interval(20, 20) == (pytest.approx(0.025 ** (1 / 20), abs=1e-12), 1.0)
+    assert stats.proportion_interval(0, 20) == (0.0, pytest.approx(1 - 0.025 ** (1 / 20), abs=1e-12))
+    assert round(stats.proportion_interval(20, 20)[0], 3) == 0.832
+    # one of n: the lower end solves 1 - (1 - p)^n = 0.025; n - 1 of n: the upper end p^n = 0.975
+    lo, hi = stats.proportion_interval(1, 10)
+    assert lo == pytest.approx(1 - 0.975 ** (1 / 10), abs=1e-12)
+    lo, hi = stats.proportion_interval(19, 20)
+    assert hi == pytest.approx(0.975 ** (1 / 20), abs=1e-12)
+    # and its lower end is where 19 or more of 20 has probability 0.025: 20 p^19 (1 - p) + p^20
+    assert 20 * lo**19 * (1 - lo) + lo**20 == pytest.approx(0.025, abs=1e-12)
+
+
 def test_paired_interval_is_the_t_interval_of_the_differences():
     iv = stats.paired_interval([0.1, 0.2, 0.3])
     half = stats.t_quantile(0.975, 2) * 0.1 / math.sqrt(3)
