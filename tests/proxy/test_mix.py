@@ -136,23 +136,55 @@ def test_choose_prefers_the_best_within_the_epoch_limit():
 def test_gbm_ranks_held_out_mixtures_and_chooses_within_the_limit():
     w, y = _synthetic(16, 0.02)
     loo = mixfit.loo_predictions(w, y, "gbm")
-    assert mixfit.spearman(loo, y) > 0.6
+    assert mixfit.spearman(loo, y) > 0.9  # 0.932
     tokens = np.array([100.0, 450.0, 450.0])
     c = mixfit.choose(w, y, tokens, 1000.0, model="gbm", max_epochs=4.0, concentration=4.0, n_boot=20, seed=0)
     assert c.within_limit
     assert c.weights[0] > 0.2  # more of the best source than its natural 0.1
 
 
-def test_gbm_fits_a_step_and_spearman_handles_ties():
+def test_gbm_is_lightgbm_split_at_twenty_runs_deterministic_and_ranks_held_out_truth():
+    w, y = _synthetic(20, 0.02)
+    fitted = mixfit.fit_gbm(w, y)(w)
+    # LightGBM's own defaults (a leaf of at least 20 rows) cannot split 20 runs: one constant prediction
+    assert len(np.unique(fitted)) == 20
+    assert mixfit.spearman(fitted, y) > 0.99
+    assert np.array_equal(mixfit.fit_gbm(w, y)(w), fitted)  # one thread, deterministic: the same fit
+    # each run held out and predicted by the fit on the other 19, ranked against the noiseless truth
+    truth = 3.0 - 0.6 * w[:, 0] + 0.3 * w[:, 2]
+    assert mixfit.spearman(mixfit.loo_predictions(w, y, "gbm"), truth) >= 0.95  # 0.965
+
+
+def test_gbm_fits_a_step_and_spearman_averages_tied_ranks():
     w = np.array([[x, 1 - x] for x in np.linspace(0, 1, 11)])
     y = np.where(w[:, 0] > 0.5, 1.0, 2.0)
     f = mixfit.fit_gbm(w, y)
     assert f(np.array([[0.9, 0.1], [0.1, 0.9]])).tolist() == pytest.approx([1.0, 2.0], abs=1e-3)
-    assert mixfit.ranks(np.array([3.0, 1.0, 3.0, 2.0])).tolist() == [3.5, 1.0, 3.5, 2.0]
+    # ties share their average rank: (3, 1, 3, 2) ranks (3.5, 1, 3.5, 2) against (1, 2, 3, 4): rho =
+    # -1 / sqrt(4.5 * 5); ranking the tie in order of appearance, (3, 1, 4, 2), would give 0
+    assert mixfit.spearman(np.array([3.0, 1.0, 3.0, 2.0]), np.array([1.0, 2.0, 3.0, 4.0])) == pytest.approx(
+        -1 / math.sqrt(22.5), abs=1e-12
+    )
     assert mixfit.spearman(np.array([1.0, 2.0, 3.0]), np.array([5.0, 5.0, 5.0])) is None
+    assert mixfit.spearman(np.array([1.0, 2.0]), np.array([2.0, 1.0])) is None
     assert mixfit.spearman(np.array([1.0, 2.0, 3.0, 4.0]), np.array([4.0, 3.0, 2.0, 1.0])) == pytest.approx(
         -1.0
     )
+
+
+def test_spearman_interval_leaves_out_resamples_without_a_ranking():
+    # six pairs, perfectly ordered: every resample with two distinct values has rho 1; the 6/6^6 resamples
+    # of one value repeated have none and are left out, so the interval is [1, 1]
+    a = np.arange(6.0)
+    assert mixfit.spearman_interval(a, a, 200, 0) == (pytest.approx(1.0), pytest.approx(1.0))
+    assert mixfit.spearman_interval(a, -a, 200, 0) == (pytest.approx(-1.0), pytest.approx(-1.0))
+    # a constant side: no resample has a ranking, so no interval; under 3 pairs none either
+    assert mixfit.spearman_interval(a, np.ones(6), 200, 0) == (None, None)
+    assert mixfit.spearman_interval(a[:2], a[:2], 200, 0) == (None, None)
+    # deterministic in its seed
+    rng = np.random.default_rng(3)
+    x, z = rng.normal(size=12), rng.normal(size=12)
+    assert mixfit.spearman_interval(x, x + z, 200, 7) == mixfit.spearman_interval(x, x + z, 200, 7)
 
 
 def _source_shard(path, n_docs: int, length: int, first_id: int) -> dict:
