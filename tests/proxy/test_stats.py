@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import math
+from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -212,3 +215,55 @@ def test_seeds_needed_is_the_smallest_n_whose_own_t_mde_reaches_the_effect():
     assert stats.seeds_needed(0.0223, 0.01) == 4
     assert stats.seeds_needed(0.02081, 0.01) == 4  # mde(0.01, 4) = 0.020805
     assert stats.seeds_needed(0.02080, 0.01) == 5
+
+
+RESULTS = Path(__file__).resolve().parents[2] / "benchmarks" / "results"
+
+
+def _intervals(x: Any) -> list[dict[str, Any]]:
+    """Every stored paired interval (value, ci_low, ci_high, n, sd) in a results file, nested anywhere."""
+    if isinstance(x, list):
+        return [iv for v in x for iv in _intervals(v)]
+    if not isinstance(x, dict):
+        return []
+    own = [x] if {"value", "ci_low", "ci_high", "n", "sd"} <= set(x) and (x["n"] or 0) >= 2 else []
+    return own + [iv for v in x.values() for iv in _intervals(v)]
+
+
+def test_the_committed_results_recompute_from_their_stored_means_sds_and_seeds():
+    # each stored interval is mean +- t_.975,n-1 sd / sqrt(n); their per-seed values are not stored, so
+    # the mean and sd are taken as stored and the interval is what this module makes of them
+    files = sorted(RESULTS.glob("*.json"))
+    assert {f.name for f in files} >= {
+        "calibration-fresh-2026-12-06.json",
+        "mix_search-web-2026-12-06.json",
+        "transfer_ladder-web-2026-12-06.json",
+    }
+    seen = 0
+    for f in files:
+        for iv in _intervals(json.loads(f.read_text())):
+            half = stats.t_quantile(0.975, iv["n"] - 1) * iv["sd"] / math.sqrt(iv["n"])
+            again = stats.Interval(iv["value"], iv["value"] - half, iv["value"] + half, iv["n"], iv["sd"])
+            assert again.as_dict() == pytest.approx(iv, abs=1e-9), f.name
+            seen += 1
+    assert seen >= 100
+    cal = json.loads((RESULTS / "calibration-fresh-2026-12-06.json").read_text())
+    for point in ("demo", "web"):
+        c = cal[point]
+        nulls = [stats.Interval(**d["null_minus_raw"]) for d in c["per_draw"]]
+        inside = sum(not iv.excludes(0.0) for iv in nulls)
+        assert inside == c["null_inside"] == 20
+        lo, hi = stats.proportion_interval(inside, len(nulls))
+        assert [round(lo, 3), round(hi, 3)] == c["null_inside_ci95"]
+        # the curated - raw noise pooled over the draws (df 2 each), and its detectable effect at 3 seeds
+        sd = math.sqrt(np.mean([d["curated_minus_raw"]["sd"] ** 2 for d in c["per_draw"]]))
+        assert sd == pytest.approx(c["sd_curated_minus_raw_bpb"], abs=1e-12)
+        if "mde_bpb_at_3_seeds" in c:
+            assert stats.mde(sd, 3) == pytest.approx(c["mde_bpb_at_3_seeds"], abs=1e-9)
+    # the web null's interval over the 20 draw means was written with the table's t_.975,19 = 2.093: the
+    # library's 2.0930241 widens each end by 1.2e-7 (the rounded figure in the docs, -0.0147 to +0.0069, stays)
+    web = stats.paired_interval([d["null_minus_raw"]["value"] for d in cal["web"]["per_draw"]])
+    stored = cal["web"]["null_mean_diff_ci95_over_draws"]
+    assert web.ci_low == pytest.approx(stored[0] - 1.24e-7, abs=1e-9)
+    assert web.ci_high == pytest.approx(stored[1] + 1.24e-7, abs=1e-9)
+    assert [round(web.ci_low, 4), round(web.ci_high, 4)] == [-0.0147, 0.0069]
