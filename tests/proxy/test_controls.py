@@ -187,3 +187,17 @@ def test_the_null_must_be_shown_within_its_margin_on_the_calibrated_noise():
         (1.6820 + 2.2414) * 0.01 / 3**0.5, rel=1e-3
     )  # t_.95,42 + z_.9875
     assert default["margin_source"] == "what the noise supports at 97.5%"
+
+
+def test_with_its_calibrated_spread_the_planted_control_is_called_by_the_z_test():
+    """planted_noise: planted - null's calibrated spread, pooled with the run's own; the planted control is
+    then called worse when z = mean sqrt(n) / sd reaches 1.96, the rule the sequential calls use."""
+    cfg = parse({"planted": 0.2, "planted_noise": {"sd": 0.02, "dof": 40, "source": "draws"}})
+    heads = {"raw": RAW, "curated": RAW - 0.02, "null": SAME, "planted": FLAT + 0.02}  # +0.03 over the null
+    c = controls_block(Evidence(BASE, heads, "raw", "curated", {}, {}, cfg), CONTROLS, {})["planted"]
+    test = c["test"]
+    assert test["noise"]["dof"] == 42
+    assert test["z"] == pytest.approx(0.03 * 3**0.5 / test["noise"]["sd"], rel=1e-9)
+    assert c["called_worse"] is (test["z"] >= 1.959963984540054)
+    assert c["called_worse"] is True  # the paired t alone (df 2) would not call it:
+    assert c["diff_bpb"]["ci_low"] < 0

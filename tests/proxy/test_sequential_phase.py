@@ -20,9 +20,9 @@ def _section(**extra):
     return tiny_section(
         recipes={"raw": {"from": "raw"}, "curated": {"from": "kept"}},
         controls=[],
-        seeds=4,
+        seeds=5,
         noise={"sd": 0.05, "dof": 40, "source": "a test's"},
-        sequential={"effect": 0.1},
+        sequential={"effect": 0.08},
         **extra,
     )
 
@@ -34,7 +34,7 @@ def test_the_phase_stops_when_every_pair_is_decided_and_reports_the_designs_call
     section = _section()
     cfg = parse(section)
     design = cfg.sequential.design(0.05, 1)
-    assert design.looks == (2, 3)
+    assert design.looks == (3, 4, 5)
     ctx = RunContext(
         run_dir=tmp_path, config={}, engine=InlineEngine(progress=False), manifest={}, section=cfg
     )
@@ -42,11 +42,11 @@ def test_the_phase_stops_when_every_pair_is_decided_and_reports_the_designs_call
     g = json.loads((tmp_path / "goodput.json").read_text())
     mc = g["multiple_comparisons"]
     assert mc["method"] == "group-sequential"
-    assert mc["design"]["looks"] == [2, 3]
+    assert mc["design"]["looks"] == [3, 4, 5]
     row = mc["pairs"]["curated"]
     assert row["call"] in ("better", "worse", "not_called")
     looks_taken = [h["seeds"] for h in mc["history"]]
-    assert looks_taken in ([2], [2, 3])
+    assert looks_taken in ([3], [3, 4], [3, 4, 5])
     assert g["seeds"] == list(range(looks_taken[-1]))  # the report is the last stage's
     if row["call"] != "not_called":
         assert row["seeds"] == looks_taken[-1]

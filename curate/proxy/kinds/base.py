@@ -46,6 +46,7 @@ class Settings(Protocol):
     null_draw: int
     null_margin: float | None
     noise: Any
+    planted_noise: Any
 
     def points(self) -> list[Any]: ...
 

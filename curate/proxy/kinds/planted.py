@@ -5,14 +5,18 @@ can see a known effect of that size."""
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from scipy import stats as sps
+
+from curate.proxy import stats
 from curate.proxy.kinds.base import Evidence, Recipe, RunFiles, Settings, register
 from curate.proxy.kinds.null import Null, draw_prefix, draws
 from curate.proxy.kinds.raw import Raw
-from curate.proxy.statistics import analysis
+from curate.proxy.statistics import analysis, gate
 
 if TYPE_CHECKING:
     from curate.instrument.shards import ShardJob
@@ -92,6 +96,18 @@ class Planted(Recipe):
         iv = analysis.paired(ev.heads[self.name], ev.heads[ref])
         mult = analysis.multiplier_block(ev.base, iv)
         seen = analysis.call(iv) == "worse"
+        test: dict[str, Any] = {"method": stats.METHOD}
+        prior = ev.settings.planted_noise
+        if prior is not None:  # the calibrated spread, pooled with the run's: the z test the calls use
+            d = ev.heads[self.name][:, -1] - ev.heads[ref][:, -1]
+            noise = gate.pooled(d, prior)
+            z = float(d.mean()) * math.sqrt(len(d)) / noise.sd if noise.sd > 0 else math.inf
+            seen = z >= float(sps.norm.ppf(0.975))
+            test = {
+                "z": z,
+                "noise": noise.as_dict(),
+                "method": "two-sided z test at 5% on planted - null's per-seed spread pooled with the calibrated one",
+            }
         fraction, controlled = ev.settings.planted, ev.controlled
         built = self._built(fraction, controlled)
         shares = {
@@ -106,6 +122,7 @@ class Planted(Recipe):
             "diff_bpb": iv.as_dict(),
             "multiplier": mult,
             "called_worse": seen,
+            "test": test,
             "message": (
                 f"{built} is called worse than {against} ({analysis.fmt_multiplier(mult)}x): the instrument "
                 f"sees a known effect of this size in data that shares with raw what {controlled} shares"

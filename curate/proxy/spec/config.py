@@ -34,6 +34,8 @@ proxy:
   null_draw: 0                   # which family of null draws (calibration studies draw 0, 1, 2, ...)
   noise: {sd: 0.027, dof: 40, source: seeds 1000-1059}   # a pair's per-seed spread measured on fresh
                                  # seeds: the null's equivalence test and the power figures pool with it
+  planted_noise: {sd: 0.013, dof: 40, source: ...}   # planted - null's spread: the planted control is
+                                 # then called by the z test the sequential calls use, on it pooled
   null_margin: 0.05              # the null must be shown within +-this many bpb of raw (TOST at 5%);
                                  # default: the margin an unbiased null passes 97.5% of the time at the
                                  # run's seeds and noise (said in the report)
@@ -107,6 +109,7 @@ KEYS = [
     "null_margin",
     "noise",
     "sequential",
+    "planted_noise",
 ]
 TOKENIZER_KEYS = ["path", "sha256", "vocab_size", "sample_chars", "seed"]
 DEFAULT_CURVE = (0.25, 0.5, 1.0, 2.0)
@@ -144,6 +147,7 @@ class ProxyConfig:
     null_margin: float | None = None  # the null's equivalence margin (bpb); None: what its noise supports
     noise: Noise | None = None  # the calibrated per-seed spread of a recipe's (and the null's) pair with raw
     sequential: SequentialSpec | None = None  # seeds until decided (proxy.sequential)
+    planted_noise: Noise | None = None  # the calibrated per-seed spread of planted - null
     search: SearchSpec | None = None  # proxy.search, run after the measurement (curate.proxy.design.search)
     mix: MixSpec | None = None  # proxy.mix: run by curate mix and by the proxy phase after its measurement
 
@@ -259,6 +263,8 @@ def _gate_keys(raw: dict[str, Any]) -> dict[str, Any]:
         kw["null_margin"] = float(v)
     if "noise" in raw:
         kw["noise"] = _noise(raw["noise"])
+    if "planted_noise" in raw:
+        kw["planted_noise"] = _noise(raw["planted_noise"], "planted_noise")
     if "sequential" in raw:
         if "noise" not in raw:
             raise ProxyConfigError(
@@ -268,15 +274,15 @@ def _gate_keys(raw: dict[str, Any]) -> dict[str, Any]:
     return kw
 
 
-def _noise(raw: Any) -> Noise:
-    """``proxy.noise``: the per-seed spread of a pair with raw measured on fresh calibration seeds."""
-    n = check_keys(raw, ["sd", "dof", "source"], "proxy.noise")
+def _noise(raw: Any, key: str = "noise") -> Noise:
+    """``proxy.noise`` (``planted_noise``): a pair's per-seed spread measured on fresh calibration seeds."""
+    n = check_keys(raw, ["sd", "dof", "source"], f"proxy.{key}")
     sd, dof = n.get("sd"), n.get("dof")
     if not isinstance(sd, int | float) or isinstance(sd, bool) or not sd > 0:
-        raise ProxyConfigError(("noise", "sd"), f"expected a spread in bpb > 0, got {sd!r}")
+        raise ProxyConfigError((key, "sd"), f"expected a spread in bpb > 0, got {sd!r}")
     if not isinstance(dof, int) or isinstance(dof, bool) or dof < 1:
         raise ProxyConfigError(
-            ("noise", "dof"), f"expected its degrees of freedom (an integer >= 1), got {dof!r}"
+            (key, "dof"), f"expected its degrees of freedom (an integer >= 1), got {dof!r}"
         )
     return Noise(float(sd), dof, str(n.get("source", "")))
 

@@ -9,7 +9,8 @@ proxy:
 ```
 
 The looks follow from them: the fixed design's seeds for that power at that effect (Bonferroni over the
-decision's recipes), at most 1.2 times as many, looked at after 25 to 100% of them (from 2 seeds);
+decision's recipes), at most 1.2 times as many, looked at after 25 to 100% of them (from 3 seeds, which
+the controls need);
 ``proxy.seeds`` is then the seeds drawn from, in order (default 0, 1, 2, ...), and must hold the last look.
 """
 
@@ -35,7 +36,8 @@ class SequentialSpec:
         effect_sd = self.effect / sd
         n_fix = seq.fixed_seeds(alpha=a, power=self.power, effect=effect_sd)
         power = seq.fixed_power(n_fix, alpha=a, effect=effect_sd)
-        return seq.design(seq.looks_for(n_fix), alpha=a, power=power, effect=effect_sd)
+        # the controls are checked at the seeds the measurement stops at: never fewer than three
+        return seq.design(seq.looks_for(n_fix, first=3), alpha=a, power=power, effect=effect_sd)
 
 
 def parse_sequential(raw: Any) -> SequentialSpec:
