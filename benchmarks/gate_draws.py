@@ -16,6 +16,8 @@ Resumable: a draw whose report exists under ``RUN/proxy/gate/`` is read back, no
         --out benchmarks/results/gate-demo.json
     python benchmarks/gate_draws.py runs/demo --point demo --draws 10 --first-seed 3500 --broken shuffle_tokens \\
         --out benchmarks/results/gate-demo.json
+    python benchmarks/gate_draws.py runs/demo --point demo --summary pipelines/demo.yaml --calibration 12 \\
+        --out benchmarks/results/gate-demo.json
 """
 
 from __future__ import annotations
@@ -88,20 +90,123 @@ def run_draw(ctx: Any, section: dict[str, Any], tag: str) -> dict[str, Any]:
     }
 
 
+def gate_of(per_seed: dict[str, list[float]], section: dict[str, Any], controlled: str) -> dict[str, Any]:
+    """The decision gate on one draw's per-seed headline bpb at T, exactly as a run applies it (the control
+    kinds' checks and :func:`curate.proxy.assembly.controls.decision`), with ``section``'s settings."""
+    import numpy as np
+
+    from curate.proxy.assembly.controls import controls_block
+    from curate.proxy.kinds import kind
+    from curate.proxy.kinds.base import Evidence
+    from curate.proxy.spec.config import parse_section
+    from curate.proxy.statistics.analysis import Baseline
+
+    cfg = parse_section({**section, "recipes": {"raw": {"from": "raw"}, controlled: {"from": "kept"}}})
+    heads = {r: np.asarray(v, dtype=np.float64)[:, None] for r, v in per_seed.items()}
+    budget = float(cfg.budget)
+    base = Baseline(np.array([budget]), heads[cfg.baseline][:, -1:], budget)  # multipliers: bounds only
+    ev = Evidence(base, heads, cfg.baseline, controlled, {}, {}, cfg)
+    block = controls_block(ev, [kind(c)(c) for c in ("null", "planted")], {})
+    return {
+        "supported": block["decision"]["supported"],
+        "null_passed": block["null"]["passed"],
+        "null_separates": not block["null"]["contains_1"],
+        "planted_called": block["planted"]["called_worse"],
+        "reasons": block["decision"]["reasons"],
+    }
+
+
+def _rate(k: int, n: int) -> dict[str, Any]:
+    """A rate with its Clopper-Pearson 95% interval (scipy.stats.binomtest)."""
+    from scipy.stats import binomtest
+
+    ci = binomtest(k, n).proportion_ci(0.95, method="exact") if n else None
+    return {"k": k, "n": n, "value": k / n if n else None, "ci95": [ci.low, ci.high] if ci else None}
+
+
+def summary(point: dict[str, Any], section: dict[str, Any], calibration: int) -> dict[str, Any]:
+    """The gate's error rates on a point's draws: the first ``calibration`` healthy draws set the planted
+    control's calibrated spread (planted - null, their seeds pooled) and are left out of the rates."""
+    import numpy as np
+
+    ok = [d for d in point["draws"] if not d["broken"]]
+    calib, rest = ok[:calibration], ok[calibration:]
+    diffs = [np.asarray(d["per_seed_bpb"]["planted"]) - np.asarray(d["per_seed_bpb"]["null"]) for d in calib]
+    dof = sum(len(x) - 1 for x in diffs)
+    ss = sum(float(((x - x.mean()) ** 2).sum()) for x in diffs)
+    planted_noise = (
+        {
+            "sd": (ss / dof) ** 0.5,
+            "dof": dof,
+            "source": f"planted - null on {len(calib)} fresh draws (seeds {calib[0]['seeds'][0]}-{calib[-1]['seeds'][-1]})",
+        }
+        if dof
+        else None
+    )
+    sec = {**section, **({"planted_noise": planted_noise} if planted_noise else {})}
+    for d in point["draws"]:
+        d["gate"] = gate_of(d["per_seed_bpb"], sec, d["controlled"])
+    broken = [d for d in point["draws"] if d["broken"]]
+    return {
+        "draws": len(rest),
+        "calibration_draws": len(calib),
+        "planted_noise": planted_noise,
+        "null_margin": section.get("null_margin"),
+        "noise": section.get("noise"),
+        "false_alarm_rate": _rate(sum(not d["gate"]["supported"] for d in rest), len(rest)),
+        "broken_catch_rate": _rate(sum(not d["gate"]["supported"] for d in broken), len(broken)),
+        "broken_by_mode": {
+            m: _rate(
+                sum(not d["gate"]["supported"] for d in broken if d["broken"] == m),
+                sum(d["broken"] == m for d in broken),
+            )
+            for m in sorted({d["broken"] for d in broken})
+        },
+        "planted_power": _rate(sum(d["gate"]["planted_called"] for d in rest), len(rest)),
+        "null_false_fail": _rate(sum(not d["gate"]["null_passed"] for d in rest), len(rest)),
+    }
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("run", type=Path, help="a finished run directory (kept/, rejected/, manifest.json)")
     ap.add_argument("--point", required=True, help="the point's name in the output (demo, web)")
-    ap.add_argument("--draws", type=int, required=True)
+    ap.add_argument("--draws", type=int, default=0)
     ap.add_argument(
-        "--first-seed", type=int, required=True, help="draw k uses the next `seeds` seeds from here"
+        "--first-seed", type=int, default=0, help="draw k uses the next `seeds` seeds from here"
     )
     ap.add_argument("--seeds", type=int, help="seeds per draw (default: the run's proxy.seeds)")
     ap.add_argument("--controlled", default="curated", help="the recipe the controls control")
     ap.add_argument("--broken", default="", choices=["", "shuffle_tokens", "unpaired"])
     ap.add_argument("--engine", default="ray", choices=["ray", "inline"])
     ap.add_argument("--out", type=Path, required=True, help="the results JSON (draws are added to it)")
+    ap.add_argument(
+        "--summary",
+        type=Path,
+        metavar="PIPELINE",
+        help="do not draw: decide every recorded draw of --point by the gate with PIPELINE's proxy settings "
+        "and write the rates into --out",
+    )
+    ap.add_argument(
+        "--calibration", type=int, default=0, help="with --summary: healthy draws that set planted_noise"
+    )
     args = ap.parse_args(argv)
+    if args.summary:
+        import yaml
+
+        results = json.loads(args.out.read_text())
+        section = (yaml.safe_load(args.summary.read_text()) or {}).get("proxy") or {}
+        section.pop("planted_noise", None)  # measured here, from the calibration draws
+        point = results[args.point]
+        point["summary"] = {
+            "pipeline": str(args.summary),
+            "commit": _commit(),
+            "command": "python benchmarks/gate_draws.py " + " ".join(sys.argv[1:]),
+            **summary(point, section, args.calibration),
+        }
+        args.out.write_text(json.dumps(results, indent=1) + "\n")
+        print(json.dumps({k: v for k, v in point["summary"].items() if k != "draws_detail"}, indent=1))
+        return 0
 
     from curate.core.engine import make_engine
     from curate.runtime.context import RunContext, load_manifest
