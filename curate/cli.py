@@ -47,6 +47,8 @@ def _run(args: argparse.Namespace) -> int:
     if args.engine:
         cfg.engine.kind = args.engine
     out = args.output or (cfg.raw.get("output") or {}).get("dir") or f"runs/{cfg.name}"
+    if not args.quiet:
+        _print_estimate(cfg, phases=not args.no_phases)
     manifest = run_pipeline(
         cfg, out, progress=not args.quiet, phases=not args.no_phases, restart=args.restart
     )
@@ -58,6 +60,19 @@ def _run(args: argparse.Namespace) -> int:
 
     print(format_run_summary(manifest, out))
     return 0
+
+
+def _print_estimate(cfg: Any, *, phases: bool) -> None:
+    """What the run will cost here, before it starts (``curate plan PIPELINE`` prints the same): the
+    curation and the proxy phase, CPU-seconds and wall time, with the settings that drive them. An input
+    the estimate cannot read is the run's to report: the estimate then says it is not available."""
+    from curate.plan.estimate import estimate_run, format_estimate
+
+    try:
+        text = format_estimate(estimate_run(cfg, proxy=phases))
+    except Exception as e:  # the run itself checks its input and says what is wrong
+        text = f"estimate: not available ({type(e).__name__}: {e})"
+    print(text, file=sys.stderr, flush=True)
 
 
 def _inspect(args: argparse.Namespace) -> int:

@@ -110,7 +110,8 @@ def test_sigterm_stops_an_embedded_ray_run_cleanly_and_the_hint_resumes_it(tmp_p
     assert "SIGTERM received" not in out + err
     assert "PC: @" not in out + err
     assert ray_noise(out + err) == []
-    [line] = without_bars(err)
+    *estimate, line = without_bars(err)  # the estimate said before the run, then the hint
+    assert estimate[0].startswith("estimate on this machine")
     hint = (
         "curate run: interrupted; what finished is kept. To resume, rerun: "
         f"curate run {tmp_path / 'p.yaml'} --output {tmp_path / 'run'} --no-phases"

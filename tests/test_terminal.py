@@ -19,8 +19,11 @@ def test_a_ray_run_shows_curate_output_only_and_its_log_says_where_the_workers_w
     )
     assert r.returncode == 0, r.stderr
     assert ray_noise(r.stdout + r.stderr) == []
-    # stderr: progress bars only (and the newline after the last); stdout: the run's summary
-    assert without_bars(r.stderr) == []
+    # stderr: the estimate said before the run, then progress bars only (and the newline after the last);
+    # stdout: the run's summary
+    estimate = without_bars(r.stderr)
+    assert estimate[0].startswith("estimate on this machine (1 core, ray engine, load ")
+    assert all(line.startswith("  ") for line in estimate[1:])
     assert r.stdout.startswith(f"run t -> {tmp_path / 'run'}\n")
     assert "input 20 = kept 14 + rejected 4 + quarantined 2  (balanced)" in r.stdout
     assert r.stdout.endswith(f"report: {tmp_path / 'run' / 'report.html'}\n")  # the card, then the report

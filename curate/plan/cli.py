@@ -1,4 +1,7 @@
-"""``curate plan``: projected wall time, shuffle bytes, memory and bottleneck of a pipeline at scale."""
+"""``curate plan``: what a pipeline costs. Without ``--bytes``: the run as it stands, on this machine (the
+curation and the proxy phase's CPU-seconds and wall time, :mod:`curate.plan.estimate`, what ``curate run``
+prints before it starts). With ``--bytes``: projected wall time, shuffle bytes, memory and bottleneck at a
+corpus size (:mod:`curate.plan.model`)."""
 
 from __future__ import annotations
 
@@ -8,13 +11,15 @@ from pathlib import Path
 from typing import Any
 
 EXAMPLE = """example:
+  curate plan pipelines/demo.yaml                                                  # this run, on this machine
   curate plan pipelines/web.yaml --docs 1e9 --bytes 1e12 --nodes 16 --cores 32
   curate plan pipelines/web.yaml --docs 100e6 --bytes 100e9 --nodes 1 --cores 64 --dup-rate 0.2
   curate plan pipelines/web.yaml --bytes 1e9 --cores 2 --from-run runs/web_pilot   # calibrated by a pilot
   curate plan pipelines/web.yaml --docs 1e6 --bytes 1e9 --engine inline              # one process, one core
 
-Rates are per-core throughputs measured by this repository's benchmarks (BENCHMARKS.md); see
-docs/scale.md for what the model assumes and how far it has been checked.
+Stage rates are per-core throughputs measured by this repository's benchmarks (BENCHMARKS.md); the proxy
+trainer's speed is measured on this machine once (cached in ~/.cache/curate/speed.json); see docs/scale.md
+for what the model assumes and how far it has been checked.
 """
 
 
@@ -29,7 +34,12 @@ def _plan(args: argparse.Namespace) -> int:
     from curate.pipeline.config import load_pipeline
     from curate.plan.model import format_plan, pilot_from_manifest, pipeline_stage_names, project
 
-    cfg = load_pipeline(args.pipeline)
+    cfg = load_pipeline(args.pipeline, list(args.set or []))
+    if args.bytes is None:
+        from curate.plan.estimate import estimate_run, format_estimate
+
+        print(format_estimate(estimate_run(cfg, engine=args.engine)))
+        return 0
     names, driver_components = pipeline_stage_names(cfg)
     engine = args.engine or cfg.engine.kind
     pilot = None
@@ -66,7 +76,17 @@ def register(sub: Any) -> None:
     p.add_argument(
         "--docs", type=_number, help="documents in the corpus (default: estimated from --bytes, and said so)"
     )
-    p.add_argument("--bytes", type=_number, required=True, help="bytes of document text")
+    p.add_argument(
+        "--bytes",
+        type=_number,
+        help="bytes of document text to project to (without it: the pipeline's own input, on this machine)",
+    )
+    p.add_argument(
+        "--set",
+        action="append",
+        metavar="KEY=VALUE",
+        help="override a config key by dotted path, as curate run",
+    )
     p.add_argument("--nodes", type=_number, default=1, help="worker nodes (default 1)")
     p.add_argument("--cores", type=_number, default=8, help="CPU cores per node (default 8)")
     p.add_argument(

@@ -21,6 +21,9 @@ GIB = 2**30
 class Rate:
     mb_per_core_s: float
     source: str
+    # a stage whose cost follows documents, not bytes (an encoder truncating each text): documents per
+    # CPU-second, used instead of mb_per_core_s when set
+    docs_per_core_s: float | None = None
 
 
 # Per-core throughput, MB of text per CPU-second, as measured here (2-core shared machines: pessimistic).
@@ -47,6 +50,15 @@ RATES: dict[str, Rate] = {
     "fasttext_quality_v1": Rate(11.5, "RESULTS-scorers.md: ~6,000 docs/s on 4,609 docs of 8.8 MB"),
     "degeneration_v1": Rate(5.6, "RESULTS-scorers.md: 2,900 docs/s, the low end"),
     "select": Rate(500.0, "column comparisons only (not measured; negligible)"),
+    # Per document (BENCHMARKS.md 11, 2026-12-06, f455c8c, CPU B, one thread; collect + reduce + apply):
+    # the hashed embedding, and a neural encoder (all-MiniLM-L6-v2, texts truncated at 256 tokens).
+    "semantic_dedup_v1": Rate(
+        0.0, "BENCHMARKS.md 11: hashed embedding, 2,675 docs per CPU-s (2,000 documents)", 2675.0
+    ),
+    "semantic_dedup_v1[neural]": Rate(
+        0.0, "BENCHMARKS.md 11: all-MiniLM-L6-v2, 10.0 docs per CPU-s (2,000 documents)", 10.0
+    ),
+    "pii_v1": Rate(0.0, "BENCHMARKS.md 10 (2026-12-07): 51,214 docs/s on web text, one core", 51214.0),
 }
 UNMEASURED = Rate(2.0, "NOT MEASURED: assumed 2 MB/s per core")
 # The spaCy-compatible word split of a batch, paid once by the first word-based filter of a pipeline:
@@ -85,7 +97,31 @@ DOC_BYTES = 1125
 # rejected/ took 3.26 MB (0.48x the text, zstd Parquet with scores) and _work/ 6.41 MB for its two
 # segments (0.48x each: every segment writes its parts; they stay until the run directory is removed).
 PARQUET_PER_TEXT_BYTE = 0.48
-GLOBAL_STAGES = {"exact_dedup_v1", "minhash_dedup_v1", "line_dedup_v1", "decontaminate_v1", "diversity_v1"}
+GLOBAL_STAGES = {
+    "exact_dedup_v1",
+    "minhash_dedup_v1",
+    "line_dedup_v1",
+    "decontaminate_v1",
+    "diversity_v1",
+    "semantic_dedup_v1",
+}
+
+
+def base_name(name: str) -> str:
+    """The registry name of a stage name as :func:`pipeline_stage_names` gives it (``x[variant]`` -> ``x``)."""
+    return name.split("[", 1)[0]
+
+
+def builtin_rate(name: str, inline: bool = False) -> Rate:
+    """The built-in rate of a stage name (a ``[variant]`` with no rate of its own takes the variant
+    family's, e.g. any encoder of semantic_dedup_v1 the neural rate), else :data:`UNMEASURED`."""
+    if inline and name in INLINE_RATES:
+        return INLINE_RATES[name]
+    if name in RATES:
+        return RATES[name]
+    if "[" in name and f"{base_name(name)}[neural]" in RATES:
+        return RATES[f"{base_name(name)}[neural]"]
+    return UNMEASURED
 
 
 @dataclass
@@ -181,6 +217,7 @@ def project(
     driver_components: bool = False,
     pilot: Pilot | None = None,
     engine: str = "ray",
+    measured: dict[str, Rate] | None = None,
 ) -> Plan:
     """Project a run of the stages (registry names, in order, ``read`` first) over ``docs`` documents
     of ``nbytes`` bytes of text on ``nodes`` nodes of ``cores`` cores each. ``dup_rate``: the share of
@@ -190,7 +227,8 @@ def project(
     the built-in rates and the assumption that every stage sees all input; ``engine``: ``ray`` (stages
     on every core of every node, global stages through a shuffle) or ``inline`` (one process on one core:
     ``nodes`` and ``cores`` are taken as 1, global stages group their keys in memory at their inline
-    rates, nothing crosses a network)."""
+    rates, nothing crosses a network); ``measured``: rates measured on this machine (e.g. the input's read),
+    used instead of the built-in ones."""
     if engine not in ENGINES:
         raise ValueError(f"engine: expected one of {', '.join(ENGINES)}, got {engine!r}")
     inline = engine == "inline"
@@ -209,9 +247,13 @@ def project(
     partitions = total
     split_paid = False
     for name in stage_names:
-        builtin = (INLINE_RATES.get(name) if inline else None) or RATES.get(name, UNMEASURED)
+        builtin = (measured or {}).get(name) or builtin_rate(name, inline)
         rate = pilot.rates[name] if pilot else builtin
-        core_s = nbytes * (pilot.shares[name] if pilot else 1.0) / MB / rate.mb_per_core_s
+        share = pilot.shares[name] if pilot else 1.0
+        if rate.docs_per_core_s:
+            core_s = docs * share / rate.docs_per_core_s
+        else:
+            core_s = nbytes * share / MB / rate.mb_per_core_s
         source = rate.source
         if name in WORD_STAGES and not split_paid and not pilot:  # a pilot's rate has the split in it
             core_s += nbytes / MB / WORD_SPLIT.mb_per_core_s
@@ -236,10 +278,10 @@ def project(
     if driver_components and "minhash_dedup_v1" in stage_names:
         plan.driver_peak_gib += docs * dup_rate * (2 * 16 + 2 * 28) / GIB  # pairs + ids on the driver
         plan.notes.append("minhash components: driver: pairs and ids gather on the driver")
-    segments = 1 + sum(1 for n in stage_names if n in GLOBAL_STAGES)
+    segments = 1 + sum(1 for n in stage_names if base_name(n) in GLOBAL_STAGES)
     plan.output_bytes = nbytes * PARQUET_PER_TEXT_BYTE
     plan.scratch_bytes = nbytes * PARQUET_PER_TEXT_BYTE * segments + sum(
-        s.shuffle_bytes for s in plan.stages if s.name in GLOBAL_STAGES
+        s.shuffle_bytes for s in plan.stages if base_name(s.name) in GLOBAL_STAGES
     )
     unmeasured = [s for s in plan.stages if s.source == UNMEASURED.source]
     if unmeasured:
@@ -306,14 +348,16 @@ def format_plan(plan: Plan) -> str:
 
 
 def pipeline_stage_names(cfg: Any) -> tuple[list[str], bool]:
-    """The registry names of a pipeline's stages in order (``read`` first; a ``filter:`` counts once),
-    and whether MinHash runs with ``components: driver``."""
+    """The registry names of a pipeline's stages in order (``read`` first; a ``filter:`` counts once; a
+    semantic_dedup_v1 with an encoder as ``semantic_dedup_v1[<model>]``: its cost is the encoder's), and
+    whether MinHash runs with ``components: driver``."""
     from curate.pipeline.config import build_stages
 
     names: list[str] = ["read"]
     driver = False
     for st in build_stages(cfg):
-        names.append(st.name)
+        model = getattr(st.params, "model", None) if st.name == "semantic_dedup_v1" else None
+        names.append(f"{st.name}[{model}]" if model else st.name)
         if st.name == "minhash_dedup_v1" and getattr(st.params, "components", "engine") == "driver":
             driver = True
     return names, driver
