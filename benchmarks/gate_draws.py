@@ -172,12 +172,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("run", type=Path, help="a finished run directory (kept/, rejected/, manifest.json)")
     ap.add_argument("--point", required=True, help="the point's name in the output (demo, web)")
     ap.add_argument("--draws", type=int, default=0)
-    ap.add_argument(
-        "--first-seed", type=int, default=0, help="draw k uses the next `seeds` seeds from here"
-    )
+    ap.add_argument("--first-seed", type=int, default=0, help="draw k uses the next `seeds` seeds from here")
     ap.add_argument("--seeds", type=int, help="seeds per draw (default: the run's proxy.seeds)")
     ap.add_argument("--controlled", default="curated", help="the recipe the controls control")
     ap.add_argument("--broken", default="", choices=["", "shuffle_tokens", "unpaired"])
+    ap.add_argument(
+        "--planted", type=float, help="the planted control's share (default: the run's proxy.planted)"
+    )
     ap.add_argument("--engine", default="ray", choices=["ray", "inline"])
     ap.add_argument("--out", type=Path, required=True, help="the results JSON (draws are added to it)")
     ap.add_argument(
@@ -213,7 +214,9 @@ def main(argv: list[str] | None = None) -> int:
 
     manifest = load_manifest(args.run)
     config = manifest.get("config") or {}
-    section = config.get("proxy") or {}
+    section = dict(config.get("proxy") or {})
+    if args.planted is not None:
+        section["planted"] = args.planted
     n = args.seeds or (
         section.get("seeds") if isinstance(section.get("seeds"), int) else len(section["seeds"])
     )
