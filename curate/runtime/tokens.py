@@ -1,11 +1,17 @@
 """Token counts for the per-stage accounting: the unit every training budget is written in.
 
-With a tokenizer configured (``export.tokenizer``: a Hugging Face ``tokenizer.json``, by path or URL, or
-a name such as ``gpt2``, :mod:`curate.io.named_tokenizers`), every stage's
-documents are counted with it (no special tokens); otherwise with a fast whitespace-word count
-(maximal runs of non-whitespace characters, counted on the UTF-8 bytes in numpy). The manifest names the unit in its
-top-level ``tokens_unit`` (``whitespace_words`` or ``tokenizer:<file name>``), so the two are never
-confused.
+One rule picks a run's unit (:func:`token_counter`), so that a count and a yield mean one tokenizer where
+the run has one before its stages start: the export's tokenizer when ``export.tokenizer`` names one (a
+Hugging Face ``tokenizer.json``, by path or URL, or a name such as ``gpt2``,
+:mod:`curate.io.named_tokenizers`): the tokens the shards will hold; else the proxy's when
+``proxy.tokenizer.path`` fixes it (its yields then count the same tokens); else a fast whitespace-word
+count (maximal runs of non-whitespace characters, counted on the UTF-8 bytes in numpy), since a proxy
+tokenizer trained on the input exists only after the stages ran. Documents are counted without special
+tokens. The manifest names the unit in its top-level ``tokens_unit`` (``whitespace_words`` or
+``tokenizer:<file or name>``) and every table that prints a count says it (:func:`unit_label`). The
+verdict's yields and goodput are always in the proxy tokenizer's tokens (``goodput.json``'s
+``tokenizer``): its multiplier is measured in them, and yield x multiplier is the same number in any
+tokenizer only when both are counted in one.
 """
 
 from __future__ import annotations
@@ -139,9 +145,19 @@ def whitespace_word_counts(text: pa.ChunkedArray | pa.Array) -> np.ndarray:
     return counts
 
 
-def token_counter(export_section: dict[str, Any] | None) -> TokenCounter:
-    """The run's counter: ``export.tokenizer`` when set, else whitespace words; ``proxy`` counts
-    whitespace words too (the proxy phase makes that tokenizer after the stages ran).
+def unit_label(tokens_unit: str) -> str:
+    """A ``tokens_unit`` in a word, beside a count or in a table's header: the tokenizer's name or file
+    (``gpt2``, ``proxy_tokenizer_python_docs.json``), or ``words``."""
+    if tokens_unit.startswith("tokenizer:"):
+        return tokens_unit.split(":", 1)[1]
+    return "words" if tokens_unit == WHITESPACE_WORDS else tokens_unit
+
+
+def token_counter(export_section: dict[str, Any] | None, proxy_tokenizer: str | None = None) -> TokenCounter:
+    """The run's counter (the module docstring's rule): ``export.tokenizer`` when set, else the proxy's
+    tokenizer file (``proxy_tokenizer``: ``proxy.tokenizer.path``) when there is one, else whitespace
+    words. ``export.tokenizer: proxy`` is the proxy's tokenizer: its file when fixed, else whitespace
+    words (the proxy phase trains that tokenizer after the stages ran).
 
     A file is the one the export will use: the pipeline's load resolved it once
     (:func:`curate.io.paths.locate`; a relative path given here resolves by the same rule, without a
@@ -150,7 +166,12 @@ def token_counter(export_section: dict[str, Any] | None) -> TokenCounter:
     for; a name is built as :mod:`curate.io.named_tokenizers` builds it."""
     ref = (export_section or {}).get("tokenizer")
     if not ref or ref == named_tokenizers.PROXY:
-        return TokenCounter()
+        if not proxy_tokenizer:
+            return TokenCounter()
+        try:
+            return TokenCounter(str(paths.locate(proxy_tokenizer, key="proxy.tokenizer.path")))
+        except paths.PathNotFound as e:
+            raise FileNotFoundError(f"{e}; give the proxy's tokenizer.json or remove the key") from None
     if ref in named_tokenizers.BUILDERS:
         named_tokenizers.named(ref)  # a missing package fails here, before any stage runs
         return TokenCounter(ref)

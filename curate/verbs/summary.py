@@ -14,13 +14,17 @@ from curate.report import sources
 from curate.report.verdict import nbytes
 from curate.runtime.context import load_manifest
 from curate.runtime.manifest import deciding_columns
+from curate.runtime.tokens import unit_label
 
 
 def stage_table(manifest: dict[str, Any]) -> str:
-    """A fixed-width table: stage, docs in/out, bytes out, tokens out (when the manifest counts them),
-    wall and CPU seconds, top removal reasons."""
+    """A fixed-width table: stage, docs in/out, bytes out, tokens out in the run's unit, named in the
+    header (when the manifest counts them), wall and CPU seconds (its workers' included), top removal
+    reasons."""
     tokens = any("tokens_out" in s for s in manifest["stages"])
-    head = ["stage", "docs in", "docs out", "removed", "bytes out"] + (["tokens out"] if tokens else [])
+    unit = manifest.get("tokens_unit")
+    named = f"tokens out ({unit_label(unit)})" if unit else "tokens out"
+    head = ["stage", "docs in", "docs out", "removed", "bytes out"] + ([named] if tokens else [])
     rows = [tuple([*head, "wall s", "cpu s", "top reasons"])]
     for s in manifest["stages"]:
         removed = sum(s["removed"].values())
@@ -54,7 +58,10 @@ def format_run_summary(manifest: dict[str, Any], out: str | Path) -> str:
         f"  ({'balanced' if a['balanced'] else 'NOT BALANCED'}); wall {manifest['wall_s']:.1f} s",
     ]
     if manifest.get("tokens_unit"):
-        lines.insert(2, f"tokens counted as {manifest['tokens_unit']}")
+        lines.insert(2, tokens_line(manifest))
+    cost = cost_line(manifest)
+    if cost:
+        lines.append(cost)
     by_source = sources.terminal(manifest)  # a run of several sources
     if by_source:
         lines.append(by_source)
@@ -77,6 +84,39 @@ def format_run_summary(manifest: dict[str, Any], out: str | Path) -> str:
     if report.exists():
         lines.append(f"report: {report}")
     return "\n".join(lines)
+
+
+def tokens_line(manifest: dict[str, Any]) -> str:
+    """What the run's token counts are (``tokens_unit``) and, for a run with proxy runs whose tokenizer
+    is another, that the verdict's yields count the proxy tokenizer's tokens."""
+    unit = manifest["tokens_unit"]
+    line = f"tokens counted as {unit}"
+    proxy = (manifest.get("config") or {}).get("proxy")
+    if proxy is not None and "proxy" in (manifest.get("phases") or {}):
+        fixed = ((proxy.get("tokenizer") or {}) if isinstance(proxy, dict) else {}).get("path")
+        if not (fixed and unit == f"tokenizer:{Path(str(fixed)).name}"):
+            line += (
+                "; yield and goodput count the proxy tokenizer's tokens (its multiplier is measured in them)"
+            )
+    return line
+
+
+def cost_line(manifest: dict[str, Any]) -> str | None:
+    """The run's CPU-seconds wherever they ran (the driver and every worker): the curation's, by part,
+    and each phase's."""
+    cpu = manifest.get("cpu")
+    if not cpu:
+        return None
+    parts = f"stages {cpu['stages_s']:,.1f}, part I/O {cpu['io_s']:,.1f}"
+    if cpu.get("target_s"):
+        parts += f", target {cpu['target_s']:,.1f}"
+    phases = [
+        f"{name} {r['cpu_s']:,.1f}"
+        for name, r in (manifest.get("phases") or {}).items()
+        if isinstance(r, dict) and "cpu_s" in r
+    ]
+    after = f"; {', '.join(phases)}" if phases else ""
+    return f"cost: curation {cpu['total_s']:,.1f} CPU-s ({parts}){after}; workers' CPU included"
 
 
 def resolve_reasons(query: str, by_reason: dict[str, int]) -> list[str]:
