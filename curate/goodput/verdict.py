@@ -137,6 +137,9 @@ class PairPower(Block):
     sd_dof: int | None = req()
     mde_bpb: Num = req()
     mde_multiplier: MdeMultiplier = req(MdeMultiplier)
+    sd_interval: list[Num] = opt(list, doc="the spread's 95% interval (chi-square at its df)")
+    sd_source: str | None = opt(doc="what the spread was pooled from")
+    mde_bpb_interval: list[Num] = opt(list, doc="the MDE at the spread interval's ends")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -162,6 +165,9 @@ class Power(Block):
     sd_dof: int | None = req()
     mde_bpb: Num = req()
     mde_multiplier: MdeMultiplier = req(MdeMultiplier)
+    sd_interval: list[Num] = opt(list, doc="the spread's 95% interval (chi-square at its df)")
+    sd_source: str | None = opt(doc="what the spread was pooled from")
+    mde_bpb_interval: list[Num] = opt(list, doc="the MDE at the spread interval's ends")
     method: str | None = req()
     by_pair: dict[str, PairPower] = opt(dict)
     seeds_needed: list[SeedsNeeded] = req(list)

@@ -98,12 +98,13 @@ def paired_interval(diffs: np.ndarray | list[float], level: float = 0.95) -> Int
     return Interval(mean, mean - half, mean + half, n, sd)
 
 
-def mde(sd: float, n: int, *, level: float = 0.95, power: float = 0.8) -> float:
+def mde(sd: float, n: int, *, level: float = 0.95, power: float = 0.8, dof: int | None = None) -> float:
     """Minimum detectable mean difference of a two-sided paired t-test with ``n`` seeds and per-seed
-    difference spread ``sd``: ``(t_{(1+level)/2, n-1} + t_{power, n-1}) · sd / √n``; ``inf`` for n < 2."""
+    difference spread ``sd``: ``(t_{(1+level)/2, df} + t_{power, df}) · sd / √n``, df the spread's degrees
+    of freedom (``dof``; default the pair's own, n - 1); ``inf`` for n < 2."""
     if n < 2 or not math.isfinite(sd):
         return math.inf
-    df = n - 1
+    df = dof if dof is not None else n - 1
     return (t_quantile(0.5 + level / 2, df) + t_quantile(power, df)) * sd / math.sqrt(n)
 
 

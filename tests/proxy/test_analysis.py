@@ -6,6 +6,7 @@ import math
 
 import numpy as np
 import pytest
+from scipy import stats as sps
 
 from curate.proxy.assembly import controls
 from curate.proxy.kinds.base import Evidence
@@ -179,3 +180,26 @@ def test_a_planted_control_not_called_worse_at_a_ladder_point_is_a_warning_namin
         "the planted control (40% of the null's documents word-shuffled, worse by construction) is not called worse "
         "at proxy_5m@147456 (0.81x), proxy_1m@512 (>2.00x): that point could not see a known effect"
     )
+
+
+def test_power_reads_a_spread_with_degrees_of_freedom_and_says_its_interval():
+    """With the calibrated noise the verdict pair's spread is pooled with it (df 40 + n - 1); without,
+    with the run's other recipes' pairs; the MDE uses that df, and its interval comes from the spread's
+    chi-square interval."""
+    from curate.proxy.statistics.gate import Noise
+
+    raw, cur, hi = _heads(0.0, 0.01, 1), _heads(-0.02, 0.01, 2), _heads(-0.03, 0.01, 3)
+    base = _base(raw)
+    pairs = analysis.Pairs({"raw": raw, "cur": cur, "hi": hi}, ["raw", "cur", "hi"], "raw")
+    n = raw.shape[0]
+    calibrated = analysis.power(base, pairs, n, ("cur", "raw"), Noise(0.02, 40, "seeds 1000-1059"))
+    assert calibrated["sd_dof"] == 40 + n - 1
+    assert calibrated["sd_source"].endswith("pooled with seeds 1000-1059 (df 40)")
+    lo, hi_sd = calibrated["sd_interval"]
+    assert lo < calibrated["sd_diff_bpb"] < hi_sd
+    t = sps.t.ppf(0.975, 40 + n - 1) + sps.t.ppf(0.8, 40 + n - 1)
+    assert calibrated["mde_bpb"] == pytest.approx(t * calibrated["sd_diff_bpb"] / math.sqrt(n), rel=1e-12)
+    assert calibrated["mde_bpb_interval"][0] < calibrated["mde_bpb"] < calibrated["mde_bpb_interval"][1]
+    own = analysis.power(base, pairs, n, ("cur", "raw"))
+    assert own["sd_dof"] == 2 * (n - 1)  # cur's pair pooled with hi's
+    assert own["sd_source"] == "pooled over 2 pairs with the baseline"

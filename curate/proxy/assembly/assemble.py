@@ -91,7 +91,8 @@ def assemble(
         )
     rep["ranking"] = analysis.ranking(heads, pairs)
     subject = controlled or next((r for r in rep["ranking"]["order"] if roles[r] == "recipe"), None)
-    pw = analysis.power(base, pairs, len(main.seeds), (subject, cfg.baseline) if subject else None)
+    pair = (subject, cfg.baseline) if subject else None
+    pw = analysis.power(base, pairs, len(main.seeds), pair, cfg.noise)
     family = [r for r in names if roles[r] == "recipe"]
     diffs = {r: pairs.diffs(r, cfg.baseline) for r in family}
     mc = calls(diffs, family) if calls is not None else stats.holm_calls(diffs, cfg.baseline)

@@ -28,16 +28,19 @@ are ``m(+δ)`` (worse) and ``m(-δ)`` (better).
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from scipy import stats as sps
 
 from curate.goodput.calls import (
     fmt_multiplier,
 )  # a multiplier for text (>2.00: a bound), as every reader writes it
 from curate.proxy import stats
 from curate.proxy.statistics.descriptive import finite_or_none, tokens_to_reach, value_at
+from curate.proxy.statistics.gate import Noise, pooled
 
 LEVEL = 0.95
 POWER = 0.8
@@ -259,23 +262,32 @@ def ranking(heads: dict[str, np.ndarray], pairs: Pairs | None = None) -> dict[st
     }
 
 
-def _pair_power(base: Baseline, sd: float | None, n_seeds: int) -> dict[str, Any]:
-    """One pair's spread, its df (n - 1), the minimum detectable difference and multipliers."""
+def _pair_power(base: Baseline, spread: Noise | None, n_seeds: int) -> dict[str, Any]:
+    """One pair's spread (its df and 95% interval, where it came from), the minimum detectable difference
+    at ``n_seeds`` (with the same at the interval's ends) and the multipliers."""
     mark = {None: None, "above": ">", "below": "<"}
-    if sd is None or n_seeds < 2:
+    if spread is None or n_seeds < 2 or spread.dof < 1:
         return {
             "sd_diff_bpb": None,
             "sd_dof": 0,
             "mde_bpb": None,
             "mde_multiplier": {"worse": None, "better": None},
         }
-    delta = stats.mde(sd, n_seeds, level=LEVEL, power=POWER)
+    sd, dof = spread.sd, spread.dof
+    delta = stats.mde(sd, n_seeds, level=LEVEL, power=POWER, dof=dof)
+    lo, hi = (sd * math.sqrt(dof / float(sps.chi2.ppf(q, dof))) for q in (0.975, 0.025))
     worse, side_w = base.multiplier(delta)
     better, side_b = base.multiplier(-delta)
     return {
         "sd_diff_bpb": sd,
-        "sd_dof": n_seeds - 1,
+        "sd_dof": dof,
+        "sd_interval": [lo, hi],
+        "sd_source": spread.source,
         "mde_bpb": delta,
+        "mde_bpb_interval": [
+            stats.mde(lo, n_seeds, level=LEVEL, power=POWER, dof=dof),
+            stats.mde(hi, n_seeds, level=LEVEL, power=POWER, dof=dof),
+        ],
         "mde_multiplier": {
             "worse": finite_or_none(worse),
             "better": finite_or_none(better),
@@ -283,6 +295,32 @@ def _pair_power(base: Baseline, sd: float | None, n_seeds: int) -> dict[str, Any
             "extrapolated": False,
         },
     }
+
+
+def spread_of(pairs: Pairs, pair: tuple[str, str] | None, prior: Noise | None) -> Noise | None:
+    """The spread a pair's power is read from: its own per-seed differences pooled with the calibrated
+    noise (``prior``, ``proxy.noise``); without one, pooled with the run's other recipes' pairs against the
+    baseline (so df is not the three or four seeds of one pair). None with one seed."""
+    if pair is None:
+        return None
+    d = pairs.diffs(*pair)
+    if prior is not None:
+        return pooled(d, prior)
+    ss = dof = 0.0
+    others = [m for m in pairs.members if m != pairs.baseline and (m, pairs.baseline) != pair]
+    for a, b in [pair, *((m, pairs.baseline) for m in others if pairs.baseline is not None)]:
+        x = pairs.diffs(a, b)
+        if len(x) > 1:
+            ss += float(((x - x.mean()) ** 2).sum())
+            dof += len(x) - 1
+    if not dof:
+        return None
+    source = (
+        "this pair's per-seed differences"
+        if not others
+        else f"pooled over {1 + len(others)} pairs with the baseline"
+    )
+    return Noise(math.sqrt(ss / dof), int(dof), source)
 
 
 def _noisiest(pairs: Pairs) -> tuple[str, str] | None:
@@ -293,34 +331,43 @@ def _noisiest(pairs: Pairs) -> tuple[str, str] | None:
     return max(known, key=lambda p: sds[p] or 0.0) if known else (cands[0] if cands else None)
 
 
-def power(base: Baseline, pairs: Pairs, n_seeds: int, pair: tuple[str, str] | None = None) -> dict[str, Any]:
-    """The minimum detectable effect of ``pair`` (the verdict's recipe and the baseline) from that pair's
-    own spread (df = n - 1), the seeds each multiplier of :data:`TABLE_MULTIPLIERS` would need at that
-    spread, and ``by_pair``: the same figures for every recipe and control against the baseline. Without
-    ``pair``: the first non-baseline member against ``pairs.baseline``, else the noisiest pair of members."""
+def power(
+    base: Baseline,
+    pairs: Pairs,
+    n_seeds: int,
+    pair: tuple[str, str] | None = None,
+    prior: Noise | None = None,
+) -> dict[str, Any]:
+    """The minimum detectable effect of ``pair`` (the verdict's recipe and the baseline) from its spread
+    (:func:`spread_of`: pooled with the calibrated noise or with the run's other pairs, so its df is not
+    one pair's n - 1), with the spread's 95% interval and the MDE at its ends; the seeds each multiplier of
+    :data:`TABLE_MULTIPLIERS` would need at that spread; and ``by_pair``: the same for every recipe and
+    control against the baseline. Without ``pair``: the first non-baseline member against
+    ``pairs.baseline``, else the noisiest pair of members."""
     if pair is None and pairs.baseline is not None:
         subject = next((m for m in pairs.members if m != pairs.baseline), None)
         pair = (subject, pairs.baseline) if subject else None
     elif pair is None:
         pair = _noisiest(pairs)
-    sd = stats.paired_interval(pairs.diffs(*pair)).sd if pair else None
+    spread = spread_of(pairs, pair, prior)
     out: dict[str, Any] = {
         "level": LEVEL,
         "power": POWER,
         "n_seeds": n_seeds,
         "pair": list(pair) if pair else None,
-        **_pair_power(base, sd, n_seeds),
+        **_pair_power(base, spread, n_seeds),
         "method": "two-sided paired t-test of the verdict's pair (its recipe - the baseline): MDE = "
-        "(t_{.975,n-1} + t_{.8,n-1}) * sd / sqrt(n), sd of that pair's own per-seed differences, df = n - 1; "
+        "(t_{.975,df} + t_{.8,df}) * sd / sqrt(n), sd pooled with the calibrated noise (else with the run's "
+        "other pairs) and df its degrees of freedom; its 95% interval (chi-square) gives the MDE's; "
         "by_pair: the same for every recipe and control against the baseline",
     }
     if pairs.baseline is not None:
         out["by_pair"] = {
-            r: _pair_power(base, stats.paired_interval(pairs.diffs(r, pairs.baseline)).sd, n_seeds)
+            r: _pair_power(base, spread_of(pairs, (r, pairs.baseline), prior), n_seeds)
             for r in pairs.heads
             if r != pairs.baseline
         }
-    if sd is None:
+    if spread is None:
         out["seeds_needed"] = []
         out["note"] = (
             "one seed (or no recipe besides the baseline): the spread is unknown, so nothing is powered"
@@ -329,7 +376,7 @@ def power(base: Baseline, pairs: Pairs, n_seeds: int, pair: tuple[str, str] | No
     rows = []
     for m in TABLE_MULTIPLIERS:
         d = base.diff_for(m)
-        n = stats.seeds_needed(d, sd, level=LEVEL, power=POWER) if d is not None else None
+        n = stats.seeds_needed(d, spread.sd, level=LEVEL, power=POWER) if d is not None else None
         rows.append({"multiplier": m, "diff_bpb": d, "seeds": n})
     out["seeds_needed"] = rows
     return out
