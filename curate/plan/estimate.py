@@ -73,8 +73,10 @@ def _weight(shard: Any) -> float | None:
 
 def measure_input(source: Any, sample_shards: int = SAMPLE_SHARDS) -> InputSize:
     """Read ``sample_shards`` shards of each source with files on disk (evenly spaced in the list) and every
-    shard without files in full, timed; scale the documents and bytes per file byte of the shards read to
-    the others by their file sizes (none above the source's ``limit`` of documents per file)."""
+    shard without files in full, timed; estimate each other shard from its file size: the documents per
+    file byte of the shards read (those a ``limit`` of documents per file did not cut), at most ``limit``,
+    which a shard at least as large as one the limit cut is taken to reach; the bytes at the shards read's
+    bytes per document."""
     from curate.core import schema
     from curate.io.multi import each_source
 
@@ -87,7 +89,7 @@ def measure_input(source: Any, sample_shards: int = SAMPLE_SHARDS) -> InputSize:
         sized = [i for i, w in enumerate(weights) if w]
         k = min(sample_shards, len(sized))
         picked = {sized[round(j * (len(sized) - 1) / max(1, k - 1))] for j in range(k)} if k else set()
-        read_w = read_docs = read_b = 0.0
+        seen: list[tuple[float, int, int]] = []  # (file bytes, documents, text bytes) of the shards read
         for i, shard in enumerate(todo):
             if weights[i] and i not in picked:
                 continue
@@ -100,21 +102,31 @@ def measure_input(source: Any, sample_shards: int = SAMPLE_SHARDS) -> InputSize:
                 if sum(len(x) for x in out.sample) < SAMPLE_CHARS:
                     out.sample += [x for x in texts[:50] if x]
             out.read_cpu_s += time.process_time() - c0
-            out.docs, out.bytes, out.read, out.read_bytes = (
-                out.docs + n,
-                out.bytes + b,
-                out.read + 1,
-                out.read_bytes + b,
-            )
+            out.docs, out.bytes, out.read = out.docs + n, out.bytes + b, out.read + 1
+            out.read_bytes += b
             if weights[i]:
-                read_w, read_docs, read_b = read_w + weights[i], read_docs + n, read_b + b  # type: ignore[operator]
-        for i in sized:
-            if i in picked or not read_w:
-                continue
-            d, b2 = read_docs / read_w * weights[i], read_b / read_w * weights[i]  # type: ignore[operator]
-            scale = min(1.0, limit / d) if limit and d > limit else 1.0
-            out.docs, out.bytes = out.docs + round(d * scale), out.bytes + round(b2 * scale)
+                seen.append((float(weights[i] or 0), n, b))
+        d, b = _scaled([weights[i] or 0.0 for i in sized if i not in picked], seen, limit)
+        out.docs, out.bytes = out.docs + d, out.bytes + b
     return out
+
+
+def _scaled(weights: list[float], seen: list[tuple[float, int, int]], limit: int | None) -> tuple[int, int]:
+    """Documents and text bytes of shards of file sizes ``weights``, from the shards read ``seen``."""
+    if not seen or not weights:
+        return 0, 0
+    cut = [w for w, n, _ in seen if limit and n >= limit]
+    free = [(w, n) for w, n, _ in seen if not (limit and n >= limit)]
+    per_doc = sum(b for _, _, b in seen) / max(1, sum(n for _, n, _ in seen))
+    density = sum(n for _, n in free) / sum(w for w, _ in free) if free else None
+    docs = 0.0
+    for w in weights:
+        if limit and (density is None or any(c <= w for c in cut)):
+            docs += limit
+        else:
+            est = (density or 0.0) * w
+            docs += min(est, limit) if limit else est
+    return round(docs), round(docs * per_doc)
 
 
 # -- the proxy phase -----------------------------------------------------------------------------------

@@ -153,3 +153,15 @@ def test_curate_plan_without_bytes_estimates_the_run_here(
     out = capsys.readouterr().out.splitlines()
     assert out[0].startswith("estimate on this machine (")
     assert out[1] == "  input: 126 documents, 3.5 kB of text (read in full)"  # 3 x (40 x 29 + 3) bytes
+
+
+def test_shards_not_read_are_scaled_by_file_size_up_to_the_limit() -> None:
+    from curate.plan.estimate import _scaled
+
+    # no limit: 0.1 documents per file byte, 500 bytes each
+    assert _scaled([2000], [(1000, 100, 50_000)], None) == (200, 100_000)
+    # a limit no shard read reached: each at its file size's share, at most the limit
+    assert _scaled([3000, 10_000], [(1000, 100, 100_000)], 500) == (800, 800_000)
+    # the limit cut the shard read: larger ones reach it too, and with no uncut shard so does every other
+    assert _scaled([2000, 500], [(1000, 500, 600_000)], 500) == (1000, 1_200_000)
+    assert _scaled([2000], [], 500) == (0, 0)
