@@ -1,8 +1,10 @@
 """The verdict card: at most five short lines that open report.html, report.md and the terminal summary.
 
-(1) the decision, from goodput.json's Holm-adjusted calls (``multiple_comparisons``), or why the run
-cannot support one; (2) the best recipe's multiplier with its interval; (3) what the run could not
-detect; (4) the controls; (5) the best recipe's data goodput. Every line is read from goodput.json, and
+(1) the decision, from goodput.json's calls (``multiple_comparisons``: Holm-adjusted, or a sequential
+design's), "inconclusive" when nothing is called, or why the run cannot support one; (2) the best recipe
+called better, with the interval it keeps as the best of several; (3) what the run could not detect; (4)
+the controls; (5) the best recipe's data goodput (each raw token trained once), or the next step of an
+inconclusive run. A run the controls cannot support gets the reason, the controls and the next step only. Every line is read from goodput.json, and
 an interval is "above" or "below" 1 only when the whole of it is, bounds included. A file from before a
 field existed gets the line that still holds, or none, never a guess.
 """
@@ -15,7 +17,7 @@ from typing import Any
 from curate.goodput.calls import fmt_bounded, multiplier_call
 from curate.goodput.schema import Goodput, as_goodput
 from curate.report.fmt import pct
-from curate.report.verdict import bounded_text, goodput_side, sides_of, verdict
+from curate.report.verdict import bounded_text, sides_of, verdict
 
 GoodputLike = Goodput | Mapping[str, Any]
 
@@ -85,7 +87,10 @@ def _calls(g: Goodput) -> tuple[dict[str, str], str]:
 
 
 def decision_line(goodput: GoodputLike) -> str:
-    """Line 1: what to do, per training token, from the run's calls, or why there is no decision."""
+    """Line 1: what to do, per training token, from the run's calls, or why there is no decision. A run
+    that calls nothing is *inconclusive* (its undetectable band covers what it measured), never "keep
+    raw": only a recipe called worse, or one a sequential design stopped as futile (below the effect
+    worth deciding), says the baseline stays."""
     g = as_goodput(goodput)
     reasons = unsupported_reasons(g)
     if reasons is not None:
@@ -96,25 +101,50 @@ def decision_line(goodput: GoodputLike) -> str:
         return f"No recipe besides the baseline {base} and the controls: nothing to decide."
     better = [r for r, c in calls.items() if c == "better"]
     worse = [r for r, c in calls.items() if c == "worse"]
+    futile = _futile(g, list(calls))
     if better:
         text = f"Decision: {' or '.join(better)} called better than {base} per training token"
     elif len(worse) == len(calls):
         text = f"Decision: keep {base}; every recipe is called worse per training token"
+    elif futile and len(futile) + len(worse) == len(calls):
+        text = f"Decision: keep {base}; {', '.join(futile)} stopped below the effect worth deciding" + (
+            f", {', '.join(worse)} called worse" if worse else ""
+        )
     else:
-        text = f"Decision: keep {base}; no recipe is called better per training token"
+        text = f"Inconclusive: no recipe is called better than {base} per training token"
         if worse:
             text += f" ({', '.join(worse)} called worse)"
     return f"{text} (calls {how})."
 
 
+def _futile(g: Goodput, names: list[str]) -> list[str]:
+    """The recipes a sequential design stopped for futility (not called, decided at a look)."""
+    mc = g.multiple_comparisons
+    if not mc.has("design") or not mc.design:
+        return []
+    return [
+        r
+        for r in names
+        if r in mc.pairs and mc.pairs[r].call == "not_called" and mc.pairs[r].look is not None
+    ]
+
+
 def best_line(g: Goodput, best: str) -> str:
-    """Line 2: the best recipe's multiplier with its interval, bounds as ``>2.00``."""
+    """Line 2: the best recipe's multiplier with its interval, bounds as ``>2.00``, and, picked as the best
+    of several, the interval that keeps its coverage (Bonferroni over the recipes compared)."""
     base = str(g.baseline or "raw")
-    m = g.recipes[best].multiplier
+    rec = g.recipes[best]
+    m = rec.multiplier
     if m.value is None:
         return f"Best recipe: {best}, its multiplier against {base} not measured."
     extra = " (extrapolated beyond the baseline's curve)" if m.extrapolated else ""
-    return f"Best recipe: {best}, multiplier {bounded_text(g.recipes[best], 'multiplier')} against {base}{extra}."
+    n = len(compared(g))
+    adj = rec.multiplier_adjusted if rec.has("multiplier_adjusted") else None
+    if n > 1 and adj is not None and adj.ci_low is not None and adj.ci_high is not None:
+        lo = fmt_bounded(adj.ci_low, adj.bounds.ci_low)
+        hi = fmt_bounded(adj.ci_high, adj.bounds.ci_high)
+        extra += f"; picked as the best of {n}, its interval is {lo}–{hi}"
+    return f"Best recipe: {best}, multiplier {bounded_text(rec, 'multiplier')} against {base}{extra}."
 
 
 def mde_line(g: Goodput, best: str | None) -> str | None:
@@ -133,22 +163,39 @@ def mde_line(g: Goodput, best: str | None) -> str | None:
     )
 
 
+# The gating controls' words on the card, by name (files from before a control said its own).
+LABELS = {
+    "null": ("null passed (no bias seen)", "null FAILED (it separates from the baseline)"),
+    "planted": (
+        "planted passed ({share}corruption called worse)",
+        "planted FAILED ({share}corruption not called worse)",
+    ),
+}
+
+
 def controls_line(g: Goodput) -> str | None:
-    """Line 4: whether the null and planted controls passed."""
+    """Line 4: whether the gating controls passed, each in its own words."""
     ctl = g.controls.checks
     parts = []
-    if "null" in ctl:
-        ok = ctl["null"].contains_1
-        parts.append("null passed (no bias seen)" if ok else "null FAILED (it separates from the baseline)")
-    if "planted" in ctl:
-        pl = ctl["planted"]
-        share = f"{100 * float(pl.fraction or 0):.0f}% "
-        parts.append(
-            f"planted passed ({share}corruption called worse)"
-            if pl.called_worse
-            else f"planted FAILED ({share}corruption not called worse)"
-        )
-    skipped = sorted(set(g.controls.skipped) & {"null", "planted"})
+    for name, blk in ctl.items():
+        extra = blk.extra or {}
+        if name not in LABELS:
+            continue
+        passed = extra.get("passed", blk.contains_1) if name == "null" else blk.called_worse
+        ok, bad = LABELS[name]
+        share = f"{100 * float(blk.fraction or 0):.0f}% " if blk.fraction is not None else ""
+        text = (ok if passed else bad).format(share=share)
+        eq = extra.get("equivalence") if isinstance(extra.get("equivalence"), Mapping) else None
+        if eq and passed:
+            text = f"{name} passed (within +-{float(eq['margin']):.3f} bpb of {g.baseline or 'raw'})"
+        elif eq:
+            text = (
+                f"{name} FAILED (not shown within +-{float(eq['margin']):.3f} bpb of {g.baseline or 'raw'})"
+            )
+        if extra.get("against") and blk.called_worse is not None:
+            text = text.replace("called worse)", f"called worse than the {extra['against']})")
+        parts.append(text)
+    skipped = sorted(set(g.controls.skipped) & set(LABELS))
     parts += [f"{name} skipped" for name in skipped]
     if not parts:
         return "Controls: none run, so the instrument is not checked." if g.verdict.to_json() else None
@@ -156,29 +203,58 @@ def controls_line(g: Goodput) -> str | None:
 
 
 def goodput_line(g: Goodput, best: str) -> str | None:
-    """Line 5: the best recipe's data goodput (per raw token), placed against 1 with its bounds."""
+    """Line 5: the best recipe's data goodput, named for what it is: the value of each raw token trained
+    once (yield x multiplier). It advises nothing: when data is the limit a team repeats its data, which
+    only a data-limited measurement answers."""
     rec = g.recipes[best]
     if rec.goodput.value is None or rec.yield_ is None:
         return None
-    words = {
-        "above": "above 1: curation pays even when data is the limit",
-        "below": f"below 1: when data is the limit, train on all of {g.baseline or 'raw'}",
-        "overlaps": "includes 1: whether curation pays when data is the limit is not settled",
-    }.get(goodput_side(rec), "interval unknown")
-    return f"Data goodput of {best}: {bounded_text(rec, 'goodput')} at yield {pct(rec.yield_)}, {words}."
+    return (
+        f"Data goodput of {best} (yield x multiplier, each raw token trained once): "
+        f"{bounded_text(rec, 'goodput')} at yield {pct(rec.yield_)}."
+    )
+
+
+def next_step_line(g: Goodput) -> str | None:
+    """The concrete next step of a run that could not decide: the seeds a 1.2x effect needs at its spread,
+    and their cost at this run's own CPU per run."""
+    rows = [r for r in g.power.seeds_needed if r.seeds is not None]
+    if not rows:
+        return None
+    row = next((r for r in rows if r.multiplier == 1.2), rows[len(rows) // 2])
+    seeds = int(row.seeds or 0)
+    have = g.power.n_seeds or len(g.seeds)
+    runs = sum(1 for _ in g.recipes)
+    device = sum(float(v.costs.proxy_device_s or 0.0) for v in g.recipes.values() if v.has("costs"))
+    per_run = device / max(1, runs * max(1, have))
+    more = max(0, seeds - have) * runs
+    cost = (
+        f", about {more * per_run / 60:.0f} CPU-minutes more at this run's rate"
+        if per_run > 0 and more
+        else ""
+    )
+    return f"Next step: {seeds} seeds would call a {row.multiplier:g}x effect 80% of the time ({more} more runs{cost})."
 
 
 def card_lines(manifest: dict[str, Any], goodput: GoodputLike | None) -> list[str]:
-    """The card, at most five lines (fewer where goodput.json lacks what a line needs)."""
+    """The card, at most five lines (fewer where goodput.json lacks what a line needs). A run whose
+    controls cannot support a decision says so and why, the controls and the next step: no best recipe,
+    no decision, no goodput sentence."""
     g = as_goodput(goodput) if goodput is not None else None
     if g is None or not g.has("recipes"):
         return [verdict(manifest, None)]  # what was kept, and that training value is not measured
+    first = decision_line(g)
+    if unsupported_reasons(g) is not None:
+        return [x for x in (first, controls_line(g), next_step_line(g)) if x][:5]
     best = best_recipe(g)
-    lines = [decision_line(g)]
-    if best is not None:
+    calls, _ = _calls(g)
+    lines = [first]
+    if best is not None and calls.get(best) == "better":
         lines.append(best_line(g, best))
     lines += [x for x in (mde_line(g, best), controls_line(g)) if x]
-    if best is not None:
+    if first.startswith("Inconclusive"):
+        lines += [x for x in (next_step_line(g),) if x]
+    elif best is not None:
         lines += [x for x in (goodput_line(g, best),) if x]
     return lines[:5]
 
@@ -200,8 +276,8 @@ GLOSSARY: list[tuple[str, str, str]] = [
     (
         "goodput",
         "data goodput",
-        "yield x multiplier: effective training tokens per raw token. Above 1, curation pays even when "
-        "data, not compute, is the limit.",
+        "yield x multiplier: effective training tokens per raw token when each is trained once. When data "
+        "is the limit a team repeats its data instead, which this number does not measure.",
     ),
     (
         "tokens-per-param",

@@ -125,16 +125,15 @@ def recipe_sentence(name: str, rec: RecipeLike, baseline: str) -> str:
 
 
 def goodput_words(where: str, baseline: str) -> str:
-    """What a data goodput interval's place against 1 means, in words."""
+    """What a data goodput interval's place against 1 says, and no more: the value of each raw token
+    trained once (yield x multiplier). When data is the limit a team repeats its data, which only a
+    data-limited measurement answers, so nothing here advises training on the baseline."""
     if where == "above":
-        return ", above 1 — curation pays: each raw token is worth more than one training token"
+        return ", above 1 per raw token trained once"
     if where == "below":
-        return (
-            ", below 1 — curation does not pay at this budget when data, not compute, is the limit "
-            f"(training on all of the {baseline} data gives more effective tokens)"
-        )
+        return ", below 1 per raw token trained once"
     if where == "overlaps":
-        return " — whether curation pays is not settled (the interval includes 1)"
+        return " (its interval includes 1)"
     return ""
 
 
@@ -214,11 +213,18 @@ def paired_verdict(g: Goodput, curation: str) -> str:
         )
     ctl = g.controls.checks
     if "null" in ctl:
+        eq = (ctl["null"].extra or {}).get("equivalence")
+        passed = (ctl["null"].extra or {}).get("passed", ctl["null"].contains_1)
         sentences.append(
             "Null control: "
             + (
-                "inside its interval (no instrument bias seen)"
-                if ctl["null"].contains_1
+                (
+                    f"within +-{float(eq['margin']):.4f} bpb of {g.baseline or 'raw'} (90% CI "
+                    f"{float(eq['ci_low']):+.4f} to {float(eq['ci_high']):+.4f}): no instrument bias of that size"
+                    if eq
+                    else "inside its interval (no instrument bias seen)"
+                )
+                if passed
                 else str(ctl["null"].message)
             )
         )
@@ -307,12 +313,12 @@ def decision_line(goodput: GoodputLike) -> str | None:
         compute = f"if your limit is compute, keep {base} (every recipe is called worse per training token)"
     else:
         compute = f"if your limit is compute, no recipe is established better than {base} (not called)"
+    data = (
+        "if it is data, this run does not decide: data goodput (yield x multiplier) values each raw token "
+        "trained once, and a team short of data repeats it instead"
+    )
     if gp["above"]:
-        data = f"if it is data, take {' or '.join(gp['above'])} (data goodput called above 1)"
-    elif gp["below"] and len(gp["below"]) == len(names):
-        data = f"if it is data, train on everything ({base}): every data goodput is called below 1"
-    else:
-        data = "if it is data, whether curation pays is not settled (a data goodput interval includes 1)"
+        data += f" ({' and '.join(gp['above'])} above 1 even so)"
     return f"Decision: {compute}; {data}"
 
 

@@ -38,6 +38,7 @@ CHANGED: dict[str, dict[str, str]] = {
         ".verdict.unsupported_reasons": GATE,
         ".warnings": GATE,
         ".power": POWER,
+        r"\.recipes\.[^.]+\.multiplier_adjusted: added": "the best recipe's selection-adjusted interval (2026-12-07)",
         r"\.ladder\.points\[\d+\]\.(sd_diff_bpb|sd_dof|mde_multiplier)": POWER,
         ".verdict.sentence": GATE + "; " + POWER,
     }

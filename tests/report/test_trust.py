@@ -93,14 +93,14 @@ MANIFEST = {"accounting": {"input": 10, "kept": 5}}
 def test_the_report_verdict_is_goodput_jsons_sentence_with_goodput_and_controls():
     v = verdict(MANIFEST, G)
     assert v == (
-        f"{SENTENCE}. Yield 50.0% of tokens, data goodput 0.49 (CI 0.40–0.60), below 1 — curation does not pay "
-        "at this budget when data, not compute, is the limit (training on all of the raw data gives more "
-        "effective tokens). Null control: inside its interval (no instrument bias seen). Curation kept 5 of 10 "
+        f"{SENTENCE}. Yield 50.0% of tokens, data goodput 0.49 (CI 0.40–0.60), below 1 per raw token trained "
+        "once. Null control: inside its interval (no instrument bias seen). Curation kept 5 of 10 "
         "documents (50.0% of documents). It rests on a target of 3 documents (wiki), 200 items (arc) and a "
         "proxy trained at 0.001 tokens/param: a target that small gives wide intervals; far below the ~20 "
         "tokens/param of compute-optimal training, a ranking may not transfer. Decision: if your limit is "
-        "compute, no recipe is established better than raw (not called); if it is data, train on everything "
-        "(raw): every data goodput is called below 1."
+        "compute, no recipe is established better than raw (not called); if it is data, this run does not "
+        "decide: data goodput (yield x multiplier) values each raw token trained once, and a team short of "
+        "data repeats it instead."
     )
 
 

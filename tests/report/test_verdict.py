@@ -44,11 +44,11 @@ def test_curated_beats_raw_but_does_not_pay_per_raw_token() -> None:
     v = verdict(MANIFEST, goodput(rec(1.3, 1.1, 1.5, 0.62)))
     assert v == (
         "curated beats raw: 1.30x tokens-to-target (CI 1.10–1.50); yield 62.0% of tokens; data goodput 0.81 "
-        "(CI 0.68–0.93), below 1 — curation does not pay at this budget when data, not compute, is the limit "
-        "(training on all of the raw data gives more effective tokens). At T its eval bpb CI is separated "
-        "from raw's (curated is lower). Curation kept 620 of 1,000 documents (62.0% of documents). "
-        "Decision: if your limit is compute, take curated (called better than raw); if it is data, train on "
-        "everything (raw): every data goodput is called below 1."
+        "(CI 0.68–0.93), below 1 per raw token trained once. At T its eval bpb CI is separated from raw's "
+        "(curated is lower). Curation kept 620 of 1,000 documents (62.0% of documents). Decision: if your "
+        "limit is compute, take curated (called better than raw); if it is data, this run does not decide: "
+        "data goodput (yield x multiplier) values each raw token trained once, and a team short of data "
+        "repeats it instead."
     )
 
 
@@ -57,21 +57,21 @@ def test_overlapping_intervals_are_called_unsettled() -> None:
     assert v.startswith(
         "curated vs raw: 1.60x tokens-to-target (CI 0.90–2.40) (extrapolated beyond the baseline's "
         "curve), an interval that includes 1x, so no difference per training token is established; "
-        "yield 62.0% of tokens; data goodput 0.99 (CI 0.56–1.49) — whether curation pays is not settled"
+        "yield 62.0% of tokens; data goodput 0.99 (CI 0.56–1.49) (its interval includes 1)"
     )
     assert "At T its eval bpb CI overlaps raw's: the ranking of the two is not called." in v
     assert v.endswith(
-        "Decision: if your limit is compute, no recipe is established better than raw (not called); if it "
-        "is data, whether curation pays is not settled (a data goodput interval includes 1)."
+        "Decision: if your limit is compute, no recipe is established better than raw (not called); "
+        + "if it is data, this run does not decide: data goodput (yield x multiplier) values each raw token trained once, and a team short of data repeats it instead."
     )
 
 
 def test_curation_that_pays() -> None:
     v = verdict(MANIFEST, goodput(rec(2.0, 1.8, 2.2, 0.8)))
-    assert "data goodput 1.60 (CI 1.44–1.76), above 1 — curation pays" in v
+    assert "data goodput 1.60 (CI 1.44–1.76), above 1 per raw token trained once" in v
     assert v.endswith(
-        "Decision: if your limit is compute, take curated (called better than raw); if it is data, take "
-        "curated (data goodput called above 1)."
+        "Decision: if your limit is compute, take curated (called better than raw); "
+        + "if it is data, this run does not decide: data goodput (yield x multiplier) values each raw token trained once, and a team short of data repeats it instead (curated above 1 even so)."
     )
 
 
@@ -80,7 +80,7 @@ def test_worse_than_baseline() -> None:
     assert v.startswith("curated is worse than raw: 0.70x tokens-to-target (CI 0.60–0.80)")
     assert v.endswith(
         "Decision: if your limit is compute, keep raw (every recipe is called worse per training token); "
-        "if it is data, train on everything (raw): every data goodput is called below 1."
+        + "if it is data, this run does not decide: data goodput (yield x multiplier) values each raw token trained once, and a team short of data repeats it instead."
     )
 
 

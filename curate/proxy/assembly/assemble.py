@@ -96,6 +96,7 @@ def assemble(
     family = [r for r in names if roles[r] == "recipe"]
     diffs = {r: pairs.diffs(r, cfg.baseline) for r in family}
     mc = calls(diffs, family) if calls is not None else stats.holm_calls(diffs, cfg.baseline)
+    _selection_adjusted(rep, base, diffs)
     verdict = _verdict(rep, pairs, pw, cfg, subject, mc)
     ladder = ladder_points(
         points,
@@ -165,6 +166,23 @@ def _recipe_curves(
         )
         for r in names
     }
+
+
+def _selection_adjusted(rep: dict[str, Any], base: analysis.Baseline, diffs: dict[str, np.ndarray]) -> None:
+    """Each recipe of the decision's family gets its multiplier's interval at the family's Bonferroni
+    level (``1 - 0.05 / m``): the best of ``m`` recipes, picked by its point value, keeps 95% coverage
+    with it (the winner's curse of the best one's own interval)."""
+    m = len(diffs)
+    if m < 1:
+        return
+    level = 1 - (1 - analysis.LEVEL) / m
+    for r, d in diffs.items():
+        block = analysis.multiplier_block(base, stats.paired_interval(d, level))
+        block["method"] = (
+            f"the paired interval at level {level:.4g} (Bonferroni over the {m} recipes compared) mapped as the "
+            "multiplier is: a recipe picked as the best of them keeps 95% coverage"
+        )
+        rep["recipes"][r]["multiplier_adjusted"] = block
 
 
 def _roles(baseline: str, recipes: list[Recipe]) -> dict[str, str]:
