@@ -30,10 +30,19 @@ def test_on_the_plans_pace_the_eta_is_the_rest_of_the_plan() -> None:
 
 
 def test_a_slower_pace_stretches_the_rest_and_takes_over_from_the_plan() -> None:
-    # twice as slow: two items took 20 s. Blended with 30 s of the plan at pace 1: pace 0.8
-    assert Eta([10, 10, 10, 10], slots=2, prior_s=30).left(20.0, [1, 1, 0, 0]) == 12.5
-    # without the plan's weight the pace seen is all: 0.5
+    # twice as slow: two items took 20 s; the rest is 10 s as planned, 20 s at the pace seen. The plan
+    # weighs 30 s against the 20 elapsed: 0.6 x 10 + 0.4 x 20
+    assert Eta([10, 10, 10, 10], slots=2, prior_s=30).left(20.0, [1, 1, 0, 0]) == pytest.approx(14.0)
+    # without the plan's weight the pace seen is all
     assert Eta([10, 10, 10, 10], slots=2, prior_s=0).left(20.0, [1, 1, 0, 0]) == 20
+    # forty times as slow (180 s of work in an hour on 2 slots), an hour in: the pace seen says what is left
+    assert Eta([100] * 4, slots=2, prior_s=30).left(3600.0, [0.9, 0.9, 0, 0]) == pytest.approx(
+        30 / 3630 * 110 + 3600 / 3630 * 110 / 0.025
+    )
+
+
+def test_before_any_work_is_seen_the_plan_stretches_with_the_time_without_it() -> None:
+    assert Eta([10, 10], slots=2, prior_s=30).left(30.0, [0, 0]) == 20  # 10 planned x (30 + 30) / 30
 
 
 def test_running_items_go_first_with_what_is_left_of_them() -> None:
@@ -83,7 +92,8 @@ def test_a_bar_over_work_counts_tokens_and_work_not_items() -> None:
         bar.finished(1)
         jobs[0].share = 0.5
         bar.running([0])
-        assert bar.bar.postfix.startswith("1/2 done, 350/400 tokens, 00:00 elapsed, ETA ")
+        assert bar.text.startswith("1/2 done, 350/400 tokens, 00:00 elapsed, ETA ")
+        assert bar.bar.bar_format.endswith("| " + bar.text)
         assert bar.bar.n == 625  # (10 + 0.5 x 30) of 40 expected seconds, in thousandths
     finally:
         bar.close()

@@ -58,11 +58,12 @@ def list_schedule(works: Sequence[float], slots: int) -> float:
 class Eta:
     """Time left of a set of work items, from the plan and what has been seen.
 
-    The plan: ``works`` (each item's expected slot-seconds) on ``slots`` slots. The time left is the plan's
-    schedule of the work not yet done (items running first, with what is left of them) divided by the
-    pace: the work done per second over the work the slots would do per second at the plan's rates. The
-    plan counts as ``prior_s`` seconds of observation at pace 1, so the first figure is the plan's and the
-    pace seen takes over as the items progress."""
+    The plan: ``works`` (each item's expected slot-seconds) on ``slots`` slots. What is left is the plan's
+    schedule of the work not yet done (items running first, with what is left of them): as planned, or
+    divided by the pace seen (the work done per second over the work the slots would do per second at the
+    plan's rates). The two are averaged with the plan's weight that of ``prior_s`` seconds against the
+    seconds elapsed, so the first figure is the plan's and the pace seen takes over as the items progress;
+    before any work is seen done, the plan is stretched by the time that passed without it."""
 
     def __init__(self, works: Sequence[float], slots: int, prior_s: float = 30.0) -> None:
         self.works = [max(0.0, float(w)) for w in works]
@@ -71,9 +72,8 @@ class Eta:
         self.planned_s = list_schedule(self.works, self.slots)
 
     def pace(self, elapsed: float, done_work: float) -> float:
-        """Observed work per second over the slots' planned rate, the plan weighted as ``prior_s``."""
-        planned_rate = float(self.slots)
-        return (done_work + planned_rate * self.prior_s) / (planned_rate * (elapsed + self.prior_s))
+        """Work done per second over the slots' planned rate (1: as planned)."""
+        return done_work / (self.slots * elapsed) if elapsed > 0 else 1.0
 
     def left(self, elapsed: float, done: Sequence[float]) -> float:
         """Seconds left, given ``done[i]``: the share of item ``i`` finished (1 for a finished item; items
@@ -81,7 +81,11 @@ class Eta:
         done_work = sum(w * min(1.0, max(0.0, d)) for w, d in zip(self.works, done, strict=True))
         running = [w * (1 - d) for w, d in zip(self.works, done, strict=True) if 0 < d < 1]
         waiting = [w for w, d in zip(self.works, done, strict=True) if d <= 0]
-        return list_schedule(running + waiting, self.slots) / self.pace(elapsed, done_work)
+        planned = list_schedule(running + waiting, self.slots)
+        if done_work <= 0:
+            return planned * (elapsed + self.prior_s) / self.prior_s if self.prior_s else planned
+        weight = self.prior_s / (self.prior_s + elapsed)
+        return weight * planned + (1 - weight) * planned / self.pace(elapsed, done_work)
 
 
 def _count(x: float) -> str:
@@ -108,13 +112,8 @@ class WorkBar:
         self.eta = Eta([it.work() for it in items] if not disable else [0.0] * len(items), slots)
         self.t0 = time.perf_counter()
         self.finished_n = 0
-        self.bar = tqdm(
-            total=1000,
-            desc=desc,
-            leave=False,
-            disable=disable or not items,
-            bar_format="{desc}: {percentage:3.0f}%|{bar}| {postfix}",
-        )
+        self.text = ""
+        self.bar = tqdm(total=1000, desc=desc, leave=False, disable=disable or not items)
         self._show()
 
     def finished(self, i: int) -> None:
@@ -141,11 +140,15 @@ class WorkBar:
         done = sum(w * s for w, s in zip(self.eta.works, self.share, strict=True))
         units = sum(n * s for n, s in zip(self.units, self.share, strict=True))
         self.bar.n = int(1000 * done / total)
-        self.bar.set_postfix_str(
+        self.text = (
             f"{self.finished_n}/{len(self.items)} done, {_count(units)}/{_count(sum(self.units))} {self.unit}, "
-            f"{_clock(elapsed)} elapsed, ETA {_clock(self.eta.left(elapsed, self.share))}",
-            refresh=True,
+            f"{_clock(elapsed)} elapsed, ETA {_clock(self.eta.left(elapsed, self.share))}"
         )
+        # the text after the bar, as written (tqdm's own postfix starts with a comma)
+        self.bar.bar_format = "{desc}: {percentage:3.0f}%|{bar}| " + self.text.replace("{", "{{").replace(
+            "}", "}}"
+        )
+        self.bar.refresh()
 
     def close(self) -> None:
         self.bar.close()
