@@ -7,6 +7,7 @@ The Python API (see the README's "Python" section)::
     curate.filter(["some text", "more text"], "gopher_quality_v1")   # a table: keep, reason, scores
 """
 
+from curate import compose  # noqa: F401  (the packages of built-ins and the phases: curate/compose.py)
 from curate.api import filter, run
 from curate.runtime.versions import __version__
 

@@ -3,11 +3,15 @@
 A registered name never changes meaning: a changed algorithm is registered as ``_v2`` beside ``_v1``.
 Unknown names and unknown or mistyped parameters fail at load time with the list of valid choices.
 
-Built-ins are found without importing them: the modules of :data:`BUILTIN_PACKAGES` (and
-:data:`BUILTIN_MODULES`) are listed, and each one's source is read for ``STAGES.add("name")`` /
+Built-ins are found without importing them: the public modules of the packages handed to
+:func:`hold_builtins` are listed, and each one's source is read for ``STAGES.add("name")`` /
 ``SOURCES.add("name")`` / ``SECTIONS.add("name")`` calls. A lookup imports only the module that
 registers the name, so a pipeline of heuristic filters never imports torch. A new family is a new module
 in one of those packages: there is no list to edit.
+
+Which packages hold built-ins is said from above, not here: the root (``curate/compose.py``) imports
+them and hands their module objects to :func:`hold_builtins`, so this module names no package above it and
+the layer test sees each of those arrows as the root's import.
 
 A section parser (``@SECTIONS.add("proxy")`` on a function) turns a pipeline section's raw mapping into
 its typed object; :mod:`curate.pipeline.config` gets it by name, so the pipeline layer never imports the
@@ -91,34 +95,45 @@ STAGES = Registry("stage", "STAGES")
 SOURCES = Registry("source", "SOURCES")
 SECTIONS = Registry("section", "SECTIONS")  # parser(section, err=None, path=None) -> typed section
 
-# Where the built-in stages, sources and section parsers live: every public module (no leading
-# underscore) of these packages, and these modules.
-BUILTIN_PACKAGES = [
-    "curate.io",
-    "curate.filters",
-    "curate.dedup",
-    "curate.scorers",
-    "curate.targeting",
-    "curate.proxy.spec",
-    "curate.export",
-    "curate.report",
-]
-BUILTIN_MODULES = ["curate.core.select"]
+_HOLDERS: list[tuple[str, tuple[str, ...]]] = []  # (package name, its folders), in the order given
+
+
+def hold_builtins(*packages: types.ModuleType) -> None:
+    """Declare ``packages`` (imported package objects) as holding built-ins: every public module (no
+    leading underscore) of each is read for registrations by :func:`builtin_index`, and imported when a
+    lookup needs a name it registers. Only the packages' ``__init__`` has run; their modules are read, not
+    imported. A package given again is kept once, at its first place (the first registration of a name
+    wins)."""
+    for pkg in packages:
+        folders = getattr(pkg, "__path__", None)
+        if folders is None:
+            raise TypeError(
+                f"hold_builtins: {getattr(pkg, '__name__', pkg)!r} is a module, not a package; "
+                "give the package that holds it"
+            )
+        if all(name != pkg.__name__ for name, _ in _HOLDERS):
+            _HOLDERS.append((pkg.__name__, tuple(str(f) for f in folders)))
+    builtin_index.cache_clear()
+
+
+def holders() -> list[str]:
+    """The packages declared to hold built-ins (:func:`hold_builtins`), by name, in order."""
+    return [name for name, _ in _HOLDERS]
 
 
 @cache
 def builtin_index() -> dict[str, dict[str, str]]:
-    """``{"STAGES": {name: module}, "SOURCES": {...}, "SECTIONS": {...}}`` for the built-ins, read from the modules'
-    source (``@STAGES.add("name")`` with a literal name), without importing them."""
-    root = Path(__file__).resolve().parents[2]  # the directory that holds the curate package
-    modules = list(BUILTIN_MODULES)
-    for pkg in BUILTIN_PACKAGES:
-        folder = root.joinpath(*pkg.split("."))
-        modules += [f"{pkg}.{f.stem}" for f in sorted(folder.glob("*.py")) if not f.stem.startswith("_")]
+    """``{"STAGES": {name: module}, "SOURCES": {...}, "SECTIONS": {...}}`` for the built-ins of the
+    packages given to :func:`hold_builtins`, read from the modules' source (``@STAGES.add("name")`` with a
+    literal name), without importing them."""
     index: dict[str, dict[str, str]] = {}
-    for module in modules:
-        for var, name in registrations(root.joinpath(*module.split(".")).with_suffix(".py").read_text()):
-            index.setdefault(var, {}).setdefault(name, module)
+    for pkg, folders in _HOLDERS:
+        for folder in folders:
+            for f in sorted(Path(folder).glob("*.py")):
+                if f.stem.startswith("_"):
+                    continue
+                for var, name in registrations(f.read_text()):
+                    index.setdefault(var, {}).setdefault(name, f"{pkg}.{f.stem}")
     return index
 
 
