@@ -47,10 +47,14 @@ def summarize(g: dict[str, Any]) -> dict[str, Any]:
     base, cheap, top = g.get("baseline"), pts[0], pts[-1]
     out_pts = []
     for p in pts:
-        recipes = {
-            r: {"multiplier": v.get("multiplier"), "call": v.get("call"), "diff_bpb": v.get("diff_bpb")}
+        recipes = {  # each recipe's bpb per seed too: the decision accuracy's bootstrap recomputes from them
+            r: {
+                "multiplier": v.get("multiplier"),
+                "call": v.get("call"),
+                "diff_bpb": v.get("diff_bpb"),
+                "per_seed_bpb_at_T": v.get("per_seed_bpb_at_T"),
+            }
             for r, v in p["recipes"].items()
-            if r != base
         }
         acc = p.get("decision_accuracy_vs_reference")
         out_pts.append(

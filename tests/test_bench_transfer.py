@@ -20,7 +20,11 @@ def _point(name, compute, device_s, mults, acc=None, ci=None, called=()):
         "compute_flops_per_run": compute,
         "device_s": device_s,
         "recipes": {
-            r: {"multiplier": {"value": v, "ci_low": lo, "ci_high": hi, "bounds": {}}, "call": c}
+            r: {
+                "multiplier": {"value": v, "ci_low": lo, "ci_high": hi, "bounds": {}},
+                "call": c,
+                "per_seed_bpb_at_T": [3.0 + v / 10, 3.1 + v / 10, 2.9 + v / 10],
+            }
             for r, (v, lo, hi, c) in mults.items()
         },
         "called_pairs": [{"a": a, "b": b, "separated": True} for a, b in called],
@@ -69,6 +73,8 @@ def test_summarize_orders_points_by_compute_and_reads_accuracy_and_cost():
     assert cheap["decision_accuracy_per_cpu_hour"] == pytest.approx(0.5 / 0.1)
     assert top["decision_accuracy"] is None
     assert top["called_pairs"] == ["curated vs raw"]
+    # every recipe's bpb per seed is kept, so the decision accuracy's bootstrap can be recomputed
+    assert top["recipes"]["curated"]["per_seed_bpb_at_T"] == [3.12, 3.22, 3.02]
     # curated's multiplier falls from 1.5x to 1.2x and the intervals are apart; the control is no recipe
     assert s["multiplier_trend"] == {
         "curated": {"cheapest": 1.5, "top": 1.2, "falls": True, "intervals_overlap": False}
