@@ -2,6 +2,7 @@
 different documents about the same topic, and docs/s per core.
 
     python benchmarks/bench_semantic.py [--originals N] [--threshold T] [--model M] [--reuse-only]
+    python benchmarks/bench_semantic.py --speed [--docs N] [--encoder-docs N] [--json PATH]
 
 Paraphrase set: every distinct document of ``web/news``, ``web/c4_en`` and ``web/webtext`` with at
 least 40 words, shuffled, then N (default 1,000) of them rewritten once and appended (so the original
@@ -26,6 +27,17 @@ defaults of the hashed embedding and, with ``--model`` (a packaged name such as 
 or a local encoder directory), of that encoder: the share of revisions MinHash keeps that semantic
 dedup removes, the share of same-topic texts and of web pages it removes, and each embedder's
 docs/s per core (one thread: collect + reduce + apply) on the same texts.
+
+Speed (``--speed`` runs only this): the first N (default 3,000) documents of the shuffled web pool
+above, through collect (in 1 or 2 worker processes, each loading its embedder once, as an engine's
+workers do) then reduce and apply in the driver, for each embedder: hashed, ``wordllama-l2-supercat``,
+all-MiniLM-L6-v2 as the stage runs it and as it ran before batches were sorted by length
+(``semantic_calibration.Unsorted``), and, with one worker, the encoder variants of
+``semantic_calibration.py`` (``bf16``; ``onnx`` and ``onnx-int8`` where ``onnxruntime`` and ``onnx``
+import). Encoders run on the first ``--encoder-docs`` (default 300) of those documents. Reported per
+run: documents per CPU second (every process's CPU, set-up apart) and per wall second (the whole run,
+set-up included), the set-up's CPU seconds, the load average, and the largest cosine difference of
+each variant's vectors from the stage's own. ``--json`` writes it all.
 """
 
 from __future__ import annotations
@@ -43,7 +55,10 @@ import re  # noqa: E402
 import sys  # noqa: E402
 import tempfile  # noqa: E402
 import time  # noqa: E402
+from concurrent.futures import ProcessPoolExecutor  # noqa: E402
+from multiprocessing import get_context  # noqa: E402
 from pathlib import Path  # noqa: E402
+from typing import Any  # noqa: E402
 
 import pyarrow as pa  # noqa: E402
 import pyarrow.parquet as pq  # noqa: E402
@@ -56,6 +71,7 @@ from _common import CORPORA, machine  # noqa: E402
 from _reuse import SYNONYMS, reuse_set  # noqa: E402
 
 from curate.core.engine import InlineEngine  # noqa: E402
+from curate.dedup import _embed  # noqa: E402
 from curate.dedup.minhash import MinhashDedup  # noqa: E402
 from curate.dedup.semantic import SemanticDedup, SemanticParams  # noqa: E402
 
@@ -199,6 +215,143 @@ def llm_and_same_topic(params: SemanticParams) -> None:
             print(f"     {t[j][:110]!r}\n  ~  {t[i][:110]!r}")
 
 
+def web_pool(rng: random.Random) -> list[str]:
+    """Every distinct document of news, c4_en and webtext with at least 40 words, shuffled by ``rng``."""
+    web = ["web/news.jsonl.gz", "web/c4_en.jsonl.gz", "web/webtext.jsonl.gz"]
+    pool = [t for t in distinct([d["text"] for f in web for d in load(f)]) if len(t.split()) >= 40]
+    rng.shuffle(pool)
+    return pool
+
+
+def _one_thread() -> None:
+    try:
+        import faiss
+
+        faiss.omp_set_num_threads(1)
+    except ImportError:
+        pass
+    import torch
+
+    torch.set_num_threads(1)
+
+
+def _collect_task(
+    item: tuple[str | None, str, list[tuple[int, list[str]]], str],
+) -> tuple[list, float, float]:
+    """One worker process: set the embedder up once, collect its parts; (key paths, set-up CPU s,
+    collect CPU s)."""
+    model, variant, parts, tmp = item
+    _one_thread()
+    from semantic_calibration import embedder
+
+    c0 = time.process_time()
+    stage = SemanticDedup(SemanticParams(model=model))
+    stage._embedder, stage._ready = embedder(model, variant), True
+    c1 = time.process_time()
+    paths = []
+    for i, texts in parts:
+        table = pa.table(
+            {"id": [f"d{i}-{j}" for j in range(len(texts))], "text": texts, "source": ["b"] * len(texts)}
+        )
+        path = os.path.join(tmp, f"k{i:05d}.parquet")
+        pq.write_table(stage.collect(table), path)
+        paths.append((i, path))
+    return paths, c1 - c0, time.process_time() - c1
+
+
+def timed_run(
+    model: str | None, variant: str, texts: list[str], workers: int, parts: int = 4
+) -> dict[str, Any]:
+    """collect in ``workers`` processes, then reduce and apply here (see the module docstring)."""
+    size = -(-len(texts) // parts)
+    chunks = [(i, texts[i * size : (i + 1) * size]) for i in range(parts)]
+    with tempfile.TemporaryDirectory() as tmp:
+        w0, load0 = time.perf_counter(), os.getloadavg()[0]
+        jobs = [(model, variant, chunks[w::workers], tmp) for w in range(workers)]
+        with ProcessPoolExecutor(workers, mp_context=get_context("spawn")) as pool:
+            done = list(pool.map(_collect_task, jobs))
+        c0 = time.process_time()
+        stage = SemanticDedup(SemanticParams(model=model))
+        paths = [p for _, p in sorted(x for d in done for x in d[0])]
+        state = stage.reduce(paths, InlineEngine(progress=False))
+        for i, chunk in chunks:
+            ids = [f"d{i}-{j}" for j in range(len(chunk))]
+            stage.apply(pa.table({"id": ids, "text": chunk, "source": ["b"] * len(chunk)}), state)
+        driver = time.process_time() - c0
+        wall = time.perf_counter() - w0
+        vectors = [_vectors_of(p) for p in paths]
+    cpu = sum(d[2] for d in done) + driver
+    setup = sum(d[1] for d in done)
+    return {
+        "embedder": _embed.describe(model) + ("" if variant == "as-is" else f" [{variant}]"),
+        "workers": workers,
+        "documents": len(texts),
+        "cpu_s": round(cpu, 2),
+        "setup_cpu_s": round(setup, 2),
+        "wall_s": round(wall, 2),
+        "docs_per_cpu_s": round(len(texts) / cpu, 2),
+        "docs_per_wall_s": round(len(texts) / wall, 2),
+        "load_1min": [round(load0, 2), round(os.getloadavg()[0], 2)],
+        "drops": state.facts.get("drops"),
+        "_vectors": vectors,
+    }
+
+
+def _vectors_of(path: str) -> Any:
+    from curate.dedup.semantic import _vectors
+
+    return _vectors(pq.read_table(path))
+
+
+def speed_check(docs: int, encoder_docs: int, out: str | None) -> None:
+    """Per-core and per-worker speed of each embedder (see the module docstring)."""
+    import importlib.util
+
+    import numpy as np
+
+    texts = web_pool(random.Random(0))[:docs]
+    runs: list[dict[str, Any]] = []
+    plan: list[tuple[str | None, str, int, list[int]]] = [
+        (None, "as-is", docs, [1, 2]),
+        ("wordllama-l2-supercat", "as-is", docs, [1, 2]),
+        ("all-MiniLM-L6-v2", "as-is", encoder_docs, [1, 2]),
+        ("all-MiniLM-L6-v2", "unsorted", encoder_docs, [1, 2]),
+        ("all-MiniLM-L6-v2", "bf16", encoder_docs, [1]),
+    ]
+    if importlib.util.find_spec("onnxruntime") and importlib.util.find_spec("onnx"):
+        plan += [
+            ("all-MiniLM-L6-v2", "onnx", encoder_docs, [1]),
+            ("all-MiniLM-L6-v2", "onnx-int8", encoder_docs, [1]),
+        ]
+    reference: dict[tuple[str | None, int], Any] = {}
+    print(
+        f"\nspeed: {docs:,} web documents ({sum(len(t) for t in texts):,} characters); encoders on the first {encoder_docs}"
+    )
+    print(
+        "| embedder | workers | documents | docs per CPU s | docs per wall s | set-up CPU s | load (1 min) | max cosine change |"
+    )
+    print("| --- | ---: | ---: | ---: | ---: | ---: | --- | ---: |")
+    for model, variant, n, worker_counts in plan:
+        for workers in worker_counts:
+            r = timed_run(model, variant, texts[:n], workers)
+            x = np.concatenate(r.pop("_vectors"))
+            ref = reference.setdefault((model, n), x)
+            r["max_abs_cosine_change"] = float(np.abs((x * x[::-1]).sum(1) - (ref * ref[::-1]).sum(1)).max())
+            runs.append(r)
+            print(
+                f"| {r['embedder']} | {workers} | {n:,} | {r['docs_per_cpu_s']:,} | {r['docs_per_wall_s']:,} | "
+                f"{r['setup_cpu_s']} | {r['load_1min'][0]}-{r['load_1min'][1]} | {r['max_abs_cosine_change']:.2g} |",
+                flush=True,
+            )
+    if out:
+        Path(out).write_text(
+            json.dumps(
+                {"machine": machine(), "docs": docs, "encoder_docs": encoder_docs, "runs": runs}, indent=1
+            )
+            + "\n"
+        )
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--originals", type=int, default=1000)
@@ -207,7 +360,16 @@ def main() -> int:
     ap.add_argument("--articles", type=int, default=300)
     ap.add_argument("--web", type=int, default=2000)
     ap.add_argument("--reuse-only", action="store_true")
+    ap.add_argument("--speed", action="store_true", help="run only the speed check")
+    ap.add_argument("--docs", type=int, default=3000, help="documents of the speed check")
+    ap.add_argument("--encoder-docs", type=int, default=300, help="documents of the speed check's encoders")
+    ap.add_argument("--json", default=None, help="write the speed check's results here")
     args = ap.parse_args()
+    if args.speed:
+        print(f"machine: {machine()}; load before: {os.getloadavg()}")
+        speed_check(args.docs, args.encoder_docs, args.json)
+        print(f"load after: {os.getloadavg()}")
+        return 0
     try:
         import faiss
 
@@ -224,10 +386,7 @@ def main() -> int:
         return 0
     params = SemanticParams(threshold=args.threshold)
     rng = random.Random(0)
-    web = ["web/news.jsonl.gz", "web/c4_en.jsonl.gz", "web/webtext.jsonl.gz"]
-    pool = distinct([d["text"] for f in web for d in load(f)])
-    pool = [t for t in pool if len(t.split()) >= 40]
-    rng.shuffle(pool)
+    pool = web_pool(rng)
     n, m = args.originals, len(pool)
     rewrites, shares = zip(*(rewrite(t, rng) for t in pool[:n]), strict=True)
     texts = pool + list(rewrites)  # every distinct web document, then the rewrites of the first n
