@@ -44,6 +44,7 @@ def run(
     """
     import yaml
 
+    from curate.compose import PHASES
     from curate.pipeline.config import load_pipeline
     from curate.runtime.runner import run_pipeline
 
@@ -57,7 +58,7 @@ def run(
     if engine is not None:
         cfg.engine.kind = engine
     out = output or (cfg.raw.get("output") or {}).get("dir") or f"runs/{cfg.name}"
-    return run_pipeline(cfg, out, progress=progress, phases=phases)
+    return run_pipeline(cfg, out, progress=progress, phases=PHASES if phases else ())
 
 
 def filter(

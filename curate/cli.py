@@ -1,10 +1,11 @@
-"""The ``curate`` command line. Subpackages add verbs through ``curate/<pkg>/cli.py:register(subparsers)``."""
+"""The ``curate`` command line. Subpackages add verbs through ``curate/<pkg>/cli.py:register(subparsers)``;
+:func:`build_parser` imports each of them by name, and ``curate run`` hands the runner the phases the root
+composes (``curate.compose.PHASES``)."""
 
 from __future__ import annotations
 
 import argparse
 import contextlib
-import importlib
 import logging
 import os
 import shlex
@@ -17,8 +18,6 @@ from pathlib import Path
 from typing import Any
 
 from curate.runtime.versions import __version__
-
-VERB_PACKAGES = ("proxy", "scorers", "export", "report", "dedup", "filters", "plan")
 
 RUN_EXAMPLE = """example:
   curate run pipelines/demo.yaml --output runs/demo
@@ -34,6 +33,7 @@ INSPECT_EXAMPLE = """example:
 
 
 def _run(args: argparse.Namespace) -> int:
+    from curate.compose import PHASES
     from curate.pipeline.config import load_pipeline
     from curate.runtime.runner import run_pipeline
 
@@ -49,9 +49,8 @@ def _run(args: argparse.Namespace) -> int:
     out = args.output or (cfg.raw.get("output") or {}).get("dir") or f"runs/{cfg.name}"
     if not args.quiet:
         _print_estimate(cfg, phases=not args.no_phases)
-    manifest = run_pipeline(
-        cfg, out, progress=not args.quiet, phases=not args.no_phases, restart=args.restart
-    )
+    phases = () if args.no_phases else PHASES
+    manifest = run_pipeline(cfg, out, progress=not args.quiet, phases=phases, restart=args.restart)
     if not args.quiet and not sys.stderr.isatty():
         # A closed bar erases itself with "\r" and spaces but ends no line: in a log that holds both
         # streams the summary's first line would run into it.
@@ -134,23 +133,20 @@ def build_parser() -> argparse.ArgumentParser:
     ins.add_argument("--width", type=int, default=300, help="characters shown per sample")
     ins.set_defaults(func=_inspect)
 
+    # The verbs of the packages, in the order help lists them; imported here, not at module level, so
+    # `import curate.cli` stays light (main enters the network namespace before any import starts a thread).
+    from curate.export import cli as export_verbs
+    from curate.plan import cli as plan_verbs
+    from curate.proxy import cli as proxy_verbs
+    from curate.proxy import mixcli
+    from curate.report import cli as report_verbs
+    from curate.scorers import cli as scorers_verbs
     from curate.verbs import reselect
 
-    reselect.register(sub)
-    for pkg in VERB_PACKAGES:
-        try:
-            mod = importlib.import_module(f"curate.{pkg}.cli")
-        except ModuleNotFoundError as e:
-            if e.name == f"curate.{pkg}.cli":
-                continue
-            raise
-        mod.register(sub)
-    from curate.proxy import mixcli
-
-    mixcli.register(sub)
-    if "proxy" in sub.choices:
-        proxy = sub.choices["proxy"]
-        proxy.set_defaults(func=_then_report(proxy.get_default("func")))
+    for verbs in (reselect, proxy_verbs, scorers_verbs, export_verbs, report_verbs, plan_verbs, mixcli):
+        verbs.register(sub)
+    proxy = sub.choices["proxy"]
+    proxy.set_defaults(func=_then_report(proxy.get_default("func")))
     for verb in RUN_DIR_VERBS:
         if verb in sub.choices:
             sub.choices[verb].set_defaults(func=_mirrored(sub.choices[verb].get_default("func")))

@@ -9,6 +9,7 @@ a dependency; it does not remove it). A package may import only packages of lowe
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[1] / "curate"
@@ -61,6 +62,16 @@ PROXY_LAYERS: list[set[str]] = [
     {"curate.proxy"},
 ]
 MAX_MODULES = 20  # a package (or subpackage) holding more modules than this is a flat room: split it
+
+
+# Modules that may import a module of the package by a name written as a string (an importlib.import_module
+# or __import__ call on a literal or an f-string starting with "curate."), with why: none. Such an arrow is
+# invisible to the checks above; the root composes the phases, the verbs and the packages of built-ins with
+# import statements instead (curate/compose.py, curate/cli.py). The registry's lazy lookup,
+# ``importlib.import_module(module)`` in curate/core/registry.py, takes a name it derived from a package the
+# root imported and handed it (``hold_builtins``), so the arrow is the root's import.
+STRING_IMPORTS_ALLOWED: dict[str, str] = {}
+IMPORT_CALLS = ("import_module", "__import__")
 
 
 def module_names(package: Path = PACKAGE) -> dict[str, Path]:
@@ -153,6 +164,74 @@ def package_breaches(
     return out
 
 
+def _leading_text(node: ast.expr) -> str | None:
+    """The text a string expression starts with, when it starts with a literal: ``"a.b"``, ``f"a.{x}"``,
+    ``"a." + x``, ``"a.%s" % x``, ``"a.{}".format(x)``; None otherwise."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value
+    if isinstance(node, ast.JoinedStr) and node.values:
+        return _leading_text(node.values[0])
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add | ast.Mod):
+        return _leading_text(node.left)
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "format":
+        return _leading_text(node.func.value)
+    return None
+
+
+def string_imports(path: Path, top: str = PACKAGE.name) -> list[str]:
+    """``LINE: CALL`` for every ``import_module`` / ``__import__`` call (bare or as an attribute, e.g.
+    ``importlib.import_module``) whose module argument is text starting with the package's name."""
+    out = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if not isinstance(node, ast.Call):
+            continue
+        func = node.func
+        called = (
+            func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
+        )
+        if called not in IMPORT_CALLS:
+            continue
+        args = [*node.args[:1], *(k.value for k in node.keywords if k.arg == "name")]
+        text = _leading_text(args[0]) if args else None
+        if text is not None and re.match(rf"{re.escape(top)}(\.|$)", text):
+            out.append(f"{node.lineno}: {ast.unparse(node)}")
+    return out
+
+
+def docstrings(tree: ast.AST) -> set[int]:
+    """The ``id`` of every docstring node of a module, class or function."""
+    out = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef) and node.body:
+            first = node.body[0]
+            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant):
+                out.add(id(first.value))
+    return out
+
+
+def upward_names(module: str, path: Path, package: Path = PACKAGE) -> list[str]:
+    """``LINE: NAME`` for every dotted name of the package above ``module`` (a ``curate.core`` module) held
+    in a string of its code: a package other than ``core``, or a core module not below it in
+    :data:`CORE_LAYERS`. Docstrings are documentation and are not read; f-strings are, piece by piece."""
+    top = package.name
+    rank = {name: i for i, layer in enumerate(CORE_LAYERS) for name in layer}
+    tree = ast.parse(path.read_text())
+    skip = docstrings(tree)
+    out: list[tuple[int, str]] = []
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.Constant) and isinstance(node.value, str)) or id(node) in skip:
+            continue
+        for found in re.finditer(rf"\b{re.escape(top)}\.\w+(?:\.\w+)*", node.value):
+            name = found.group()
+            parts = name.split(".")
+            named = ".".join(parts[:3])
+            if parts[1] != "core" or (
+                named != module and rank.get(named, len(CORE_LAYERS)) >= rank.get(module, 0)
+            ):
+                out.append((node.lineno, name))
+    return [f"{line}: {name}" for line, name in sorted(out)]
+
+
 def test_no_import_cycle_among_curate_modules() -> None:
     cycle = find_cycle(import_graph())
     assert cycle is None, "import cycle: " + " -> ".join(cycle or [])
@@ -226,6 +305,72 @@ def test_no_package_is_a_flat_room() -> None:
     assert not crowded, f"packages with more than {MAX_MODULES} modules: {crowded}"
 
 
+def test_no_module_imports_the_package_by_a_string() -> None:
+    """Every arrow between the package's modules is an import statement the checks above read: no
+    ``import_module("curate.x")`` / ``import_module(f"curate.{name}.phase")`` / ``__import__`` (but in
+    :data:`STRING_IMPORTS_ALLOWED`, each of which must still do it)."""
+    found = {m: hits for m, path in module_names().items() if (hits := string_imports(path))}
+    unexplained = [
+        f"{m}:{hit}" for m, hits in sorted(found.items()) if m not in STRING_IMPORTS_ALLOWED for hit in hits
+    ]
+    assert not unexplained, "imports by a string, which the layer checks cannot see:\n" + "\n".join(
+        unexplained
+    )
+    assert set(STRING_IMPORTS_ALLOWED) <= set(found), "allowed string imports that no longer exist"
+
+
+def test_core_names_no_package_above_it() -> None:
+    """A core module holds no dotted name of a package above it (nor of a core module above it) in a
+    string: such a name is an arrow the import checks cannot see (the list of packages holding built-ins is
+    handed to the registry by the root, ``curate/compose.py``)."""
+    modules = module_names()
+    found = [
+        f"{m}:{hit}"
+        for m, path in sorted(modules.items())
+        if package_of(m) == "core"
+        for hit in upward_names(m, path)
+    ]
+    assert not found, "upward names in curate/core:\n" + "\n".join(found)
+
+
+def test_the_string_checks_see_each_form(tmp_path: Path) -> None:
+    """An import by a literal, an f-string, a concatenation, ``%`` and ``format``, bare or through
+    ``importlib``, is found; one of another package, or of a name held in a variable, is not. In the core,
+    a code string naming a package above (or a core module above) is found, a docstring naming one is not."""
+    src = tmp_path / "m.py"
+    src.write_text(
+        "import importlib\n"
+        "from importlib import import_module\n"
+        "importlib.import_module(f'curate.{name}.phase')\n"
+        "import_module('curate.proxy')\n"
+        "__import__('curate.' + name)\n"
+        "importlib.import_module('curate.%s.cli' % name)\n"
+        "importlib.import_module(name='curate.{}'.format(name))\n"
+        "importlib.import_module(f'{__name__}.{name}')\n"
+        "importlib.import_module('numpy')\n"
+        "importlib.import_module('curated.x')\n"
+        "importlib.import_module(module)\n"
+    )
+    assert [hit.split(":")[0] for hit in string_imports(src)] == ["3", "4", "5", "6", "7"]
+    core = tmp_path / "registry.py"
+    core.write_text(
+        '"""Read by curate.pipeline.config (a docstring)."""\n'
+        "PACKAGES = ['curate.io', 'curate.proxy.spec']\n"
+        "MODULES = ['curate.core.select', 'curate.core.errors']\n"
+        "where = f'curate.export.{name}'\n"
+        "def f():\n"
+        '    """Not this: curate.report."""\n'
+        "    return 'curate.report'\n"
+    )
+    assert upward_names("curate.core.registry", core) == [
+        "2: curate.io",
+        "2: curate.proxy.spec",
+        "3: curate.core.select",
+        "4: curate.export",
+        "7: curate.report",
+    ]
+
+
 def test_find_cycle_reports_a_loop() -> None:
     assert find_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
     assert find_cycle({"a": {"b"}, "b": set()}) is None
@@ -256,3 +401,6 @@ if __name__ == "__main__":
     g = import_graph()
     print("module cycle:", find_cycle(g))
     print("\n".join(package_breaches(g, PACKAGE_LAYERS)) or "no breach of the package order")
+    for name, path in module_names().items():
+        for hit in string_imports(path):
+            print(f"{name}:{hit} (an import by a string)")

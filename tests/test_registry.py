@@ -121,10 +121,11 @@ def test_import_curate_composes_without_loading_numpy_pyarrow_torch_or_a_thread(
     code = (
         "import sys, threading, curate\n"
         "from curate.core.registry import holders\n"
-        "print(len(holders()), threading.active_count(),\n"
+        "from curate.runtime.phases import installed\n"
+        "print(len(holders()), ','.join(p.name for p in installed()), threading.active_count(),\n"
         "      *(m in sys.modules for m in ('numpy', 'pyarrow', 'torch', 'ray', 'curate.proxy.phase')))\n"
     )
-    assert _run(code) == ["9", "1", "False", "False", "False", "False", "False"]
+    assert _run(code) == ["9", "proxy,export,report", "1", "False", "False", "False", "False", "False"]
 
 
 def test_a_pipeline_of_heuristic_filters_loads_no_torch_and_no_phase() -> None:

@@ -23,6 +23,7 @@ import logging
 import pickle
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -33,7 +34,7 @@ from curate.io.stage import stage_dir
 from curate.io.storage import Location
 from curate.pipeline.config import PipelineConfig, build_source, build_stages
 from curate.runtime.manifest import AccountingError, build_manifest, cpu_block
-from curate.runtime.phases import run_phases
+from curate.runtime.phases import Phase, run_phases
 from curate.runtime.rundir import clear_run_dir
 from curate.runtime.segments import (
     ORDER,
@@ -381,13 +382,15 @@ def run_pipeline(
     *,
     engine: Engine | None = None,
     progress: bool = True,
-    phases: bool = True,
+    phases: bool | Sequence[Phase] = True,
     restart: bool = False,
 ) -> dict[str, Any]:
     """Run ``cfg`` into ``out_dir`` (resuming finished work there) and return the manifest.
 
     The directory is locked for the whole run (:mod:`curate.io.runlock`): a second run into it is refused
-    before any work. ``restart``: discard what an earlier run wrote there and start over.
+    before any work. ``restart``: discard what an earlier run wrote there and start over. ``phases``: the
+    phases to run after curation, in order (:class:`curate.runtime.phases.Phase`, as the root composes
+    them in ``curate.compose.PHASES``); True: those the root installed; False (or none): no phase.
     """
     from curate.io.runlock import RunLock
 
@@ -401,7 +404,7 @@ def _run_locked(
     *,
     engine: Engine | None,
     progress: bool,
-    phases: bool,
+    phases: bool | Sequence[Phase],
     restart: bool,
 ) -> dict[str, Any]:
     own = engine is None
@@ -425,7 +428,7 @@ def _run_locked(
 
             check_not_empty(manifest, str(out))
         if phases:
-            manifest = run_phases(cfg, out_dir, engine, manifest)
+            manifest = run_phases(cfg, out_dir, engine, manifest, None if phases is True else phases)
         return manifest
     finally:
         if own:
