@@ -1,0 +1,643 @@
+"""Every figure the documents quote from benchmarks/results/*.json reads as its file says.
+
+A row of FIGURES is one quote: the document, the text it quotes with each figure written ``{}``, the results
+file, and per figure the key path into that file and how the document writes the value (a format spec, or
+the words of a call). The test finds the quote in the document with whatever figures stand in the slots and
+compares each one with the file's value written the document's way, so a figure that drifts from its file
+fails naming the document and line, the quote, the file and the key. `test_each_row_can_fail` alters every
+quoted figure in turn and expects its row to object: no row compares a value with itself.
+
+Key paths: keys joined by ``.``, a list index as a number, ``name=X`` the item of a list whose ``name`` is
+``X``, ``*`` every item of a list or value of a mapping (a list back); a key holding a dot (``pyenv:0.05``)
+is matched whole. The end of an interval that the file's ``bounds`` marks reads with its mark (``>2.00``).
+A figure the file holds in parts (a median of repeats, a count of seeds) is computed by the slot's ``of``,
+which ``label`` names. The paired intervals themselves are recomputed from their per-seed statistics by
+tests/proxy/test_stats.py; this file checks what the prose says about them.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import statistics
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from functools import cache
+from itertools import chain
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from curate.proxy import stats
+
+ROOT = Path(__file__).resolve().parents[1]
+RESULTS = ROOT / "benchmarks" / "results"
+NUMBER = r"[<>]?[-+]?\d[\d,]*(?:\.\d+)?%?"  # 0.0394, +0.0055, 1,792, >2.00, 94.7%
+CALL = {"better": "called better", "worse": "called worse", "not_called": "not called"}
+CALLED_WORSE = {True: "called worse", False: "not called"}
+WORDS = {3: "three", 4: "four", 5: "five", 6: "six"}
+
+
+@dataclass(frozen=True)
+class Bound:
+    """The end of an interval beyond the measured range: the file's value and its mark."""
+
+    mark: str
+    value: float
+
+
+@dataclass(frozen=True)
+class Slot:
+    """One figure of a quote: where the file holds it and how the document writes it."""
+
+    key: str
+    fmt: str | Mapping[Any, str]  # a format spec, or the document's words for each value
+    of: Callable[[Any], Any] | None = None  # computes the figure from what `key` holds
+    label: str = ""  # what `of` computes
+
+    def value(self, data: Any) -> Any:
+        found = resolve(data, self.key)
+        return self.of(found) if self.of else found
+
+    def render(self, value: Any) -> str:
+        if isinstance(self.fmt, Mapping):
+            return self.fmt[value]
+        if isinstance(value, Bound):
+            return value.mark + format(value.value, self.fmt)
+        return format(value, self.fmt)
+
+    def pattern(self) -> str:
+        if isinstance(self.fmt, Mapping):
+            return "|".join(re.escape(w) for w in sorted(set(self.fmt.values()), key=len, reverse=True))
+        return NUMBER
+
+    def name(self) -> str:
+        return f"{self.key or '(the whole file)'}{f' -> {self.label}' if self.label else ''}"
+
+
+@dataclass(frozen=True)
+class Figure:
+    """A quote in `doc` whose figures come from `file` under benchmarks/results/."""
+
+    doc: str
+    quote: str  # the document's text, each figure written {}
+    file: str
+    slots: tuple[Slot, ...]
+
+
+def at(
+    key: str, fmt: str | Mapping[Any, str] = ".2f", of: Callable[[Any], Any] | None = None, label: str = ""
+) -> Slot:
+    """The figure at `key`, written with `fmt` (computed by `of` from what the key holds, when given)."""
+    return Slot(key, fmt, of, label or ("" if of is None else getattr(of, "__name__", "computed")))
+
+
+def fig(doc: str, quote: str, file: str, *slots: Slot) -> Figure:
+    """A row of FIGURES: `quote` in `doc`, its figures from benchmarks/results/`file`, one slot per {}."""
+    return Figure(doc, quote, file, slots)
+
+
+def same(values: Iterable[Any]) -> Any:
+    """The one value every item has (a quote that states one figure for several)."""
+    distinct = set(values)
+    if len(distinct) != 1:
+        raise ValueError(f"the file holds {sorted(distinct)}, where the document states one figure")
+    return distinct.pop()
+
+
+def _step(node: Any, part: str) -> Any:
+    """One hop of a key path, or KeyError."""
+    if isinstance(node, Mapping) and part in node:
+        return node[part]
+    if isinstance(node, list) and part.isdigit() and int(part) < len(node):
+        return node[int(part)]
+    if isinstance(node, list) and "=" in part:
+        field, want = part.split("=", 1)
+        hits = [item for item in node if isinstance(item, Mapping) and str(item.get(field)) == want]
+        if len(hits) == 1:
+            return hits[0]
+    raise KeyError(part)
+
+
+def resolve(data: Any, key: str) -> Any:
+    """The value at `key` (module docstring), an interval's marked end as a Bound."""
+    parts = key.split(".") if key else []
+    node, parent, last = data, None, ""
+    i = 0
+    while i < len(parts):
+        if parts[i] == "*":
+            items = list(node.values()) if isinstance(node, Mapping) else list(node)
+            rest = ".".join(parts[i + 1 :])
+            return [resolve(item, rest) for item in items]
+        for j in range(len(parts), i, -1):  # the longest key first: `pyenv:0.05`, `family_error_spread_1.2`
+            try:
+                parent, node, last = node, _step(node, ".".join(parts[i:j])), ".".join(parts[i:j])
+                break
+            except KeyError:
+                continue
+        else:
+            raise KeyError(f"no {parts[i]!r} under {'.'.join(parts[:i]) or 'the top level'}")
+        i = j
+    mark = (parent.get("bounds") or {}).get(last) if isinstance(parent, Mapping) else None
+    return Bound(mark, node) if mark else node
+
+
+def percent(x: float) -> float:
+    return 100 * x
+
+
+def per_million(x: float) -> float:
+    return x / 1e6
+
+
+def lowest_seed(seeds: list[list[int]]) -> int:
+    return min(chain(*seeds))
+
+
+def highest_seed(seeds: list[list[int]]) -> int:
+    return max(chain(*seeds))
+
+
+def distinct_seeds(seeds: list[list[int]]) -> int:
+    return len(set(chain(*seeds)))
+
+
+def fresh_seeds_each_point(cal: Mapping[str, Any]) -> int:
+    return same(distinct_seeds([d["seeds"] for d in cal[p]["per_draw"]]) for p in ("demo", "web"))
+
+
+def seeds_per_draw(seeds: list[list[int]]) -> int:
+    return same(len(x) for x in seeds)
+
+
+def null_low_over_draws(means: list[float]) -> float | None:
+    """The pooled null's interval over the draws' means (df = draws - 1), as the calibration reports it."""
+    return stats.paired_interval(means).ci_low
+
+
+def null_high_over_draws(means: list[float]) -> float | None:
+    return stats.paired_interval(means).ci_high
+
+
+def docs_per_s(arm: str) -> Callable[[Mapping[str, Any]], float]:
+    """Documents per second at the median of the repeats' seconds."""
+
+    def rate(run: Mapping[str, Any]) -> float:
+        return run["docs"] / statistics.median(run[arm])
+
+    rate.__name__ = f"docs / median({arm})"
+    return rate
+
+
+def median_speedup(run: Mapping[str, Any]) -> float:
+    """pii_v1's documents per second over the code before's, at the medians."""
+    return statistics.median(run["baseline_tree_all"]) / statistics.median(run["pii_v1_all"])
+
+
+SPEED_ARMS = ("pii_v1_all", "pii_v1_email_ip", "datatrove", "baseline_tree_all")
+
+
+def repeats(runs: list[Mapping[str, Any]]) -> int:
+    return same(len(run[arm]) for run in runs for arm in SPEED_ARMS)
+
+
+def called_if_excludes_1(m: Mapping[str, Any]) -> str:
+    return "called" if m["ci_low"] > 1 or m["ci_high"] < 1 else "not called"
+
+
+OTHER_REGIONS = ("NANP", "GB", "intl")
+
+
+def other_region_numbers(by: Mapping[str, Any]) -> int:
+    return sum(v["n"] for k, v in by.items() if k.startswith("region=") and k[7:] not in OTHER_REGIONS)
+
+
+def other_regions(by: Mapping[str, Any]) -> int:
+    return sum(1 for k in by if k.startswith("region=") and k[7:] not in OTHER_REGIONS)
+
+
+def phones_before_and_after(corpus: Mapping[str, Any]) -> int:
+    return same(corpus[side]["by_type"].get("phone", 0) for side in ("before", "after"))
+
+
+def phones_more_after(corpus: Mapping[str, Any]) -> int:
+    return corpus["after"]["by_type"]["phone"] - corpus["before"]["by_type"]["phone"]
+
+
+def runs_per_point(points: list[Mapping[str, Any]]) -> int:
+    """The baseline and every recipe, once per seed: the same at every point."""
+    return same((len(p["recipes"]) + 1) * len(p["seeds"]) for p in points)
+
+
+def tokens_per_param_1x_and_30x(points: list[Mapping[str, Any]]) -> float:
+    """The cheapest point's and the top point's tokens per parameter, the same to two places."""
+    by_compute = sorted(points, key=lambda p: p["compute_x_cheapest"])
+    return same(round(p["tokens_per_param"], 2) for p in (by_compute[0], by_compute[-1]))
+
+
+def recipes_not_controls(study: Mapping[str, Any]) -> int:
+    return same(len(set(p["recipes"]) - set(study["controls"])) for p in study["points"])
+
+
+def sorted_distinct(i: int) -> Callable[[list[Any]], Any]:
+    def pick(values: list[Any]) -> Any:
+        return sorted(set(values))[i]
+
+    pick.__name__ = f"sorted distinct values [{i}]"
+    return pick
+
+
+def points_below_fixed(power_gap: float) -> float:
+    return -100 * power_gap
+
+
+def not_phone_types(types: Mapping[str, Any]) -> int:
+    return len(set(types) - {"phone"})
+
+
+def other_types_recall(types: Mapping[str, Any]) -> float:
+    return same(v["recall"] for k, v in types.items() if k != "ip")
+
+
+def less_us_and_gb(regions: list[str]) -> int:
+    return len(set(regions) - {"US", "GB"})
+
+
+README, BENCH, GOODPUT, OWN = "README.md", "BENCHMARKS.md", "docs/goodput.md", "docs/own-data.md"
+CAL = "calibration-fresh-2026-12-06.json"
+LAD = "transfer_ladder-web-2026-12-06.json"
+MIX = "mix_search-web-2026-12-06.json"
+SEQ = "sequential-design.json"
+PHONES = "pii_phones_web-2026-12-07.json"
+PHONE_FP = "pii_phone_fp-2026-12-07.json"
+PLANTED = "pii_planted-2026-12-07.json"
+SPEED = "pii_speed-2026-12-07.json"
+P1, P4, P30 = "points.name=proxy_1m@294912", "points.name=proxy_1m@1179648", "points.name=proxy_5m@1638400"
+DEFAULT, WIDE = "default/documents", "every_region/documents"
+PY, WIKI, DEMO = "corpora:clean/python_docs", "corpora:clean/wikipedia", "pyenv:0.05"
+KERNEL = "dir:/tmp/kdoc/x/usr/share/doc/linux-doc-6.1/Documentation"
+
+
+def _m(point: str, recipe: str) -> Slot:
+    return at(f"{point}.recipes.{recipe}.multiplier.value")
+
+
+def _interval(prefix: str, fmt: str = ".2f") -> tuple[Slot, Slot, Slot]:
+    return at(f"{prefix}.value", fmt), at(f"{prefix}.ci_low", fmt), at(f"{prefix}.ci_high", fmt)
+
+
+def _ladder_cell(point: str, recipe: str) -> tuple[Slot, ...]:
+    """`1.70x [1.36, >2.00] better`: the multiplier, its interval and the call at a point of the study."""
+    call = {"better": " better", "worse": " worse", "not_called": ""}
+    return (*_interval(f"{point}.recipes.{recipe}.multiplier"), at(f"{point}.recipes.{recipe}.call", call))
+
+
+LADDER_RECIPES = ("curated", "toward_target", "classifier", "no_gopher")  # the table's columns, in order
+LADDER_CELLS = "{}x [{}, {}]{} | " * len(LADDER_RECIPES)
+
+
+def _ladder_row(point: str) -> tuple[Slot, ...]:
+    return tuple(chain.from_iterable(_ladder_cell(point, r) for r in LADDER_RECIPES))
+
+
+def _accuracy(point: str) -> tuple[Slot, Slot, Slot]:
+    """`**80%** [80%, 80%]`: a point's decision accuracy and its bootstrap interval."""
+    return (
+        at(f"{point}.decision_accuracy", ".0%"),
+        at(f"{point}.decision_accuracy_ci.0", ".0%"),
+        at(f"{point}.decision_accuracy_ci.1", ".0%"),
+    )
+
+
+def _recall(prefix: str) -> tuple[Slot, Slot, Slot]:
+    """`0.990 [0.975, 0.996]`: a recall and its 95% interval."""
+    return at(f"{prefix}.recall", ".3f"), at(f"{prefix}.ci95.0", ".3f"), at(f"{prefix}.ci95.1", ".3f")
+
+
+def _not_emails(corpus: str) -> tuple[Slot, Slot]:
+    """`0.005 -> 0.009`: spans that are not e-mails per 10,000 words, before and after."""
+    before, after = (at(f"{corpus}.{side}.non_email_per_10k_words", ".3f") for side in ("before", "after"))
+    return before, after
+
+
+def _dose(prefix: str) -> tuple[Slot, ...]:
+    return _interval(f"{prefix}.diff_bpb", "+.4f")
+
+
+def _calibration(point: str) -> tuple[Slot, ...]:
+    """`**20 of 20** ... [0.83, 1.00] ... +0.0055 ... (CI +0.0001 to +0.0109)` of one calibration point."""
+    means = f"{point}.per_draw.*.null_minus_raw.value"
+    return (
+        at(f"{point}.null_inside", "d"),
+        at(f"{point}.draws", "d"),
+        at(f"{point}.null_inside_ci95.0"),
+        at(f"{point}.null_inside_ci95.1"),
+        at(f"{point}.null_mean_diff_bpb", "+.4f"),
+        at(means, "+.4f", null_low_over_draws),
+        at(means, "+.4f", null_high_over_draws),
+    )
+
+
+def _seed_range(key: str) -> tuple[Slot, Slot]:
+    return at(key, "d", lowest_seed), at(key, "d", highest_seed)
+
+
+# A table, one quote per row with its slots beside it: kept as written, not reflowed.
+# fmt: off
+FIGURES: list[Figure] = [
+    # README.md: the transfer study in one sentence
+    fig(README,
+        "The default point orders {} of the pairs a point with {}x its compute calls as it does, {}x the "
+        "tokens {}; curated pays {}x at 1x, {}x at {}x",
+        LAD, at(f"{P1}.decision_accuracy", ".0%"), at("compute_ratio_top_vs_cheapest", ".0f"),
+        at(f"{P4}.compute_x_cheapest", ".0f"), at(f"{P4}.decision_accuracy", ".0%"), _m(P1, "curated"),
+        _m(P30, "curated"), at("compute_ratio_top_vs_cheapest", ".0f")),
+    # BENCHMARKS.md §7: the null on fresh seeds, the demo point
+    fig(BENCH,
+        "demo point: null control, **independent replicates** (each draw its own {} fresh seeds of raw, "
+        "curated and the null; seeds {}-{})",
+        CAL, at("demo.per_draw.*.seeds", "d", seeds_per_draw), *_seed_range("demo.per_draw.*.seeds")),
+    fig(BENCH,
+        "**{} of {}** intervals contain 1 (95% CI of coverage [{}, {}]); pooled over the draws the null sits "
+        "{} bpb from raw (CI {} to {})",
+        CAL, *_calibration("demo")),
+    fig(BENCH,
+        "demo point: the detectable effect on those {} fresh seeds (never used to choose the point or lr) | "
+        "sd of curated - raw {} bpb (df {})",
+        CAL, at("demo.per_draw.*.seeds", "d", distinct_seeds), at("demo.sd_curated_minus_raw_bpb", ".4f"),
+        at("demo.sd_dof", "d")),
+    # ... the web reference point
+    fig(BENCH,
+        "web reference point: null control, independent replicates ({} fresh seeds per draw; seeds {}-{})",
+        CAL, at("web.per_draw.*.seeds", "d", seeds_per_draw), *_seed_range("web.per_draw.*.seeds")),
+    fig(BENCH,
+        "**{} of {}** contain 1 (95% CI of coverage [{}, {}]); pooled over the draws the null sits {} bpb "
+        "from raw (CI {} to {}); sd of curated - raw on those seeds {} bpb (df {})",
+        CAL, *_calibration("web")[:5], at("web.null_mean_diff_ci95_over_draws.0", "+.4f"),
+        at("web.null_mean_diff_ci95_over_draws.1", "+.4f"), at("web.sd_curated_minus_raw_bpb", ".3f"),
+        at("web.sd_dof", "d")),
+    # ... the planted control matched to the recipe, dose by dose
+    fig(BENCH,
+        "planted control **matched to the recipe** (the null's subsample, a share of it word-shuffled), {} "
+        "fresh seeds ({}-{}) | {}: {} [{}, {}] bpb, {}; {}: {} [{}, {}], **{}**; {}: {} [{}, {}], **{}**",
+        CAL, at("web_planted_matched.seeds", "d", len), at("web_planted_matched.seeds", "d", min),
+        at("web_planted_matched.seeds", "d", max),
+        *chain.from_iterable(
+            (at(f"web_planted_matched.doses.{i}.fraction", ".0%"), *_dose(f"web_planted_matched.doses.{i}"),
+             at(f"web_planted_matched.doses.{i}.called_worse", CALLED_WORSE))
+            for i in range(3))),
+    fig(BENCH,
+        "demo point: the matched planted control at {} / {} / {}%, {} fresh seeds ({}-{}) | {} [{}, {}] / "
+        "{} [{}, {}] bpb, {} / **{} [{}, {}], {}** ({}x)",
+        CAL, *(at(f"demo_planted_matched.doses.{i}.fraction", ".0f", percent) for i in range(3)),
+        at("demo_planted_matched.seeds", WORDS, len), at("demo_planted_matched.seeds", "d", min),
+        at("demo_planted_matched.seeds", "d", max), *_dose("demo_planted_matched.doses.0"),
+        *_dose("demo_planted_matched.doses.1"),
+        at("demo_planted_matched.doses.1.called_worse", CALLED_WORSE), *_dose("demo_planted_matched.doses.2"),
+        at("demo_planted_matched.doses.2.called_worse", CALLED_WORSE),
+        at("demo_planted_matched.doses.2.multiplier.value")),
+    # BENCHMARKS.md §7: the transfer study
+    fig(BENCH,
+        "decision accuracy against a point with {}x the compute (proxy_5m@1,638,400), over the {} pairs of "
+        "non-control recipes it calls; {} recipes + null + planted, {} seeds each",
+        LAD, at("compute_ratio_top_vs_cheapest", ".1f"), at(f"{P1}.decision_pairs", "d"),
+        at("", "d", recipes_not_controls), at(f"{P1}.seeds", "d", len)),
+    fig(BENCH,
+        "reference point proxy_1m@294,912: **{}** [{}, {}], {} CPU-s; proxy_1m@1,179,648 ({}x): **{}** "
+        "[{}, {}], {} CPU-s; top point {} CPU-s",
+        LAD, *_accuracy(P1), at(f"{P1}.cpu_s", ",.0f"), at(f"{P4}.compute_x_cheapest", ".0f"),
+        *_accuracy(P4), at(f"{P4}.cpu_s", ",.0f"), at(f"{P30}.cpu_s", ",.0f")),
+    fig(BENCH,
+        "multipliers at {}x / {}x / {}x | curated {}x / {}x / {}x; toward_target {}x / {}x / {}x; no_gopher "
+        "{}x / {}x / {}x; classifier {}x / {}x / {}x ({} at {}x)",
+        LAD, at(f"{P1}.compute_x_cheapest", ".0f"), at(f"{P4}.compute_x_cheapest", ".0f"),
+        at(f"{P30}.compute_x_cheapest", ".1f"),
+        *(_m(p, r) for r in ("curated", "toward_target", "no_gopher", "classifier") for p in (P1, P4, P30)),
+        at(f"{P30}.recipes.classifier.call", CALL), at(f"{P30}.compute_x_cheapest", ".1f")),
+    # BENCHMARKS.md §8: the web mixture
+    fig(BENCH, "web mixture ({} sources, `curate mix`:", MIX, at("sources", "d", len)),
+    fig(BENCH, "+ singles, {} proxy runs, {} CPU-min; {} fresh seeds",
+        MIX, at("proxy_runs", "d"), at("cpu_min_total", ".1f"), at("vs_best_single.diff_bpb.n", "d")),
+    fig(BENCH,
+        "the chosen mixture vs the natural one {}x [{}, {}], {}; the predictor's rank correlation on {} "
+        "held-out mixtures {} [{}, {}]",
+        MIX, *_interval("vs_natural.multiplier"), at("vs_natural.call", CALL), at("spearman.held_out", "d"),
+        at("spearman.value"), at("spearman.ci.0"), at("spearman.ci.1")),
+    fig(BENCH, "AskHistorians alone vs natural {}x [{}, {}], {}, and vs the chosen",
+        MIX, *_interval("best_single_vs_natural"),
+        at("best_single_vs_natural", {"called": "called", "not called": "not called"}, called_if_excludes_1)),
+    fig(BENCH, "every source within {} of its weight | {}x / {}x |",
+        MIX, at("export_max_rel_error", ".3%"), at("mde_multiplier.worse"), at("mde_multiplier.better")),
+    # BENCHMARKS.md §10: PII, the two labelled sets
+    fig(BENCH, "**Planted** (held out): {} web documents, {} planted values",
+        PLANTED, at("speed.planted.docs", ","), at("ours.*.planted", ",", sum)),
+    fig(BENCH, "**Phones on real text**: {} candidates", PHONES, at(f"{DEFAULT}.candidates", ",")),
+    fig(BENCH, "({} phone numbers, {} look-alikes:",
+        PHONES, at(f"{DEFAULT}.phones", ","), at(f"{DEFAULT}.not_phones", ",")),
+    fig(BENCH,
+        "(n = {} in scope: whole NANP and GB numbers, any with `+`) | recall in scope **{}** [{}, {}] (NANP "
+        "{}/{}, GB {}/{}, `+` {}/{}); of all {} phone numbers {}",
+        PHONES, at(f"{DEFAULT}.in_scope.n", "d"), *_recall(f"{DEFAULT}.in_scope"),
+        *(at(f"{DEFAULT}.in_scope_by_region.{r}.{k}", "d")
+          for r in ("NANP", "GB", "intl") for k in ("found", "n")),
+        at(f"{DEFAULT}.all_phones.n", "d"), at(f"{DEFAULT}.all_phones.recall", ".3f")),
+    fig(BENCH,
+        "(not claimed: {} run into a price or word, {} malformed, {} without area code, {} `44` without `+`, "
+        "{} with letters, {} national numbers of {} other regions); precision **{}** ({} false positives in "
+        "{} look-alikes",
+        PHONES,
+        *(at(f"{DEFAULT}.by.form={f}.n", "d") for f in ("glued", "malformed", "local7", "noplus", "vanity")),
+        at(f"{DEFAULT}.by", "d", other_region_numbers), at(f"{DEFAULT}.by", "d", other_regions),
+        at(f"{DEFAULT}.precision", ".3f"), at(f"{DEFAULT}.false_positives", "d"),
+        at(f"{DEFAULT}.not_phones", ",")),
+    fig(BENCH, "the code before, same run: recall in scope {}, of all {}, precision {}",
+        PHONES, at("baseline/contexts.in_scope.recall", ".3f"),
+        at("baseline/contexts.all_phones.recall", ".3f"),
+        at("baseline/contexts.precision", ".3f")),
+    fig(BENCH,
+        "widened to the sample's {} regions (US, GB and {} others) | recall in scope {}, of all {}; "
+        "precision **{}**: {} year ranges",
+        PHONES, at("regions_widened", "d", len), at("regions_widened", "d", less_us_and_gb),
+        at(f"{WIDE}.in_scope.recall", ".3f"), at(f"{WIDE}.all_phones.recall", ".3f"),
+        at(f"{WIDE}.precision", ".3f"), at(f"{WIDE}.false_positives", "d")),
+    # ... spans on real text before and after the phone forms
+    fig(BENCH, "Python docs {} -> {} ({} phones both); Wikipedia ({} M words) {} -> {}: {} phones more",
+        PHONE_FP, *_not_emails(PY), at(PY, "d", phones_before_and_after),
+        at(f"{WIKI}.words", ".1f", per_million), *_not_emails(WIKI), at(WIKI, "d", phones_more_after)),
+    fig(BENCH,
+        "Linux kernel docs (Debian `linux-doc-6.1` 6.1.176, {} M words) {} -> {} ({} phones both); demo "
+        "corpus {} -> {}",
+        PHONE_FP, at(f"{KERNEL}.words", ".2f", per_million), *_not_emails(KERNEL),
+        at(KERNEL, "d", phones_before_and_after), *_not_emails(DEMO)),
+    fig(BENCH,
+        "planted set after the phone forms | recall {} on every type but IP {} (as before); phone precision "
+        "{}: {} false positive",
+        PLANTED, at("ours", ".3f", other_types_recall), at("ours.ip.recall", ".3f"),
+        at("ours.phone.precision", ".3f"), at("ours.phone.fp", "d")),
+    fig(BENCH,
+        "({} interleaved repeats, medians) | {}, the code before {} ({}x); web text {} vs {} (noise at this "
+        "load) | datatrove `PIIFormatter`: **{}x** (web text {}x)",
+        SPEED, at("*", "d", repeats), at("planted", ",.0f", docs_per_s("pii_v1_all")),
+        at("planted", ",.0f", docs_per_s("baseline_tree_all")), at("planted", ".2f", median_speedup),
+        at("original", ",.0f", docs_per_s("pii_v1_all")),
+        at("original", ",.0f", docs_per_s("baseline_tree_all")),
+        at("planted.ratio_datatrove_over_pii_v1_all", ".2f", statistics.median),
+        at("original.ratio_datatrove_over_pii_v1_all", ".2f", statistics.median)),
+    # docs/own-data.md: what PII's recall rests on
+    fig(OWN, "({} phone numbers among {} candidates) recall is {} [{}, {}] on the {} it claims",
+        PHONES, at(f"{DEFAULT}.phones", ","), at(f"{DEFAULT}.candidates", ","),
+        *_recall(f"{DEFAULT}.in_scope"),
+        at(f"{DEFAULT}.in_scope.n", "d")),
+    fig(OWN, "{} of all of them, precision {};",
+        PHONES, at(f"{DEFAULT}.all_phones.recall", ".3f"), at(f"{DEFAULT}.precision", ".3f")),
+    fig(OWN, "The other {} types (`benchmarks/bench_pii.py`): recall {} (IP {})",
+        PLANTED, at("ours", {6: "six"}, not_phone_types), at("ours", ".3f", other_types_recall),
+        at("ours.ip.recall", ".3f")),
+    # docs/goodput.md: seeds until decided, simulated
+    fig(GOODPUT, "Simulated on {} families per row", SEQ, at("draws", ",")),
+    fig(GOODPUT, "for design effects of {}, {} and {} standard deviations and families of {} and {} recipes",
+        SEQ, *(at("rows.*.effect_sd", ".1f", sorted_distinct(i)) for i in range(3)),
+        *(at("rows.*.pairs", "d", sorted_distinct(i)) for i in range(2))),
+    fig(GOODPUT,
+        "is at most {} (the fixed design's {}-{}), the power within {} points of the fixed design's, and the "
+        "seeds per decision {}-{} of its",
+        SEQ, at("family_error", ".3f"), at("rows.*.family_error_fixed", ".3f", min),
+        at("rows.*.family_error_fixed", ".3f", max), at("power", ".1f", points_below_fixed),
+        at("rows.*.cpu_ratio", ".2f", min), at("rows.*.cpu_ratio", ".2f", max)),
+    fig(GOODPUT, "calibrated one the family error rises to about {},",
+        SEQ, at("rows.*.family_error_spread_1.2", ".2f", statistics.fmean)),
+    # ... the null on fresh seeds
+    fig(GOODPUT,
+        "the null's interval contains 0 in **{} of {}** draws at the demo point and **{} of {}** at the web "
+        "reference point (95% CI of coverage [{}, {}] at each); pooled over the draws the null sits {} bpb "
+        "from raw at the demo (CI {} to {}) and {} at the web point (CI {} to {}). The demo's detectable "
+        "effect on those {} seeds",
+        CAL, *_calibration("demo")[:2], *_calibration("web")[:2], *_calibration("demo")[2:],
+        at("web.null_mean_diff_bpb", "+.4f"), at("web.null_mean_diff_ci95_over_draws.0", "+.4f"),
+        at("web.null_mean_diff_ci95_over_draws.1", "+.4f"), at("", "d", fresh_seeds_each_point)),
+    fig(GOODPUT, "(95% CI of coverage [{}, {}] at each)", CAL, *_calibration("web")[2:4]),
+    # ... the transfer study
+    fig(GOODPUT, "A verdict from a {}M-parameter model trained on {}M tokens",
+        LAD, at(f"{P1}.params", ".2f", per_million), at(f"{P1}.budget", ".1f", per_million)),
+    fig(GOODPUT, "`proxy_1m@1,179,648` ({}x its compute) and `proxy_5m@1,638,400` ({}x)",
+        LAD, at(f"{P4}.compute_x_cheapest", ".0f"), at("compute_ratio_top_vs_cheapest", ".1f")),
+    fig(GOODPUT, "| point | compute | CPU-s ({} runs) |", LAD, at("points", "d", runs_per_point)),
+    fig(GOODPUT, "| proxy_1m@294,912 | {}x | {} | " + LADDER_CELLS + "**{}** [{}, {}] |",
+        LAD, at(f"{P1}.compute_x_cheapest", ".0f"), at(f"{P1}.cpu_s", ",.0f"), *_ladder_row(P1),
+        *_accuracy(P1)),
+    fig(GOODPUT, "| proxy_1m@1,179,648 | {}x | {} | " + LADDER_CELLS + "**{}** [{}, {}] |",
+        LAD, at(f"{P4}.compute_x_cheapest", ".0f"), at(f"{P4}.cpu_s", ",.0f"), *_ladder_row(P4),
+        *_accuracy(P4)),
+    fig(GOODPUT, "| proxy_5m@1,638,400 | {}x | {} | " + LADDER_CELLS + "reference |",
+        LAD, at(f"{P30}.compute_x_cheapest", ".1f"), at(f"{P30}.cpu_s", ",.0f"), *_ladder_row(P30)),
+    fig(GOODPUT, "The top point calls {} pairs of non-control recipes",
+        LAD, at(f"{P1}.decision_pairs", {5: "five"})),
+    fig(GOODPUT, "the one it misses is raw vs classifier ({}x there, {}x {} at {}x:",
+        LAD, _m(P1, "classifier"), _m(P30, "classifier"), at(f"{P30}.recipes.classifier.call", CALL),
+        at("compute_ratio_top_vs_cheapest", ".0f")),
+    fig(GOODPUT, "With {} seeds the reference point calls no recipe against raw (detectable only beyond {}x;",
+        LAD, at(f"{P1}.seeds", WORDS, len), at(f"{P1}.mde_multiplier.better")),
+    fig(GOODPUT, "toward_target and no_gopher better (detectable beyond {}x).",
+        LAD, at(f"{P4}.mde_multiplier.better")),
+    fig(GOODPUT, "curated is {}x, {}x and {}x across {}x of compute",
+        LAD, _m(P1, "curated"), _m(P4, "curated"), _m(P30, "curated"),
+        at("compute_ratio_top_vs_cheapest", ".0f")),
+    fig(GOODPUT,
+        "toward_target {}x to {}x (no longer called), classifier {}x to {}x ({}), no_gopher {}x to {}x",
+        LAD, _m(P4, "toward_target"), _m(P30, "toward_target"), _m(P4, "classifier"), _m(P30, "classifier"),
+        at(f"{P30}.recipes.classifier.call", CALL), _m(P4, "no_gopher"), _m(P30, "no_gopher")),
+    fig(GOODPUT, "({} tokens per parameter at 1x and 30x, {} at 4x)",
+        LAD, at("points", ".2f", tokens_per_param_1x_and_30x), at(f"{P4}.tokens_per_param", ".1f")),
+    fig(GOODPUT, "({} for {} CPU-s against {} for {})",
+        LAD, at(f"{P1}.decision_accuracy", ".0%"), at(f"{P1}.cpu_s", ",.0f"),
+        at(f"{P4}.decision_accuracy", ".0%"), at(f"{P4}.cpu_s", ",.0f")),
+    fig(GOODPUT, "calls effects beyond {}x with {} seeds",
+        LAD, at(f"{P4}.mde_multiplier.better"), at(f"{P4}.seeds", WORDS, len)),
+    fig(GOODPUT, "planted control is called worse at {}x ({}x)",
+        LAD, at("compute_ratio_top_vs_cheapest", ".0f"), _m(P30, "planted")),
+]
+# fmt: on
+
+
+@cache
+def _doc(path: str) -> str:
+    return (ROOT / path).read_text()
+
+
+@cache
+def _results(name: str) -> Any:
+    return json.loads((RESULTS / name).read_text())
+
+
+def _regex(f: Figure) -> re.Pattern[str]:
+    """The quote's text as written (any run of whitespace for a space), a group for each figure."""
+    literal = f.quote.split("{}")
+    assert len(literal) == len(f.slots) + 1, f"{f.quote!r}: {len(literal) - 1} slots, {len(f.slots)} keys"
+    out = []
+    for i, text in enumerate(literal):
+        out += [r"\s+" if t.isspace() else re.escape(t) for t in re.split(r"(\s+)", text) if t]
+        if i < len(f.slots):
+            out.append(f"({f.slots[i].pattern()})")
+    return re.compile("".join(out))
+
+
+def problems(f: Figure, text: str) -> list[str]:
+    """What `text` (the document) quotes differently from the file; empty when every figure agrees."""
+    where = f"{f.doc}, the quote {f.quote!r}"
+    data = _results(f.file)
+    want = []
+    for slot in f.slots:
+        try:
+            value = slot.value(data)
+            want.append((value, slot.render(value)))
+        except (KeyError, ValueError, TypeError, IndexError) as e:
+            return [f"{where}: benchmarks/results/{f.file} {slot.name()} cannot be read ({e})"]
+    found = list(_regex(f).finditer(text))
+    if not found:
+        return [
+            f"{where} is not in the document with any figures (its figures come from benchmarks/results/"
+            f"{f.file}: {', '.join(s.name() for s in f.slots)}); if it was reworded, update the row here"
+        ]
+    out = []
+    for m in found:
+        line = text.count("\n", 0, m.start()) + 1
+        for slot, got, (value, expected) in zip(f.slots, m.groups(), want, strict=True):
+            if got != expected:
+                out.append(
+                    f"{f.doc}:{line} quotes {got!r} where benchmarks/results/{f.file} {slot.name()} = "
+                    f"{value!r} reads {expected!r} (format {slot.fmt!r}), in the quote {f.quote!r}"
+                )
+    return out
+
+
+def _id(f: Figure) -> str:
+    words = re.sub(r"[^\w@,.%+-]+", " ", f.quote.replace("{}", "_")).split()
+    return f"{f.doc}:{' '.join(words[:8])}"
+
+
+@pytest.mark.parametrize("figure", FIGURES, ids=_id)
+def test_the_document_quotes_the_figure_as_its_file_says(figure: Figure) -> None:
+    found = problems(figure, _doc(figure.doc))
+    assert not found, "\n".join(found)
+
+
+def _altered(got: str, slot: Slot) -> str:
+    """Another figure in the same place: the last digit changed, or another of the slot's words."""
+    if isinstance(slot.fmt, Mapping):
+        return next((w for w in slot.fmt.values() if w != got), got + "!")
+    last = max(i for i, c in enumerate(got) if c.isdigit())
+    return got[:last] + str((int(got[last]) + 1) % 10) + got[last + 1 :]
+
+
+@pytest.mark.parametrize("figure", FIGURES, ids=_id)
+def test_each_row_can_fail(figure: Figure) -> None:
+    """Each figure of the quote, altered in a copy of the document, is reported: the row compares."""
+    text = _doc(figure.doc)
+    m = _regex(figure).search(text)
+    assert m, f"{figure.doc}: {figure.quote!r} not found"
+    for i, slot in enumerate(figure.slots, start=1):
+        changed = text[: m.start(i)] + _altered(m.group(i), slot) + text[m.end(i) :]
+        assert problems(figure, changed), (
+            f"{figure.doc}: altering {slot.name()} in {figure.quote!r} went unseen"
+        )
