@@ -1,5 +1,6 @@
-"""Shared fixtures: the real corpora (skipped when absent), one Ray session per test run, one local
-two-node Ray cluster per test run, a loopback S3; and the Hypothesis profiles.
+"""Shared fixtures: the real corpora (skipped when absent), one Ray session per test run, a local
+two-node Ray cluster (tests/test_cluster.py's), a loopback S3; the Hypothesis profiles; and the order in
+which `make test` hands out the test files.
 
 Shared builders and constants (``make_table``, ``corpora_path``, ...) live in tests/helpers.py.
 """
@@ -43,6 +44,50 @@ if _PROFILE not in ("ci", "explore"):
 settings.load_profile(_PROFILE)
 
 
+# `make test` runs the files in two pytest processes, each file whole in one (pytest-xdist, --dist
+# loadfile), handing out the files with the most tests first: a file of a few long tests (a Ray cluster's)
+# came last and ran alone at the end while the other process had finished. These files, the longest in
+# `make test` (--durations shows them), are handed out first, longest first, so that the short files fill
+# in beside them. A path that no longer exists stops the run (keep this list in step with the files).
+LONGEST_FILES = (
+    "tests/test_cluster.py",
+    "tests/reliability/test_no_shared_disk.py",
+    "tests/io/test_object_storage.py",
+    "tests/test_readme.py",
+    "tests/reliability/test_fuzz.py",
+    "tests/reliability/test_faults.py",
+    "tests/reliability/test_security.py",
+    "tests/dedup/test_components.py",
+    "tests/instrument/test_train.py",
+    "tests/test_runner.py",
+)
+
+
+@pytest.hookimpl(optionalhook=True, tryfirst=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log):
+    """--dist loadfile with :data:`LONGEST_FILES` handed out first; any other --dist as pytest-xdist has it."""
+    if config.getvalue("dist") != "loadfile":
+        return None
+    from xdist.scheduler import LoadFileScheduling
+
+    root = Path(str(config.rootpath))
+    missing = [f for f in LONGEST_FILES if not (root / f).is_file()]
+    if missing:
+        raise pytest.UsageError(
+            f"tests/conftest.py: LONGEST_FILES names {missing}, which do not exist; remove them or give "
+            "their new paths"
+        )
+
+    class LongestFilesFirst(LoadFileScheduling):
+        def _assign_work_unit(self, node) -> None:
+            for scope in reversed(LONGEST_FILES):  # the first assignment finds every file still queued
+                if scope in self.workqueue:
+                    self.workqueue.move_to_end(scope, last=False)
+            super()._assign_work_unit(node)
+
+    return LongestFilesFirst(config, log)
+
+
 @pytest.fixture
 def corpora() -> Path:
     if not CORPORA.exists():
@@ -62,12 +107,13 @@ def ray_engine():
     engine.shutdown()
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def local_cluster(tmp_path_factory):
-    """A head and one worker node on this machine (one CPU each, token auth on), shared by the session.
+    """A head and one worker node on this machine (one CPU each, token auth on), shared by a test file.
 
-    tests/test_cluster.py, the driver-kill test in tests/reliability/test_faults.py and the token test use
-    it; the nodes are stopped by their private temp dir at the end (never ``ray stop``).
+    Only tests/test_cluster.py uses it, so it is started once and stopped when that file is done (an idle
+    cluster's Ray processes kept taking CPU to the end of the run); the nodes are stopped by their private
+    temp dir (never ``ray stop``).
     """
     from tests.ray_cluster import start_local_cluster
 

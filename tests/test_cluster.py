@@ -1,16 +1,19 @@
 """A real local multi-node Ray cluster (a head and a worker node on this machine), and `ray job submit`.
 
-The cluster (tests/ray_cluster.py, the session fixture ``local_cluster`` in tests/conftest.py) runs with
-Ray's token authentication; the client side (`curate run --address`, `ray job submit`) gets the same
-settings, and a client without the token is refused.
+The cluster (tests/ray_cluster.py, the fixture ``local_cluster`` in tests/conftest.py) runs with Ray's
+token authentication; the client side (`curate run --address`, `ray job submit`) gets the same settings,
+and a client without the token is refused, in one line. Every test of `make test` that needs this cluster
+is in this file, so that it is started once for them and stopped when they are done.
 """
 
 from __future__ import annotations
 
 import gzip
 import json
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -18,6 +21,7 @@ import pytest
 from tests.helpers import ROOT, pipeline, write_inputs
 from tests.proxy.toy import TINY_TRAIN, WORDS, doc
 from tests.ray_cluster import BIN, submit_job
+from tests.reliability.fault_runs import RUN_MAIN, digests, fault_pipeline, output_ids, reference_run
 
 
 def _outputs(run: Path) -> dict:
@@ -48,7 +52,7 @@ def _inline_reference(tmp_path: Path) -> dict:
 
 
 @pytest.mark.ray
-@pytest.mark.slow  # in `make test`: reliability/test_faults.py's driver-kill run on this cluster, same check
+@pytest.mark.slow  # in `make test`: the driver-kill run on this cluster below, same check
 def test_multi_node_cluster_output_equals_embedded(tmp_path: Path, local_cluster) -> None:
     write_inputs(tmp_path / "in", n_files=6)
     (tmp_path / "p.yaml").write_text(pipeline(tmp_path / "in"))
@@ -98,6 +102,108 @@ def test_a_client_without_the_token_is_refused(local_cluster) -> None:
     assert "token" in (refused.stdout + refused.stderr).lower()
     ok = job_list(local_cluster["env"])
     assert ok.returncode == 0, ok.stderr[-2000:]
+
+
+@pytest.mark.ray
+@pytest.mark.parametrize("token", [None, "0" * 64])
+def test_a_cluster_client_without_its_token_gets_one_line(local_cluster, tmp_path, token) -> None:
+    """`curate run --address` without the cluster's token (no auth mode, or another token): exit 2 and one
+    line that says what to set, before any work. Ray's client tries the cluster 20 times, 1 s apart, before
+    it gives up (ray/_private/node.py, NUM_REDIS_GET_RETRIES): two tries give the same refusal."""
+    write_inputs(tmp_path / "in", n_files=1, n_docs=5)
+    (tmp_path / "p.yaml").write_text(pipeline(tmp_path / "in"))
+    env = {k: v for k, v in local_cluster["env"].items() if not k.startswith("RAY_AUTH_TOKEN")}
+    env["RAY_NUM_REDIS_GET_RETRIES"] = "2"
+    if token is None:
+        env.pop("RAY_AUTH_MODE", None)
+    else:
+        env["RAY_AUTH_TOKEN"] = token
+    r = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "curate",
+            "run",
+            str(tmp_path / "p.yaml"),
+            "--output",
+            str(tmp_path / "run"),
+            "-q",
+            "--address",
+            local_cluster["address"],
+        ],
+        env=env,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert r.returncode == 2
+    assert r.stdout == ""
+    [line] = r.stderr.splitlines()
+    fix = (
+        "RAY_AUTH_MODE is unset: set RAY_AUTH_MODE=token"
+        if token is None
+        else "this client's token is not the cluster's: set RAY_AUTH_TOKEN_PATH or RAY_AUTH_TOKEN to it"
+    )
+    assert line.startswith(
+        f"curate run: error: the Ray cluster at {local_cluster['address']} requires token authentication "
+        f"(on by default since Ray 2.60); {fix}"
+    ), line
+    assert not (tmp_path / "run" / "_work" / "lock.json").exists()
+
+
+@pytest.fixture(scope="module")
+def fault_reference(tmp_path_factory) -> dict:
+    """tests/reliability/fault_runs.py's input, 3 files x 20 docs (6 parts), and its inline run."""
+    return reference_run(tmp_path_factory.mktemp("faults_small"), n_files=3, n_docs=20)
+
+
+@pytest.mark.ray
+def test_driver_sigkill_mid_dedup_on_a_cluster_then_rerun_resumes(
+    fault_reference: dict, tmp_path: Path, local_cluster
+) -> None:
+    """The driver killed mid-dedup, in `make test` (reliability/test_faults.py's embedded-Ray version is
+    `slow`): the driver is a client of a running two-node cluster, so no runtime starts or dies with it.
+    It is also CI's proof that `curate run --address` on several nodes gives the inline run's output (the
+    plain multi-node run above is `slow`). It is SIGKILLed while the exact dedup's apply is in flight on
+    the cluster; the same command finishes the run with identical output, redoing neither segment 0 nor
+    the exact dedup's reduce (its checkpoint)."""
+    pid_file, log_file = tmp_path / "stalled.pid", tmp_path / "calls.log"
+    (tmp_path / "p.yaml").write_text(
+        fault_pipeline(
+            fault_reference["input"], where="exact:apply", pid_file=str(pid_file), log_file=str(log_file)
+        )
+    )
+    (tmp_path / "main.py").write_text(RUN_MAIN)
+    cmd = [sys.executable, str(tmp_path / "main.py"), "run", str(tmp_path / "p.yaml")]
+    cmd += ["--output", str(tmp_path / "run"), "--address", local_cluster["address"], "-q"]
+    env = local_cluster["env"]
+    proc = subprocess.Popen(cmd, env=env, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.time() + 120
+        while time.time() < deadline and not pid_file.exists() and proc.poll() is None:
+            time.sleep(0.05)
+        assert pid_file.exists(), "the run never reached the dedup apply"
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+    work = tmp_path / "run" / "_work"
+    assert len(list((work / "s0").glob("done-*.json"))) == 3  # segment 0 finished before the kill ...
+    assert (work / "g0.state.pkl").exists()  # ... and so did the exact dedup reduce (its checkpoint)
+    assert not (tmp_path / "run" / "manifest.json").exists()
+    calls_before = len(log_file.read_text().splitlines())
+    r = subprocess.run(cmd, env=env, cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr[-3000:]
+    m = json.loads((tmp_path / "run" / "manifest.json").read_text())
+    assert m["engine"]["address"] == local_cluster["address"]
+    assert m["engine"]["nodes"] == 2  # `curate run --address` on two nodes: the inline run's output
+    assert digests(m) == digests(fault_reference["manifest"])
+    assert sorted(output_ids(tmp_path / "run")) == fault_reference["ids"]
+    # The rerun redid neither segment 0 (no scoring) nor the exact dedup's collect: its only collects are
+    # the MinHash dedup's, one per part of segment 1.
+    rerun = [ln.split(" ", 1)[1] for ln in log_file.read_text().splitlines()[calls_before:]]
+    assert not [c for c in rerun if c.startswith("score ")]
+    assert sum(c.startswith("collect ") for c in rerun) == len(list((work / "s1").glob("done-*.json")))
 
 
 PROXY_PIPELINE = """\

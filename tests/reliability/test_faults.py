@@ -9,7 +9,9 @@ How the work survives (see docs/reliability.md):
   global stage whose ``g<i>.state.pkl`` + summary exist (the stage checkpoints), and redoes the rest.
 
 Each test compares with an uninterrupted inline run: the manifest digests of kept/ and rejected/ and the
-accounting are equal, and every input row id comes out exactly once.
+accounting are equal, and every input row id comes out exactly once. The pipeline and the reference runs
+are in tests/reliability/fault_runs.py; the driver killed on a two-node cluster is in tests/test_cluster.py
+(beside the other tests of that cluster, which is started once for them).
 """
 
 from __future__ import annotations
@@ -24,73 +26,25 @@ import time
 from pathlib import Path
 
 import psutil
-import pyarrow.parquet as pq
 import pytest
 
-from curate.core.engine import InlineEngine
 from curate.pipeline.config import parse_pipeline
 from curate.runtime.runner import run_pipeline
-from tests.helpers import write_inputs
-from tests.reliability import fault_stages  # noqa: F401  (registers the fault_* test stages)
+from tests.reliability.fault_runs import RUN_MAIN, digests, fault_pipeline, output_ids, reference_run
 
 ROOT = Path(__file__).resolve().parents[2]
-
-
-def fault_pipeline(inp: Path, *, where: str = "", pid_file: str = "", log_file: str = "") -> str:
-    """normalize → fault scorer → select → exact dedup → MinHash dedup; ``where`` picks the stage that stalls."""
-
-    def params(name: str, phase: str | None = None) -> str:
-        stall = pid_file if where == (f"{name}:{phase}" if phase else name) else ""
-        extra = f", phase: {phase}" if phase else ""
-        return f"{{pid_file: '{stall}', log_file: '{log_file}'{extra}}}"
-
-    ex_phase = where.split(":")[1] if where.startswith("exact:") else "collect"
-    mh_phase = where.split(":")[1] if where.startswith("minhash:") else "collect"
-    return f"""\
-name: faults
-input: {{path: '{inp}/*.jsonl', format: jsonl, batch_docs: 16}}
-stages:
-  - transform: normalize_v1
-  - score: fault_score_test_v1
-    params: {params("score")}
-  - select:
-      - {{column: fault_score_test_v1.chars, min: 5, reason: too_short}}
-  - dedup: fault_exact_dedup_test_v1
-    params: {params("exact", ex_phase)}
-  - dedup: fault_minhash_dedup_test_v1
-    params: {params("minhash", mh_phase)}
-"""
-
-
-def output_ids(run: Path) -> list[str]:
-    files = sorted((run / "kept").glob("part-*.parquet")) + sorted((run / "rejected").glob("part-*.parquet"))
-    return [i for f in files for i in pq.read_table(f, columns=["id"]).column("id").to_pylist()]
-
-
-def digests(m: dict) -> dict:
-    return {"outputs": m["outputs"], "accounting": m["accounting"], "removed": m["removed_by_reason"]}
-
-
-def _reference(d: Path, *, n_files: int, n_docs: int) -> dict:
-    write_inputs(d / "in", n_files=n_files, n_docs=n_docs)
-    m = run_pipeline(parse_pipeline(fault_pipeline(d / "in")), d / "ref", engine=InlineEngine())
-    ids = output_ids(d / "ref")
-    # Every input row (n_docs + 2 lines per file) comes out once; dedup and select both had work to do.
-    assert len(ids) == len(set(ids)) == m["accounting"]["input"] == n_files * (n_docs + 2)
-    assert m["removed_by_reason"]["fault_exact_dedup_test_v1:duplicate"] > 0
-    return {"input": d / "in", "manifest": m, "ids": sorted(ids)}
 
 
 @pytest.fixture(scope="module")
 def reference(tmp_path_factory) -> dict:
     """The input (8 files x 40 docs, many duplicates, malformed lines) and its uninterrupted inline run."""
-    return _reference(tmp_path_factory.mktemp("faults"), n_files=8, n_docs=40)
+    return reference_run(tmp_path_factory.mktemp("faults"), n_files=8, n_docs=40)
 
 
 @pytest.fixture(scope="module")
 def small_reference(tmp_path_factory) -> dict:
     """The same with 3 files x 20 docs (6 parts): for the fast tests."""
-    return _reference(tmp_path_factory.mktemp("faults_small"), n_files=3, n_docs=20)
+    return reference_run(tmp_path_factory.mktemp("faults_small"), n_files=3, n_docs=20)
 
 
 class Killer:
@@ -161,14 +115,6 @@ def test_worker_sigkill_mid_stage_gives_identical_output(
     assert digests(m) == digests(reference["manifest"])
     assert m["accounting"]["balanced"]
     assert sorted(output_ids(tmp_path / "run")) == reference["ids"]
-
-
-RUN_MAIN = """
-import sys
-from tests.reliability import fault_stages  # registers the test stages
-from curate.cli import main
-sys.exit(main(sys.argv[1:]))
-"""
 
 
 def _descendants(pid: int) -> set[int]:
@@ -255,50 +201,3 @@ def test_driver_sigkill_mid_dedup_then_rerun_gives_identical_output(reference: d
     # The rerun did not redo the finished work: no second collect of the exact dedup, one apply per part.
     calls = [ln.split(" ", 1)[1] for ln in log_file.read_text().splitlines()]
     assert sum(c.startswith("score ") for c in calls) == 24  # 8 files x 3 batches, each scored once
-
-
-@pytest.mark.ray
-def test_driver_sigkill_mid_dedup_on_a_cluster_then_rerun_resumes(
-    small_reference: dict, tmp_path: Path, local_cluster
-) -> None:
-    """The fast version (in `make test`): the driver is a client of a running two-node cluster, so no
-    runtime starts or dies with it. It is also CI's proof that `curate run --address` on several nodes
-    gives the inline run's output (test_cluster.py's plain multi-node run is `slow`). It is SIGKILLed while the exact dedup's apply is in flight on the
-    cluster; the same command finishes the run with identical output, redoing neither segment 0 nor the
-    exact dedup's reduce (its checkpoint)."""
-    pid_file, log_file = tmp_path / "stalled.pid", tmp_path / "calls.log"
-    (tmp_path / "p.yaml").write_text(
-        fault_pipeline(
-            small_reference["input"], where="exact:apply", pid_file=str(pid_file), log_file=str(log_file)
-        )
-    )
-    (tmp_path / "main.py").write_text(RUN_MAIN)
-    cmd = [sys.executable, str(tmp_path / "main.py"), "run", str(tmp_path / "p.yaml")]
-    cmd += ["--output", str(tmp_path / "run"), "--address", local_cluster["address"], "-q"]
-    env = local_cluster["env"]
-    proc = subprocess.Popen(cmd, env=env, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        deadline = time.time() + 120
-        while time.time() < deadline and not pid_file.exists() and proc.poll() is None:
-            time.sleep(0.05)
-        assert pid_file.exists(), "the run never reached the dedup apply"
-    finally:
-        proc.send_signal(signal.SIGKILL)
-        proc.wait()
-    work = tmp_path / "run" / "_work"
-    assert len(list((work / "s0").glob("done-*.json"))) == 3  # segment 0 finished before the kill ...
-    assert (work / "g0.state.pkl").exists()  # ... and so did the exact dedup reduce (its checkpoint)
-    assert not (tmp_path / "run" / "manifest.json").exists()
-    calls_before = len(log_file.read_text().splitlines())
-    r = subprocess.run(cmd, env=env, cwd=ROOT, capture_output=True, text=True, timeout=300)
-    assert r.returncode == 0, r.stderr[-3000:]
-    m = json.loads((tmp_path / "run" / "manifest.json").read_text())
-    assert m["engine"]["address"] == local_cluster["address"]
-    assert m["engine"]["nodes"] == 2  # `curate run --address` on two nodes: the inline run's output
-    assert digests(m) == digests(small_reference["manifest"])
-    assert sorted(output_ids(tmp_path / "run")) == small_reference["ids"]
-    # The rerun redid neither segment 0 (no scoring) nor the exact dedup's collect: its only collects are
-    # the MinHash dedup's, one per part of segment 1.
-    rerun = [ln.split(" ", 1)[1] for ln in log_file.read_text().splitlines()[calls_before:]]
-    assert not [c for c in rerun if c.startswith("score ")]
-    assert sum(c.startswith("collect ") for c in rerun) == len(list((work / "s1").glob("done-*.json")))
