@@ -300,8 +300,18 @@ def submit_job(
 def on_head(cluster: dict, cmd: list[str]) -> list[str]:
     """``cmd`` run inside the head node's mount namespace (its private /tmp and HOME, see ``private_fs``):
     a driver there connects to the head's raylet as a driver on that machine would."""
+    return _on_node(cluster["temp_dir"], cmd)
+
+
+def on_worker(cluster: dict, i: int, cmd: list[str]) -> list[str]:
+    """``cmd`` run inside worker node ``i``'s mount namespace: its Ray session (its workers' logs) is
+    under ``<temp_dir>-w<i>`` there."""
+    return _on_node(f"{cluster['temp_dir']}-w{i}", cmd)
+
+
+def _on_node(temp_dir: str, cmd: list[str]) -> list[str]:
     for pid, line in _processes():
         argv = line.split("\0")
-        if "raylet" in argv[0] and f"--temp_dir={cluster['temp_dir']}" in argv:
+        if "raylet" in argv[0] and f"--temp_dir={temp_dir}" in argv:
             return ["nsenter", "-t", str(pid), "-m", "--", *cmd]
-    raise AssertionError(f"no head raylet in {cluster['temp_dir']}")
+    raise AssertionError(f"no raylet in {temp_dir}")

@@ -23,7 +23,7 @@ from curate.core.engine import InlineEngine
 from curate.pipeline.config import parse_pipeline
 from curate.runtime.runner import run_pipeline
 from tests.helpers import slow_main
-from tests.ray_cluster import on_head, remove_worker_when
+from tests.ray_cluster import on_head, on_worker, remove_worker_when
 from tests.reliability.private_nodes import cluster_run, outputs, start_private_cluster
 
 WORDS = [
@@ -183,31 +183,6 @@ def _marks(s3, folder: str) -> list[dict]:
     return [json.loads(s3.fs.cat_file(p)) for p in s3.fs.ls(f"{s3.bucket}/{folder}", refresh=True)]
 
 
-@pytest.mark.ray
-def test_a_costly_source_is_read_once_on_nodes_that_share_no_disk(
-    private_cluster, s3, tmp_path: Path
-) -> None:
-    """The shard cache (curate.io.shardcache) without a shared disk: the target scan, on the worker node,
-    keeps each shard's batches under the run directory's ``_work/source/`` in the bucket; segment 0 reads
-    them from there instead of the source, and the driver (on the head, which sees neither the worker's
-    disk nor its files) deletes them once segment 0 is done. Every shard is read from the source exactly
-    once, and the output equals the inline run's over the plain JSONL source, which reads every shard twice."""
-    src = _inputs(s3, n_files=4, n_docs=30)
-    base = PIPELINE.format(inp=src, extra="  - score: dsir_v1\n") + _target(s3)
-    inline = run_pipeline(parse_pipeline(base), tmp_path / "inline", engine=InlineEngine(progress=False))
-    yaml = base.replace("format: jsonl", "format: jsonl_costly_test")
-    assert yaml != base
-    proc = cluster_run(private_cluster, yaml, f"s3://{s3.bucket}/costly", _costly_main(s3))
-    _out, err = proc.communicate(timeout=600)
-    assert proc.returncode == 0, err[-3000:]
-    m = json.loads(s3.fs.cat_file(f"{s3.bucket}/costly/manifest.json"))
-    assert outputs(m) == outputs(inline)
-    read = sorted(r["shard"] for r in _marks(s3, "reads"))
-    assert read == [f"part-{i}.jsonl" for i in range(4)]  # the scan's reads; segment 0 read the kept batches
-    assert not s3.fs.exists(f"{s3.bucket}/costly/_work/source")
-    assert s3.fs.exists(f"{s3.bucket}/costly/_work")
-
-
 KEEP_MAIN = """
 import sys
 
@@ -310,13 +285,24 @@ def test_dedup_and_proxy_on_nodes_that_share_no_disk_equal_the_inline_run(
     so does the scorer's fit, which the worker node fetches from there; kept/ and rejected/ equal the
     inline run's, digest for digest.
 
+    The input is read as a costly source (the test-only ``jsonl_costly_test``, which marks every read of a
+    shard in the bucket): the shard cache (curate.io.shardcache) without a shared disk. The target scan,
+    on the worker node, keeps each shard's batches under the run directory's ``_work/source/`` in the
+    bucket; segment 0 reads them from there instead of the source, and the driver (on the head, which sees
+    neither the worker's disk nor its files) deletes them once segment 0 is done. Every shard is read from
+    the source exactly once, and the output equals the inline run's over the plain JSONL source, which
+    reads every shard twice.
+
     The proxy phase there: shard tasks read kept/ and rejected/ from the bucket and upload their shards;
     training tasks fetch their shards into the worker's own cache and upload their run folders. Every run is
     SIGKILLed once, right after its step-8 checkpoint (``faults``): Ray retries it, and since each attempt
     starts from an empty working folder and the fault would fire again from any earlier step, finishing
     shows the run resumed from the checkpoint it had uploaded. bpb equals the inline run's (training is
     deterministic given the seed), and the driver's mirror holds the curves but no model weights. The
-    export (memmap, tokenized on the worker node) equals the inline run's, file for file."""
+    export (memmap, tokenized on the worker node) equals the inline run's, file for file.
+
+    One cluster run proves all three (each cluster run costs a driver, a dedup and a dsir fit on the
+    worker node): the shard cache, the dedups and scorer, and the phases."""
     from tests.proxy.toy import TINY_TRAIN
 
     src = _inputs(s3, n_files=4, n_docs=30)
@@ -325,6 +311,8 @@ def test_dedup_and_proxy_on_nodes_that_share_no_disk_equal_the_inline_run(
     local_yaml = base + PROXY.replace("TRAIN", json.dumps(TINY_TRAIN))
     killed = dict(TINY_TRAIN, faults={7: "kill"})  # after the checkpoint at step 8 (ckpt_every: 4)
     cluster_yaml = base + PROXY.replace("TRAIN", json.dumps(killed).replace('{"7": "kill"}', "{7: kill}"))
+    costly_yaml = cluster_yaml.replace("format: jsonl", "format: jsonl_costly_test")
+    assert costly_yaml != cluster_yaml
     inline = run_pipeline(
         parse_pipeline(local_yaml), tmp_path / "inline", engine=InlineEngine(progress=False)
     )
@@ -332,13 +320,17 @@ def test_dedup_and_proxy_on_nodes_that_share_no_disk_equal_the_inline_run(
     assert inline["removed_by_reason"]["minhash_dedup_v1:near_duplicate"] >= 3
     runs = ["raw/seed0", "curated/seed0"]
     want = {r: json.loads((tmp_path / "inline" / "proxy" / r / "result.json").read_text()) for r in runs}
-    proc = cluster_run(private_cluster, cluster_yaml, f"s3://{s3.bucket}/cluster")
+    proc = cluster_run(private_cluster, costly_yaml, f"s3://{s3.bucket}/cluster", _costly_main(s3))
     _out, err = proc.communicate(timeout=600)
     assert proc.returncode == 0, err[-3000:]
     root = f"{s3.bucket}/cluster"
     m = json.loads(s3.fs.cat_file(f"{root}/manifest.json"))
     assert m["engine"]["nodes"] == 2
     assert outputs(m) == outputs(inline)
+    # the shard cache: every shard read from the source once (the scan's reads; segment 0 read the kept
+    # batches), and the kept batches deleted once segment 0 was done
+    assert sorted(r["shard"] for r in _marks(s3, "reads")) == [f"part-{i}.jsonl" for i in range(4)]
+    assert not s3.fs.exists(f"{root}/_work/source")
     # the global stages' scratch went to the bucket, beside the parts
     assert s3.fs.exists(f"{root}/_work/g0.state.pkl")
     assert s3.fs.glob(f"{root}/_work/g1/minhash_dedup_v1.cc/drops/p*.parquet")
@@ -347,8 +339,16 @@ def test_dedup_and_proxy_on_nodes_that_share_no_disk_equal_the_inline_run(
     assert m["stages"]
     got = {r: json.loads(s3.fs.cat_file(f"{root}/proxy/{r}/result.json")) for r in runs}
     assert _bpb(got) == _bpb(want)
-    for r in runs:  # each run was killed once and resumed from the checkpoint it had uploaded
-        assert f"proxy/{r}: an earlier attempt stopped; resuming from its stored checkpoint" in err, err
+    # each run was killed once and resumed from the checkpoint it had uploaded: its worker said so in the
+    # worker node's Ray session logs (workers' lines stay there, not forwarded to the driver)
+    logs = f"{private_cluster['temp_dir']}-w0/session_latest/logs"
+    worker_log = subprocess.run(
+        on_worker(private_cluster, 0, ["sh", "-c", f"cat {logs}/worker-*"]),
+        capture_output=True,
+        text=True,
+    ).stdout
+    for r in runs:
+        assert f"proxy/{r}: an earlier attempt stopped; resuming from its stored checkpoint" in worker_log
     assert [g["steps"] for g in got.values()] == [w["steps"] for w in want.values()]
     # the phase's GPU decision: the cluster has a GPU (the CPU-only driver does not), so every run asked
     # Ray for proxy.gpu_fraction of one and got it on the GPU worker; its torch has no CUDA, which it says
