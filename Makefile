@@ -48,7 +48,7 @@ curate: $(STAMP)
 # run never fails by chance; make test-all's pytest run "explore": fresh random examples, ten times as many,
 # a failure it finds kept in .hypothesis/ and tried first on the next run (its sanitized run stays on "ci").
 test: $(STAMP)
-	$(PY) -m pytest -q -m "not slow" -n $(TEST_WORKERS) --dist loadfile $(PYTEST_ARGS)
+	$(PY) -m pytest -q -m "not slow" -n $(TEST_WORKERS) --dist loadfile --durations=25 $(PYTEST_ARGS)
 
 test-all: $(STAMP)
 	HYPOTHESIS_PROFILE=explore $(PY) -m pytest -q $(PYTEST_ARGS)
