@@ -27,7 +27,7 @@ from typing import Any
 from curate.core.engine_base import list_schedule
 from curate.instrument.speed import RunWork, Speed, machine_speed, run_work, text_set_tokens
 from curate.instrument.train_config import TrainConfig
-from curate.plan.model import MB, Plan, Rate, pipeline_stage_names, project
+from curate.plan.model import MB, Plan, Rate, StagePlan, pipeline_stage_names, project
 
 # UTF-8 bytes per token of a byte-level BPE trained on the input (the proxy's own, when proxy.tokenizer
 # names no file), by vocabulary: measured on web text (2026-12-07, 1.8 MB of ../shared/corpora/web to
@@ -406,6 +406,7 @@ def estimate_run(cfg: Any, *, engine: str | None = None, proxy: bool = True) -> 
         target_cpu_s = inp.bytes / MB / read.mb_per_core_s
         notes.append("target: one more read of the input (the target sample), its scorers' fits not included")
     cached = cfg.target is not None and getattr(source, "costly_read", False)
+    counting = _token_counting(cfg, inp, cores)
     plan = project(
         names,
         docs=inp.docs,
@@ -416,12 +417,47 @@ def estimate_run(cfg: Any, *, engine: str | None = None, proxy: bool = True) -> 
         engine=engine,
         measured={} if cached else {"read": read},
     )
+    if counting is not None:
+        plan.stages.append(counting)
     est, settings = None, []
     if proxy and cfg.proxy is not None:
         evals, how = eval_tokens(cfg.proxy, cfg.path, inp)
         est = estimate_proxy(cfg.proxy, evals=evals, input_bytes=inp.bytes, cores=cores, evals_how=how)
         settings = settings_lines(cfg.proxy, est)
     return RunEstimate(inp, plan, est, settings, cores, engine, os.getloadavg()[0], target_cpu_s, notes)
+
+
+def _token_counting(cfg: Any, inp: InputSize, cores: int) -> StagePlan | None:
+    """The funnel's token counts, in no stage's rate: the run's counter (:func:`curate.runtime.tokens.token_counter`)
+    timed here on the input's sample, once over the input and again after each transform (it rewrites the
+    text, whose rows are counted again)."""
+    import pyarrow as pa
+
+    from curate.pipeline.config import build_stages
+    from curate.runtime.tokens import token_counter, unit_label
+
+    sample = inp.sample
+    if not sample:
+        return None
+    counter = token_counter(
+        {"tokenizer": cfg.export.tokenizer} if cfg.export else None,
+        proxy_tokenizer=getattr(cfg.proxy, "tokenizer_path", None),
+    )
+    text = pa.array(sample)
+    counter.per_row(text[:1])  # a tokenizer loads on first use
+    c0 = time.process_time()
+    counter.per_row(text)
+    cpu = max(time.process_time() - c0, 1e-6)
+    mb = sum(len(x.encode()) for x in sample) / MB
+    passes = 1 + sum(1 for st in build_stages(cfg) if st.kind == "transform")
+    core_s = inp.bytes / MB * passes * cpu / mb
+    source = (
+        f"measured here: {mb:,.1f} MB counted in {cpu:.2f} CPU-s; {passes} pass{'es' if passes != 1 else ''} "
+        "(the input, and again after each transform)"
+    )
+    return StagePlan(
+        name=f"tokens ({unit_label(counter.unit)})", core_s=core_s, wall_s=core_s / cores, source=source
+    )
 
 
 def _bytes(n: float) -> str:
@@ -449,15 +485,16 @@ def format_estimate(e: RunEstimate) -> str:
         else f"{inp.read} of {inp.shards} shards read, the rest scaled by file size"
     )
     core_s = e.curation_cpu_s
+    stages = sum(1 for s in plan.stages if not s.name.startswith("tokens ("))
     lines = [
         f"estimate on this machine ({e.cores} core{'s' if e.cores != 1 else ''}, {e.engine} engine, load {e.load:.1f}):",
         f"  input: {inp.docs:,} documents, {_bytes(inp.bytes)} of text ({how})",
-        f"  curation: ~{core_s:,.0f} CPU-s, ~{_dur(e.curation_wall_s)} wall: {len(plan.stages)} stages at the "
+        f"  curation: ~{core_s:,.0f} CPU-s, ~{_dur(e.curation_wall_s)} wall: {stages} stages at the "
         f"rates of BENCHMARKS.md (one core, not measured here) but the read's (measured here: "
-        f"{_bytes(inp.read_bytes)} in {inp.read_cpu_s:.1f} CPU-s); bottleneck {plan.bottleneck.name}"
-        + ("; Ray's start-up included" if e.engine == "ray" else ""),
+        f"{_bytes(inp.read_bytes)} in {inp.read_cpu_s:.1f} CPU-s), and the token counts (measured here); "
+        f"bottleneck {plan.bottleneck.name}" + ("; Ray's start-up included" if e.engine == "ray" else ""),
     ]
-    slow = [s for s in plan.stages if s.core_s >= 0.2 * core_s and s.core_s > 30]
+    slow = [s for s in plan.stages if s.core_s >= 0.2 * core_s and s.core_s > 10]
     for s in slow:
         lines.append(f"    {s.name}: ~{s.core_s:,.0f} CPU-s ({s.source})")
     lines += [f"    note: {n}" for n in plan.notes + e.notes]

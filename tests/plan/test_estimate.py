@@ -165,3 +165,16 @@ def test_shards_not_read_are_scaled_by_file_size_up_to_the_limit() -> None:
     # the limit cut the shard read: larger ones reach it too, and with no uncut shard so does every other
     assert _scaled([2000, 500], [(1000, 500, 600_000)], 500) == (1000, 1_200_000)
     assert _scaled([2000], [], 500) == (0, 0)
+
+
+def test_token_counts_are_priced_at_the_runs_own_counter_once_per_text_rewrite(tmp_path: Path) -> None:
+    from curate.pipeline.config import build_source, parse_pipeline
+    from curate.plan.estimate import _token_counting
+
+    write_inputs(tmp_path / "in")
+    cfg = parse_pipeline(pipeline(tmp_path / "in"))  # normalize_v1 (a transform), then a select
+    row = _token_counting(cfg, measure_input(build_source(cfg)), cores=2)
+    assert row is not None
+    assert row.name == "tokens (words)"
+    assert row.source.endswith("; 2 passes (the input, and again after each transform)")
+    assert row.wall_s == pytest.approx(row.core_s / 2)
