@@ -20,6 +20,8 @@ if (
 ):  # pyarrow loads on first use: `import curate` must start no thread (see curate/runtime/netns.py)
     import pyarrow as pa
 
+    from curate.pipeline.keys import Override
+
 KEEP, REASON = "keep", "reason"
 EMPTY_TEXT = "quarantine:empty_text"  # the reason curate.run's readers give an empty document
 
@@ -36,24 +38,21 @@ def run(
 ) -> dict[str, Any]:
     """Run the pipeline YAML ``pipeline`` into ``output`` (default ``runs/<name>``); return its manifest.
 
-    ``set`` overrides config keys by dotted path, as ``--set`` (``{"stages.0.params.form": "NFKC"}``);
+    ``set`` overrides config keys by dotted path, as ``--set`` does (``{"stages.0.params.form": "NFKC"}``;
+    list items by index), with Python values set as they are;
     ``input`` replaces ``input.path``; ``engine`` is ``ray`` (embedded, or ``RAY_ADDRESS``) or
     ``inline`` (this process, no Ray). ``phases=False`` skips proxy runs, export and report. A rerun
     into the same ``output`` resumes. Raises :class:`curate.pipeline.validate.EmptyRunError` when the run kept
     nothing (unless the pipeline sets ``allow_empty: true``).
     """
-    import yaml
-
     from curate.compose import PHASES
     from curate.pipeline.config import load_pipeline
     from curate.runtime.runner import run_pipeline
 
-    overrides = [
-        f"{k}={yaml.safe_dump(v, default_flow_style=True).strip().removesuffix('...').strip()}"
-        for k, v in (set or {}).items()
-    ]
+    # Python values are set as they are (no round trip through YAML text): the pipeline's override setter
+    overrides: list[Override] = list((set or {}).items())
     if input is not None:
-        overrides.append(f"input.path={input}")
+        overrides.append(("input.path", input))
     cfg = load_pipeline(pipeline, overrides)
     if engine is not None:
         cfg.engine.kind = engine

@@ -95,6 +95,24 @@ def test_run_writes_a_run_and_returns_the_manifest(tmp_path: Path) -> None:
         )
 
 
+def test_run_sets_python_values_as_they_are_and_an_error_names_the_set(tmp_path: Path) -> None:
+    from curate.core.errors import ConfigError
+    from curate.pipeline.config import load_pipeline
+
+    (tmp_path / "p.yaml").write_text(
+        "name: api\ninput: {path: in.jsonl, format: jsonl}\nstages:\n  - filter: gopher_quality_v1\n"
+    )
+    # a tuple (which YAML text cannot carry) and an index into a list, set without a round trip through YAML
+    cfg = load_pipeline(
+        tmp_path / "p.yaml", [("input.keep_fields", ("url", "lang")), ("stages.0.params.min_doc_words", 7)]
+    )
+    assert cfg.raw["input"]["keep_fields"] == ("url", "lang")
+    assert cfg.stages[0].built.min_doc_words == 7
+    with pytest.raises(ConfigError) as e:
+        curate.run(tmp_path / "p.yaml", set={"stages.0.params.min_doc_words": "many"}, phases=False)
+    assert str(e.value) == "set['stages.0.params.min_doc_words']='many': expected int, got str 'many'"
+
+
 def test_filter_and_run_give_empty_text_one_reason(tmp_path: Path) -> None:
     # curate.filter once said short_doc where curate.run quarantines the empty document
     t = curate.filter(["", "  \n ", LONG], "gopher_quality_v1")

@@ -178,7 +178,7 @@ PROXY = (
 def test_proxy_config_errors_fail_at_load_with_file_line_and_key(tmp_path) -> None:
     with pytest.raises(
         ConfigError,
-        match=r"^p.yaml:\d+: proxy.eval\[0\].kind: unknown eval kind 'mcq'; valid kinds: text, choice, heldout$",
+        match=r"^p.yaml:\d+: proxy.eval\[0\].kind: expected one of 'text', 'choice', 'heldout', got 'mcq'$",
     ):
         parse_pipeline(PROXY.replace("kind: heldout", "kind: mcq"), path="p.yaml")
     with pytest.raises(
@@ -195,9 +195,14 @@ def test_proxy_config_errors_fail_at_load_with_file_line_and_key(tmp_path) -> No
         '{"query": "q", "choices": ["a", "b"], "gold": 1}\n{"query": "q2", "choices": ["a", "b"]}\n'
     )
     text = PROXY + f"    - {{name: b, kind: choice, path: {bad}}}\n"
-    with pytest.raises(ConfigError, match=rf"^p.yaml: {bad}:2: a record with choices has no gold"):
+    # an eval file's own error, at the line of the entry's path
+    with pytest.raises(
+        ConfigError, match=rf"^p.yaml:12: proxy.eval\[1\].path: {bad}:2: a record with choices has no gold"
+    ):
         parse_pipeline(text, path="p.yaml")
-    with pytest.raises(ConfigError, match=r"proxy.eval b: /nonexistent.jsonl does not exist"):
+    with pytest.raises(
+        ConfigError, match=r"^p.yaml:12: proxy.eval\[1\].path: /nonexistent.jsonl does not exist$"
+    ):
         parse_pipeline(PROXY + "    - {name: b, kind: choice, path: /nonexistent.jsonl}\n", path="p.yaml")
 
 

@@ -96,7 +96,7 @@ def test_an_error_above_a_set_key_names_the_line_and_the_set_under_it() -> None:
     from curate.pipeline.keys import located
 
     err = located(
-        "p.yaml", {("stages", 1, "params"): 5}, {("stages", 1, "params", "x"): "stages.1.params.x=2"}
+        "p.yaml", {("stages", 1, "params"): 5}, {("stages", 1, "params", "x"): "--set stages.1.params.x=2"}
     )
     assert str(err(("stages", 1, "params"), "x and y disagree")) == (
         "p.yaml:5: stages[1].params: x and y disagree (with --set stages.1.params.x=2)"
@@ -128,11 +128,10 @@ def test_enumerated_strings_in_stages_and_sections_are_checked_at_load() -> None
         "(did you mean 'NFD'?)"
     )
     assert _error(PIPE + "export: {formats: [parquet, megatorn]}\n") == (
-        "p.yaml:7: export.formats: ['megatorn'] not valid; choose from parquet, megatron, memmap, hf_disk"
+        "p.yaml:7: export.formats[1]: expected one of 'parquet', 'megatron', 'memmap', 'hf_disk', got "
+        "'megatorn' (did you mean 'megatron'?)"
     )
-    assert _error(PIPE + "report: {bins: many}\n") == (
-        "p.yaml:7: report.bins: expected a positive integer, got 'many'"
-    )
+    assert _error(PIPE + "report: {bins: many}\n") == "p.yaml:7: report.bins: expected int, got str 'many'"
     assert (
         _error(PIPE + "engine: {kind: rey}\n") == "p.yaml:7: engine.kind: expected ray or inline, got 'rey'"
     )

@@ -30,10 +30,12 @@ PACKAGE_LAYERS: list[set[str]] = [
     {"<root>"},  # curate/__init__, __main__, api, cli
 ]
 
-# Inside curate.core, bottom up: the leaves hold the contract's data (errors, columns, resources, rules)
-# and the registry; the engine runs work and knows no stage; select is the one stage built on the others.
+# Inside curate.core, bottom up: the leaves hold the contract's data (errors, columns, resources, rules),
+# then typed configuration (params) and the registry; the engine runs work and knows no stage; select is
+# the one stage built on the others.
 CORE_LAYERS: list[set[str]] = [
     {"curate.core", "curate.core.errors", "curate.core.schema", "curate.core.resources", "curate.core.rules"},
+    {"curate.core.params"},
     {"curate.core.registry", "curate.core.partition"},
     {"curate.core.engine_base"},
     {"curate.core.ray_connect"},

@@ -11,7 +11,7 @@ from typing import Any
 
 from curate.core.errors import PhaseError
 from curate.export import formats
-from curate.export.options import parse_section
+from curate.export.options import ExportOptions
 from curate.export.phase import run_phase
 from curate.export.tokenizer_spec import describe
 from curate.runtime.context import RunContext
@@ -108,7 +108,7 @@ def _names(value: str) -> list[str]:
 
 def _mixture_arg(value: str) -> str | dict[str, float]:
     """``--mixture``: ``search``, or ``SRC=W,SRC=W`` as a mapping (the weights are checked by the
-    ``export:`` section's own validation, :func:`curate.export.mixture.check_option`)."""
+    ``export:`` section's own checks, :class:`curate.export.options.ExportOptions`)."""
     if value.strip() == "search":
         return "search"
     weights: dict[str, float] = {}
@@ -167,9 +167,9 @@ def build_context(args: argparse.Namespace) -> RunContext:
         "mixture": args.mixture,
     }
     section.update({k: v for k, v in overrides.items() if v is not None})
-    # the registered parser of the pipeline's export: section; a tokenizer file (--tokenizer, or the run's
+    # the registered class of the pipeline's export: section; a tokenizer file (--tokenizer, or the run's
     # export.tokenizer) resolves against the working directory, then the run's pipeline folder
-    opts = parse_section(section, None, manifest.get("pipeline"))
+    opts = ExportOptions.parse(section, pipeline_path=manifest.get("pipeline"))
     engine = make_engine(args.engine, progress=True)
     return RunContext(run_dir=run_dir, config=config, engine=engine, manifest=manifest, section=opts)
 

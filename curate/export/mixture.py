@@ -31,28 +31,6 @@ from curate.io import runfiles
 SEARCH = "search"
 
 
-def check_option(section: dict[str, Any]) -> None:
-    """Validate ``mixture``, ``mixture_by`` and ``mixture_tokens`` of an ``export:`` mapping in place."""
-    mix = section.get("mixture")
-    if mix is not None and mix != SEARCH:
-        ok = isinstance(mix, dict) and mix and all(isinstance(k, str) for k in mix)
-        ok = ok and all(
-            isinstance(v, int | float) and not isinstance(v, bool) and v >= 0 for v in mix.values()
-        )
-        if not ok or not sum(mix.values()) > 0:
-            raise PhaseError(
-                f"export.mixture: expected `search` or a mapping of source to weight (>= 0, not all 0), got {mix!r}"
-            )
-        total = float(sum(mix.values()))
-        section["mixture"] = {str(k): float(v) / total for k, v in mix.items()}
-    by = section.get("mixture_by", "source")
-    if not isinstance(by, str) or not by:
-        raise PhaseError(f"export.mixture_by: expected a column name, got {by!r}")
-    t = section.get("mixture_tokens")
-    if t is not None and (not isinstance(t, int) or isinstance(t, bool) or t < 1):
-        raise PhaseError(f"export.mixture_tokens: expected a positive integer, got {t!r}")
-
-
 def resolve_weights(run_dir: Path, mixture: dict[str, float] | str) -> dict[str, float]:
     """The weights: given, or (``search``) the chosen mixture of ``RUN/mix.json``."""
     if mixture != SEARCH:

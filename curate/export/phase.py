@@ -26,5 +26,5 @@ def run_phase(ctx: RunContext) -> dict[str, Any]:
     A rerun with the same inputs and options finds the finished export and returns its record with
     ``resumed: true``.
     """
-    opts: ExportOptions = ctx.section
+    opts = ExportOptions.narrow(ctx.section)
     return export_run(ctx, opts)

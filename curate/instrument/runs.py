@@ -23,12 +23,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from curate.instrument.shards import fetch_shard, read_hids, read_shard
+from curate.instrument.train_config import TrainConfig
 from curate.io.files import atomic_write_json
 from curate.io.storage import Location
 
 if TYPE_CHECKING:
     from curate.instrument.speed import RunWork
-    from curate.instrument.train_config import TrainConfig
     from curate.io.stage import RemoteRoot
 
 log = logging.getLogger(__name__)
@@ -37,15 +37,16 @@ RESUME_FILES = ("config.json", "data.json", "metrics.jsonl")  # uploaded with ea
 
 @dataclass
 class RunItem:
-    """One proxy run for ``Engine.map``: everything it needs is a path or a primitive. ``remote``: the
-    paths are in the driver's mirror of a run directory in object storage (module docstring)."""
+    """One proxy run for ``Engine.map``: its settings (``train_cfg``, the :class:`TrainConfig` itself: a
+    dataclass pickles as it is), and paths and primitives. ``remote``: the paths are in the driver's mirror
+    of a run directory in object storage (module docstring)."""
 
     recipe: str
     seed: int
     train_prefix: str
     eval_prefixes: dict[str, str]
     out_dir: str
-    train_cfg: dict[str, Any]
+    train_cfg: TrainConfig
     vocab_size: int
     eos_id: int
     threads: int
@@ -59,8 +60,7 @@ class RunItem:
         """Expected seconds of this run on one slot: its steps and eval passes at this machine's speed."""
         from curate.instrument.speed import machine_speed
 
-        cfg = self._cfg()
-        speed = machine_speed(cfg, vocab_size=self.vocab_size, threads=self.threads)
+        speed = machine_speed(self.train_cfg, vocab_size=self.vocab_size, threads=self.threads)
         return self.run_work.cpu_s(speed) / max(1, self.threads)
 
     @functools.cached_property
@@ -69,7 +69,7 @@ class RunItem:
         from curate.instrument.choice import ChoiceRows
         from curate.instrument.speed import run_work, text_set_tokens
 
-        cfg = self._cfg()
+        cfg = self.train_cfg
         text = 0
         for prefix in self.eval_prefixes.values():
             meta = json.loads(Path(prefix + ".json").read_text())
@@ -109,20 +109,13 @@ class RunItem:
                 return min(1.0, tokens / max(1, self.run_work.train_tokens))
         return 0.0
 
-    def _cfg(self) -> TrainConfig:
-        from curate.instrument.train_config import TrainConfig
-
-        return TrainConfig(**self.train_cfg)
-
 
 def run_one(item: RunItem) -> dict[str, Any]:
     """Train one (recipe, seed) run; returns its ``result.json`` (read back when already finished with
     the same configuration; a run left by another configuration is discarded and retrained)."""
-    from curate.instrument.train_config import TrainConfig
-
     if item.remote is not None:
         return _run_remote(item, item.remote)
-    cfg = TrainConfig(**item.train_cfg)
+    cfg = item.train_cfg
     out = Path(item.out_dir)
     data_meta = json.loads(Path(item.train_prefix + ".json").read_text())
     done = _finished(out, cfg, data_meta)
@@ -181,9 +174,7 @@ def _train(
 
 def _run_remote(item: RunItem, remote: RemoteRoot) -> dict[str, Any]:
     """:func:`run_one` on a node that may not see the driver's disk (module docstring)."""
-    from curate.instrument.train_config import TrainConfig
-
-    cfg = TrainConfig(**item.train_cfg)
+    cfg = item.train_cfg
     run = Path(item.out_dir)  # the run's folder as the driver names it
     work = remote.cache_of(run)  # this node's working copy; the run's storage holds the truth
     shutil.rmtree(work, ignore_errors=True)

@@ -5,7 +5,10 @@ Errors name the file, the line and the key, what was expected and the valid choi
     pipelines/web.yaml:7: stages[2].filter: unknown stage 'gopher_v9'; valid stages: ...
 
 ``--set a.b=c`` overrides any key by dotted path (list items by index: ``stages.3.params.threshold=0.7``);
-values are parsed as YAML scalars.
+values are parsed as YAML scalars (``curate.run(set=...)`` gives Python values, set as they are).
+Stage and source parameters and the sections (``proxy:``, ``export:``, ``report:``, ``target:``) are typed
+and checked by one machinery (:mod:`curate.core.params`), and every error is placed the same way
+(:func:`curate.pipeline.keys.located`).
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ import dataclasses
 import hashlib
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -22,6 +25,7 @@ from typing import Any
 import yaml
 
 from curate.core.errors import ConfigError, closest
+from curate.core.params import Section, SectionError
 from curate.core.registry import SECTIONS, STAGES, RegistryError, build_params
 from curate.core.rules import Rule
 from curate.core.select import Select
@@ -29,8 +33,10 @@ from curate.core.stage import Stage, scoring_stages
 from curate.io.paths import resolve_if_found
 from curate.pipeline.inputs import build_source as build_source  # importable from here, as before
 from curate.pipeline.inputs import check_input, resolved_input
-from curate.pipeline.keys import Keys, apply_overrides, dotted, line_index, located
+from curate.pipeline.keys import Keys, Override, apply_overrides, dotted, line_index, located
 from curate.pipeline.validate import check_select_columns
+from curate.targeting.config import TargetSpec
+from curate.targeting.fitted import TargetFitted
 
 STAGE_KEYS = ("score", "filter", "transform", "dedup", "select")
 TOP_KEYS = {
@@ -79,10 +85,12 @@ class EngineSpec:
 class PipelineConfig:
     """A parsed pipeline. ``raw`` is the resolved mapping (overrides applied) recorded in the manifest.
 
-    The phase sections are typed objects, each built once at load by its registered parser
-    (:data:`curate.core.registry.SECTIONS`): ``proxy`` a ``curate.proxy.spec.config.ProxyConfig``, ``export``
-    a ``curate.export.options.ExportOptions``, ``report`` a ``curate.report.options.ReportOptions``
-    (None where the pipeline has no such section), ``target`` a ``curate.targeting.config.TargetSpec``.
+    The sections are typed objects (:class:`curate.core.params.Section`), each built once at load by the
+    class registered under its name (:data:`curate.core.registry.SECTIONS`), None where the pipeline has
+    no such section: ``proxy`` a ``curate.proxy.spec.config.ProxyConfig``, ``export`` a
+    ``curate.export.options.ExportOptions``, ``report`` a ``curate.report.options.ReportOptions`` (typed
+    here by their base, which a phase narrows to its own class: this layer imports no package above
+    it), ``target`` a :class:`~curate.targeting.config.TargetSpec`.
     """
 
     name: str
@@ -92,11 +100,11 @@ class PipelineConfig:
     raw: dict[str, Any]
     path: str = "<string>"
     source_params: Any = None  # the input source's params dataclass, built once from ``input``
-    proxy: Any = None
-    report: Any = None
-    export: Any = None
+    proxy: Section | None = None
+    report: Section | None = None
+    export: Section | None = None
     allow_empty: bool = False  # a run that keeps nothing (or quarantines everything) is not an error
-    target: Any = None  # the sample target-aware scorers fit to
+    target: TargetSpec | None = None  # the sample target-aware scorers fit to
 
     def fingerprint(self) -> str:
         """Hash of what determines the curated output (input, stages and target; not engine or phases)."""
@@ -106,8 +114,9 @@ class PipelineConfig:
         return hashlib.sha256(json.dumps(key, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
 
-def load_pipeline(path: str | Path, overrides: list[str] | None = None) -> PipelineConfig:
-    """Read, override and validate a pipeline file. Nothing is run."""
+def load_pipeline(path: str | Path, overrides: Sequence[Override] | None = None) -> PipelineConfig:
+    """Read, override and validate a pipeline file. Nothing is run. ``overrides``: ``KEY=VALUE`` as
+    written after ``--set``, or ``(KEY, value)`` with a Python value (:func:`curate.pipeline.keys.apply_overrides`)."""
     path = str(path)
     try:
         text = Path(path).read_text()
@@ -117,7 +126,7 @@ def load_pipeline(path: str | Path, overrides: list[str] | None = None) -> Pipel
 
 
 def parse_pipeline(
-    text: str, *, path: str = "<string>", overrides: list[str] | None = None
+    text: str, *, path: str = "<string>", overrides: Sequence[Override] | None = None
 ) -> PipelineConfig:
     """Parse and validate a pipeline's YAML ``text`` (``path`` names it in errors); nothing is run."""
     written: dict[Keys, str] = {}
@@ -134,8 +143,8 @@ def parse_pipeline(
     allow_empty = raw.get("allow_empty", False)
     if not isinstance(allow_empty, bool):
         raise err(("allow_empty",), f"expected true or false, got {allow_empty!r}")
-    sections = _check_sections(raw, path, err)
-    target = _check_target(raw.get("target"), stages, specs, path, lines, err)
+    sections = _check_sections(raw, path, lines, err)
+    _check_target_fits(sections["target"], stages, specs, err)
     return PipelineConfig(
         name=str(raw.get("name") or Path(path).stem),
         input=resolved_input(raw["input"], source_params),
@@ -145,13 +154,15 @@ def parse_pipeline(
         path=path,
         source_params=source_params,
         allow_empty=allow_empty,
-        target=target,
-        **sections,
+        proxy=sections["proxy"],
+        export=sections["export"],
+        report=sections["report"],
+        target=TargetSpec.narrow(sections["target"]) if sections["target"] else None,
     )
 
 
 def _read_yaml(
-    text: str, path: str, overrides: list[str], written: dict[Keys, str]
+    text: str, path: str, overrides: Sequence[Override], written: dict[Keys, str]
 ) -> tuple[dict[str, Any], dict[Keys, int]]:
     """The YAML mapping with ``overrides`` applied (each key path they wrote into ``written``), and
     the line of every key path in ``text``."""
@@ -214,43 +225,48 @@ def _check_engine(section: Any, err: Any) -> EngineSpec:
     return EngineSpec(**engine)
 
 
-def _check_sections(raw: dict[str, Any], path: str, err: Any) -> dict[str, Any]:
-    """The phase sections (``proxy``, ``report``, ``export``): mappings, each parsed into its typed
-    object by the parser registered under its name, so a typo fails before any work rather than after
-    the run (``proxy``: keys, eval kinds, the headline, ladder budgets and eval files)."""
-    for key in ("proxy", "report", "export"):
-        value = raw.get(key)
-        if value is not None and not isinstance(value, dict):
-            raise err((key,), "expected a mapping")
-    return {
-        key: None if raw.get(key) is None else SECTIONS.get(key)(raw[key], err, path)
-        for key in ("proxy", "export", "report")
-    }
+SECTION_KEYS = ("proxy", "export", "report", "target")
 
 
-def _check_target(
-    section: Any,
+def _check_sections(
+    raw: dict[str, Any], path: str, lines: dict[Keys, int], err: Callable[[Keys, str], ConfigError]
+) -> dict[str, Section | None]:
+    """The sections, each parsed once into its typed object by the class registered under its name, so a
+    typo fails before any work rather than after the run; an error names the key's file and line, or the
+    ``--set`` that wrote it. ``target``'s object keeps the section's ``file:line`` for later errors."""
+    out: dict[str, Section | None] = {}
+    for key in SECTION_KEYS:
+        if raw.get(key) is None:
+            out[key] = None
+            continue
+        try:
+            out[key] = SECTIONS.get(key).parse(raw[key], pipeline_path=path, load=True)
+        except SectionError as e:
+            raise err((key, *e.keys), e.detail) from None
+    if out["target"] is not None:
+        line = lines.get(("target",))
+        out["target"] = dataclasses.replace(
+            TargetSpec.narrow(out["target"]), where=f"{path}:{line}" if line else path
+        )
+    return out
+
+
+def _check_target_fits(
+    target: Section | None,
     stages: list[Stage],
     specs: list[StageSpec],
-    path: str,
-    lines: dict[tuple[Any, ...], int],
-    err: Any,
-) -> Any:
-    """The ``target:`` section (its registered parser, :mod:`curate.targeting.config`): keys and types,
-    and that its path names files; a target-aware stage without a model needs it."""
-    from curate.targeting.fitted import TargetFitted
-
-    if section is None:
-        for i, stage in enumerate(scoring_stages(stages)):
-            if isinstance(stage, TargetFitted) and stage.needs_fit():
-                raise err(
-                    ("stages", i, specs[i].kind),
-                    f"{stage.name} is fitted to a target sample: add a target: section (path or source; "
-                    "docs/goodput.md) or set params.model to a fitted model",
-                )
-        return None
-    line = lines.get(("target",))
-    return SECTIONS.get("target")(section, err, path, where=f"{path}:{line}" if line else path)
+    err: Callable[[Keys, str], ConfigError],
+) -> None:
+    """A target-aware stage without a model needs a ``target:`` section (:mod:`curate.targeting.config`)."""
+    if target is not None:
+        return
+    for i, stage in enumerate(scoring_stages(stages)):
+        if isinstance(stage, TargetFitted) and stage.needs_fit():
+            raise err(
+                ("stages", i, specs[i].kind),
+                f"{stage.name} is fitted to a target sample: add a target: section (path or source; "
+                "docs/goodput.md) or set params.model to a fitted model",
+            )
 
 
 def _parse_stage(i: int, entry: Any, pipeline_path: str, err: Any) -> StageSpec:
@@ -291,7 +307,7 @@ def _parse_stage(i: int, entry: Any, pipeline_path: str, err: Any) -> StageSpec:
         stage = cls(built)
         stage.validate()
     except RegistryError as e:
-        raise err((*where, "params", e.key) if e.key else (*where, "params"), e.detail) from None
+        raise err((*where, "params", *e.keys), e.detail) from None
     except ValueError as e:  # validate() names the parameter first: "threshold: expected ..."
         names = (str(name), str(entry.get("label") or name))
         raise _params_error(err, where, params, str(e), names) from None

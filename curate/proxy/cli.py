@@ -9,29 +9,18 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from curate.goodput.schema import Goodput
+    from curate.pipeline.keys import Keys
+    from curate.proxy.spec.config import ProxyConfig
 
 EXAMPLE = """example:
   curate proxy runs/demo
   curate proxy runs/web --set budget=1000000 --set seeds=5 --set model=proxy_1m
   curate proxy runs/web --section proxy.yaml --engine inline
 The section is the run's own `proxy:` mapping (from manifest.json) unless --section names a YAML file;
---set overrides its keys by dotted path (values parsed as YAML), e.g. --set train.lr=0.001.
+--set overrides its keys by dotted path (values parsed as YAML; list items by index), e.g.
+--set train.lr=0.001 --set ladder.0.seeds=5.
 Finished runs are reused; goodput.json is rewritten.
 """
-
-
-def set_dotted(section: dict[str, Any], dotted: str) -> None:
-    """``--set key.path=value``: the YAML value at that dotted path of the section (created as needed)."""
-    import yaml
-
-    if "=" not in dotted:
-        raise SystemExit(f"--set {dotted!r}: expected key=value")
-    key, value = dotted.split("=", 1)
-    node = section
-    parts = key.split(".")
-    for p in parts[:-1]:
-        node = node.setdefault(p, {})
-    node[parts[-1]] = yaml.safe_load(value)
 
 
 def _controls(g: Goodput) -> set[str]:
@@ -156,29 +145,43 @@ on data goodput, with CIs (docs/goodput.md, "Per-stage attribution").
 """
 
 
-def _section_of(args: argparse.Namespace, config: dict[str, Any]) -> Any:
+def _section_of(args: argparse.Namespace, config: dict[str, Any]) -> ProxyConfig:
     """The run's ``proxy:`` section (or ``--section``'s) with ``--set`` applied, parsed once by the
-    registered parser of the section."""
-    return _parse(_raw_section(args, config))
+    registered class of the section."""
+    return _parse(*_raw_section(args, config))
 
 
-def _parse(section: dict[str, Any]) -> Any:
-    from curate.proxy.spec.config import parse_section
+def _parse(section: dict[str, Any], written: dict[Keys, str]) -> ProxyConfig:
+    """The section as :class:`ProxyConfig`; an error in a value a ``--set`` wrote names that ``--set``
+    (``written``: :func:`curate.pipeline.keys.apply_overrides`'s), any other the key's path."""
+    from curate.core.errors import ConfigError
+    from curate.pipeline.keys import blamed
+    from curate.proxy.spec.config import ProxyConfig, ProxyConfigError
 
-    return parse_section(section)
+    try:
+        return ProxyConfig.parse(section)
+    except ProxyConfigError as e:
+        by_set = blamed(e.keys, e.detail, written)
+        if by_set is None:
+            raise
+        raise ConfigError(by_set) from None
 
 
-def _raw_section(args: argparse.Namespace, config: dict[str, Any]) -> dict[str, Any]:
+def _raw_section(args: argparse.Namespace, config: dict[str, Any]) -> tuple[dict[str, Any], dict[Keys, str]]:
+    """The run's ``proxy:`` mapping (or ``--section``'s) with each ``--set KEY=VALUE`` applied relative to
+    it by the pipeline's own override parser (:func:`curate.pipeline.keys.apply_overrides`: values read as
+    YAML, list items by index), and the key paths the overrides wrote."""
     import yaml
+
+    from curate.pipeline.keys import apply_overrides
 
     if args.section:
         section = yaml.safe_load(Path(args.section).read_text()) or {}
         section = section.get("proxy", section)
     else:
         section = dict(config.get("proxy") or {})
-    for s in args.set or []:
-        set_dotted(section, s)
-    return section
+    written: dict[Keys, str] = {}
+    return apply_overrides(section, args.set or [], written), written
 
 
 def _ablate(args: argparse.Namespace) -> int:
@@ -233,14 +236,14 @@ def run_spec_verb(args: argparse.Namespace, key: str, run: Any, *, required: boo
     run_dir = Path(args.run_dir)
     manifest = load_manifest(run_dir)
     config = manifest.get("config") or {}
-    raw = _raw_section(args, config)
+    raw, written = _raw_section(args, config)
     if args.spec:
         spec_raw = yaml.safe_load(Path(args.spec).read_text()) or {}
         raw[key] = spec_raw.get(key, spec_raw)
     if required and key not in raw:
         raise PhaseError(f"{key}: {run_dir}'s proxy section has no {key}: mapping; give --spec FILE")
     raw.setdefault(key, {})
-    section = _parse(raw)
+    section = _parse(raw, written)
     engine = make_engine(args.engine, progress=True)
     try:
         ctx = RunContext(
@@ -272,7 +275,10 @@ def _run_args(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--section", help="a YAML file with the proxy: mapping (default: the run's own)")
     parser.add_argument(
-        "--set", action="append", metavar="KEY=VALUE", help="override a proxy key by dotted path"
+        "--set",
+        action="append",
+        metavar="KEY=VALUE",
+        help="override a proxy key by dotted path (list items by index: ladder.0.seeds=5)",
     )
     parser.add_argument(
         "--engine", choices=["ray", "inline"], default="ray", help="execution engine (default ray)"

@@ -39,7 +39,7 @@ def follow_ups(ctx: RunContext, cfg: ProxyConfig) -> dict[str, Any]:
 def run_phase(ctx: RunContext) -> dict[str, Any]:
     """Run the ``proxy:`` section (``ctx.section``, the parsed :class:`ProxyConfig`) of a finished pipeline
     run: its measurement, then the follow-ups it asks for; returns a summary for the manifest."""
-    cfg = ctx.section
+    cfg = ProxyConfig.narrow(ctx.section)
     m = measure_until_decided(ctx, cfg) if cfg.sequential else measure(ctx, Experiment(cfg))
     summary = m.summary("goodput.json")
-    return follow_ups(ctx, ctx.section) | summary
+    return follow_ups(ctx, cfg) | summary

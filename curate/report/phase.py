@@ -16,7 +16,7 @@ def run_phase(ctx: RunContext) -> dict[str, Any]:
     the defaults when the pipeline has none). The paths are relative to the run directory. The phase
     reads the manifest from disk, so a rebuilt report matches what ``curate report RUN_DIR`` writes.
     """
-    opts: ReportOptions = ctx.section or ReportOptions()
+    opts = ReportOptions() if ctx.section is None else ReportOptions.narrow(ctx.section)
     (html_path, md_path), headline = build_report_with_headline(
         ctx.run_dir, examples_per_reason=opts.examples_per_reason, bins=opts.bins
     )

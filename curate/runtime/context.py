@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from curate.core.engine import Engine
 from curate.core.errors import PhaseError
+from curate.core.params import Section
 from curate.io import runfiles
 
 if TYPE_CHECKING:
@@ -20,9 +21,10 @@ class RunContext:
     """A finished (or resumed) pipeline run, handed to the phases in order (:data:`curate.runtime.phases.PHASES`):
     proxy, export, report.
 
-    ``section`` is the phase's own section, parsed once by the parser registered under the phase's name
-    (:data:`curate.core.registry.SECTIONS`): a ``ProxyConfig``, ``ExportOptions`` or ``ReportOptions``
-    (a verb on a finished run parses it from the run's manifest through the same parser).
+    ``section`` is the phase's own section (:class:`curate.core.params.Section`), parsed once by the class
+    registered under the phase's name (:data:`curate.core.registry.SECTIONS`): a ``ProxyConfig``,
+    ``ExportOptions`` or ``ReportOptions`` (a verb on a finished run parses it from the run's manifest
+    through the same class); a phase narrows it to its own class (``ProxyConfig.narrow(ctx.section)``).
     The phase writes only under ``run_dir`` and returns a dict recorded in ``manifest.json`` under its
     name.
 
@@ -35,7 +37,7 @@ class RunContext:
     config: dict[str, Any]
     engine: Engine
     manifest: dict[str, Any]
-    section: Any = None
+    section: Section | None = None
     pipeline_path: str | None = None
     mirror: Mirror | None = None
 

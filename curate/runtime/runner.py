@@ -91,8 +91,8 @@ class Runner:
         self.stages = build_stages(cfg)
         self.segments = plan_segments(self.stages)
         self.tokens = token_counter(
-            {"tokenizer": cfg.export.tokenizer} if cfg.export else None,
-            proxy_tokenizer=getattr(cfg.proxy, "tokenizer_path", None),
+            {"tokenizer": cfg.export.tokenizer_named()} if cfg.export else None,
+            proxy_tokenizer=cfg.proxy.tokenizer_named() if cfg.proxy else None,
         )
 
     def run(self) -> dict[str, Any]:

@@ -42,7 +42,8 @@ EXAMPLE = """example:
   curate select runs/web --set gopher_quality_v1.word_count.min=20 --output runs/web-loose
   curate select runs/web --set fasttext_quality_v1.hq_prob.min=0.5 --set language_v1.language.equals=en
 A --set is COLUMN.BOUND=VALUE with BOUND one of min, max, equals (VALUE none drops the bound); a column
-without a rule gets a new one. Without --output nothing is written; with it, --output is a new run
+without a rule gets a new one. It names a rule's bound over a stored score column, not a pipeline key:
+curate run's --set KEY=VALUE (a dotted config path) is another language. Without --output nothing is written; with it, --output is a new run
 directory (kept/, rejected/, manifest.json) that inspect, report and export read.
 """
 BOUNDS = ("min", "max", "equals")
@@ -387,6 +388,11 @@ def register(subparsers: Any) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("run_dir", metavar="RUN_DIR", help="a finished run directory")
-    p.add_argument("--set", action="append", metavar="COLUMN.BOUND=VALUE", help="change or add a rule bound")
+    p.add_argument(
+        "--set",
+        action="append",
+        metavar="COLUMN.BOUND=VALUE",
+        help="change or add a rule bound over a stored score column (not a pipeline key, as curate run's --set)",
+    )
     p.add_argument("--output", metavar="NEW", help="write the new kept set as a run directory here")
     p.set_defaults(func=_handler)

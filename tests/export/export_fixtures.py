@@ -9,7 +9,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from curate.core.engine import InlineEngine
-from curate.export.options import parse_section
+from curate.export.options import ExportOptions
 from curate.runtime.context import RunContext
 
 TEXTS = [
@@ -67,5 +67,5 @@ def make_ctx(run_dir: Path, section: dict | None = None, engine=None) -> RunCont
         config=manifest.get("config", {}),
         engine=engine or InlineEngine(progress=False),
         manifest=manifest,
-        section=parse_section(section or {}),  # the export: section as the pipeline parses it
+        section=ExportOptions.parse(section or {}),  # the export: section as a verb on a finished run does
     )

@@ -70,7 +70,7 @@ def test_cli_reports_errors_with_exit_code_2(run_dir, tmp_path, capsys):
     err = capsys.readouterr().err
     # one line, before any work: no export folder, no proxy tokenizer picked silently
     assert err == (
-        "curate export: error: formats megatron need the tokenizer your trainer uses: set "
+        "curate export: error: export.tokenizer: formats megatron need the tokenizer your trainer uses: set "
         "export.tokenizer (--tokenizer on curate export) to a Hugging Face tokenizer.json or a name "
         "(gpt2: GPT-2's BPE, offline; proxy: this run's small proxy tokenizer), or export only parquet "
         "and/or hf_disk\n"

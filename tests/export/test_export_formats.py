@@ -67,8 +67,8 @@ def test_an_unknown_format_lists_the_known_ones() -> None:
     )
     with pytest.raises(PhaseError) as e2:
         ExportOptions.from_section({"formats": ["arrow"]})
-    assert (
-        str(e2.value) == "export.formats: ['arrow'] not valid; choose from parquet, megatron, memmap, hf_disk"
+    assert str(e2.value) == (
+        "export.formats[0]: expected one of 'parquet', 'megatron', 'memmap', 'hf_disk', got 'arrow'"
     )
 
 
@@ -167,5 +167,7 @@ def test_a_registered_format_is_written_listed_verified_and_replaced(
 
 
 def test_a_registered_token_format_needs_a_tokenizer(toy_formats) -> None:
-    with pytest.raises(PhaseError, match=r"^export: formats counts need the tokenizer your trainer uses"):
+    with pytest.raises(
+        PhaseError, match=r"^export.tokenizer: formats counts need the tokenizer your trainer uses"
+    ):
         ExportOptions.from_section({"formats": ["parquet", "counts"]})

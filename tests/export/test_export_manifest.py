@@ -95,7 +95,9 @@ def test_same_options_give_identical_files(tmp_path, tiny_tokenizer):
 def test_the_proxy_tokenizer_only_by_name_and_then_said(run_dir, tiny_tokenizer, capsys):
     (run_dir / "proxy").mkdir()
     shutil.copy(tiny_tokenizer, run_dir / "proxy" / "tokenizer.json")
-    with pytest.raises(PhaseError, match=r"^export: formats memmap need the tokenizer your trainer uses"):
+    with pytest.raises(
+        PhaseError, match=r"^export.tokenizer: formats memmap need the tokenizer your trainer uses"
+    ):
         run_phase(make_ctx(run_dir, {"formats": ["memmap"]}))  # never picked without being named
     summary = run_phase(make_ctx(run_dir, {"formats": ["memmap"], "tokenizer": "proxy"}))
     tok = summary["tokenizer"]
@@ -112,7 +114,7 @@ def test_missing_tokenizer_is_a_clear_error(run_dir, tmp_path):
     with pytest.raises(PhaseError) as err:
         run_phase(make_ctx(run_dir, {"formats": ["parquet", "megatron"]}))
     assert str(err.value) == (
-        "export: formats megatron need the tokenizer your trainer uses: set export.tokenizer "
+        "export.tokenizer: formats megatron need the tokenizer your trainer uses: set export.tokenizer "
         "(--tokenizer on curate export) to a Hugging Face tokenizer.json or a name (gpt2: GPT-2's BPE, "
         "offline; proxy: this run's small proxy tokenizer), or export only parquet and/or hf_disk"
     )
@@ -138,17 +140,18 @@ def test_missing_tokenizer_is_a_clear_error(run_dir, tmp_path):
     [
         (
             {"format": ["parquet"]},
-            "export: unknown key(s) format; valid keys: formats, tokenizer, eos_token, "
-            "shard_tokens, val_fraction, seed, parquet_shard_rows, parquet_shard_bytes, "
-            "license, pretty_name, tokenize_rows, columns, drop_columns, mixture, mixture_by, mixture_tokens",
+            "export.format: unknown key; valid keys: columns, drop_columns, eos_token, formats, license, "
+            "mixture, mixture_by, mixture_tokens, parquet_shard_bytes, parquet_shard_rows, pretty_name, "
+            "seed, shard_tokens, tokenize_rows, tokenizer, val_fraction",
         ),
         (
             {"formats": ["parquet", "arrow"]},
-            "export.formats: ['arrow'] not valid; choose from parquet, megatron, memmap, hf_disk",
+            "export.formats[1]: expected one of 'parquet', 'megatron', 'memmap', 'hf_disk', got 'arrow'",
         ),
-        ({"val_fraction": 1.0}, "export.val_fraction: expected a number in [0, 1), got 1.0"),
-        ({"shard_tokens": 0}, "export.shard_tokens: expected a positive integer, got 0"),
-        ({"seed": "x"}, "export.seed: expected an integer, got 'x'"),
+        ({"val_fraction": 1.0}, "export.val_fraction: expected a value in [0, 1), got 1.0"),
+        ({"shard_tokens": 0}, "export.shard_tokens: expected a value >= 1, got 0"),
+        ({"seed": "x"}, "export.seed: expected int, got str 'x'"),
+        ({"columns": ["id", ""]}, "export.columns[1]: expected a column name or glob, got ''"),
     ],
 )
 def test_section_validation(run_dir, section, message):

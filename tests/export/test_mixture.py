@@ -130,7 +130,7 @@ def test_mixture_option_errors(mix_run):
         ({"mixture": "best"}, "export.mixture: expected `search` or a mapping"),
         (
             {"mixture": {"books": 1}, "mixture_tokens": 0},
-            "export.mixture_tokens: expected a positive integer",
+            "export.mixture_tokens: expected a value >= 1, got 0",
         ),
         ({"mixture": {"books": 1}, "mixture_by": ""}, "export.mixture_by: expected a column name"),
     ):

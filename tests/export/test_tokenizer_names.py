@@ -65,7 +65,7 @@ def test_formats_default_by_whether_a_tokenizer_is_named():
     [
         (
             {"formats": ["parquet", "memmap", "megatron"]},
-            "export: formats memmap, megatron need the tokenizer your trainer uses: set export.tokenizer "
+            "export.tokenizer: formats memmap, megatron need the tokenizer your trainer uses: set export.tokenizer "
             "(--tokenizer on curate export) to a Hugging Face tokenizer.json or a name (gpt2: GPT-2's BPE, "
             "offline; proxy: this run's small proxy tokenizer), or export only parquet and/or hf_disk",
         ),

@@ -91,7 +91,7 @@ def _item(tmp_path: Path, cfg: TrainConfig) -> RunItem:
         train_prefix=str(tmp_path / "train"),
         eval_prefixes={"text": str(evals)},
         out_dir=str(tmp_path / "run"),
-        train_cfg=dataclasses.asdict(cfg),
+        train_cfg=cfg,
         vocab_size=2048,
         eos_id=0,
         threads=1,

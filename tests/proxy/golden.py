@@ -185,6 +185,7 @@ def replay(rec: dict[str, Any], root: Path) -> dict[str, Any]:
     from curate.core.engine import InlineEngine
     from curate.instrument.evalsets import EvalSpec
     from curate.instrument.runs import RunItem
+    from curate.instrument.train_config import TrainConfig
     from curate.proxy.data.training import TrainingData
     from curate.proxy.design.measure import Finished, report_from_runs
     from curate.proxy.spec.config import parse_section
@@ -197,6 +198,7 @@ def replay(rec: dict[str, Any], root: Path) -> dict[str, Any]:
         out.mkdir(parents=True, exist_ok=True)
         (out / "metrics.jsonl").write_text("".join(json.dumps(r) + "\n" for r in run["evals"]))
         it.update(out_dir=str(out), train_prefix="", eval_prefixes={}, choice_paths={})
+        it["train_cfg"] = TrainConfig(**it["train_cfg"])  # recorded as its fields (dataclasses.asdict)
         items.append(RunItem(**it))
     data = rec["data"]
     finished = Finished(

@@ -181,7 +181,7 @@ def test_proxy_ablate_true_runs_the_ablation_after_the_phase(run_dir, inline_eng
     from curate.proxy.phase import run_phase
     from curate.proxy.spec.config import ProxyConfigError
 
-    with pytest.raises(ProxyConfigError, match=r"proxy.ablate: expected true or false, got 'yes'"):
+    with pytest.raises(ProxyConfigError, match=r"^proxy.ablate: expected bool, got str 'yes'$"):
         parse({**SECTION, "ablate": "yes"})
     section = {**SECTION, "ablate": True, "ladder": []}
     ctx = RunContext(

@@ -29,14 +29,14 @@ def test_parse_mix_defaults_and_errors():
     )
     assert spec.confirm_seeds == (3,)
     for raw, msg in (
-        ({"grid": 1}, r"proxy.mix.grid: unknown key"),
-        ({"model": "forest"}, r"proxy.mix.model: expected one of linear, gbm"),
-        ({"sources": ["a"]}, r"proxy.mix.sources: expected a list of at least two"),
-        ({"max_epochs": 0.5}, r"proxy.mix.max_epochs: expected a number >= 1"),
-        ({"dirichlet": 2.5}, r"proxy.mix.dirichlet: expected an integer"),
-        ({"dirichlet": 1}, r"proxy.mix.dirichlet: expected an integer >= 2, got 1"),
-        ({"confirm_seeds": [0]}, r"confirmation seeds must be fresh"),
-        ([1], r"proxy.mix: expected a mapping"),
+        ({"grid": 1}, r"^proxy.mix.grid: unknown key; valid keys: by, concentration, "),
+        ({"model": "forest"}, r"^proxy.mix.model: expected one of 'linear', 'gbm', got 'forest'$"),
+        ({"sources": ["a"]}, r"^proxy.mix.sources: expected a list of at least two"),
+        ({"max_epochs": 0.5}, r"^proxy.mix.max_epochs: expected a value >= 1, got 0.5$"),
+        ({"dirichlet": 2.5}, r"^proxy.mix.dirichlet: expected int, got float 2.5$"),
+        ({"dirichlet": 1}, r"^proxy.mix.dirichlet: expected a value >= 2, got 1$"),
+        ({"confirm_seeds": [0]}, r"^proxy.mix.confirm_seeds: confirmation seeds must be fresh"),
+        ([1], r"^proxy.mix: expected a mapping, got list \[1\]$"),
     ):
         with pytest.raises(ProxyConfigError, match=msg):
             parse_mix(raw, budget=4096, seeds=[0, 1])
@@ -79,7 +79,9 @@ def test_candidates_stay_within_the_epoch_limit_and_singles_need_the_tokens():
     )
     assert list(every) == ["natural", "only-a", "only-b", "only-c"]
     assert parse_mix({"singles": "all"}, 4096, [0]).singles == "all"
-    with pytest.raises(ProxyConfigError, match="expected true, false or all"):
+    with pytest.raises(
+        ProxyConfigError, match=r"^proxy.mix.singles: expected one of True, False, 'all', got 'some'"
+    ):
         parse_mix({"singles": "some"}, 4096, [0])
 
 

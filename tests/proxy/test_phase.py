@@ -417,16 +417,32 @@ def test_the_demo_pins_the_tokenizer_it_ships():
 
 
 def test_config_errors_name_the_key_and_the_valid_ones():
-    with pytest.raises(PhaseError, match=r"proxy: unknown key\(s\) bugdet; valid keys: baseline, recipes"):
-        parse({"bugdet": 10})
-    with pytest.raises(PhaseError, match=r"proxy.recipes.x: unknown key\(s\) frm; valid keys: from, select"):
-        parse({"recipes": {"x": {"frm": "kept"}}, "baseline": "x"})
-    with pytest.raises(PhaseError, match=r"proxy.baseline: 'raw' is not a recipe"):
-        parse({"recipes": {"x": {"from": "kept"}}})
-    with pytest.raises(PhaseError, match=r"proxy.train: unknown key"):
-        parse({"train": {"lr_max": 1}})
     with pytest.raises(
-        PhaseError, match=r"proxy.eval\[0\].kind: unknown eval kind 'mcq'; valid kinds: text, choice, heldout"
+        PhaseError, match=r"^proxy.bugdet: unknown key; valid keys: ablate, baseline, budget, "
+    ):
+        parse({"bugdet": 10})
+    with pytest.raises(
+        PhaseError,
+        match=r"^proxy.recipes.x.frm: unknown key; valid keys: from, select, sweep, without_stages$",
+    ):
+        parse({"recipes": {"x": {"frm": "kept"}}, "baseline": "x"})
+    with pytest.raises(PhaseError, match=r"^proxy.baseline: 'raw' is not a recipe; recipes: x$"):
+        parse({"recipes": {"x": {"from": "kept"}}})
+    with pytest.raises(
+        PhaseError, match=r"^proxy.train.lr_max: unknown key; valid keys: autocast, batch_size, "
+    ):
+        parse({"train": {"lr_max": 1}})
+    with pytest.raises(PhaseError, match=r"^proxy.train.lr: expected float, got str '3e-3'$"):
+        parse({"train": {"lr": "3e-3"}})  # YAML 1.1 reads 3e-3 as a string
+    with pytest.raises(PhaseError, match=r"^proxy.train.tokens: set by proxy.budget, not under proxy.train$"):
+        parse({"train": {"tokens": 1000}})
+    with pytest.raises(
+        PhaseError,
+        match=r"^proxy.model: expected one of 'proxy_tiny', .* got 'proxy_tiy' \(did you mean 'proxy_tiny'\?\)$",
+    ):
+        parse({"model": "proxy_tiy"})
+    with pytest.raises(
+        PhaseError, match=r"^proxy.eval\[0\].kind: expected one of 'text', 'choice', 'heldout', got 'mcq'$"
     ):
         parse({"eval": [{"name": "x", "kind": "mcq", "path": "x.jsonl"}]})
     with pytest.raises(
@@ -454,14 +470,15 @@ def test_config_errors_name_the_key_and_the_valid_ones():
 
 
 def test_planted_and_curve_are_checked_and_the_baseline_trains_a_trunk_with_branches():
-    with pytest.raises(PhaseError, match=r"proxy.planted: expected a fraction in \(0, 1\), got 1.5"):
+    with pytest.raises(PhaseError, match=r"^proxy.planted: expected a value in \(0, 1\), got 1.5$"):
         parse({"planted": 1.5})
     with pytest.raises(
         PhaseError, match=r"proxy.curve: expected a list of positive budget factors including 1"
     ):
         parse({"curve": [0.5, 2]})
     with pytest.raises(
-        PhaseError, match=r"proxy.controls: unknown control\(s\) \['plant'\]; valid: null, rejected, planted"
+        PhaseError,
+        match=r"^proxy.controls\[0\]: expected one of 'null', 'rejected', 'planted', got 'plant' \(did you mean",
     ):
         parse({"controls": ["plant"]})
     cfg = parse({"budget": 2048 * 40, "curve": [2, 0.25, 1, 0.5]})
@@ -544,7 +561,9 @@ def test_controls_yaml_null_is_the_null_control():
 
     assert parse(yaml.safe_load("controls: [null, rejected]")).controls == ["null", "rejected"]
     assert parse(yaml.safe_load("controls: [null]")).controls == ["null"]
-    with pytest.raises(PhaseError, match=r"proxy.controls: unknown control\(s\) \['nul'\]"):
+    with pytest.raises(
+        PhaseError, match=r"^proxy.controls\[0\]: expected one of 'null', 'rejected', 'planted', got 'nul'"
+    ):
         parse({"controls": ["nul"]})
 
 

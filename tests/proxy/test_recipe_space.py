@@ -131,9 +131,13 @@ def test_search_toggles_with_columns_one_at_a_time_and_as_a_product() -> None:
     }
     assert candidate_recipe(both, "search:x.s@min=1")["without_stages"] == ["w_v1"]
     for raw, msg in (
-        ({"toggle_stages": "a_v1"}, r"proxy.search.toggle_stages: expected a list of stage names"),
+        ({"toggle_stages": "a_v1"}, r"^proxy.search.toggle_stages: expected a list, got str 'a_v1'$"),
+        (
+            {"toggle_stages": [""]},
+            r"^proxy.search.toggle_stages: expected a list of stage names, got \[''\]$",
+        ),
         ({"toggle_stages": ["a_v1"], "without_stages": ["a_v1"]}, "listed twice"),
-        ({"toggle_stages": []}, r"proxy.search.columns: expected a mapping"),
+        ({"toggle_stages": []}, r"^proxy.search.columns: expected a mapping"),
     ):
         with pytest.raises(ProxyConfigError, match=msg):
             parse_search(raw, 4096, [0])

@@ -135,13 +135,30 @@ def test_parse_search_candidates_rungs_and_errors():
     sampled = parse_search({"columns": {"x.s": {"min": [1, 2, 3, 4]}}, "sample": 2, "seed": 1}, 4096, [0])
     assert len(sampled.candidates) == 2
     for raw, msg in (
-        ({"columns": {}}, r"proxy.search.columns: expected a mapping"),
-        ({"columns": {"x": {"top": [1]}}}, r"proxy.search.columns.x: expected a mapping of min, max"),
-        ({"columns": {"x": {"min_quantile": [2]}}}, r"a quantile is in \[0, 1\], got 2"),
-        ({"columns": {"x": {"min": [1]}}, "eta": 1}, r"proxy.search.eta: expected an integer >= 2"),
-        ({"columns": {"x": {"min": [1]}}, "objective": "loss"}, "expected multiplier or goodput"),
-        ({"columns": {"x": {"min": [1]}}, "confirm_seeds": [0]}, "confirmation seeds must be fresh"),
-        ({"columns": {"x": {"min": [1]}}, "grid": 1}, r"proxy.search.grid: unknown key"),
+        ({"columns": {}}, r"proxy.search.columns: expected a mapping {column: "),
+        ({"columns": {"x": {}}}, r"proxy.search.columns.x: expected a mapping of min, max"),
+        (
+            {"columns": {"x": {"top": [1]}}},
+            r"proxy.search.columns.x.top: expected one of 'min', 'max', 'min_quantile', 'max_quantile', got 'top'$",
+        ),
+        (
+            {"columns": {"x": {"min_quantile": [0.5, 2]}}},
+            r"^proxy.search.columns.x.min_quantile\[1\]: expected a value in \[0, 1\] \(a quantile\), got 2.0$",
+        ),
+        ({"columns": {"x": {"min": [1]}}, "eta": 1}, r"^proxy.search.eta: expected a value >= 2, got 1$"),
+        (
+            {"columns": {"x": {"min": [1]}}, "objective": "loss"},
+            r"^proxy.search.objective: expected one of 'multiplier', 'goodput', got 'loss'$",
+        ),
+        (
+            {"columns": {"x": {"min": [1]}}, "confirm_seeds": [0]},
+            r"^proxy.search.confirm_seeds: confirmation seeds must be fresh",
+        ),
+        (
+            {"columns": {"x": {"min": [1]}}, "grid": 1},
+            r"^proxy.search.grid: unknown key; valid keys: columns, ",
+        ),
+        ({"columns": {"x": {"min": [1]}}, "rungs": []}, r"^proxy.search.rungs: expected a non-empty list"),
     ):
         with pytest.raises(ProxyConfigError, match=msg):
             parse_search(raw, budget=4096, seeds=[0, 1])
@@ -240,7 +257,9 @@ def test_search_without_stages_draws_from_the_ablated_rows_and_the_winner_drops_
         {"columns": {"s": {"min_quantile": [0.5]}}, "without_stages": ["f_v1"]}, budget=4096, seeds=[0]
     )
     assert spec.without_stages == ["f_v1"]
-    with pytest.raises(ProxyConfigError, match=r"proxy.search.without_stages: expected a list of stage"):
+    with pytest.raises(
+        ProxyConfigError, match=r"^proxy.search.without_stages: expected a list, got str 'f_v1'$"
+    ):
         parse_search({"columns": {"s": {"min": [1]}}, "without_stages": "f_v1"}, 4096, [0])
     (tmp_path / "kept").mkdir()
     (tmp_path / "rejected").mkdir()

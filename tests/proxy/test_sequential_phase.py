@@ -59,7 +59,5 @@ def test_the_phase_stops_when_every_pair_is_decided_and_reports_the_designs_call
 def test_a_sequential_section_needs_the_calibrated_noise():
     with pytest.raises(PhaseError, match=r"proxy.sequential: needs proxy.noise"):
         parse(tiny_section(sequential={"effect": 0.1}))
-    with pytest.raises(
-        PhaseError, match=r"proxy.sequential.effect: expected the effect worth deciding in bpb > 0"
-    ):
+    with pytest.raises(PhaseError, match=r"^proxy.sequential.effect: expected a value > 0, got -1.0$"):
         parse(_section(**{}) | {"sequential": {"effect": -1}})

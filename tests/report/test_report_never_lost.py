@@ -52,9 +52,7 @@ def test_the_command_line_overrides_the_section_key_by_key(run_dir, monkeypatch,
 def test_a_bad_value_in_the_runs_section_is_named(run_dir, capsys):
     _with_report_section(run_dir, {"bins": 0})
     assert main(["report", str(run_dir)]) == 2
-    assert (
-        capsys.readouterr().err == "curate report: error: report.bins: expected a positive integer, got 0\n"
-    )
+    assert capsys.readouterr().err == "curate report: error: report.bins: expected a value >= 1, got 0\n"
 
 
 @pytest.mark.parametrize("stage", ["render_html", "render_markdown"])

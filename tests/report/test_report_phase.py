@@ -12,7 +12,7 @@ import pytest
 from curate.cli import build_parser, main
 from curate.core.engine import InlineEngine
 from curate.core.errors import PhaseError
-from curate.report.options import parse_section
+from curate.report.options import ReportOptions
 from curate.report.phase import run_phase
 from curate.runtime.context import RunContext
 from tests.report.report_run import pipeline_yaml, write_inputs
@@ -25,7 +25,7 @@ def ctx(run_dir: Path, section: dict | None) -> RunContext:
         config=manifest["config"],
         engine=InlineEngine(progress=False),
         manifest=manifest,
-        section=parse_section(section),  # the report: section as the pipeline parses it
+        section=ReportOptions.parse(section),  # the report: section as the pipeline parses it
     )
 
 
@@ -61,9 +61,11 @@ def test_phase_section_may_be_empty_or_none(run_dir: Path) -> None:
 
 
 def test_phase_rejects_unknown_and_bad_keys(run_dir: Path) -> None:
-    with pytest.raises(PhaseError, match=r"unknown key\(s\) colour; valid keys: bins, examples_per_reason"):
+    with pytest.raises(
+        PhaseError, match=r"^report.colour: unknown key; valid keys: bins, examples_per_reason$"
+    ):
         run_phase(ctx(run_dir, {"colour": "red"}))
-    with pytest.raises(PhaseError, match=r"report.bins: expected a positive integer, got 0"):
+    with pytest.raises(PhaseError, match=r"^report.bins: expected a value >= 1, got 0$"):
         run_phase(ctx(run_dir, {"bins": 0}))
 
 
@@ -105,9 +107,7 @@ def test_cli_errors_and_help(tmp_path: Path, capsys: pytest.CaptureFixture[str])
     run.mkdir()
     (run / "manifest.json").write_text("{}")
     assert main(["report", str(run), "--bins", "-3"]) == 2
-    assert (
-        capsys.readouterr().err == "curate report: error: report.bins: expected a positive integer, got -3\n"
-    )
+    assert capsys.readouterr().err == "curate report: error: report.bins: expected a value >= 1, got -3\n"
     with pytest.raises(SystemExit):
         build_parser().parse_args(["report", "--help"])
     help_text = capsys.readouterr().out

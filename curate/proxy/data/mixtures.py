@@ -30,6 +30,7 @@ from curate.io.files import atomic_path, atomic_write_json
 from curate.proxy.data.training import shared_job_args
 from curate.proxy.kinds import RunFiles
 from curate.proxy.kinds.kept import Kept
+from curate.proxy.spec.config import ProxyConfig
 from curate.runtime.context import RunContext
 
 MIX_SALT = 0x6D6978  # "mix": each source's document order
@@ -53,7 +54,8 @@ def source_shards(
     sources dropped, as for every recipe); returns ``{source: {prefix, docs, tokens, ...}}``."""
     recipes = [Kept(f"src={s}", [{"column": by, "equals": s}]) for s in sources]
     common, files = shared_job_args(ctx, pdir, held_out), RunFiles(ctx.kept_files(), ctx.rejected_files())
-    jobs = {r.name: r.file_jobs(ctx.section, files, mdir / "data" / r.name, common) for r in recipes}
+    cfg = ProxyConfig.narrow(ctx.section)
+    jobs = {r.name: r.file_jobs(cfg, files, mdir / "data" / r.name, common) for r in recipes}
     flat = [j for js in jobs.values() for j in js]
     by_file: dict[str, list[ShardJob]] = {}
     for j in flat:

@@ -154,7 +154,7 @@ def run_ablation(ctx: RunContext, stages: list[str] | None = None) -> dict[str, 
         raise PhaseError(
             f"ablate: no stage of {ctx.run_dir} rejected a document (quarantine aside): nothing to ablate"
         )
-    cfg, baseline, subject = ablation_config(ctx.section, list(removed))
+    cfg, baseline, subject = ablation_config(ProxyConfig.narrow(ctx.section), list(removed))
     m = measure(ctx, Experiment(cfg, report=REPORT))
     report = m.report
     out = {

@@ -83,9 +83,7 @@ def run_items(
                         eval_prefixes=eval_prefixes,
                         choice_paths=choice_paths,
                         out_dir=str(base_dir / r.run_folder(cfg) / f"seed{seed}"),
-                        train_cfg=dataclasses.asdict(
-                            cfg.train_config(seed, point, baseline=r.name == cfg.baseline)
-                        ),
+                        train_cfg=cfg.train_config(seed, point, baseline=r.name == cfg.baseline),
                         vocab_size=tok.vocab_size,
                         eos_id=tok.eos_id,
                         threads=max(1, int(cfg.cpus_per_run)),
@@ -125,15 +123,10 @@ def stream_sharing(items: list[RunItem], baseline: str, point: str) -> dict[str,
     def docs(it: RunItem) -> dict[int, int]:
         toks, idx, _ = read_shard(it.train_prefix)
         cfg = it.train_cfg
-        budget = int(cfg.get("eval_budget") or cfg["tokens"])
         stream = DocStream(
-            toks,
-            idx,
-            read_hids(it.train_prefix),
-            seq_len=cfg["seq_len"],
-            seed=it.seed,
-            chunk=cfg.get("doc_chunk", 0),
+            toks, idx, read_hids(it.train_prefix), seq_len=cfg.seq_len, seed=it.seed, chunk=cfg.doc_chunk
         )
+        budget = cfg.eval_budget or cfg.tokens
         return stream.doc_tokens(budget)
 
     mine = [it for it in items if it.point == point]

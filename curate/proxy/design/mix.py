@@ -130,7 +130,7 @@ def measure_phase(
     (:func:`curate.proxy.design.measure.measure`) on the mixtures' own shards; writes ``proxy/mix/<tag>.json``
     (goodput.json's schema) and returns it, each mixture's per-seed headline bpb at T, the runs' results
     and the natural mixture's measured curve (:class:`curate.proxy.statistics.analysis.Baseline`)."""
-    cfg: ProxyConfig = ctx.section
+    cfg = ProxyConfig.narrow(ctx.section)
     recipes = [Mixture(n, dict(zip(prep.sources, map(float, w), strict=True))) for n, w in mixtures.items()]
     sub = cfg.follow_up(recipes=recipes, baseline="natural", budget=budget, seeds=list(seeds))
     size = max(sub.curve_budgets())  # the baseline's trunk reads the curve's longest budget
@@ -196,7 +196,7 @@ def _regression(
 
 def run_mix(ctx: RunContext, spec: MixSpec) -> dict[str, Any]:
     """The search (module docstring); writes ``mix.json`` and returns it."""
-    cfg: ProxyConfig = ctx.section
+    cfg = ProxyConfig.narrow(ctx.section)
     prep = prepare(ctx, cfg, spec)
     cands = mixfit.candidates(
         prep.sources,

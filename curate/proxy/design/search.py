@@ -100,7 +100,7 @@ def pareto(points: dict[str, tuple[float, float]]) -> list[str]:
 
 def run_search(ctx: RunContext, spec: SearchSpec) -> dict[str, Any]:
     """The search (see the module docstring); writes ``search.json`` and ``search/winner.yaml``."""
-    cfg: ProxyConfig = ctx.section
+    cfg = ProxyConfig.narrow(ctx.section)
     base = next(r for r in cfg.recipes if r.name == cfg.baseline)
     if isinstance(base, Kept):  # its select rules only
         base = Kept(base.name, list(base.select))

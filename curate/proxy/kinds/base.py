@@ -17,13 +17,15 @@ kind with a string. A kind says:
   and why its result forbids a decision (``GATE``, :meth:`Recipe.failure`), the warning it raises
   (:meth:`Recipe.warning`) and where on the scale ladder it fails (:meth:`Recipe.ladder_failure`).
 
-``proxy.recipes`` entries name a user kind with ``from:`` (:meth:`Recipe.from_spec`); ``proxy.controls``
+``proxy.recipes`` entries name a user kind with ``from:``, the rest of the entry built into the kind's
+``Params`` dataclass (:meth:`Recipe.from_spec`); ``proxy.controls``
 names control kinds. Adding a kind is one module here (registered with ``@register``, imported by this
 package's ``__init__``) and one test: ``docs/adding-a-recipe.md``.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol, TypeVar
@@ -31,6 +33,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Protocol, TypeVar
 import numpy as np
 
 from curate.core.errors import PhaseError
+from curate.core.params import build_params, invalid
 
 if TYPE_CHECKING:
     from curate.instrument.shards import ShardJob
@@ -118,11 +121,23 @@ class Recipe:
     FROM_FILES: ClassVar[bool] = True  # its shard is built from the run's files (else derived)
     ORDER: ClassVar[int] = 0  # controls are built in this order
     GATE: ClassVar[int | None] = None  # a control that gates the decision: its place among the reasons
+    Params: ClassVar[type[Any] | None] = None  # a USER kind's entry as written (from_spec), a dataclass
 
     @classmethod
-    def from_spec(cls, name: str, spec: dict[str, Any], where: str) -> list[Recipe]:
-        """The recipes one ``proxy.recipes`` entry of this kind stands for (a sweep stands for several)."""
-        raise PhaseError(f"{where}.from: {cls.KIND!r} is not a recipe a pipeline can name")
+    def from_spec(cls, name: str, spec: Mapping[str, Any]) -> list[Recipe]:
+        """The recipes one ``proxy.recipes`` entry of this kind stands for (a sweep stands for several): the
+        entry's keys (besides ``from:``) built into the kind's ``Params`` dataclass by the machinery of
+        stage parameters (:func:`curate.core.params.build_params`: types, ranges, choices, unknown keys,
+        its ``validate()``), then :meth:`from_params`. Errors are
+        :class:`curate.core.params.RegistryError` located under the entry (``select[0].minimum``)."""
+        if cls.Params is None:
+            raise invalid("from", f"{cls.KIND!r} is not a recipe a pipeline can name")
+        return cls.from_params(name, build_params(cls.Params, spec, where="", noun="key", ignore=("from",)))
+
+    @classmethod
+    def from_params(cls, name: str, params: Any) -> list[Recipe]:
+        """The recipes of one entry, from its built ``Params``."""
+        return [cls(name)]
 
     def requires(self) -> list[str]:
         """The recipes this one is derived from (built from the run's files first)."""

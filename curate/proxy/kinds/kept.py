@@ -7,18 +7,61 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import numpy as np
 
-from curate.proxy.errors import check_keys
+from curate.core.params import Parse, RegistryError, bounds, build_params, invalid
 from curate.proxy.kinds.base import Recipe, RunFiles, Settings, register
 from curate.proxy.kinds.scores import column_values, resolve_quantiles
 
 if TYPE_CHECKING:
     from curate.instrument.shards import ShardJob
 
-RULE_KEYS = ["column", "min", "max", "equals", "reason", "exclusive", "min_quantile", "max_quantile"]
+
+@dataclass(frozen=True)
+class SelectRule:
+    """One ``select`` rule of a recipe as written: bounds over a stored score column (absolute, or
+    quantiles of the rows the recipe draws from); the recipe keeps the mapping as written."""
+
+    column: str
+    min: float | None = None
+    max: float | None = None
+    equals: Any = None
+    reason: str | None = None
+    exclusive: bool = False
+    min_quantile: float | None = field(default=None, metadata=bounds(0, 1))
+    max_quantile: float | None = field(default=None, metadata=bounds(0, 1))
+
+
+def _rules(value: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``select``: each rule checked as a :class:`SelectRule`, kept as the mapping written."""
+    for i, r in enumerate(value):
+        try:
+            build_params(SelectRule, r, where="", noun="key")
+        except RegistryError as e:
+            raise invalid((i, *e.keys), e.detail) from None
+    return list(value)
+
+
+@dataclass(frozen=True)
+class Sweep:
+    """``sweep``: one recipe per value of one bound of one column (``q@min=50``, ...)."""
+
+    column: str
+    min: list[int | float] = field(default_factory=list)
+    max: list[int | float] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class KeptEntry:
+    """A ``from: kept`` entry as written."""
+
+    select: Annotated[list[dict[str, Any]], Parse(_rules, written=list[dict[str, Any]])] = field(
+        default_factory=list
+    )
+    without_stages: list[str] = field(default_factory=list)
+    sweep: Sweep | None = None
 
 
 @register
@@ -31,22 +74,17 @@ class Kept(Recipe):
 
     KIND = "kept"
     USER = True
+    Params = KeptEntry
 
     @classmethod
-    def from_spec(cls, name: str, spec: dict[str, Any], where: str) -> list[Recipe]:
-        check_keys(spec, ["from", "select", "without_stages", "sweep"], where)
-        rules = list(spec.get("select") or [])
-        for i, r in enumerate(rules):
-            check_keys(r, RULE_KEYS, f"{where}.select[{i}]")
-        without = list(spec.get("without_stages") or [])
-        sweep = spec.get("sweep")
+    def from_params(cls, name: str, params: KeptEntry) -> list[Recipe]:
+        rules, without, sweep = list(params.select), list(params.without_stages), params.sweep
         if sweep is None:
             return [cls(name, rules, without)]
-        sweep = check_keys(sweep, ["column", "min", "max"], f"{where}.sweep")
         return [
-            cls(f"{name}@{bound}={v:g}", [*rules, {"column": sweep["column"], bound: v}], list(without))
-            for bound in ("min", "max")
-            for v in sweep.get(bound) or []
+            cls(f"{name}@{bound}={v:g}", [*rules, {"column": sweep.column, bound: v}], list(without))
+            for bound, values in (("min", sweep.min), ("max", sweep.max))
+            for v in values
         ]
 
     @property

@@ -3,16 +3,21 @@ pipeline as documents): the data as it came, the usual baseline."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from curate.core.errors import PhaseError
-from curate.proxy.errors import check_keys
+from curate.core.params import invalid
 from curate.proxy.kinds.base import Recipe, RunFiles, Settings, register
 
 if TYPE_CHECKING:
     from curate.instrument.shards import ShardJob
+
+
+@dataclass(frozen=True)
+class RawEntry:
+    """A ``from: raw`` entry as written: nothing besides ``from:``."""
 
 
 @register
@@ -24,12 +29,14 @@ class Raw(Recipe):
     USER = True
     CURATED = False
 
+    Params = RawEntry
+
     @classmethod
-    def from_spec(cls, name: str, spec: dict[str, Any], where: str) -> list[Recipe]:
-        check_keys(spec, ["from", "select", "without_stages", "sweep"], where)
-        if spec.get("select") or spec.get("without_stages") or spec.get("sweep"):
-            raise PhaseError(f"{where}: select/without_stages apply to from: kept only")
-        return [cls(name)]
+    def from_spec(cls, name: str, spec: Mapping[str, Any]) -> list[Recipe]:
+        for key in ("select", "without_stages", "sweep"):
+            if key in spec:
+                raise invalid(key, "applies to from: kept only (from: raw is every valid input document)")
+        return super().from_spec(name, spec)
 
     def file_jobs(self, cfg: Settings, files: RunFiles, out: Path, common: dict[str, Any]) -> list[ShardJob]:
         from curate.instrument.shards import ShardJob

@@ -12,15 +12,26 @@ proxy:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from curate.core.errors import PhaseError
-from curate.proxy.errors import check_keys
+from curate.core.params import bounds, invalid
 from curate.proxy.kinds.base import Recipe, Settings, register
 
 SAMPLE_SEED = 0x73616D70  # "samp": which documents a sample draws (a function of the document id alone)
+
+
+@dataclass(frozen=True)
+class SampleEntry:
+    """A ``from: sample`` entry as written: the recipe drawn from (``of``) and the share of its tokens."""
+
+    fraction: float = field(metadata=bounds(0, 1, lo_open=True, hi_open=True))
+    of: str = "raw"
+
+    def validate(self) -> None:
+        if not self.of:
+            raise invalid("of", "expected the name of a recipe, got ''")
 
 
 @register
@@ -36,15 +47,11 @@ class Sample(Recipe):
     CURATED = False
     FROM_FILES = False
 
+    Params = SampleEntry
+
     @classmethod
-    def from_spec(cls, name: str, spec: dict[str, Any], where: str) -> list[Recipe]:
-        check_keys(spec, ["from", "of", "fraction"], where)
-        of, fraction = spec.get("of", "raw"), spec.get("fraction")
-        if not isinstance(of, str) or not of:
-            raise PhaseError(f"{where}.of: expected the name of a recipe, got {of!r}")
-        if not isinstance(fraction, int | float) or isinstance(fraction, bool) or not 0 < fraction < 1:
-            raise PhaseError(f"{where}.fraction: expected a share of its tokens in (0, 1), got {fraction!r}")
-        return [cls(name, of, float(fraction))]
+    def from_params(cls, name: str, params: SampleEntry) -> list[Recipe]:
+        return [cls(name, params.of, params.fraction)]
 
     def requires(self) -> list[str]:
         return [self.of]

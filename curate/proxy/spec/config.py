@@ -1,4 +1,6 @@
-"""The pipeline's ``proxy:`` section, parsed and validated (unknown keys name the valid ones).
+"""The pipeline's ``proxy:`` section: every key typed and checked by the machinery of stage parameters
+(:mod:`curate.core.params`; the section as written is :class:`curate.proxy.spec.section.ProxySection`), made
+into the measurement's settings (:class:`ProxyConfig`), registered as the ``proxy`` section.
 
 ```yaml
 proxy:
@@ -57,75 +59,41 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Self
 
-from curate.core.errors import ConfigError, PhaseError
+from curate.core.errors import PhaseError
+from curate.core.params import RegistryError, Section, build_params, invalid
 from curate.core.registry import SECTIONS
 from curate.instrument.evalsets import EvalSpec, check_files
-from curate.instrument.model_config import DEFAULT_MODEL, LADDER
+from curate.instrument.model_config import DEFAULT_MODEL
 from curate.instrument.train_config import TrainConfig
-from curate.pipeline.keys import located_phase_error
-from curate.proxy.errors import ProxyConfigError, check_keys
+from curate.proxy.errors import ProxyConfigError
 from curate.proxy.kinds import Recipe, control_kinds
-from curate.proxy.spec.entries import (
-    DEFAULT_SEEDS,
-    LadderPoint,
-    parse_eval_specs,
-    parse_ladder,
-    parse_recipes,
-    parse_seeds,
-)
-from curate.proxy.spec.mix import MixSpec, parse_mix
-from curate.proxy.spec.search import SearchSpec, parse_search
-from curate.proxy.spec.sequential import SequentialSpec, parse_sequential
+from curate.proxy.spec.entries import DEFAULT_SEEDS, LadderPoint, TokenizerSpec
+from curate.proxy.spec.mix import MixSpec
+from curate.proxy.spec.search import SearchSpec
+from curate.proxy.spec.section import ProxySection
+from curate.proxy.spec.sequential import SequentialSpec
 from curate.proxy.statistics.gate import Noise
 
-# CPU-sized defaults (the demo): 2 recipes x 3 seeds of proxy_tiny on 300k tokens each; the model and the
-# training settings default to TrainConfig's (curate.instrument.train_config), the one place they live.
-KEYS = [
-    "baseline",
-    "recipes",
-    "model",
-    "budget",
-    "seeds",
-    "tokenizer",
-    "eval",
-    "eval_chars",
-    "train",
-    "cpus_per_run",
-    "gpu_fraction",
-    "n_boot",
-    "headline",
-    "controls",
-    "controls_for",
-    "ladder",
-    "eval_suite",
-    "ablate",
-    "search",
-    "mix",
-    "planted",
-    "curve",
-    "null_draw",
-    "null_margin",
-    "noise",
-    "sequential",
-    "planted_noise",
-]
-TOKENIZER_KEYS = ["path", "sha256", "vocab_size", "sample_chars", "seed"]
+__all__ = ["LadderPoint", "ProxyConfig", "ProxyConfigError", "parse", "parse_section"]
+
 DEFAULT_CURVE = (0.25, 0.5, 1.0, 2.0)
 
 
+# CPU-sized defaults (the demo): 2 recipes x 3 seeds of proxy_tiny on 300k tokens each; the model and the
+# training settings default to TrainConfig's (curate.instrument.train_config), the one place they live.
+@SECTIONS.add("proxy")
 @dataclass
-class ProxyConfig:
+class ProxyConfig(Section):
+    """The measurement's settings, made from the ``proxy:`` section (:meth:`parse`)."""
+
     recipes: list[Recipe]
     baseline: str = "raw"
     model: str = DEFAULT_MODEL
     budget: int = 300_000
     seeds: list[int] = field(default_factory=lambda: list(DEFAULT_SEEDS))
-    tokenizer_path: str | None = None
-    tokenizer_sha256: str | None = None
-    vocab_size: int = 2048
-    sample_chars: int = 2_000_000
+    tokenizer: TokenizerSpec = field(default_factory=TokenizerSpec)
     eval: list[EvalSpec] = field(
         default_factory=lambda: [EvalSpec(name="heldout", kind="heldout", holdout=0.02)]
     )
@@ -134,7 +102,6 @@ class ProxyConfig:
     controls_explicit: bool = False
     controls_for: str | None = None
     ladder: list[LadderPoint] = field(default_factory=list)
-    tokenizer_seed: int = 0
     eval_chars: int = 20_000
     train: TrainConfig = field(default_factory=TrainConfig)  # proxy.train: every run's settings
     cpus_per_run: float = 1.0
@@ -150,6 +117,109 @@ class ProxyConfig:
     planted_noise: Noise | None = None  # the calibrated per-seed spread of planted - null
     search: SearchSpec | None = None  # proxy.search, run after the measurement (curate.proxy.design.search)
     mix: MixSpec | None = None  # proxy.mix: run by curate mix and by the proxy phase after its measurement
+
+    @classmethod
+    def parse(cls, raw: Any, *, pipeline_path: str | None = None, load: bool = False) -> Self:
+        """The measurement's settings from the ``proxy:`` mapping (None: every default); errors are
+        :class:`ProxyConfigError` at the key's path (``proxy.ladder[0].budget: ...``). At ``load`` (a
+        pipeline about to run) the eval files are checked too: present, and a choice file's items parse."""
+        try:
+            written = build_params(ProxySection, raw, where="proxy", noun="key")
+            cfg = cls.made(written)
+        except RegistryError as e:
+            raise ProxyConfigError(e.keys, e.detail) from None
+        if load:
+            for keys, entry in written.eval_entries():
+                try:
+                    check_files([entry.spec()], pipeline_path)
+                except PhaseError as e:
+                    detail = str(e).removeprefix(f"proxy.eval {entry.name}: ")
+                    raise ProxyConfigError((*keys, "path"), detail) from None
+        return cfg
+
+    @classmethod
+    def made(cls, s: ProxySection) -> Self:
+        """The settings of the section as written: its keys, the defaults that follow from others (the
+        headline: every eval set but the held-out splits; a ladder point's seeds: as many as the main
+        point's; a search's and a mixture search's rungs and confirmation seeds), every budget checked to
+        buy 4 steps."""
+        plain = (
+            "baseline",
+            "model",
+            "budget",
+            "eval_chars",
+            "train",
+            "cpus_per_run",
+            "gpu_fraction",
+            "n_boot",
+            "ablate",
+            "planted",
+            "curve",
+            "null_draw",
+            "null_margin",
+            "controls_for",
+            "sequential",
+            "tokenizer",
+        )
+        kw: dict[str, Any] = {k: getattr(s, k) for k in plain if getattr(s, k) is not None}
+        if s.seeds is not None:
+            kw["seeds"] = list(s.seeds)
+        if s.controls is not None:
+            kw["controls"], kw["controls_explicit"] = list(s.controls), True
+        kw["noise"] = s.noise.noise() if s.noise else None
+        kw["planted_noise"] = s.planted_noise.noise() if s.planted_noise else None
+        evals = [e.spec() for _, e in s.eval_entries()]
+        recipes = s.recipe_list()
+        headline = [e.name for e in evals if e.kind != "heldout"] or [e.name for e in evals]
+        cfg = cls(recipes=recipes, eval=evals, headline=list(s.headline or headline), **kw)
+        cfg.ladder = [p.point(tuple(cfg.seeds)) for p in s.ladder or []]
+        cfg.search = s.search.spec(cfg.budget, cfg.seeds) if s.search is not None else None
+        cfg.mix = s.mix.spec(cfg.budget, cfg.seeds) if s.mix is not None else None
+        cfg.check_budgets()
+        return cfg
+
+    def check_budgets(self) -> None:
+        """Every budget buys at least 4 steps: the main point's, the baseline's curve's, a search rung's, a
+        ladder point's (a RegistryError at its key)."""
+        checks: list[tuple[tuple[str | int, ...], Any, str]] = [
+            (("budget",), lambda: self.train_config(0).steps, "; raise proxy.budget"),
+            (("curve",), lambda: self.train_config(0, baseline=True).branch_steps(), ""),
+        ]
+        for i, rung in enumerate(self.search.rungs if self.search else []):
+            run = dataclasses.replace(self.train, model=self.model, tokens=rung.budget)
+            checks.append((("search", "rungs", i, "budget"), lambda run=run: run.steps, ""))
+        for i, p in enumerate(self.ladder):
+            checks.append((("ladder", i, "budget"), lambda p=p: self.train_config(0, p).steps, ""))
+        for keys, check, hint in checks:
+            try:
+                check()
+            except ValueError as e:
+                raise invalid(keys, f"{e}{hint}") from None
+
+    @property
+    def tokenizer_path(self) -> str | None:
+        """``proxy.tokenizer.path``: a fixed tokenizer file (None: one is trained on raw rows)."""
+        return self.tokenizer.path
+
+    @property
+    def tokenizer_sha256(self) -> str | None:
+        """``proxy.tokenizer.sha256`` (lower case): the file's pinned digest."""
+        return self.tokenizer.sha256.lower() if self.tokenizer.sha256 else None
+
+    @property
+    def vocab_size(self) -> int:
+        return self.tokenizer.vocab_size
+
+    @property
+    def sample_chars(self) -> int:
+        return self.tokenizer.sample_chars
+
+    @property
+    def tokenizer_seed(self) -> int:
+        return self.tokenizer.seed
+
+    def tokenizer_named(self) -> str | None:
+        return self.tokenizer.path
 
     def train_config(
         self, seed: int, point: LadderPoint | None = None, *, baseline: bool = False
@@ -204,227 +274,12 @@ class ProxyConfig:
         return out
 
 
-def _plain_keys(raw: dict[str, Any]) -> dict[str, Any]:
-    """The scalar keys (model, numbers, ablate, seeds) and the tokenizer's, validated."""
-    kw: dict[str, Any] = {}
-    if "model" in raw:
-        if raw["model"] not in LADDER:
-            raise PhaseError(f"proxy.model: {raw['model']!r}; valid sizes: {', '.join(LADDER)}")
-        kw["model"] = raw["model"]
-    for key, tp in (
-        ("null_draw", int),
-        ("budget", int),
-        ("eval_chars", int),
-        ("n_boot", int),
-        ("cpus_per_run", float),
-        ("gpu_fraction", float),
-    ):
-        if key in raw:
-            if not isinstance(raw[key], int | float) or isinstance(raw[key], bool):
-                raise PhaseError(f"proxy.{key}: expected a number, got {raw[key]!r}")
-            kw[key] = tp(raw[key])
-    kw.update(_gate_keys(raw))
-    if "planted" in raw:
-        v = raw["planted"]
-        if not isinstance(v, int | float) or isinstance(v, bool) or not 0 < v < 1:
-            raise ProxyConfigError(("planted",), f"expected a fraction in (0, 1), got {v!r}")
-        kw["planted"] = float(v)
-    if "curve" in raw:
-        c = raw["curve"]
-        ok = (
-            isinstance(c, list)
-            and c
-            and all(isinstance(x, int | float) and not isinstance(x, bool) and x > 0 for x in c)
-        )
-        if not ok or 1 not in c:
-            raise ProxyConfigError(
-                ("curve",),
-                f"expected a list of positive budget factors including 1 (e.g. [0.25, 0.5, 1, 2]), got {c!r}",
-            )
-        kw["curve"] = tuple(sorted({float(x) for x in c}))
-    if "ablate" in raw:
-        if not isinstance(raw["ablate"], bool):
-            raise ProxyConfigError(("ablate",), f"expected true or false, got {raw['ablate']!r}")
-        kw["ablate"] = raw["ablate"]
-    if "seeds" in raw:
-        kw["seeds"] = list(parse_seeds(raw["seeds"], ("seeds",)))
-    if "tokenizer" in raw:
-        kw.update(_tokenizer_keys(raw["tokenizer"]))
-    return kw
-
-
-def _gate_keys(raw: dict[str, Any]) -> dict[str, Any]:
-    """``proxy.null_margin`` and ``proxy.noise``: what the null's equivalence test is judged on."""
-    kw: dict[str, Any] = {}
-    if "null_margin" in raw:
-        v = raw["null_margin"]
-        if not isinstance(v, int | float) or isinstance(v, bool) or not v > 0:
-            raise ProxyConfigError(("null_margin",), f"expected a margin in bpb > 0, got {v!r}")
-        kw["null_margin"] = float(v)
-    if "noise" in raw:
-        kw["noise"] = _noise(raw["noise"])
-    if "planted_noise" in raw:
-        kw["planted_noise"] = _noise(raw["planted_noise"], "planted_noise")
-    if "sequential" in raw:
-        if "noise" not in raw:
-            raise ProxyConfigError(
-                ("sequential",), "needs proxy.noise: the design is built on the calibrated spread"
-            )
-        kw["sequential"] = parse_sequential(raw["sequential"])
-    return kw
-
-
-def _noise(raw: Any, key: str = "noise") -> Noise:
-    """``proxy.noise`` (``planted_noise``): a pair's per-seed spread measured on fresh calibration seeds."""
-    n = check_keys(raw, ["sd", "dof", "source"], f"proxy.{key}")
-    sd, dof = n.get("sd"), n.get("dof")
-    if not isinstance(sd, int | float) or isinstance(sd, bool) or not sd > 0:
-        raise ProxyConfigError((key, "sd"), f"expected a spread in bpb > 0, got {sd!r}")
-    if not isinstance(dof, int) or isinstance(dof, bool) or dof < 1:
-        raise ProxyConfigError(
-            (key, "dof"), f"expected its degrees of freedom (an integer >= 1), got {dof!r}"
-        )
-    return Noise(float(sd), dof, str(n.get("source", "")))
-
-
-def _tokenizer_keys(raw: Any) -> dict[str, Any]:
-    """``proxy.tokenizer``: a file (``path``, optionally pinned by ``sha256``) or how to train one."""
-    tok = check_keys(raw, TOKENIZER_KEYS, "proxy.tokenizer")
-    kw: dict[str, Any] = {"tokenizer_path": tok.get("path")}
-    if "sha256" in tok:
-        if not tok.get("path"):
-            raise ProxyConfigError(("tokenizer", "sha256"), "pins a tokenizer file: give tokenizer.path too")
-        kw["tokenizer_sha256"] = str(tok["sha256"]).lower()
-    kw["vocab_size"] = int(tok.get("vocab_size", 2048))
-    kw["sample_chars"] = int(tok.get("sample_chars", 2_000_000))
-    kw["tokenizer_seed"] = int(tok.get("seed", 0))
-    return kw
-
-
-def _headline_sets(raw: dict[str, Any], evals: list[EvalSpec]) -> list[str]:
-    """``proxy.headline`` checked against the eval sets; by default every set but the held-out splits."""
-    set_names = [e.name for e in evals]
-    if "headline" not in raw:
-        return [e.name for e in evals if e.kind != "heldout"] or set_names
-    head = raw["headline"]
-    if not isinstance(head, list) or not head:
-        raise ProxyConfigError(("headline",), "expected a non-empty list of eval set names")
-    for i, h in enumerate(head):
-        if h not in set_names:
-            raise ProxyConfigError(
-                ("headline", i), f"{h!r} names no eval set; eval sets: {', '.join(set_names)}"
-            )
-    return [str(h) for h in head]
-
-
-def _control_keys(raw: dict[str, Any], names: list[str], baseline: str) -> dict[str, Any]:
-    """``proxy.controls`` (names, not clashing with recipes) and ``proxy.controls_for`` (a non-baseline recipe)."""
-    kw: dict[str, Any] = {}
-    if "controls" in raw:
-        ctl = raw["controls"] or []
-        # YAML reads a bare `null` as None: `controls: [null]` means the null control.
-        if isinstance(ctl, list):
-            ctl = ["null" if c is None else c for c in ctl]
-        bad = [c for c in ctl if c not in control_kinds()] if isinstance(ctl, list) else [ctl]
-        if bad:
-            raise ProxyConfigError(
-                ("controls",), f"unknown control(s) {bad}; valid: {', '.join(control_kinds())} (or [])"
-            )
-        clash = [c for c in ctl if c in names]
-        if clash:
-            raise ProxyConfigError(
-                ("controls",), f"control name(s) {clash} clash with recipes of the same name"
-            )
-        kw["controls"], kw["controls_explicit"] = list(ctl), True
-    if "controls_for" in raw:
-        if raw["controls_for"] not in names or raw["controls_for"] == baseline:
-            raise ProxyConfigError(
-                ("controls_for",),
-                f"{raw['controls_for']!r} is not a non-baseline recipe; recipes: {', '.join(names)}",
-            )
-        kw["controls_for"] = raw["controls_for"]
-    return kw
-
-
-def _check_budgets(cfg: ProxyConfig, raw: dict[str, Any]) -> None:
-    """Fail at parse time when the main point, a search rung or a ladder point has under 4 steps, or a
-    budget of the baseline's curve does; ``proxy.search`` is parsed into ``cfg.search`` on the way."""
-    try:
-        cfg.train_config(0).steps  # noqa: B018
-    except ValueError as e:
-        raise ProxyConfigError(("budget",), f"{e}; raise proxy.budget") from None
-    try:
-        cfg.train_config(0, baseline=True).branch_steps()
-    except ValueError as e:
-        raise ProxyConfigError(("curve",), str(e)) from None
-    if "search" in raw:
-        cfg.search = parse_search(raw["search"], cfg.budget, cfg.seeds)
-        for i, rung in enumerate(cfg.search.rungs):
-            try:
-                dataclasses.replace(cfg.train, model=cfg.model, tokens=rung.budget).steps  # noqa: B018
-            except ValueError as e:
-                raise ProxyConfigError(("search", "rungs", i, "budget"), str(e)) from None
-    if "mix" in raw:
-        cfg.mix = parse_mix(raw["mix"], cfg.budget, cfg.seeds)
-    for i, p in enumerate(cfg.ladder):
-        try:
-            cfg.train_config(0, p).steps  # noqa: B018
-        except ValueError as e:
-            raise ProxyConfigError(("ladder", i, "budget"), str(e)) from None
-
-
 def parse(section: dict[str, Any] | None) -> ProxyConfig:
-    """Validate the ``proxy:`` mapping into a :class:`ProxyConfig` (CPU-sized defaults)."""
-    raw = check_keys(section or {}, KEYS, "proxy")
-    kw: dict[str, Any] = {}
-    rec = raw.get("recipes") or {"raw": {"from": "raw"}, "curated": {"from": "kept"}}
-    kw["recipes"] = parse_recipes(check_keys(rec, list(rec), "proxy.recipes"))
-    names = [r.name for r in kw["recipes"]]
-    if len(set(names)) != len(names):
-        raise PhaseError(f"proxy.recipes: duplicate names in {names}")
-    for r in kw["recipes"]:
-        for need in r.requires():
-            src = next((x for x in kw["recipes"] if x.name == need), None)
-            if src is None or not src.FROM_FILES:
-                built = [x.name for x in kw["recipes"] if x.FROM_FILES]
-                raise PhaseError(
-                    f"proxy.recipes.{r.name}: {need!r} is not a recipe read from the run's files; "
-                    f"recipes: {', '.join(built)}"
-                )
-    kw["baseline"] = raw.get("baseline", "raw")
-    if kw["baseline"] not in names:
-        raise PhaseError(f"proxy.baseline: {kw['baseline']!r} is not a recipe; recipes: {', '.join(names)}")
-    kw.update(_plain_keys(raw))
-    kw["eval"] = parse_eval_specs(raw)
-    kw["headline"] = _headline_sets(raw, kw["eval"])
-    kw.update(_control_keys(raw, names, kw["baseline"]))
-    if "train" in raw:
-        valid = [f.name for f in dataclasses.fields(TrainConfig) if f.name not in ("model", "tokens", "seed")]
-        kw["train"] = TrainConfig(**check_keys(raw["train"], valid, "proxy.train"))
-    if "ladder" in raw:
-        kw["ladder"] = parse_ladder(raw["ladder"], kw.get("seeds", list(DEFAULT_SEEDS)))
-    cfg = ProxyConfig(**kw)
-    _check_budgets(cfg, raw)
-    return cfg
+    """The ``proxy:`` mapping as :class:`ProxyConfig` (CPU-sized defaults); errors are
+    :class:`ProxyConfigError` at the key's path (a verb on a finished run shows them as they are)."""
+    return ProxyConfig.parse(section)
 
 
-@SECTIONS.add("proxy")
-def parse_section(section: Any, err: Any = None, path: str | None = None) -> ProxyConfig:
-    """The registered parser of the ``proxy:`` section (:data:`curate.core.registry.SECTIONS`).
-
-    At pipeline load (``err``, ``path``: :func:`curate.pipeline.keys.located` and the pipeline file) the
-    eval files are checked too (present; choice items parse, gold included) and an error names the file,
-    line and key; without them (a verb reading a finished run's manifest) it raises the
-    :class:`ProxyConfigError` / ``PhaseError`` of :func:`parse`."""
-    if err is None:
-        return parse(section)
-    try:
-        cfg = parse(section)
-        check_files(cfg.eval, path)
-    except ProxyConfigError as e:
-        raise err(("proxy", *e.keys), e.msg) from None
-    except PhaseError as e:
-        if str(e).startswith("proxy."):  # "proxy.key: msg": at that key's line, or the --set that wrote it
-            raise located_phase_error(e, "proxy", err) from None
-        raise ConfigError(f"{path}: {e}") from None  # an eval file's own error names the file and line
-    return cfg
+def parse_section(section: Any) -> ProxyConfig:
+    """:func:`parse`: the section as a verb on a finished run (or a benchmark) reads it."""
+    return ProxyConfig.parse(section)

@@ -1,79 +1,75 @@
-"""The ``proxy:`` section's entries: recipes, eval sets and ladder points, as dataclasses, and the parsers
-that validate them (unknown keys name the valid ones). :mod:`curate.proxy.spec.config` parses the whole section
-with them and re-exports the dataclasses."""
+"""The ``proxy:`` section's entries as typed dataclasses (seeds, rungs, ladder points, eval sets, the
+tokenizer, the calibrated noise) and its recipes, each parsed by its kind: every one built by the machinery
+of stage parameters (:func:`curate.core.params.build_params`), so a wrong value is refused with its key
+path. :mod:`curate.proxy.spec.section` assembles the section from them."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Annotated, Any, Literal
 
-from curate.core.errors import PhaseError
+from curate.core.params import OneOf, Parse, RegistryError, bounds, build_params, invalid, one_of
 from curate.instrument.evalsets import EvalSpec
 from curate.instrument.model_config import LADDER
-from curate.proxy.errors import ProxyConfigError, check_keys
 from curate.proxy.kinds import Recipe, kind, user_kinds
-
-EVAL_KEYS = ["name", "kind", "holdout", "path", "source", "max_docs", "max_items", "format"]
-EVAL_KINDS = ("text", "choice", "heldout")
-LADDER_KEYS = ["model", "budget", "seeds"]
-
+from curate.proxy.statistics.gate import Noise
 
 DEFAULT_SEEDS = (0, 1, 2)
 
 
-@dataclass(frozen=True)
-class Rung:
-    """One rung of a search: its budget and seeds."""
-
-    budget: int
-    seeds: tuple[int, ...]
-
-
-def parse_seeds(value: Any, keys: tuple[str | int, ...]) -> tuple[int, ...]:
-    """Seeds as a pipeline writes them: a count (``3``: seeds 0, 1, 2) or a list of distinct integers;
-    the one parser of every ``seeds`` and ``confirm_seeds`` key (errors located at ``keys``)."""
+def count_or_list(value: Any) -> int | tuple[int, ...]:
+    """Seeds as a pipeline writes them, kept as written: a count (``3``) or a list of distinct integers."""
     if isinstance(value, int) and not isinstance(value, bool):
         if value < 1:
-            raise ProxyConfigError(keys, f"expected a count of at least 1, got {value!r}")
-        return tuple(range(value))
+            raise ValueError(f"expected a count of at least 1, got {value!r}")
+        return value
     ok = isinstance(value, list | tuple) and value and all(type(x) is int for x in value)
     if not ok:
-        raise ProxyConfigError(
-            keys, f"expected a count (e.g. 3) or a list of seeds (e.g. [0, 1, 2]), got {value!r}"
-        )
+        raise ValueError(f"expected a count (e.g. 3) or a list of seeds (e.g. [0, 1, 2]), got {value!r}")
     if len(set(value)) < len(value):
-        raise ProxyConfigError(keys, f"a seed is listed twice in {list(value)}")
+        raise ValueError(f"a seed is listed twice in {list(value)}")
     return tuple(value)
 
 
-def fresh_seeds(value: Any, used: set[int], keys: tuple[str | int, ...]) -> tuple[int, ...]:
-    """``confirm_seeds``: a count (that many seeds after the largest one ``used``) or a list of seeds, none
-    of them ``used``: a confirmation on seeds that chose nothing."""
-    seeds = (
-        tuple(range(max(used) + 1, max(used) + 1 + value))
-        if isinstance(value, int) and not isinstance(value, bool) and value >= 1
-        else parse_seeds(value, keys)
-    )
+def seeds_of(value: Any) -> tuple[int, ...]:
+    """Seeds: a count (``3``: seeds 0, 1, 2) or a list of distinct integers (``[0, 1, 2]``)."""
+    seeds = count_or_list(value)
+    return tuple(range(seeds)) if isinstance(seeds, int) else seeds
+
+
+# The two typed forms of "a count or a list": seeds as they run (every ``seeds`` key), and a count kept as
+# written where what it counts from is known later (``confirm_seeds``: that many after the rungs' seeds).
+Seeds = Annotated[tuple[int, ...], Parse(seeds_of)]
+SeedCount = Annotated[int | tuple[int, ...], Parse(count_or_list)]
+Model = Annotated[str, OneOf(LADDER)]
+
+
+def fresh_seeds(value: int | tuple[int, ...], used: set[int]) -> tuple[int, ...]:
+    """``confirm_seeds`` (:data:`SeedCount`): a count (that many seeds after the largest one ``used``) or a
+    list of seeds, none of them ``used``: a confirmation on seeds that chose nothing."""
+    seeds = tuple(range(max(used) + 1, max(used) + 1 + value)) if isinstance(value, int) else value
     if set(seeds) & used:
-        raise ProxyConfigError(keys, "confirmation seeds must be fresh: none of the rungs' seeds")
+        raise invalid("confirm_seeds", "confirmation seeds must be fresh: none of the rungs' seeds")
     return seeds
 
 
-def parse_rungs(raw: Any, keys: tuple[str | int, ...], default: list[Rung]) -> list[Rung]:
-    """``rungs``: a non-empty list of ``{budget, seeds}`` (``seeds`` default 1); ``default`` when absent."""
-    if raw is None:
-        return default
-    if not isinstance(raw, list) or not raw:
-        raise ProxyConfigError(keys, "expected a non-empty list of {budget, seeds}")
-    rungs = []
-    for i, r in enumerate(raw):
-        if not isinstance(r, dict) or set(r) - {"budget", "seeds"} or "budget" not in r:
-            raise ProxyConfigError((*keys, i), "expected {budget, seeds}")
-        b = r["budget"]
-        if not isinstance(b, int) or isinstance(b, bool) or b <= 0:
-            raise ProxyConfigError((*keys, i, "budget"), f"expected a positive integer, got {b!r}")
-        rungs.append(Rung(b, parse_seeds(r.get("seeds", 1), (*keys, i, "seeds"))))
-    return rungs
+@dataclass(frozen=True)
+class Rung:
+    """One rung of a search: its budget and seeds (a count or a list; default one seed)."""
+
+    budget: int = field(metadata=bounds(1))
+    seeds: Seeds = (0,)
+
+
+def rungs_written(value: list[Rung]) -> list[Rung]:
+    """``rungs``: a non-empty list of ``{budget, seeds}``."""
+    if not value:
+        raise ValueError("expected a non-empty list of {budget, seeds}")
+    return value
+
+
+Rungs = Annotated[list[Rung], Parse(rungs_written, written=list[Rung])]
 
 
 @dataclass(frozen=True)
@@ -89,78 +85,120 @@ class LadderPoint:
         return f"{self.model}@{self.budget}"
 
 
-def parse_recipes(raw: dict[str, Any]) -> list[Recipe]:
-    """``proxy.recipes``: each entry's ``from:`` names a recipe kind a pipeline may write (default
-    ``kept``), which parses the rest of the entry (:mod:`curate.proxy.kinds`)."""
-    out: list[Recipe] = []
-    for name, spec in raw.items():
-        where = f"proxy.recipes.{name}"
-        spec = spec or {}
-        if not isinstance(spec, dict):
-            raise PhaseError(f"{where}: expected a mapping, got {type(spec).__name__} {spec!r}")
-        source = spec.get("from", "kept")
-        if source not in user_kinds():
-            raise PhaseError(f"{where}.from: {source!r}; valid: {', '.join(user_kinds())}")
-        out += kind(source).from_spec(name, spec, where)
-    return out
+@dataclass(frozen=True)
+class LadderEntry:
+    """``proxy.ladder`` entry as written: ``seeds`` defaults to as many as the main point's."""
+
+    model: Model
+    budget: int = field(metadata=bounds(1))
+    seeds: Seeds | None = None
+
+    def point(self, seeds: tuple[int, ...]) -> LadderPoint:
+        return LadderPoint(self.model, self.budget, self.seeds or tuple(range(len(seeds))))
 
 
-def parse_eval_specs(raw: dict[str, Any]) -> list[EvalSpec]:
-    from curate.instrument.suites import suite
+@dataclass(frozen=True)
+class EvalEntry:
+    """A ``proxy.eval`` entry (or a suite's) as written; ``kind`` defaults to ``heldout`` when ``holdout``
+    is given, else ``text`` (:class:`curate.instrument.evalsets.EvalSpec`)."""
 
-    entries: list[tuple[tuple[str | int, ...], Any]] = []
-    if "eval_suite" in raw:
-        try:
-            entries += [(("eval_suite",), e) for e in suite(str(raw["eval_suite"]))]
-        except KeyError as err:
-            raise ProxyConfigError(("eval_suite",), str(err.args[0])) from None
-    if "eval" in raw:
-        if not isinstance(raw["eval"], list):
-            raise ProxyConfigError(("eval",), "expected a list of eval sets")
-        entries += [(("eval", i), e) for i, e in enumerate(raw["eval"])]
-    if not entries:
-        return [EvalSpec(name="heldout", kind="heldout", holdout=0.02)]
-    evs, seen = [], set()
-    for keys, entry in entries:
-        where = "proxy" + "".join(f"[{k}]" if isinstance(k, int) else f".{k}" for k in keys)
-        e = dict(check_keys(entry, EVAL_KEYS, where))
-        if "name" not in e:
-            raise ProxyConfigError(keys, "an eval set needs a name")
-        kind = e.get("kind") or ("heldout" if e.get("holdout") is not None else "text")
-        if kind not in EVAL_KINDS:
-            raise ProxyConfigError(
-                (*keys, "kind"), f"unknown eval kind {kind!r}; valid kinds: {', '.join(EVAL_KINDS)}"
-            )
-        e["kind"] = kind
-        given = [k for k in ("holdout", "path", "source") if e.get(k) is not None]
-        need = {"heldout": ["holdout"], "text": ["path", "source"], "choice": ["path"]}[kind]
+    name: str
+    kind: Literal["text", "choice", "heldout"] | None = None
+    holdout: float | None = field(default=None, metadata=bounds(0, 1, lo_open=True, hi_open=True))
+    path: str | None = None
+    source: str | None = None
+    max_docs: int | None = field(default=None, metadata=bounds(1))
+    max_items: int | None = field(default=None, metadata=bounds(1))
+    format: str = "jsonl"
+
+    @property
+    def kind_of(self) -> str:
+        return self.kind or ("heldout" if self.holdout is not None else "text")
+
+    def validate(self) -> None:
+        """Exactly one of ``holdout``, ``path``, ``source``, the one its kind reads."""
+        given = [k for k in ("holdout", "path", "source") if getattr(self, k) is not None]
+        need = {"heldout": ["holdout"], "text": ["path", "source"], "choice": ["path"]}[self.kind_of]
         if len(given) != 1 or given[0] not in need:
-            raise ProxyConfigError(
-                keys, f"a {kind} eval set needs exactly one of {', '.join(need)}; got {given or 'none'}"
+            raise invalid(
+                (), f"a {self.kind_of} eval set needs exactly one of {', '.join(need)}; got {given or 'none'}"
             )
-        if kind == "heldout" and not 0 < float(e["holdout"]) < 1:
-            raise ProxyConfigError((*keys, "holdout"), f"expected a fraction in (0, 1), got {e['holdout']!r}")
-        if e["name"] in seen:
-            raise ProxyConfigError(keys, f"eval set {e['name']!r} is defined twice")
-        seen.add(e["name"])
-        evs.append(EvalSpec(**e))
-    return evs
 
-
-def parse_ladder(raw: Any, seeds: list[int]) -> list[LadderPoint]:
-    if not isinstance(raw, list):
-        raise ProxyConfigError(("ladder",), "expected a list of {model, budget[, seeds]}")
-    out = []
-    for i, p in enumerate(raw):
-        p = check_keys(p, LADDER_KEYS, f"proxy.ladder[{i}]")
-        if p.get("model") not in LADDER:
-            raise ProxyConfigError(
-                ("ladder", i, "model"), f"{p.get('model')!r}; valid sizes: {', '.join(LADDER)}"
-            )
-        b = p.get("budget")
-        if not isinstance(b, int) or isinstance(b, bool) or b <= 0:
-            raise ProxyConfigError(("ladder", i, "budget"), f"expected a positive integer, got {b!r}")
-        out.append(
-            LadderPoint(p["model"], b, parse_seeds(p.get("seeds", len(seeds)), ("ladder", i, "seeds")))
+    def spec(self) -> EvalSpec:
+        return EvalSpec(
+            name=self.name,
+            kind=self.kind_of,
+            holdout=self.holdout,
+            path=self.path,
+            source=self.source,
+            max_docs=self.max_docs,
+            max_items=self.max_items,
+            format=self.format,
         )
+
+
+@dataclass(frozen=True)
+class TokenizerSpec:
+    """``proxy.tokenizer``: a file (``path``, optionally pinned by ``sha256``) or how to train one."""
+
+    path: str | None = None
+    sha256: str | None = None
+    vocab_size: int = field(default=2048, metadata=bounds(1))
+    sample_chars: int = field(default=2_000_000, metadata=bounds(1))
+    seed: int = 0
+
+    def validate(self) -> None:
+        if self.sha256 is not None and not self.path:
+            raise invalid("sha256", "pins a tokenizer file: give tokenizer.path too")
+
+
+@dataclass(frozen=True)
+class NoiseSpec:
+    """``proxy.noise`` (``planted_noise``): a pair's per-seed spread measured on fresh calibration seeds."""
+
+    sd: float = field(metadata=bounds(0, lo_open=True))
+    dof: int = field(metadata=bounds(1))
+    source: str = ""
+
+    def noise(self) -> Noise:
+        return Noise(self.sd, self.dof, self.source)
+
+
+def parse_recipes(raw: Mapping[str, Any]) -> list[Recipe]:
+    """``proxy.recipes``: each entry's ``from:`` names a recipe kind a pipeline may write (default
+    ``kept``), which parses the rest of the entry (:meth:`curate.proxy.kinds.base.Recipe.from_spec`). The
+    recipes' names are distinct, and a recipe derived from another names one read from the run's files.
+    Errors are located under the mapping (``hq.select[0].minimum``)."""
+    out: list[Recipe] = []
+    for name, entry in raw.items():
+        entry = {} if entry is None else entry
+        if not isinstance(entry, Mapping):
+            raise invalid((name,), f"expected a mapping, got {type(entry).__name__} {entry!r}")
+        source = entry.get("from", "kept")
+        if source not in user_kinds():
+            raise invalid((name, "from"), one_of(source, user_kinds()))
+        try:
+            out += kind(source).from_spec(str(name), entry)
+        except RegistryError as e:
+            raise invalid((name, *e.keys), e.detail) from None
+    names = [r.name for r in out]
+    if len(set(names)) != len(names):
+        raise invalid((), f"duplicate names in {names}")
+    for r in out:
+        for need in r.requires():
+            src = next((x for x in out if x.name == need), None)
+            if src is None or not src.FROM_FILES:
+                built = [x.name for x in out if x.FROM_FILES]
+                raise invalid(
+                    (r.name,),
+                    f"{need!r} is not a recipe read from the run's files; recipes: {', '.join(built)}",
+                )
     return out
+
+
+def built(cls: type[Any], raw: Any, keys: tuple[str | int, ...] = ()) -> Any:
+    """``cls`` from ``raw`` by the machinery, its errors located under ``keys``."""
+    try:
+        return build_params(cls, raw, where="", noun="key")
+    except RegistryError as e:
+        raise invalid((*keys, *e.keys), e.detail) from None

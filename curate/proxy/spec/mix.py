@@ -24,32 +24,18 @@ proxy:
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
+from curate.core.params import RegistryError, bounds, invalid
 from curate.proxy.errors import ProxyConfigError
-from curate.proxy.spec.entries import Rung, fresh_seeds, parse_rungs
+from curate.proxy.spec.entries import Rung, Rungs, SeedCount, built, fresh_seeds
 
-KEYS = [
-    "by",
-    "sources",
-    "dirichlet",
-    "concentration",
-    "singles",
-    "max_epochs",
-    "horizon",
-    "model",
-    "n_boot",
-    "seed",
-    "eta",
-    "rungs",
-    "confirm_seeds",
-]
 MODELS = ("linear", "gbm")
 
 
 @dataclass
 class MixSpec:
-    """A parsed ``proxy.mix`` section (see the module docstring)."""
+    """A parsed ``proxy.mix`` section (see the module docstring), its rungs and confirmation seeds resolved."""
 
     rungs: list[Rung]
     confirm_seeds: tuple[int, ...]
@@ -64,64 +50,65 @@ class MixSpec:
     n_boot: int = 200
     seed: int = 0
     eta: int = 3
-    raw: dict[str, Any] = field(default_factory=dict)
 
 
-def _bad(keys: tuple[str | int, ...], msg: str) -> Exception:
-    return ProxyConfigError(("mix", *keys), msg)
+@dataclass(kw_only=True)
+class MixSection:
+    """``proxy.mix`` as written (the module docstring); :meth:`spec` gives its default rungs and
+    confirmation seeds from the measurement's budget and seeds."""
+
+    by: str = "source"
+    sources: list[str] | None = None
+    dirichlet: int = field(default=12, metadata=bounds(2))  # with natural: 3 to fit
+    concentration: float = field(default=4.0, metadata=bounds(1e-3))
+    singles: Literal[True, False, "all"] = True
+    max_epochs: float = field(default=4.0, metadata=bounds(1))
+    horizon: int | None = field(default=None, metadata=bounds(1))
+    model: Literal["linear", "gbm"] = "linear"
+    n_boot: int = field(default=200, metadata=bounds(10))
+    seed: int = field(default=0, metadata=bounds(0))
+    eta: int = field(default=3, metadata=bounds(2))
+    rungs: Rungs | None = None
+    confirm_seeds: SeedCount | None = None
+
+    def validate(self) -> None:
+        if not self.by:
+            raise invalid("by", "expected a column name, got ''")
+        if self.sources is not None and len(self.sources) < 2:
+            raise invalid("sources", f"expected a list of at least two source names, got {self.sources!r}")
+
+    def spec(self, budget: int, seeds: list[int]) -> MixSpec:
+        """The mixture search; by default one rung at the proxy budget on its first seed, confirmed on as
+        many fresh seeds as the measurement has."""
+        rungs = self.rungs or [Rung(budget, (seeds[0],))]
+        used = {s for r in rungs for s in r.seeds}
+        confirm = self.confirm_seeds if self.confirm_seeds is not None else len(seeds)
+        return MixSpec(
+            rungs=rungs,
+            confirm_seeds=fresh_seeds(confirm, used),
+            by=self.by,
+            sources=list(self.sources) if self.sources else None,
+            dirichlet=self.dirichlet,
+            concentration=self.concentration,
+            singles=self.singles,
+            max_epochs=self.max_epochs,
+            horizon=self.horizon,
+            model=self.model,
+            n_boot=self.n_boot,
+            seed=self.seed,
+            eta=self.eta,
+        )
 
 
-def _number(raw: dict[str, Any], key: str, default: float, *, low: float, integer: bool = False) -> Any:
-    v = raw.get(key, default)
-    ok = isinstance(v, int | float) and not isinstance(v, bool) and v >= low
-    if not ok or (integer and not isinstance(v, int)):
-        kind = "an integer" if integer else "a number"
-        raise _bad((key,), f"expected {kind} >= {low:g}, got {v!r}")
-    return int(v) if integer else float(v)
+def mix_written(value: Any) -> MixSection:
+    """``proxy.mix``: a mapping, or ``true`` (or an empty key) for the defaults."""
+    return built(MixSection, {} if value is None or value is True else value)
 
 
 def parse_mix(raw: Any, budget: int, seeds: list[int]) -> MixSpec:
-    """Validate ``proxy.mix``; errors are :class:`ProxyConfigError` located under ``proxy.mix``."""
-    if raw is None or raw is True:
-        raw = {}
-    if not isinstance(raw, dict):
-        raise _bad((), "expected a mapping (by, sources, dirichlet, rungs, ...) or true")
-    unknown = sorted(set(raw) - set(KEYS))
-    if unknown:
-        raise _bad((unknown[0],), f"unknown key; valid keys: {', '.join(KEYS)}")
-    by = raw.get("by", "source")
-    if not isinstance(by, str) or not by:
-        raise _bad(("by",), f"expected a column name, got {by!r}")
-    sources = raw.get("sources")
-    if sources is not None and (
-        not isinstance(sources, list) or len(sources) < 2 or not all(isinstance(s, str) for s in sources)
-    ):
-        raise _bad(("sources",), f"expected a list of at least two source names, got {sources!r}")
-    model = raw.get("model", "linear")
-    if model not in MODELS:
-        raise _bad(("model",), f"expected one of {', '.join(MODELS)}, got {model!r}")
-    singles = raw.get("singles", True)
-    if not isinstance(singles, bool) and singles != "all":
-        raise _bad(("singles",), f"expected true, false or all, got {singles!r}")
-    horizon = raw.get("horizon")
-    if horizon is not None:
-        horizon = _number(raw, "horizon", 0, low=1, integer=True)
-    rungs = parse_rungs(raw.get("rungs"), ("mix", "rungs"), [Rung(budget, (seeds[0],))])
-    used = {s for r in rungs for s in r.seeds}
-    confirm = fresh_seeds(raw.get("confirm_seeds", len(seeds)), used, ("mix", "confirm_seeds"))
-    return MixSpec(
-        rungs=rungs,
-        confirm_seeds=confirm,
-        by=by,
-        sources=list(sources) if sources else None,
-        dirichlet=_number(raw, "dirichlet", 12, low=2, integer=True),  # with natural: 3 to fit
-        concentration=_number(raw, "concentration", 4.0, low=1e-3),
-        singles=singles,
-        max_epochs=_number(raw, "max_epochs", 4.0, low=1.0),
-        horizon=horizon,
-        model=model,
-        n_boot=_number(raw, "n_boot", 200, low=10, integer=True),
-        seed=_number(raw, "seed", 0, low=0, integer=True),
-        eta=_number(raw, "eta", 3, low=2, integer=True),
-        raw=raw,
-    )
+    """``proxy.mix`` from its mapping (the measurement's ``budget`` and ``seeds`` give the defaults); errors
+    are :class:`ProxyConfigError` located under ``proxy.mix``."""
+    try:
+        return mix_written(raw).spec(budget, seeds)
+    except RegistryError as e:
+        raise ProxyConfigError(("mix", *e.keys), e.detail) from None

@@ -4,27 +4,16 @@
 from __future__ import annotations
 
 import itertools
+import random
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
+from curate.core.params import RegistryError, bounds, invalid
 from curate.proxy.errors import ProxyConfigError
-from curate.proxy.spec.entries import Rung, fresh_seeds, parse_rungs
+from curate.proxy.spec.entries import Rung, Rungs, SeedCount, built, fresh_seeds
 
 BOUNDS = ("min", "max", "min_quantile", "max_quantile")
-
-
-KEYS = [
-    "columns",
-    "without_stages",
-    "toggle_stages",
-    "product",
-    "sample",
-    "seed",
-    "objective",
-    "eta",
-    "rungs",
-    "confirm_seeds",
-]
+Bound = Literal["min", "max", "min_quantile", "max_quantile"]
 
 
 @dataclass
@@ -40,12 +29,85 @@ class SearchSpec:
     confirm_seeds: tuple[int, ...] = ()
     seed: int = 0
     without_stages: list[str] = field(default_factory=list)
-    raw: dict[str, Any] = field(default_factory=dict)
     off: dict[str, list[str]] = field(default_factory=dict)
 
     def without(self, name: str) -> list[str]:
         """Every stage candidate ``name`` leaves out: its rows come back from rejected/."""
         return [*self.without_stages, *self.off.get(name, [])]
+
+
+@dataclass(kw_only=True)
+class SearchSection:
+    """``proxy.search`` as written: ``columns`` (a grid of bounds per score column), stages always left out
+    (``without_stages``) or toggled (``toggle_stages``), every combination (``product``) or a ``sample`` of
+    them (by ``seed``), the ``objective``, successive halving's ``eta`` and ``rungs``, ``confirm_seeds``.
+    :meth:`spec` makes its candidates and, from the measurement's budget and seeds, its default rungs and
+    confirmation seeds."""
+
+    columns: dict[str, dict[Bound, list[float]]] | None = None
+    without_stages: list[str] = field(default_factory=list)
+    toggle_stages: list[str] = field(default_factory=list)
+    product: bool = False
+    sample: int | None = field(default=None, metadata=bounds(1))
+    seed: int = 0
+    objective: Literal["multiplier", "goodput"] = "multiplier"
+    eta: int = field(default=3, metadata=bounds(2))
+    rungs: Rungs | None = None
+    confirm_seeds: SeedCount | None = None
+
+    def validate(self) -> None:
+        """Stage names are names, a toggled stage is listed once; columns are a grid of values (quantiles
+        in [0, 1]), required unless stages are toggled."""
+        for key in ("without_stages", "toggle_stages"):
+            if not all(getattr(self, key)):
+                raise invalid(key, f"expected a list of stage names, got {getattr(self, key)!r}")
+        toggles = self.toggle_stages
+        if set(toggles) & set(self.without_stages) or len(set(toggles)) < len(toggles):
+            raise invalid("toggle_stages", "a stage is listed twice (or is in without_stages too)")
+        if self.columns is None and toggles:
+            return
+        if not self.columns:
+            raise invalid(
+                "columns", "expected a mapping {column: {min|max|min_quantile|max_quantile: [values]}}"
+            )
+        for col, grid in self.columns.items():
+            if not grid:
+                raise invalid(
+                    ("columns", col), f"expected a mapping of {', '.join(BOUNDS)} to lists of values"
+                )
+            for bound, values in grid.items():
+                if not values:
+                    raise invalid(("columns", col, bound), "expected a non-empty list of numbers")
+                for i, v in enumerate(values):
+                    if "quantile" in bound and not 0 <= v <= 1:
+                        raise invalid(
+                            ("columns", col, bound, i), f"expected a value in [0, 1] (a quantile), got {v!r}"
+                        )
+
+    def spec(self, budget: int, seeds: list[int]) -> SearchSpec:
+        """The search: its candidates, and by default a quarter-budget rung on one seed, then the full
+        budget; confirmation on as many fresh seeds as the measurement has."""
+        options = [
+            [{"column": str(col), bound: v} for bound, values in grid.items() for v in values]
+            for col, grid in (self.columns or {}).items()
+        ]
+        combos = _combos(options, self.toggle_stages, self.product)
+        if self.sample is not None:
+            picked = random.Random(self.seed).sample(combos, min(self.sample, len(combos)))
+            combos = sorted(picked, key=lambda c: _name(*c))
+        rungs = self.rungs or [Rung(budget // 4, (seeds[0],)), Rung(budget, tuple(seeds))]
+        used = {s for r in rungs for s in r.seeds}
+        confirm = self.confirm_seeds if self.confirm_seeds is not None else len(seeds)
+        return SearchSpec(
+            candidates={_name(*c): c[0] for c in combos},
+            off={_name(*c): list(c[1]) for c in combos if c[1]},
+            rungs=rungs,
+            eta=self.eta,
+            objective=self.objective,
+            confirm_seeds=fresh_seeds(confirm, used),
+            seed=self.seed,
+            without_stages=list(self.without_stages),
+        )
 
 
 def _name(rules: list[dict[str, Any]], off: tuple[str, ...] = ()) -> str:
@@ -58,83 +120,14 @@ def _name(rules: list[dict[str, Any]], off: tuple[str, ...] = ()) -> str:
     return "search:" + (name or "kept")
 
 
-def _search_error(keys: tuple[str | int, ...], msg: str) -> Exception:
-    """A :class:`ProxyConfigError` located under ``proxy.search``."""
-    return ProxyConfigError(("search", *keys), msg)
-
-
-def _column_options(cols: Any) -> list[list[dict[str, Any]]]:
-    """Per column of ``proxy.search.columns``, its candidate rules (one per bound and value)."""
-    bad = _search_error
-    if not isinstance(cols, dict) or not cols:
-        raise bad(("columns",), "expected a mapping {column: {min|max|min_quantile|max_quantile: [values]}}")
-    options: list[list[dict[str, Any]]] = []
-    for col, grid in cols.items():
-        if not isinstance(grid, dict) or not grid or set(grid) - set(BOUNDS):
-            raise bad(("columns", col), f"expected a mapping of {', '.join(BOUNDS)} to lists of values")
-        opts = []
-        for bound, values in grid.items():
-            if not isinstance(values, list) or not values:
-                raise bad(("columns", col, bound), "expected a non-empty list of numbers")
-            for v in values:
-                if not isinstance(v, int | float) or isinstance(v, bool):
-                    raise bad(("columns", col, bound), f"expected numbers, got {v!r}")
-                if "quantile" in bound and not 0 <= v <= 1:
-                    raise bad(("columns", col, bound), f"a quantile is in [0, 1], got {v!r}")
-                opts.append({"column": str(col), bound: float(v)})
-        options.append(opts)
-    return options
-
-
 def parse_search(raw: Any, budget: int, seeds: list[int]) -> SearchSpec:
-    """Validate ``proxy.search``; errors are :class:`ProxyConfigError` located under ``proxy.search``."""
-    bad = _search_error
-    if not isinstance(raw, dict):
-        raise bad((), "expected a mapping with columns (and optionally rungs, eta, objective, ...)")
-    unknown = sorted(set(raw) - set(KEYS))
-    if unknown:
-        raise bad((unknown[0],), f"unknown key; valid keys: {', '.join(KEYS)}")
-    ws = raw.get("without_stages", [])
-    if not isinstance(ws, list) or not all(isinstance(x, str) and x for x in ws):
-        raise bad(("without_stages",), f"expected a list of stage names, got {ws!r}")
-    toggles = raw.get("toggle_stages", [])
-    if not isinstance(toggles, list) or not all(isinstance(x, str) and x for x in toggles):
-        raise bad(("toggle_stages",), f"expected a list of stage names, got {toggles!r}")
-    if set(toggles) & set(ws) or len(set(toggles)) < len(toggles):
-        raise bad(("toggle_stages",), "a stage is listed twice (or is in without_stages too)")
-    options = _column_options(raw.get("columns")) if "columns" in raw or not toggles else []
-    combos = _combos(options, toggles, bool(raw.get("product")))
-    seed = int(raw.get("seed", 0))
-    n = raw.get("sample")
-    if n is not None:
-        if not isinstance(n, int) or isinstance(n, bool) or n < 1:
-            raise bad(("sample",), f"expected an integer >= 1, got {n!r}")
-        import random
-
-        combos = sorted(random.Random(seed).sample(combos, min(n, len(combos))), key=lambda c: _name(*c))
-    objective = raw.get("objective", "multiplier")
-    if objective not in ("multiplier", "goodput"):
-        raise bad(("objective",), f"expected multiplier or goodput, got {objective!r}")
-    eta = raw.get("eta", 3)
-    if not isinstance(eta, int) or isinstance(eta, bool) or eta < 2:
-        raise bad(("eta",), f"expected an integer >= 2, got {eta!r}")
-    # by default a quarter-budget rung on one seed, then the full budget
-    rungs = parse_rungs(
-        raw.get("rungs"), ("search", "rungs"), [Rung(budget // 4, (seeds[0],)), Rung(budget, tuple(seeds))]
-    )
-    used = {s for r in rungs for s in r.seeds}
-    confirm = fresh_seeds(raw.get("confirm_seeds", len(seeds)), used, ("search", "confirm_seeds"))
-    return SearchSpec(
-        candidates={_name(*c): c[0] for c in combos},
-        off={_name(*c): list(c[1]) for c in combos if c[1]},
-        rungs=rungs,
-        eta=eta,
-        objective=objective,
-        confirm_seeds=confirm,
-        seed=seed,
-        raw=raw,
-        without_stages=list(ws),
-    )
+    """``proxy.search`` from its mapping (the measurement's ``budget`` and ``seeds`` give the defaults);
+    errors are :class:`ProxyConfigError` located under ``proxy.search``."""
+    try:
+        section: SearchSection = built(SearchSection, raw)
+        return section.spec(budget, seeds)
+    except RegistryError as e:
+        raise ProxyConfigError(("search", *e.keys), e.detail) from None
 
 
 def _combos(

@@ -16,19 +16,19 @@ the controls need);
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, field
 
-from curate.proxy.errors import ProxyConfigError, check_keys
+from curate.core.params import bounds
 from curate.proxy.statistics import sequential as seq
 
 
 @dataclass(frozen=True)
 class SequentialSpec:
-    """The effect worth deciding (bpb) and the power aimed at for it."""
+    """The effect worth deciding (bpb) and the power aimed at for it; typed and checked by the machinery
+    of stage parameters (:mod:`curate.core.params`) as ``proxy.sequential``."""
 
-    effect: float
-    power: float = 0.8
+    effect: float = field(metadata=bounds(0, lo_open=True))
+    power: float = field(default=0.8, metadata=bounds(0.5, 1, hi_open=True))
 
     def design(self, sd: float, pairs: int, alpha: float = 0.05) -> seq.Design:
         """The design for ``pairs`` decision pairs of per-seed spread ``sd`` (bpb)."""
@@ -38,16 +38,3 @@ class SequentialSpec:
         power = seq.fixed_power(n_fix, alpha=a, effect=effect_sd)
         # the controls are checked at the seeds the measurement stops at: never fewer than three
         return seq.design(seq.looks_for(n_fix, first=3), alpha=a, power=power, effect=effect_sd)
-
-
-def parse_sequential(raw: Any) -> SequentialSpec:
-    """Validate ``proxy.sequential``; errors are located under it."""
-    s = check_keys(raw, ["effect", "power"], "proxy.sequential")
-    effect, power = s.get("effect"), s.get("power", 0.8)
-    if not isinstance(effect, int | float) or isinstance(effect, bool) or not effect > 0:
-        raise ProxyConfigError(
-            ("sequential", "effect"), f"expected the effect worth deciding in bpb > 0, got {effect!r}"
-        )
-    if not isinstance(power, int | float) or isinstance(power, bool) or not 0.5 <= power < 1:
-        raise ProxyConfigError(("sequential", "power"), f"expected a power in [0.5, 1), got {power!r}")
-    return SequentialSpec(float(effect), float(power))

@@ -116,6 +116,11 @@ def test_a_sweep_is_one_recipe_per_value_and_plain_means_no_rule_and_no_stage():
 
 def test_select_rule_keys_are_checked():
     with pytest.raises(
-        PhaseError, match=r"proxy.recipes.hq.select\[0\]: unknown key\(s\) minimum; valid keys"
+        PhaseError,
+        match=r"^proxy.recipes.hq.select\[0\].minimum: unknown key; valid keys: column, equals, exclusive, max, ",
     ):
         parse({"recipes": {"raw": {"from": "raw"}, "hq": {"select": [{"column": "x", "minimum": 1}]}}})
+    with pytest.raises(PhaseError, match=r"^proxy.recipes.hq.select\[0\].min: expected float, got str 'a'$"):
+        parse({"recipes": {"raw": {"from": "raw"}, "hq": {"select": [{"column": "x", "min": "a"}]}}})
+    with pytest.raises(PhaseError, match=r"^proxy.recipes.q.sweep.column: required \(it has no default\)$"):
+        parse({"recipes": {"raw": {"from": "raw"}, "q": {"sweep": {"min": [1, 2]}}}})

@@ -39,10 +39,10 @@ def test_a_sample_names_a_recipe_read_from_files_and_a_share_in_0_1():
     ):
         parse({"recipes": {"raw": {"from": "raw"}, "s": {"from": "sample", "of": "nope", "fraction": 0.5}}})
     with pytest.raises(
-        PhaseError, match=r"^proxy.recipes.s.fraction: expected a share of its tokens in \(0, 1\), got 1.5$"
+        PhaseError, match=r"^proxy.recipes.s.fraction: expected a value in \(0, 1\), got 1.5$"
     ):
         parse({"recipes": {"raw": {"from": "raw"}, "s": {"from": "sample", "fraction": 1.5}}})
     with pytest.raises(
-        PhaseError, match=r"^proxy.recipes.s: unknown key\(s\) select; valid keys: from, of, fraction$"
+        PhaseError, match=r"^proxy.recipes.s.select: unknown key; valid keys: fraction, from, of$"
     ):
         parse({"recipes": {"raw": {"from": "raw"}, "s": {"from": "sample", "fraction": 0.5, "select": []}}})
