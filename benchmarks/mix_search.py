@@ -88,13 +88,21 @@ def figures(mix: dict[str, Any], export: dict[str, Any] | None) -> dict[str, Any
         "sources": {s["name"]: s["natural_weight"] for s in mix["sources"]},
         "chosen": mix["chosen"]["weights"],
         "chosen_max_epochs": mix["chosen"]["max_epochs"],
-        "vs_natural": {k: conf["chosen"][k] for k in ("multiplier", "goodput", "call", "repetition_factor")},
+        "vs_natural": {k: conf["chosen"][k] for k in ("multiplier", "call", "muennighoff_factor")},
         "vs_best_single": conf.get("chosen_vs_best_single"),
         "best_single": (conf.get("best-single") or {}).get("source"),
         "best_single_vs_natural": (conf.get("best-single") or {}).get("multiplier"),
         "null_control": (conf["controls"].get("null") or {}).get("multiplier"),
         "mde_multiplier": conf["power"].get("mde_multiplier"),
         "spearman": {"value": sp["value"], "ci": sp["ci"], "held_out": mix["regression"]["held_out"]},
+        # every mixture's weights, measured and held-out predicted bpb: the Spearman recomputes from these
+        "mixtures": {
+            n: {k: r.get(k) for k in ("weights", "epochs", "measured_bpb", "fitted", "loo_predicted_bpb")}
+            for n, r in mix["mixtures"].items()
+        },
+        "confirmation_per_seed_diff": {
+            n: conf[n].get("per_seed_diff") for n in ("chosen", "best-single") if n in conf
+        },
         "proxy_runs": mix["cost"]["runs"],
         "proxy_device_s": mix["cost"]["device_s"],
         "verdict": conf["verdict"],

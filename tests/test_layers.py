@@ -51,8 +51,9 @@ CORE_LAYERS: list[set[str]] = [
 # section's spec, the training data, the analysis that assembles goodput.json, the designers of experiments
 # (one measurement, successive halving, ablation, search, mixtures), and the phase and verbs on top.
 PROXY_LAYERS: list[set[str]] = [
-    {"curate.proxy.errors", "curate.proxy.stats", "curate.proxy.mixfit"},
+    {"curate.proxy.errors", "curate.proxy.stats"},
     {"curate.proxy.statistics"},
+    {"curate.proxy.mixfit"},
     {"curate.proxy.kinds"},
     {"curate.proxy.spec"},
     {"curate.proxy.data"},

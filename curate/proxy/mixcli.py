@@ -50,11 +50,11 @@ def format_table(result: dict[str, Any]) -> str:
     conf = result["confirmation"]
     for n in ("chosen", "best-single"):
         if n in conf:
-            m, g = conf[n]["multiplier"], conf[n]["goodput"]
+            m = conf[n]["multiplier"]
             lines.append(
                 f"{n} vs natural on seeds {conf['seeds']}: multiplier {f(m['value'], 2)} "
-                f"[{f(m['ci_low'], 2)}, {f(m['ci_high'], 2)}], goodput {f(g['value'], 2)} "
-                f"(x repetition factor {conf[n]['repetition_factor']:.3f}), {conf[n]['call']}"
+                f"[{f(m['ci_low'], 2)}, {f(m['ci_high'], 2)}] with its sources repeated as at the horizon "
+                f"(Muennighoff's fit: {conf[n]['muennighoff_factor']:.3f}, not applied), {conf[n]['call']}"
             )
     vs = conf.get("chosen_vs_best_single")
     if vs:

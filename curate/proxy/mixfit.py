@@ -1,4 +1,4 @@
-"""The mixture search's numbers: candidate mixtures, epochs and the repetition discount, the regression
+"""The mixture search's numbers: candidate mixtures, epochs and Muennighoff's value of them, the regression
 from weights to target bpb (RegMix: linear least squares, or LightGBM's gradient-boosted trees), its
 leave-one-out predictions and their Spearman rank correlation with a bootstrap interval
 (``scipy.stats``), and the choice of the predicted best mixture within the epoch limit."""
@@ -15,9 +15,8 @@ import lightgbm
 import numpy as np
 from scipy import stats as st
 
-# Muennighoff et al. 2023 ("Scaling Data-Constrained Language Models"): repeated data decays in value
-# with R* = 15.4 repetitions; up to ~4 epochs it is close to fresh data.
-R_STAR = 15.4
+from curate.proxy.statistics.repetition import muennighoff_value
+
 N_POOL = 4096  # Dirichlet draws the predicted best is chosen among (beside every candidate tried)
 TOP_K = 40  # the chosen mixture averages this many of the best predicted (RegMix averages its top 100)
 
@@ -35,13 +34,13 @@ def epochs(w: np.ndarray, tokens: np.ndarray, horizon: float) -> np.ndarray:
     return np.asarray(w, dtype=np.float64) * float(horizon) / np.asarray(tokens, dtype=np.float64)
 
 
-def repetition_factor(w: np.ndarray, ep: np.ndarray) -> float:
-    """Effective tokens per trained token of a mixture: each source's share times the value of its
-    tokens at ``ep`` epochs, ``(1 + R*(1 - exp(-(e-1)/R*))) / e`` (Muennighoff et al. 2023), 1 within an
-    epoch. A mixture's goodput is its measured multiplier times this factor."""
-    e = np.maximum(np.asarray(ep, dtype=np.float64), 1.0)
-    value = (1.0 + R_STAR * (1.0 - np.exp(-(e - 1.0) / R_STAR))) / e
-    return float(np.sum(np.asarray(w) * value))
+def muennighoff_factor(w: np.ndarray, ep: np.ndarray) -> float:
+    """What Muennighoff et al.'s fit values a mixture's tokens at, per trained token: each source's share
+    times the value of its tokens at ``ep`` epochs (:func:`curate.proxy.statistics.repetition.muennighoff_value`),
+    1 within an epoch. Reported beside a mixture, never applied to it: its proxy runs repeat each source as
+    the horizon does (:mod:`curate.proxy.data.mixtures`), so the measured multiplier already prices
+    repetition as this proxy feels it (the data-limited arm's repetition curve says how that compares)."""
+    return float(sum(float(x) * muennighoff_value(float(e)) for x, e in zip(w, ep, strict=True)))
 
 
 def dirichlet_draws(

@@ -98,9 +98,19 @@ def summary(mix: dict[str, Any]) -> str:
         who = f" ({c['source']})" if c.get("source") else ""
         s += (
             f" {label}{who} on fresh seeds {conf.get('seeds')} against the natural mixture: multiplier "
-            f"{_mult(c.get('multiplier'))}, goodput {_mult(c.get('goodput'))} after the repetition factor "
-            f"{c.get('repetition_factor', 1.0):.3f} ({c.get('call')})."
+            f"{_mult(c.get('multiplier'))} ({c.get('call')})"
         )
+        if "muennighoff_factor" in c:  # the runs repeat each source as at the horizon: nothing applied
+            s += (
+                f", each source repeated in the runs as at the horizon (Muennighoff's fit would value those "
+                f"epochs at {c['muennighoff_factor']:.3f}; not applied)."
+            )
+        else:  # a mix.json written before: its goodput had the factor applied on top of repeating runs
+            s += (
+                f", goodput {_mult(c.get('goodput'))} after a repetition factor of "
+                f"{c.get('repetition_factor', 1.0):.3f} that an older curate applied on top of runs that "
+                "already repeat."
+            )
     null = (conf.get("controls") or {}).get("null")
     if null:
         s += (

@@ -45,14 +45,14 @@ def test_parse_mix_defaults_and_errors():
     assert parse({"mix": {}}).follow_up(budget=4096).mix is None
 
 
-def test_epochs_and_repetition_factor():
+def test_epochs_and_muennighoffs_factor():
     tokens = np.array([100.0, 300.0])
     assert mixfit.epochs(np.array([0.5, 0.5]), tokens, 400).tolist() == [2.0, 2 / 3]
-    assert mixfit.repetition_factor(np.array([0.25, 0.75]), np.array([1.0, 1.0])) == 1.0
+    assert mixfit.muennighoff_factor(np.array([0.25, 0.75]), np.array([1.0, 1.0])) == 1.0
     four = (1 + 15.4 * (1 - math.exp(-3 / 15.4))) / 4
     assert four == pytest.approx(0.93147, abs=1e-5)
-    assert mixfit.repetition_factor(np.array([1.0, 0.0]), np.array([4.0, 0.0])) == pytest.approx(four)
-    assert mixfit.repetition_factor(np.array([0.5, 0.5]), np.array([4.0, 0.5])) == pytest.approx(
+    assert mixfit.muennighoff_factor(np.array([1.0, 0.0]), np.array([4.0, 0.0])) == pytest.approx(four)
+    assert mixfit.muennighoff_factor(np.array([0.5, 0.5]), np.array([4.0, 0.5])) == pytest.approx(
         0.5 * four + 0.5
     )
 
@@ -330,8 +330,11 @@ def test_mix_end_to_end(mix_run):
     assert set(vs) == {"diff_bpb", "call", "multiplier"}
     assert vs["diff_bpb"]["n"] == 2
     assert "null" in conf["controls"]
-    g, m, f = conf["chosen"]["goodput"], conf["chosen"]["multiplier"], conf["chosen"]["repetition_factor"]
-    assert g["value"] == pytest.approx(m["value"] * f)
+    # the runs repeat each source as at the horizon: the multiplier is the measurement, nothing applied on top
+    assert "goodput" not in conf["chosen"]
+    w = np.array([out["chosen"]["weights"][s] for s in sorted(out["chosen"]["weights"])])
+    ep = np.array([out["chosen"]["epochs"][s] for s in sorted(out["chosen"]["epochs"])])
+    assert conf["chosen"]["muennighoff_factor"] == pytest.approx(mixfit.muennighoff_factor(w, ep), abs=1e-4)
     singles = [n for n in names if n.startswith("only-")]
     # rung 0: every candidate on 1 seed; confirm: natural, chosen, best single and null on 2 seeds
     assert out["cost"]["runs"] == (len(names) - 1) + 4 * 2

@@ -37,8 +37,7 @@ MIX = {
         "seeds": [1, 2],
         "chosen": {
             "multiplier": {"value": 1.2, "ci_low": 1.05, "ci_high": 1.4, "bounds": {}},
-            "goodput": {"value": 1.1, "ci": [0.96, 1.28]},
-            "repetition_factor": 0.92,
+            "muennighoff_factor": 0.92,
             "call": "better",
         },
         "controls": {
@@ -63,7 +62,8 @@ def test_summary_names_the_rank_correlation_choice_and_confirmation():
         "The linear regression from weights to target bpb ranks held-out mixtures with Spearman 0.8 "
         "(95% CI 0.2 to 1, 4 mixtures, each left out once). Chosen (predicted): a 0.10, b 0.90, predicted "
         "3.05 bpb [3, 3.1]. The chosen mixture on fresh seeds [1, 2] against the natural mixture: multiplier "
-        "1.20x [1.05, 1.40], goodput 1.10x [0.96, 1.28] after the repetition factor 0.920 (better). Null "
+        "1.20x [1.05, 1.40] (better), each source repeated in the runs as at the horizon (Muennighoff's fit "
+        "would value those epochs at 0.920; not applied). Null "
         "control (the natural mixture on another document draw per seed): 1.00x [0.90, 1.10]. Detectable at "
         "80% power: below 0.80x or above 1.25x."
     )

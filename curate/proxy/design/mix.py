@@ -19,9 +19,12 @@ the run's targets, chosen by proxy runs and a regression (RegMix), confirmed on 
    (``proxy/mix/confirm.json``).
 
 ``mix.json`` holds every mixture's weights, epochs, measured and predicted bpb, the regression, the
-choice and the confirmation. Goodput here is the multiplier times the repetition factor
-(:func:`curate.proxy.mixfit.repetition_factor`): repeated tokens count as Muennighoff et al. 2023 value
-them, since a proxy at this scale barely feels repetition that a large run does.
+choice and the confirmation. A mixture's shard repeats each source as a run at the horizon would
+(:mod:`curate.proxy.data.mixtures`), so its measured multiplier prices repetition as this proxy feels it;
+no factor is applied on top. Each mixture reports what Muennighoff et al. 2023's fit would value its epochs
+at (``muennighoff_factor``, :func:`curate.proxy.mixfit.muennighoff_factor`) for comparison, and the
+data-limited arm's repetition curve (``proxy.data_limited``) measures how this proxy's loss to repetition
+compares with that fit.
 """
 
 from __future__ import annotations
@@ -159,7 +162,7 @@ def _mixture_rows(prep: Prep, cands: dict[str, np.ndarray], max_epochs: float) -
             "epochs": {s: round(float(x), 4) for s, x in zip(prep.sources, ep, strict=True)},
             "max_epochs": round(float(ep.max()), 4),
             "within_epoch_limit": bool(ep.max() <= max_epochs),
-            "repetition_factor": round(mixfit.repetition_factor(w, ep), 6),
+            "muennighoff_factor": round(mixfit.muennighoff_factor(w, ep), 6),
             "measured_bpb": {},
         }
     return out
@@ -331,19 +334,15 @@ def confirm(
         if n == "natural":
             continue
         v = rep["recipes"][n]
-        f = mixfit.repetition_factor(mixes[n], mixfit.epochs(mixes[n], prep.tokens, prep.horizon))
-        m = v["multiplier"]
+        f = mixfit.muennighoff_factor(mixes[n], mixfit.epochs(mixes[n], prep.tokens, prep.horizon))
         block[n] = {
             **({"source": best_single[len("only-") :]} if n == "best-single" and best_single else {}),
-            "multiplier": m,
+            "multiplier": v["multiplier"],
             "diff_bpb": v["paired"]["diff_bpb"],
+            "per_seed_diff": v["paired"]["per_seed_diff"],
             "call": v["paired"]["call"],
             "bpb_at_T": float(np.mean(heads[n])),
-            "repetition_factor": round(f, 6),
-            "goodput": {
-                "value": None if m["value"] is None else m["value"] * f,
-                "ci": [None if m[b] is None else m[b] * f for b in ("ci_low", "ci_high")],
-            },
+            "muennighoff_factor": round(f, 6),  # for comparison: not applied (the runs repeat as the horizon)
         }
     block["natural_bpb_at_T"] = float(np.mean(heads["natural"]))
     if "best-single" in mixes:
