@@ -47,6 +47,7 @@ from curate.goodput.ladder import (
     Published,
     Regime,
 )
+from curate.goodput.limited import LimitedEntry, RepetitionCurve
 from curate.goodput.recipe import (
     Accuracy,
     BpbAtT,
@@ -102,6 +103,7 @@ __all__ = [
     "HolmPair",
     "Ladder",
     "LadderPoint",
+    "LimitedEntry",
     "Mark",
     "Matched",
     "MdeBounds",
@@ -122,6 +124,7 @@ __all__ = [
     "Recipe",
     "Regime",
     "RelativeMultiplier",
+    "RepetitionCurve",
     "Role",
     "ScorerOverlap",
     "SeedsNeeded",
@@ -283,6 +286,8 @@ class Goodput(Block):
     bootstrap: Bootstrap = req(Bootstrap)
     scorer_overlaps: list[ScorerOverlap] = req(list)
     held_out_sources: list[str] = req(list)
+    data_limited: list[LimitedEntry] = opt(list, doc="the data-limited arm (proxy.data_limited)")
+    repetition_curve: RepetitionCurve = opt(RepetitionCurve, doc="raw repeated 1..16 epochs against fresh")
     baseline_power_law: PowerLaw = legacy(PowerLaw, doc="schema 1")
     decision_agreement: Num = legacy(doc="schema 1: agreement of T/4 checkpoints with T (not shown)")
 

@@ -3,7 +3,8 @@
 (1) the decision, from goodput.json's calls (``multiple_comparisons``: Holm-adjusted, or a sequential
 design's), "inconclusive" when nothing is called, or why the run cannot support one; (2) the best recipe
 called better, with the interval it keeps as the best of several; (3) what the run could not detect; (4)
-the controls; (5) the best recipe's data goodput (each raw token trained once), or the next step of an
+the controls; (5) the best recipe's data goodput (each raw token trained once) and, where the run measured
+it, the data-limited comparison (its share repeated against raw repeated, at each k), or the next step of an
 inconclusive run. A run the controls cannot support gets the reason, the controls and the next step only. Every line is read from goodput.json, and
 an interval is "above" or "below" 1 only when the whole of it is, bounds included. A file from before a
 field existed gets the line that still holds, or none, never a guess.
@@ -14,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from curate.goodput.calls import fmt_bounded, multiplier_call
+from curate.goodput.calls import fmt_bounded, multiplier_call, multiplier_ci
 from curate.goodput.schema import Goodput, as_goodput
 from curate.report.fmt import pct
 from curate.report.verdict import bounded_text, sides_of, verdict
@@ -215,6 +216,54 @@ def goodput_line(g: Goodput, best: str) -> str | None:
     )
 
 
+def data_limited_line(g: Goodput, best: str) -> str | None:
+    """The data-limited measurement of ``best`` (``proxy.data_limited``), where the run made one: at each
+    compute-to-data ratio k measured, whether it repeated beats raw repeated, with the interval, and the k
+    at which it stops paying. "Train on all of raw" is said only where such a comparison called it."""
+    rows = sorted(
+        (e for e in g.data_limited if e.recipe == best and e.role == "recipe"), key=lambda e: e.k or 0
+    )
+    if not rows:
+        return None
+    raw = g.baseline or "raw"
+    parts: list[str] = []
+    pays: list[float] = []
+    stops: list[float] = []
+    for e in rows:
+        ratio = float(e.k or 0)
+        k = f"k = {ratio:g}"
+        d = e.diff_bpb
+        diff = f"{d.value:+.4f} bpb" + (
+            f" [{d.ci_low:+.4f}, {d.ci_high:+.4f}]" if d.ci_low is not None else ""
+        )
+        if not e.supported:
+            parts.append(f"{k}: no decision ({e.unsupported_reason})")
+            continue
+        worth = ""
+        if e.goodput.value is not None:
+            worth = f", worth {multiplier_ci(e.goodput)} the fresh tokens {raw} repeated is worth"
+        if e.call == "better":
+            pays.append(ratio)
+            parts.append(
+                f"{k}: {best} repeated {e.epochs_at_T.recipe:.1f} times beats {raw} repeated "
+                f"{e.epochs_at_T.baseline:.1f} times, {diff}{worth}"
+            )
+        elif e.call == "worse":
+            stops.append(ratio)
+            parts.append(
+                f"{k}: {raw} repeated beats {best} repeated, {diff}: train on all of {raw} at that ratio"
+            )
+        else:
+            stops.append(ratio)
+            parts.append(f"{k}: not called, {diff}")
+    tail = ""
+    if pays and stops and max(pays) < min(stops):
+        tail = f"; it stops paying between k = {max(pays):g} and {min(stops):g}"
+    elif pays and not stops:
+        tail = f"; it pays up to k = {max(pays):g}, the largest ratio measured"
+    return "When data is the limit (compute = k x the raw data, measured): " + "; ".join(parts) + tail + "."
+
+
 def next_step_line(g: Goodput) -> str | None:
     """The concrete next step of a run that could not decide: the seeds a 1.2x effect needs at its spread,
     and their cost at this run's own CPU per run."""
@@ -255,7 +304,8 @@ def card_lines(manifest: dict[str, Any], goodput: GoodputLike | None) -> list[st
     if first.startswith("Inconclusive"):
         lines += [x for x in (next_step_line(g),) if x]
     elif best is not None:
-        lines += [x for x in (goodput_line(g, best),) if x]
+        once, limited = goodput_line(g, best), data_limited_line(g, best)
+        lines += [" ".join(x for x in (once, limited) if x)] if once or limited else []
     return lines[:5]
 
 

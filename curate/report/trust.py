@@ -44,7 +44,16 @@ def sections(goodput: GoodputLike) -> list[Section]:
     g = as_goodput(goodput)
     if not g.has("verdict"):
         return []
-    found = (_targets(g), _signal_noise(g), _controls(g), _power(g), _ladder(g), _regime(g))
+    found = (
+        _targets(g),
+        _signal_noise(g),
+        _controls(g),
+        _power(g),
+        _data_limited(g),
+        _repetition(g),
+        _ladder(g),
+        _regime(g),
+    )
     return [section for section in found if section is not None]
 
 
@@ -185,6 +194,82 @@ def _power(g: Goodput) -> Section | None:
     ]
     header = ["multiplier", "Δ bpb at T", "seeds needed"]
     return ("power", "Power: what this run could have detected", header, rows, notes)
+
+
+def _one(x: float | None) -> str:
+    return "—" if x is None else f"{x:.1f}"
+
+
+def _data_limited(g: Goodput) -> Section | None:
+    """The data-limited comparison (``proxy.data_limited``): each recipe's share of raw's pool repeated
+    against the pool repeated, at each k, and the arm's null; None when the run made none."""
+    if not g.data_limited:
+        return None
+    rows = []
+    for e in g.data_limited:
+        ep = e.epochs_at_T
+        if e.role == "control":
+            verdict = "within the margin" if e.passed else "NOT shown within the margin"
+        elif not e.supported:
+            verdict = f"{e.call} (no decision)"
+        else:
+            verdict = str(e.call)
+        rows.append(
+            [
+                f"{e.k:g}",
+                f"{e.recipe} (control)" if e.role == "control" else str(e.recipe),
+                f"{_one(ep.recipe)} / {_one(ep.baseline)}",
+                _diff(e.diff_bpb),
+                multiplier_ci(e.goodput) if e.role == "recipe" else "—",
+                ratio(e.goodput_trained_once) if e.goodput_trained_once is not None else "—",
+                verdict,
+            ]
+        )
+    notes = [e.sentence or "" for e in g.data_limited if e.role == "recipe"]
+    notes += [e.message or "" for e in g.data_limited if e.role == "control"]
+    header = [
+        "k (compute / data)",
+        "recipe",
+        "epochs (recipe / raw)",
+        "paired Δ bpb at T [95% CI]",
+        "data-limited goodput (CI)",
+        "yield x multiplier",
+        "call",
+    ]
+    return ("data-limited", "When data is the limit: repeated against repeated", header, rows, notes)
+
+
+def _repetition(g: Goodput) -> Section | None:
+    """What repetition costs this proxy, beside Muennighoff et al.'s fit; None without the curve."""
+    rc = g.repetition_curve
+    if not rc.points:
+        return None
+    rows = [
+        [
+            _one(p.epochs_at_T),
+            _diff(p.diff_bpb),
+            multiplier_ci(p.fresh_equivalent),
+            num(p.muennighoff, 2),
+            {"less": "loses less", "more": "loses more", "as_fit": "as the fit"}.get(
+                str(p.against_muennighoff), "—"
+            ),
+        ]
+        for p in rc.points
+    ]
+    header = [
+        "epochs of raw's pool",
+        "Δ bpb vs fresh [95% CI]",
+        "worth of fresh data (CI)",
+        "Muennighoff",
+        "this proxy",
+    ]
+    return (
+        "repetition",
+        "What repetition costs this proxy",
+        header,
+        rows,
+        [rc.sentence or "", rc.muennighoff or ""],
+    )
 
 
 def _ladder(g: Goodput) -> Section | None:

@@ -319,7 +319,40 @@ def decision_line(goodput: GoodputLike) -> str | None:
     )
     if gp["above"]:
         data += f" ({' and '.join(gp['above'])} above 1 even so)"
-    return f"Decision: {compute}; {data}"
+    limited = data_limited_decision(g)
+    return f"Decision: {compute}; {limited or data}"
+
+
+def data_limited_decision(g: Goodput) -> str | None:
+    """The decision when data is the limit, from the data-limited measurement's own calls (each recipe's
+    share of raw's pool repeated against the pool repeated, at each compute-to-data ratio k); None where the
+    run made none."""
+    rows = [e for e in g.data_limited if e.role == "recipe"]
+    if not rows:
+        return None
+    base = str(g.baseline or "raw")
+    ok = [e for e in rows if e.supported]
+    if not ok:
+        return f"if it is data, the data-limited measurement cannot decide: {rows[0].unsupported_reason}"
+
+    def ks(es: list[Any]) -> str:
+        return " and ".join(f"{e.k:g}" for e in sorted(es, key=lambda e: e.k or 0))
+
+    parts = []
+    for r in dict.fromkeys(e.recipe for e in ok):
+        mine = [e for e in ok if e.recipe == r]
+        better = [e for e in mine if e.call == "better"]
+        worse = [e for e in mine if e.call == "worse"]
+        neither = [e for e in mine if e.call not in ("better", "worse")]
+        if better:
+            parts.append(f"{r} repeated beats {base} repeated at k = {ks(better)}")
+        if worse:
+            parts.append(
+                f"{base} repeated beats {r} repeated at k = {ks(worse)} (train on all of {base} there)"
+            )
+        if neither:
+            parts.append(f"{r} not called at k = {ks(neither)}")
+    return "if it is data (compute = k x the raw data, measured): " + "; ".join(parts)
 
 
 def scope_sentence(goodput: GoodputLike) -> str | None:

@@ -320,7 +320,9 @@ def test_an_inconclusive_run_says_so_with_its_next_step_and_a_futile_one_keeps_t
     g2["multiple_comparisons"]["design"] = {"looks": [3, 4, 5]}
     for r in ("curated", "strict"):
         g2["multiple_comparisons"]["pairs"][r].update(look=0, seeds=3, z=0.4)
-    assert decision_line(g2).startswith("Decision: keep raw; curated, strict stopped below the effect worth deciding")
+    assert decision_line(g2).startswith(
+        "Decision: keep raw; curated, strict stopped below the effect worth deciding"
+    )
 
 
 def test_the_best_of_several_recipes_shows_the_interval_it_keeps_as_the_best(g2):
@@ -330,3 +332,53 @@ def test_the_best_of_several_recipes_shows_the_interval_it_keeps_as_the_best(g2)
         "Best recipe: curated, multiplier 1.38x (CI 1.34–1.42) against raw; picked as the best of 2, its "
         "interval is 1.28–1.49."
     )
+
+
+def _limited(k: float, call: str, *, supported: bool = True, d: float = -0.02) -> dict[str, Any]:
+    """A data-limited entry of strict at ratio k (as goodput.json writes it)."""
+    return {
+        "k": k,
+        "recipe": "strict",
+        "role": "recipe",
+        "arm": f"strict~k{k:g}",
+        "baseline_arm": f"raw~k{k:g}",
+        "tokens": {"per_seed": [100, 100], "mean": 100.0},
+        "epochs_at_T": {"recipe": 3.3 * k, "baseline": k},
+        "diff_bpb": {"value": d, "ci_low": d - 0.01, "ci_high": d + 0.01, "n": 4, "sd": 0.005},
+        "per_seed_diff": [d, d, d, d],
+        "call": call,
+        "goodput": {
+            "value": 1.3,
+            "ci_low": 1.1,
+            "ci_high": 1.6,
+            "bounds": {"value": None, "ci_low": None, "ci_high": None},
+            "method": "m",
+        },
+        "supported": supported,
+        "unsupported_reason": None if supported else "the null at k = 4 separates from raw's pool",
+    }
+
+
+def test_the_data_limited_decision_comes_from_the_data_limited_calls_and_only_they_say_train_on_raw() -> None:
+    g = {"baseline": "raw", "recipes": {"raw": {"yield": 1.0}, "strict": bounded(1.45, 2.0, 0.3)}}
+    g["data_limited"] = [_limited(1, "better"), _limited(4, "worse", d=0.03)]
+    assert verdict_decision(g) == (
+        "Decision: if your limit is compute, take strict (called better than raw); if it is data (compute = k "
+        "x the raw data, measured): strict repeated beats raw repeated at k = 1; raw repeated beats strict "
+        "repeated at k = 4 (train on all of raw there)"
+    )
+    last = card_lines(MANIFEST, g)[-1]
+    assert last.startswith("Data goodput of strict (yield x multiplier, each raw token trained once): 0.52")
+    assert last.endswith(
+        "When data is the limit (compute = k x the raw data, measured): k = 1: strict repeated 3.3 times beats "
+        "raw repeated 1.0 times, -0.0200 bpb [-0.0300, -0.0100], worth 1.30x (1.10–1.60) the fresh tokens raw "
+        "repeated is worth; k = 4: raw repeated beats strict repeated, +0.0300 bpb [+0.0200, +0.0400]: train "
+        "on all of raw at that ratio; it stops paying between k = 1 and 4."
+    )
+    # a data-limited call the arm's null does not support is no decision, and says no "train on"
+    g["data_limited"] = [_limited(4, "worse", supported=False, d=0.03)]
+    assert verdict_decision(g).endswith(
+        "if it is data, the data-limited measurement cannot decide: the null at k = 4 separates from raw's pool"
+    )
+    assert not any("train on" in x for x in card_lines(MANIFEST, g))
+    assert "k = 4: no decision (the null at k = 4 separates from raw's pool)" in card_lines(MANIFEST, g)[-1]

@@ -17,8 +17,10 @@ from curate.proxy import stats
 from curate.proxy.assembly.controls import controls_block
 from curate.proxy.assembly.controls import warnings as control_warnings
 from curate.proxy.assembly.ladder import ladder_points, paired_block, summarize_ladder
+from curate.proxy.assembly.limited import limited_blocks
 from curate.proxy.kinds import Recipe
 from curate.proxy.kinds.base import Evidence
+from curate.proxy.kinds.limited import Limited
 from curate.proxy.statistics import analysis
 from curate.proxy.statistics.curves import baseline_curve, point_curves
 from curate.proxy.statistics.descriptive import RecipeCurves, finite_or_none, goodput_report
@@ -56,6 +58,8 @@ def assemble(
     curves and paired calls per recipe, the verdict, the ladder over every point, controls and warnings.
     ``calls``: the decision's calls of the family's pairs from every recipe's per-seed differences with the
     baseline (a sequential design's); default Holm's adjustment of each pair's paired t-test."""
+    arms = [r for r in recipes if isinstance(r, Limited)]  # the data-limited arm: reported apart
+    recipes = [r for r in recipes if not isinstance(r, Limited)]
     names = [r.name for r in recipes]
     points = cfg.points()
     main = points[0]
@@ -147,6 +151,21 @@ def assemble(
             "statistics": _statistics_block(cfg.n_boot),
         }
     )
+    if arms:
+        _, arm_bpb, _, _ = point_curves(items, results, main.name, [a.name for a in arms])
+        rep.update(
+            limited_blocks(
+                cfg,
+                arms=arms,
+                arm_heads={a: analysis.headline(v, cfg.headline) for a, v in arm_bpb.items()},
+                data=data,
+                base=base,
+                heads=heads,
+                recipes=rep["recipes"],
+                family=family,
+                margin=((controls.get("null") or {}).get("equivalence") or {}).get("margin"),
+            )
+        )
     return Analysis(rep, heads, base)
 
 

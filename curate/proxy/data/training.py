@@ -15,6 +15,7 @@ from curate.instrument.shards import SHARD_FILES, ShardJob, concat_shards, shard
 from curate.proxy.errors import EmptyRecipeError
 from curate.proxy.kinds import Recipe, RunFiles, kind
 from curate.proxy.kinds.kept import Kept
+from curate.proxy.kinds.limited import Limited, arm_name
 from curate.proxy.spec.config import ProxyConfig
 from curate.runtime.context import RunContext
 
@@ -42,6 +43,40 @@ def control_recipes(cfg: ProxyConfig) -> tuple[list[Recipe], str | None, dict[st
             continue
         out.append(control)
     return out, target, skipped
+
+
+def limited_arms(cfg: ProxyConfig, recipes: list[Recipe], controlled: str | None) -> list[Recipe]:
+    """The data-limited arm's runs (``proxy.data_limited``, :mod:`curate.proxy.kinds.limited`): raw's pool at
+    every ratio of the comparison and the repetition curve, each recipe's share of it at every ``k`` of the
+    comparison, and, with the null control, the arm's null at each ``k`` (a subset of the pool at the
+    controlled recipe's share); none without the section. Built in that order: each derives from the ones before it."""
+    spec = cfg.data_limited
+    if spec is None:
+        return []
+    base = next(r for r in recipes if r.name == cfg.baseline)
+    family = [r for r in recipes if r.name != cfg.baseline and r.ROLE == "recipe"]
+    source = {r.name: r.data_folder(cfg) for r in recipes}
+    raw = base.data_folder(cfg)
+    arms: list[Recipe] = [
+        Limited(arm_name(base.name, k), of=base.name, k=k, source=raw, pool=raw) for k in spec.raw_ratios()
+    ]
+    for k in spec.k:
+        arms += [
+            Limited(arm_name(r.name, k), of=r.name, k=k, source=source[r.name], pool=raw) for r in family
+        ]
+    if controlled is not None and "null" in cfg.controls and any(r.name == controlled for r in family):
+        for k in spec.k:
+            arms.append(
+                Limited(
+                    arm_name("null", k),
+                    of=base.name,
+                    k=k,
+                    source=raw,
+                    pool=raw,
+                    null_of=arm_name(controlled, k),
+                )
+            )
+    return arms
 
 
 @dataclass
@@ -101,8 +136,8 @@ def training_data(
                 raise PhaseError(f"proxy.controls: {c.name}: {why}")
             skipped[c.name] = why
             controls.remove(c)
-    everything = recipes + controls
-    for r in everything:  # recipes derived from built ones (a sample), then the controls' draws
+    everything = recipes + controls + limited_arms(cfg, recipes, controlled)
+    for r in everything:  # recipes derived from built ones (a sample), the controls' draws, then the arms'
         derived = r.derive(cfg, pdir, data, controlled)
         if derived is not None:
             data[r.name] = derived

@@ -74,6 +74,8 @@ def run_items(
         main_dir = pdir / runs_dir if runs_dir else pdir
         base_dir = main_dir if k == 0 else pdir / "ladder" / point.name
         for r in recipes:
+            if k > 0 and r.MAIN_ONLY:
+                continue
             for seed in point.seeds:
                 items.append(
                     RunItem(
@@ -195,7 +197,8 @@ def analyse(
     report = out.report
     report["tokenizer"] = f.tokenizer
     for r, share in f.shares.items():
-        report["recipes"][r]["stream_shared_with_baseline"] = share
+        if r in report["recipes"]:  # the data-limited arm's runs are reported apart (data_limited)
+            report["recipes"][r]["stream_shared_with_baseline"] = share
     report["scorer_overlaps"] = f.overlaps  # non-headline sets only (headline overlaps are refused above)
     report["held_out_sources"] = f.held_out  # eval sources and a target: source, in no recipe
     return out

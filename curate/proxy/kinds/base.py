@@ -11,7 +11,9 @@ kind with a string. A kind says:
   from other recipes' shards, e.g. a per-seed document draw);
 * where each run reads and writes: :meth:`Recipe.train_prefix` (its shard at a seed) and
   :meth:`Recipe.run_folder`;
-* its role (``ROLE``: ``recipe`` or ``control``) and whether curation cost counts against it (``CURATED``);
+* its role (``ROLE``: ``recipe``, ``control``, or ``arm``: a run of the data-limited arm, reported apart),
+  whether curation cost counts against it (``CURATED``) and whether it trains at the main point only
+  (``MAIN_ONLY``);
 * what it adds to its ``goodput.json`` entry (:meth:`Recipe.report_fields`);
 * for a control, its check (:meth:`Recipe.check`: its block of ``goodput.json``'s ``controls``), whether
   and why its result forbids a decision (``GATE``, :meth:`Recipe.failure`), the warning it raises
@@ -120,6 +122,7 @@ class Recipe:
     CURATED: ClassVar[bool] = True  # its rows went through the pipeline's stages: curation cost counts
     FROM_FILES: ClassVar[bool] = True  # its shard is built from the run's files (else derived)
     ORDER: ClassVar[int] = 0  # controls are built in this order
+    MAIN_ONLY: ClassVar[bool] = False  # trained at the main point only, not at the ladder's other points
     GATE: ClassVar[int | None] = None  # a control that gates the decision: its place among the reasons
     Params: ClassVar[type[Any] | None] = None  # a USER kind's entry as written (from_spec), a dataclass
 

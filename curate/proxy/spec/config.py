@@ -52,6 +52,9 @@ proxy:
   ablate: false                  # also run leave-one-stage-out recipes (ablation.json; curate ablate)
   search: {columns: {dsir_v1.resample_key: {min_quantile: [0.5, 0.9]}}}   # curate search (proxy/design/search.py)
   mix: {by: source, dirichlet: 12}   # weights over the sources: curate mix, or the phase (docs/mixtures.md)
+  data_limited: {k: [1, 4], repetition: [1, 2, 4, 8, 16]}   # when data is the limit: each recipe's share
+                                 # of raw's pool of T/k tokens repeated against the pool repeated, and the
+                                 # cost of repetition (docs/goodput.md, "When data is the limit")
 ```
 """
 
@@ -70,6 +73,7 @@ from curate.instrument.train_config import TrainConfig
 from curate.proxy.errors import ProxyConfigError
 from curate.proxy.kinds import Recipe, control_kinds
 from curate.proxy.spec.entries import DEFAULT_SEEDS, LadderPoint, TokenizerSpec
+from curate.proxy.spec.limited import DataLimitedSpec
 from curate.proxy.spec.mix import MixSpec
 from curate.proxy.spec.search import SearchSpec
 from curate.proxy.spec.section import ProxySection
@@ -117,6 +121,7 @@ class ProxyConfig(Section):
     planted_noise: Noise | None = None  # the calibrated per-seed spread of planted - null
     search: SearchSpec | None = None  # proxy.search, run after the measurement (curate.proxy.design.search)
     mix: MixSpec | None = None  # proxy.mix: run by curate mix and by the proxy phase after its measurement
+    data_limited: DataLimitedSpec | None = None  # the data-limited arm (proxy.data_limited)
 
     @classmethod
     def parse(cls, raw: Any, *, pipeline_path: str | None = None, load: bool = False) -> Self:
@@ -160,6 +165,7 @@ class ProxyConfig(Section):
             "controls_for",
             "sequential",
             "tokenizer",
+            "data_limited",
         )
         kw: dict[str, Any] = {k: getattr(s, k) for k in plain if getattr(s, k) is not None}
         if s.seeds is not None:
@@ -238,7 +244,7 @@ class ProxyConfig(Section):
 
     def follow_up(self, **changes: Any) -> ProxyConfig:
         """A measurement derived from this one (an ablation, a search rung) with ``changes``: one point, no
-        controls, ladder or follow-ups of its own."""
+        controls, ladder, data-limited arm or follow-ups of its own."""
         fixed: dict[str, Any] = dict(
             controls=[],
             controls_explicit=True,
@@ -247,6 +253,7 @@ class ProxyConfig(Section):
             ablate=False,
             search=None,
             mix=None,
+            data_limited=None,
         )
         return dataclasses.replace(self, **{**fixed, **changes})
 

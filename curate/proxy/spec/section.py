@@ -23,6 +23,7 @@ from curate.proxy.spec.entries import (
     built,
     parse_recipes,
 )
+from curate.proxy.spec.limited import DataLimitedSpec
 from curate.proxy.spec.mix import MixSection, mix_written
 from curate.proxy.spec.search import SearchSection
 from curate.proxy.spec.sequential import SequentialSpec
@@ -95,6 +96,7 @@ class ProxySection:
     noise: NoiseSpec | None = None
     sequential: SequentialSpec | None = None
     planted_noise: NoiseSpec | None = None
+    data_limited: DataLimitedSpec | None = None
 
     def recipe_list(self) -> list[Recipe]:
         """The recipes written, or raw (every valid input document) and curated (kept/)."""
@@ -145,3 +147,8 @@ class ProxySection:
             )
         if self.sequential is not None and self.noise is None:
             raise invalid("sequential", "needs proxy.noise: the design is built on the calibrated spread")
+        if self.search is not None and self.search.objective == "data_limited" and self.data_limited is None:
+            raise invalid(
+                ("search", "objective"),
+                "data_limited needs proxy.data_limited: the search ranks at its first compute-to-data ratio k",
+            )

@@ -10,11 +10,12 @@ from curate.proxy.kinds import KINDS, Recipe, control_kinds, kind, register, use
 
 
 def test_the_built_in_kinds_and_their_roles():
-    assert sorted(KINDS) == ["kept", "mixture", "null", "planted", "raw", "rejected", "sample"]
+    assert sorted(KINDS) == ["kept", "limited", "mixture", "null", "planted", "raw", "rejected", "sample"]
     assert user_kinds() == ["kept", "raw", "sample"]
     assert control_kinds() == ["null", "rejected", "planted"]
     with pytest.raises(
-        PhaseError, match=r"^recipe kind: 'nul'; valid: kept, mixture, null, planted, raw, rejected, sample$"
+        PhaseError,
+        match=r"^recipe kind: 'nul'; valid: kept, limited, mixture, null, planted, raw, rejected, sample$",
     ):
         kind("nul")
 
