@@ -148,7 +148,7 @@ def test_parse_search_candidates_rungs_and_errors():
         ({"columns": {"x": {"min": [1]}}, "eta": 1}, r"^proxy.search.eta: expected a value >= 2, got 1$"),
         (
             {"columns": {"x": {"min": [1]}}, "objective": "loss"},
-            r"^proxy.search.objective: expected one of 'multiplier', 'goodput', got 'loss'$",
+            r"^proxy.search.objective: expected one of 'multiplier', 'goodput', 'data_limited', got 'loss'$",
         ),
         (
             {"columns": {"x": {"min": [1]}}, "confirm_seeds": [0]},
@@ -279,3 +279,54 @@ def test_search_without_stages_draws_from_the_ablated_rows_and_the_winner_drops_
         {"dedup": "d_v1"},
         {"select": [{"column": "s", "min": 2.5}], "label": "search_winner"},
     ]
+
+
+def test_a_search_by_data_limited_goodput_ranks_the_candidates_repeated_against_raw_repeated(tmp_path):
+    from curate.core.engine import InlineEngine
+
+    with pytest.raises(
+        ProxyConfigError, match=r"^proxy.search.objective: data_limited needs proxy.data_limited"
+    ):
+        parse({**SECTION, "search": {**SECTION["search"], "objective": "data_limited"}})
+    section = {
+        **SECTION,
+        "search": {
+            "columns": {"toy.score": {"min_quantile": [0.2, 0.6]}},
+            "rungs": [{"budget": 32 * 4 * 8, "seeds": 2}],
+            "objective": "data_limited",
+            "confirm_seeds": 2,
+        },
+        "data_limited": {"k": [2], "repetition": []},
+    }
+    rng = np.random.default_rng(0)
+    write_kept(tmp_path, rng)
+    write_rejected(tmp_path, ["zz qq " * 30], ["s:x"])
+    config = {"name": "toy", "input": {"path": "x.jsonl", "format": "jsonl"}, "stages": [], "proxy": section}
+    (tmp_path / "manifest.json").write_text(json.dumps({"config": config}))
+    ctx = RunContext(
+        run_dir=tmp_path,
+        config=config,
+        engine=InlineEngine(progress=False),
+        manifest={},
+        section=parse(section),
+    )
+    run_phase(ctx)
+    out = json.loads((tmp_path / "search.json").read_text())
+    assert out["objective"] == "data_limited"
+    rung = json.loads((tmp_path / "search" / "rung0.json").read_text())
+    limited = {e["recipe"]: e for e in rung["data_limited"] if e["role"] == "recipe"}
+    names = sorted(out["candidates"])
+    assert set(limited) == set(names)  # every candidate's share of raw's pool at k = 2, no null (no controls)
+    assert [e["k"] for e in rung["data_limited"]] == [2.0, 2.0]
+    # the rung's scores are the data-limited goodput, and the winner is the one ranked first by it
+    scores = out["history"][0]["scores"]
+    assert scores == {n: limited[n]["goodput"]["value"] for n in names}
+    best = min(
+        names,
+        key=lambda n: (
+            *rank_key({"data_limited": limited[n]["goodput"], "paired": limited[n]}, "data_limited"),
+            n,
+        ),
+    )
+    assert out["winner"] == best
+    assert out["confirmation"]["data_limited"]["value"] is not None

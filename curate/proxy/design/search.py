@@ -12,7 +12,9 @@ proxy:
                                               # with product: true), beside the column options
     sample: null                              # N: a seeded random subset of N candidates (random search)
     seed: 0
-    objective: multiplier                     # or goodput (yield x multiplier)
+    objective: multiplier                     # or goodput (yield x multiplier), or data_limited (each
+                                              # candidate's share of raw's pool repeated against the pool
+                                              # repeated, at proxy.data_limited's first k)
     eta: 3                                    # each rung keeps the best ceil(n / eta)
     rungs: [{budget: 75000, seeds: 1}, {budget: 300000, seeds: 3}]   # default: T/4 with 1 seed, then T
     confirm_seeds: 3                          # fresh seeds (after every seed used) for the winner vs baseline
@@ -45,6 +47,7 @@ from curate.proxy.errors import EmptyRecipeError
 from curate.proxy.kinds import RunFiles
 from curate.proxy.kinds.kept import Kept
 from curate.proxy.spec.config import ProxyConfig
+from curate.proxy.spec.limited import DataLimitedSpec
 from curate.proxy.spec.search import SearchSpec
 from curate.runtime.context import RunContext
 
@@ -78,14 +81,29 @@ def rank_key(rec: dict[str, Any], objective: str) -> tuple[float, int, float]:
     return (-float(block["value"]), -side, float(rec["paired"]["diff_bpb"]["value"]))
 
 
-def _numbers(rec: dict[str, Any]) -> dict[str, Any]:
+def _objective_records(rep: dict[str, Any], objective: str) -> dict[str, dict[str, Any]]:
+    """Each recipe's record as :func:`rank_key` reads it: its ``goodput.json`` entry, or for the
+    data-limited objective its data-limited goodput at the arm's k and the paired difference there."""
+    if objective != "data_limited":
+        return rep["recipes"]
     return {
+        e["recipe"]: {"data_limited": e["goodput"], "paired": {"diff_bpb": e["diff_bpb"]}}
+        for e in rep.get("data_limited") or []
+        if e["role"] == "recipe"
+    }
+
+
+def _numbers(rec: dict[str, Any], objective_rec: dict[str, Any] | None = None) -> dict[str, Any]:
+    out = {
         "multiplier": rec["multiplier"],
         "goodput": rec["goodput"],
         "yield": rec["yield"],
         "docs": rec["docs"],
         "tokens_kept": rec["tokens_kept"],
     }
+    if objective_rec is not None and "data_limited" in objective_rec:
+        out["data_limited"] = objective_rec["data_limited"]
+    return out
 
 
 def pareto(points: dict[str, tuple[float, float]]) -> list[str]:
@@ -107,24 +125,33 @@ def run_search(ctx: RunContext, spec: SearchSpec) -> dict[str, Any]:
     empty: dict[str, str] = {}
     per_rung: list[dict[str, Any]] = []
 
+    limited = (
+        DataLimitedSpec(k=[cfg.data_limited.k[0]], repetition=[])
+        if spec.objective == "data_limited" and cfg.data_limited is not None
+        else None
+    )
+
     def at(names: list[str], budget: int, seeds: list[int]) -> ProxyConfig:
         """The run's proxy settings with the baseline and these candidates at ``budget`` and ``seeds``,
-        at that point only (no ladder, controls or follow-ups)."""
+        at that point only (no ladder, controls or follow-ups; the data-limited arm at one k when the
+        objective is data-limited goodput)."""
         recipes = [base] + [Kept(n, list(spec.candidates[n]), spec.without(n)) for n in names]
-        return cfg.follow_up(recipes=list({r.name: r for r in recipes}.values()), budget=budget, seeds=seeds)
+        return cfg.follow_up(
+            recipes=list({r.name: r for r in recipes}.values()),
+            budget=budget,
+            seeds=seeds,
+            data_limited=limited,
+        )
 
     keys: dict[tuple[str, int], tuple[float, int, float]] = {}
 
     def evaluate(names: list[str], k: int) -> dict[str, float | None]:
         rung = spec.rungs[k]
         rep = _phase(ctx, at(names, rung.budget, list(rung.seeds)), f"rung{k}", empty)
-        per_rung.append({n: _numbers(rep["recipes"][n]) for n in names if n in rep["recipes"]})
-        scores = {
-            n: (rep["recipes"][n][spec.objective]["value"] if n in rep["recipes"] else None) for n in names
-        }
-        keys.update(
-            {(n, k): rank_key(rep["recipes"][n], spec.objective) for n in names if scores[n] is not None}
-        )
+        recs = _objective_records(rep, spec.objective)
+        per_rung.append({n: _numbers(rep["recipes"][n], recs.get(n)) for n in names if n in rep["recipes"]})
+        scores = {n: (recs[n][spec.objective]["value"] if n in recs else None) for n in names}
+        keys.update({(n, k): rank_key(recs[n], spec.objective) for n in names if scores[n] is not None})
         for n in names:
             if scores[n] is None and n not in empty:
                 # trained, but the multiplier is not finite (off the baseline's curve): not rankable
@@ -157,7 +184,11 @@ def run_search(ctx: RunContext, spec: SearchSpec) -> dict[str, Any]:
     if winner is not None:
         full = spec.rungs[-1]
         rep = _phase(ctx, at([winner], full.budget, list(spec.confirm_seeds)), "confirm", empty)
-        out["confirmation"] = {"seeds": list(spec.confirm_seeds), **_numbers(rep["recipes"][winner])}
+        recs = _objective_records(rep, spec.objective)
+        out["confirmation"] = {
+            "seeds": list(spec.confirm_seeds),
+            **_numbers(rep["recipes"][winner], recs.get(winner)),
+        }
         out["winner_pipeline"] = _write_winner(ctx, winner, spec.candidates[winner], spec.without(winner))
     atomic_write_json(ctx.path("search.json"), out, indent=1, allow_nan=False)
     return out

@@ -50,7 +50,7 @@ class SearchSection:
     product: bool = False
     sample: int | None = field(default=None, metadata=bounds(1))
     seed: int = 0
-    objective: Literal["multiplier", "goodput"] = "multiplier"
+    objective: Literal["multiplier", "goodput", "data_limited"] = "multiplier"
     eta: int = field(default=3, metadata=bounds(2))
     rungs: Rungs | None = None
     confirm_seeds: SeedCount | None = None
