@@ -103,7 +103,8 @@ class Recipe(Block):
     role: Role | None = req()
     multiplier: Multiplier = req(Multiplier)
     multiplier_adjusted: Multiplier = opt(
-        Multiplier, doc="the multiplier's interval at the family's Bonferroni level: what a recipe picked as the best keeps"
+        Multiplier,
+        doc="the multiplier's interval at the family's Bonferroni level: what a recipe picked as the best keeps",
     )
     goodput: Ratio = req(Ratio, legacy=GoodputV2, doc="data goodput: yield x multiplier")
     yield_: Num = req(key="yield", doc="tokens kept / tokens in")

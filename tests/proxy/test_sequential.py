@@ -11,7 +11,9 @@ from curate.proxy.statistics.sequential import design, fixed_power, fixed_seeds,
 
 def test_the_fixed_design_and_the_looks_beside_it():
     assert fixed_seeds(alpha=0.025, power=0.8, effect=1.0) == 10  # (z_.9875 + z_.8)^2 = 9.7
-    assert fixed_power(10, alpha=0.025, effect=1.0) == pytest.approx(0.8214, abs=1e-4)  # Phi(sqrt(10) - 2.2414)
+    assert fixed_power(10, alpha=0.025, effect=1.0) == pytest.approx(
+        0.8214, abs=1e-4
+    )  # Phi(sqrt(10) - 2.2414)
     assert looks_for(10) == (3, 5, 7, 8, 10, 12)
     assert looks_for(5) == (2, 3, 4, 5, 6)
     with pytest.raises(ValueError, match="looks: expected increasing seed counts from 2 up"):

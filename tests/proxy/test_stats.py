@@ -169,7 +169,7 @@ def test_a_seed_whose_finished_run_at_t_is_worse_than_a_shorter_one_keeps_m0_at_
     assert base.multiplier(-0.1, curves[1]) == (2.0, "above")
 
 
-def test_power_is_the_verdict_pairs_own_spread_with_n_minus_1_df():
+def test_power_pools_the_verdict_pairs_spread_with_the_runs_other_pairs():
     base = analysis.Baseline(TOKENS, CURVE[None, :], TOKENS[3])
     heads = {
         "raw": np.array([[1.00], [2.00], [3.00]]),
@@ -180,18 +180,33 @@ def test_power_is_the_verdict_pairs_own_spread_with_n_minus_1_df():
     pairs = analysis.Pairs(heads, ["raw", "a", "b"], "raw")
     pw = analysis.power(base, pairs, 3, ("a", "raw"))
     assert pw["pair"] == ["a", "raw"]
-    assert (pw["sd_diff_bpb"], pw["sd_dof"]) == (pytest.approx(0.01), 2)
-    # (t_.975,2 + t_.8,2) * 0.01 / sqrt(3) = (4.3027 + 1.0607) * 0.01 / 1.7321
-    assert pw["mde_bpb"] == pytest.approx(0.030966, abs=1e-6)
+    # no calibrated noise: a - raw pooled with b - raw (both sd 0.01), df 2 + 2, not the pair's own 2
+    assert (pw["sd_diff_bpb"], pw["sd_dof"]) == (pytest.approx(0.01), 4)
+    assert pw["sd_source"] == "pooled over 2 pairs with the baseline"
+    # (t_.975,4 + t_.8,4) * 0.01 / sqrt(3) = (2.7764 + 0.9410) * 0.01 / 1.7321
+    assert pw["mde_bpb"] == pytest.approx(0.021462, abs=1e-6)
     assert pw["mde_multiplier"]["worse"] == pytest.approx(math.exp(-pw["mde_bpb"] / 0.1))
+    lo, hi = pw["sd_interval"]  # the spread's own 95% interval (chi-square, df 4) and the MDE at its ends
+    assert (lo, hi) == (
+        pytest.approx(0.01 * math.sqrt(4 / 11.1433), rel=1e-4),
+        pytest.approx(0.01 * math.sqrt(4 / 0.4844), rel=1e-4),
+    )
+    assert pw["mde_bpb_interval"][0] < pw["mde_bpb"] < pw["mde_bpb_interval"][1]
     assert "pooled_over" not in pw
     row = next(r for r in pw["seeds_needed"] if r["multiplier"] == 0.8)
-    assert row["diff_bpb"] == pytest.approx(-0.1 * math.log(0.8))  # 0.0223: n = 3 gives 0.031, n = 4 0.0177
+    assert row["diff_bpb"] == pytest.approx(-0.1 * math.log(0.8))  # 0.0223: n = 3 gives 0.0215 at df 4
     assert row["seeds"] == 4
     assert set(pw["by_pair"]) == {"a", "b", "null"}
     null = pw["by_pair"]["null"]
-    assert (null["sd_diff_bpb"], null["sd_dof"]) == (pytest.approx(0.04 / math.sqrt(3)), 2)
-    assert null["mde_bpb"] == pytest.approx(stats.mde(0.04 / math.sqrt(3), 3))
+    # null - raw pooled with a - raw and b - raw: (2 * (0.04 / sqrt(3))^2 + 2 * 0.01^2 + 2 * 0.01^2) / 6
+    sd = math.sqrt((2 * (0.04 / math.sqrt(3)) ** 2 + 4 * 0.01**2) / 6)
+    assert (null["sd_diff_bpb"], null["sd_dof"]) == (pytest.approx(sd), 6)
+    assert null["mde_bpb"] == pytest.approx(stats.mde(sd, 3, dof=6))
+    # with a calibrated prior the pair's own spread is pooled with it instead
+    prior = analysis.Noise(0.02, 40, "fresh seeds")
+    pp = analysis.power(base, pairs, 3, ("a", "raw"), prior)
+    assert pp["sd_dof"] == 42
+    assert pp["sd_diff_bpb"] == pytest.approx(math.sqrt((40 * 0.02**2 + 2 * 0.01**2) / 42))
     # every call reads the pair's own interval: a - raw with its own sd, not one shared by a and b
     iv = pairs.interval("a", "raw")
     assert (iv.sd, iv.value, iv.n) == (pytest.approx(0.01), pytest.approx(0.02), 3)
