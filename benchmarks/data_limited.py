@@ -8,10 +8,10 @@ for the repetition curve. It writes the ``data_limited`` list (each entry with i
 multiplier`` says of each recipe, with the date, commit, CPU, load and command. Resumable: finished runs
 (under ``RUN/proxy/data_limited/<tag>/``) are reused.
 
-    python benchmarks/data_limited.py runs/demo --point demo --seeds 4 --first-seed 5000 \\
-        --out benchmarks/results/data_limited-demo.json
+    python benchmarks/data_limited.py runs/demo --point demo --seeds 6 --first-seed 5000 \\
+        --pipeline pipelines/demo.yaml --out benchmarks/results/data_limited-demo.json
     python benchmarks/data_limited.py runs/web --point web --seeds 6 --first-seed 5100 \\
-        --out benchmarks/results/data_limited-web.json
+        --pipeline pipelines/goodput_trust.yaml --out benchmarks/results/data_limited-web.json
 """
 
 from __future__ import annotations
@@ -24,6 +24,8 @@ import sys
 import time
 from pathlib import Path
 from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a script: the repository's root
 
 from benchmarks.gate_draws import _commit, _cpu_name
 
@@ -80,6 +82,11 @@ def main(argv: list[str] | None = None) -> int:
     )
     ap.add_argument("--k", type=float, nargs="+", default=[1.0, 4.0])
     ap.add_argument("--repetition", type=float, nargs="*", default=[1.0, 2.0, 4.0, 8.0, 16.0])
+    ap.add_argument(
+        "--pipeline",
+        type=Path,
+        help="take the proxy settings from this pipeline file (default: the run's own)",
+    )
     ap.add_argument("--engine", default="ray", choices=["ray", "inline"])
     ap.add_argument("--out", type=Path, required=True)
     args = ap.parse_args(argv)
@@ -92,7 +99,13 @@ def main(argv: list[str] | None = None) -> int:
     manifest = load_manifest(args.run)
     config = manifest.get("config") or {}
     seeds = list(range(args.first_seed, args.first_seed + args.seeds))
-    section = section_for(dict(config.get("proxy") or {}), seeds, args.k, args.repetition)
+    if args.pipeline:
+        import yaml
+
+        written = (yaml.safe_load(args.pipeline.read_text()) or {}).get("proxy") or {}
+    else:
+        written = config.get("proxy") or {}
+    section = section_for(dict(written), seeds, args.k, args.repetition)
     tag = f"s{seeds[0]}-{len(seeds)}"
     engine = make_engine(args.engine, progress=True)
     t0, load0 = time.process_time(), os.getloadavg()[0]
@@ -123,7 +136,7 @@ def main(argv: list[str] | None = None) -> int:
         "load": [round(load0, 1), round(os.getloadavg()[0], 1)],
         "command": "python benchmarks/data_limited.py " + " ".join(sys.argv[1:]),
         "run": str(args.run),
-        "pipeline": manifest.get("pipeline"),
+        "pipeline": str(args.pipeline) if args.pipeline else manifest.get("pipeline"),
         "model": section.get("model"),
         "budget": section.get("budget"),
         "seeds": seeds,
