@@ -1,5 +1,5 @@
 """The ``export`` phase, run after the pipeline and the proxy runs and before the report, which shows
-what the export wrote (:data:`curate.runtime.phases.PHASES`)."""
+what the export wrote (:data:`curate.compose.PHASES`)."""
 
 from __future__ import annotations
 

@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 
 @dataclass
 class RunContext:
-    """A finished (or resumed) pipeline run, handed to the phases in order (:data:`curate.runtime.phases.PHASES`):
+    """A finished (or resumed) pipeline run, handed to the phases in order (:data:`curate.compose.PHASES`):
     proxy, export, report.
 
     ``section`` is the phase's own section (:class:`curate.core.params.Section`), parsed once by the class

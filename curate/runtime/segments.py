@@ -44,7 +44,8 @@ class Segment:
     collector: GlobalStage | None = None  # the global stage that collects keys after it (None at the end)
     # A stage that redacts personal data (pii_v1 in redact mode), possibly of a later segment, and the
     # labels of the stages before it (the read stage included): rows those reject are redacted by it
-    # before they are written, so no raw value it covers reaches rejected/.
+    # before they are written, so no value it detects reaches rejected/ unredacted (one it misses does:
+    # its recall is measured, BENCHMARKS.md).
     scrubber: RowStage | None = None
     scrub_before: frozenset[str] = frozenset()
 

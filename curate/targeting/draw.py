@@ -156,8 +156,8 @@ def draw_samples(
     """Steps 1-3: the target (checked disjoint), the input scan, the raw sample; written under ``work``.
     ``cache``: where the scan keeps each shard's batches for segment 0 (:mod:`curate.io.shardcache`).
     ``scrub``: applied to both samples after the disjointness checks and before anything is written or
-    fitted (a pipeline with ``pii_v1`` in redact mode passes its redaction: no raw value reaches the run
-    folder through the samples)."""
+    fitted (a pipeline with ``pii_v1`` in redact mode passes its redaction: no value it detects reaches the
+    run folder through the samples; one it misses does, at its measured recall)."""
     from curate.instrument.evalsets import EvalData, build_gram_index
 
     eval_sources = sorted({e.source for e in specs if e.source})
