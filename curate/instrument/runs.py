@@ -122,6 +122,22 @@ def run_one(item: RunItem) -> dict[str, Any]:
     return done if done is not None else _train(item, cfg, out, data_meta)
 
 
+def resuming(items: list[RunItem]) -> list[RunItem]:
+    """The runs an earlier attempt left unfinished with a checkpoint (``ckpt.pt`` and no ``result.json``,
+    in the run's storage when it has one): each resumes from it. Read on the driver, which says so, since a
+    worker's own log does not reach the driver's terminal."""
+    out = []
+    for it in items:
+        run = Path(it.out_dir)
+        if it.remote is not None:
+            left = it.remote.exists(run / "ckpt.pt") and not it.remote.exists(run / "result.json")
+        else:
+            left = (run / "ckpt.pt").exists() and not (run / "result.json").exists()
+        if left:
+            out.append(it)
+    return out
+
+
 def _finished(out: Path, cfg: TrainConfig, data_meta: dict[str, Any]) -> dict[str, Any] | None:
     """The run's result when ``out`` holds it for this configuration and this training data; a folder
     left by another configuration or other data is removed (it is retrained)."""
@@ -189,7 +205,7 @@ def _run_remote(item: RunItem, remote: RemoteRoot) -> dict[str, Any]:
     if (work / "config.json").exists():  # same configuration: resume from its last checkpoint
         for name in ("metrics.jsonl", "ckpt.pt"):
             remote.fetch(run / name, optional=True)
-        if (work / "ckpt.pt").exists():  # said at warning level: the worker's log reaches the driver
+        if (work / "ckpt.pt").exists():  # in the worker's log; the driver says it too (resuming)
             log.warning(
                 "%s: an earlier attempt stopped; resuming from its stored checkpoint",
                 remote.rel(run),

@@ -34,7 +34,7 @@ from curate.core.errors import PhaseError
 from curate.core.stage import Resources
 from curate.goodput.schema import Goodput
 from curate.goodput.schema import write as write_goodput
-from curate.instrument.runs import RunItem, run_one
+from curate.instrument.runs import RunItem, resuming, run_one
 from curate.instrument.shards import (
     SHARD_FILES,
     read_hids,
@@ -94,6 +94,16 @@ def run_items(
                     )
                 )
     return items
+
+
+def resume_notice(items: list[RunItem]) -> str | None:
+    """What the driver says of the runs that resume from a checkpoint an earlier attempt left (a worker's
+    own log does not reach the terminal); None when none does."""
+    left = resuming(items)
+    if not left:
+        return None
+    names = ", ".join(f"{it.recipe}/seed{it.seed}" for it in left[:6]) + (", ..." if len(left) > 6 else "")
+    return f"proxy: {len(left)} run(s) resume from the checkpoint an earlier attempt left: {names}"
 
 
 def send_run_inputs(ctx: RunContext, items: list[RunItem]) -> None:
@@ -271,6 +281,9 @@ def measure(ctx: RunContext, exp: Experiment) -> Measured:
         items = [dataclasses.replace(it, train_prefix=exp.shards[(it.recipe, it.seed)]) for it in items]
     if ctx.mirror:
         send_run_inputs(ctx, items)
+    notice = resume_notice(items)
+    if notice:
+        log.warning(notice)
     res = Resources(num_cpus=cfg.cpus_per_run, num_gpus=cfg.gpu_fraction if cuda else 0.0)
     desc = "proxy runs" if exp.runs_dir is None else f"proxy runs ({exp.runs_dir})"
     results = ctx.engine.map(run_one, items, resources=res, desc=desc)
