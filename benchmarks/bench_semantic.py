@@ -19,7 +19,8 @@ wikipedia`` (first 2,000 characters of each article). Exact copies are removed f
 are printed for audit (a corpus's own near-duplicates are not false positives).
 
 Speed: CPU seconds (one process; BLAS, OpenMP and faiss pinned to one thread) of collect + reduce +
-apply over the paraphrase corpus (web text), per document.
+apply over the paraphrase corpus (web text), per document. With ``--model`` every figure above is that
+embedder's (at its own default threshold unless ``--threshold``), the hashed embedding's otherwise.
 
 Reuse check (``--reuse-only`` runs only this; ``_reuse.reuse_set``: Wikipedia originals, their cut /
 light / heavy revisions and same-topic text from the same article, after 2,000 web pages), at the
@@ -356,7 +357,9 @@ def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--originals", type=int, default=1000)
     ap.add_argument("--threshold", type=float, default=None, help="default: the embedder's default")
-    ap.add_argument("--model", default=None, help="also check this encoder on the reuse set")
+    ap.add_argument(
+        "--model", default=None, help="the embedder of the figures below the reuse set (also checked on it)"
+    )
     ap.add_argument("--articles", type=int, default=300)
     ap.add_argument("--web", type=int, default=2000)
     ap.add_argument("--reuse-only", action="store_true")
@@ -384,7 +387,7 @@ def main() -> int:
     reuse_check([None, *([args.model] if args.model else [])], args.articles, args.web, args.threshold)
     if args.reuse_only:
         return 0
-    params = SemanticParams(threshold=args.threshold)
+    params = SemanticParams(threshold=args.threshold, model=args.model)
     rng = random.Random(0)
     pool = web_pool(rng)
     n, m = args.originals, len(pool)
