@@ -44,7 +44,10 @@ proxy:
   curve: [0.25, 0.5, 1, 2]       # budgets (x T) at which the baseline is trained to a finished model:
                                  # the measured tokens-to-bpb curve every multiplier is read from
   ladder:                        # extra (model, budget[, seeds]) points; every recipe runs at each
-    - {model: proxy_tiny, budget: 200000, seeds: 2}
+    - {model: proxy_tiny, budget: 200000, seeds: 2}   # seeds: a count or a list, e.g. [10, 11]
+  disjoint_seeds: true           # every point runs seeds no other point runs (a ladder entry's count:
+                                 # that many after the largest seed in use; a list sharing one is refused),
+                                 # so points share no initialisation or stream order and agree by data alone
   train: {seq_len: 128, batch_size: 16, n_evals: 5, lr: 0.003}   # any curate.instrument.train_config.TrainConfig field
   cpus_per_run: 1                # Ray resources per run; on CPU, runs queue for cores
   gpu_fraction: 0.25             # num_gpus per run when CUDA is present (runs share a GPU)
@@ -178,7 +181,7 @@ class ProxyConfig(Section):
         recipes = s.recipe_list()
         headline = [e.name for e in evals if e.kind != "heldout"] or [e.name for e in evals]
         cfg = cls(recipes=recipes, eval=evals, headline=list(s.headline or headline), **kw)
-        cfg.ladder = [p.point(tuple(cfg.seeds)) for p in s.ladder or []]
+        cfg.ladder = ladder_points(s, tuple(cfg.seeds))
         cfg.search = s.search.spec(cfg.budget, cfg.seeds) if s.search is not None else None
         cfg.mix = s.mix.spec(cfg.budget, cfg.seeds) if s.mix is not None else None
         cfg.check_budgets()
@@ -279,6 +282,23 @@ class ProxyConfig(Section):
             if (p.model, p.budget) != (self.model, self.budget):
                 out.append(p)
         return out
+
+
+def ladder_points(s: ProxySection, main: tuple[int, ...]) -> list[LadderPoint]:
+    """``proxy.ladder``'s points, their seeds resolved in order (``proxy.disjoint_seeds``: each entry's
+    fresh against the main point's and every entry's before it; an error at ``ladder[i].seeds``)."""
+    first = LadderPoint(s.model or DEFAULT_MODEL, s.budget or ProxyConfig.budget, main).name
+    used = dict.fromkeys(main, f"the main point {first}") if s.disjoint_seeds else None
+    out = []
+    for i, entry in enumerate(s.ladder or []):
+        try:
+            point = entry.point(main, used)
+        except RegistryError as e:
+            raise invalid(("ladder", i, *e.keys), e.detail) from None
+        if used is not None:
+            used.update(dict.fromkeys(point.seeds, point.name))
+        out.append(point)
+    return out
 
 
 def parse(section: dict[str, Any] | None) -> ProxyConfig:

@@ -87,14 +87,33 @@ class LadderPoint:
 
 @dataclass(frozen=True)
 class LadderEntry:
-    """``proxy.ladder`` entry as written: ``seeds`` defaults to as many as the main point's."""
+    """``proxy.ladder`` entry as written: ``seeds`` a count or a list (default: as many as the main
+    point's)."""
 
     model: Model
     budget: int = field(metadata=bounds(1))
-    seeds: Seeds | None = None
+    seeds: SeedCount | None = None
 
-    def point(self, seeds: tuple[int, ...]) -> LadderPoint:
-        return LadderPoint(self.model, self.budget, self.seeds or tuple(range(len(seeds))))
+    def point(self, main: tuple[int, ...], used: dict[int, str] | None = None) -> LadderPoint:
+        """The point, its seeds resolved. ``used`` (``proxy.disjoint_seeds``): each seed the main point and
+        the entries before this one run, with the point that runs it; a count is then that many seeds after
+        the largest of them, and a list naming one of them is refused (a :class:`RegistryError` at
+        ``seeds``). Without ``used`` a count ``n`` is seeds ``0 .. n-1``, shared with every other point that
+        counts from 0."""
+        n = len(main) if self.seeds is None else self.seeds
+        if used is None:
+            return LadderPoint(self.model, self.budget, tuple(range(n)) if isinstance(n, int) else n)
+        if isinstance(n, int):
+            return LadderPoint(self.model, self.budget, tuple(range(max(used) + 1, max(used) + 1 + n)))
+        shared = sorted(set(n) & set(used))
+        if shared:
+            where = "; ".join(f"seed {s} already runs at {used[s]}" for s in shared)
+            raise invalid(
+                "seeds",
+                f"{where}; proxy.disjoint_seeds gives every point seeds of its own: list others, or give a "
+                "count (that many after the largest seed in use)",
+            )
+        return LadderPoint(self.model, self.budget, n)
 
 
 @dataclass(frozen=True)

@@ -82,6 +82,7 @@ class ProxySection:
     controls: Annotated[list[str], Parse(_controls)] | None = None
     controls_for: str | None = None
     ladder: list[LadderEntry] | None = None
+    disjoint_seeds: bool | None = None
     train: Annotated[TrainConfig, Parse(_train, written=dict[str, Any])] | None = None
     cpus_per_run: float | None = field(default=None, metadata=bounds(0, lo_open=True))
     gpu_fraction: float | None = field(default=None, metadata=bounds(0))
