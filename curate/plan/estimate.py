@@ -308,9 +308,14 @@ def estimate_proxy(
         evals=evals,
         evals_how=evals_how,
     )
-    follow = [k for k in ("ablate", "search", "mix") if getattr(proxy, k, None)]
+    follow = [k for k in ("data_limited", "ablate", "search", "mix") if getattr(proxy, k, None)]
     if follow:
-        est.notes.append(f"not included: the follow-ups proxy.{', proxy.'.join(follow)} ask for")
+        est.notes.append(f"not included: the runs proxy.{', proxy.'.join(follow)} ask for")
+    if getattr(proxy, "sequential", None):
+        seeds = max(len(p.seeds) for p in proxy.points())
+        est.notes.append(
+            f"proxy.sequential stops adding seeds once decided: counted at all {seeds}, the most it trains"
+        )
     return est
 
 

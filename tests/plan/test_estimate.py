@@ -178,3 +178,9 @@ def test_token_counts_are_priced_at_the_runs_own_counter_once_per_text_rewrite(t
     assert row.name == "tokens (words)"
     assert row.source.endswith("; 2 passes (the input, and again after each transform)")
     assert row.wall_s == pytest.approx(row.core_s / 2)
+
+
+def test_runs_the_estimate_leaves_out_are_named() -> None:
+    proxy = _proxy(ablate=True)
+    est = estimate_proxy(proxy, evals=EVALS, input_bytes=0, cores=2, speed_of=lambda c, v, t: SPEED)
+    assert est.notes == ["not included: the runs proxy.ablate ask for"]
