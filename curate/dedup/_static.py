@@ -3,9 +3,9 @@ vectors, looked up in a table that an installed package ships. No network, no mo
 
 A static table is a neural encoder's knowledge frozen per token: it knows that "car" and "automobile"
 are close (which the hashed bag of words of :mod:`curate.dedup._embed` cannot) but, like the bag of
-words, not word order. Its cost is one tokenizer pass and one sparse product per batch: about as fast
-as the hashed embedding, two orders of magnitude faster than running all-MiniLM-L6-v2 on a CPU
-(``BENCHMARKS.md``, section 11).
+words, not word order. Its cost is one tokenizer pass (most of it) and one sparse product per batch:
+about half the hashed embedding's speed and ~90x all-MiniLM-L6-v2's on a CPU (``BENCHMARKS.md``,
+section 11).
 
 The table and tokenizer are named by ``STATIC`` and checked by sha256 before they are read
 (:class:`StaticModel`): a name means these exact bytes, so its calibrated threshold keeps its meaning

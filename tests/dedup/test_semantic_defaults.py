@@ -96,7 +96,8 @@ def test_defaults_catch_revisions_and_spare_same_topic(inline_engine, tmp_path) 
 
 def test_packaged_name_and_errors(monkeypatch) -> None:
     with pytest.raises(
-        ValueError, match=r"'no-such' is not a local directory .* packaged one \(all-minilm-l6-v2, wordllama-l2-supercat\)"
+        ValueError,
+        match=r"'no-such' is not a local directory .* packaged one \(all-minilm-l6-v2, wordllama-l2-supercat\)",
     ):
         _embed.resolve_model("no-such")
     monkeypatch.setitem(_embed.PACKAGED, "absent-encoder", ("curate_no_such_module", "no-such-package"))
