@@ -58,6 +58,11 @@ RATES: dict[str, Rate] = {
     "semantic_dedup_v1[neural]": Rate(
         0.0, "BENCHMARKS.md 11: all-MiniLM-L6-v2, 10.0 docs per CPU-s (2,000 documents)", 10.0
     ),
+    # WordLlama's static token table: a lookup and a mean, not an encoder (RESULTS-pii-semdedup.md,
+    # "Corpus scale on CPU", 2026-12-07: 3,000 web documents, one worker, set-up apart).
+    "semantic_dedup_v1[wordllama-l2-supercat]": Rate(
+        0.0, "RESULTS-pii-semdedup.md (2026-12-07): static token table, 1,344 docs per CPU-s", 1344.0
+    ),
     "pii_v1": Rate(0.0, "BENCHMARKS.md 10 (2026-12-07): 51,214 docs/s on web text, one core", 51214.0),
 }
 UNMEASURED = Rate(2.0, "NOT MEASURED: assumed 2 MB/s per core")

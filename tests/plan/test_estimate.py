@@ -184,3 +184,12 @@ def test_runs_the_estimate_leaves_out_are_named() -> None:
     proxy = _proxy(ablate=True)
     est = estimate_proxy(proxy, evals=EVALS, input_bytes=0, cores=2, speed_of=lambda c, v, t: SPEED)
     assert est.notes == ["not included: the runs proxy.ablate ask for"]
+
+
+def test_semantic_dedup_is_priced_by_its_embedder() -> None:
+    from curate.plan.model import builtin_rate
+
+    assert builtin_rate("semantic_dedup_v1").docs_per_core_s == 2675.0  # the hashed embedding
+    assert builtin_rate("semantic_dedup_v1[all-MiniLM-L6-v2]").docs_per_core_s == 10.0
+    assert builtin_rate("semantic_dedup_v1[/models/my-encoder]").docs_per_core_s == 10.0  # any encoder
+    assert builtin_rate("semantic_dedup_v1[wordllama-l2-supercat]").docs_per_core_s == 1344.0
