@@ -124,11 +124,27 @@ def _rate(k: int, n: int) -> dict[str, Any]:
     return {"k": k, "n": n, "value": k / n if n else None, "ci95": [ci.low, ci.high] if ci else None}
 
 
-def summary(point: dict[str, Any], section: dict[str, Any], calibration: int) -> dict[str, Any]:
+def summary(
+    point: dict[str, Any], section: dict[str, Any], calibration: int, at_seeds: int | None = None
+) -> dict[str, Any]:
     """The gate's error rates on a point's draws: the first ``calibration`` healthy draws set the planted
-    control's calibrated spread (planted - null, their seeds pooled) and are left out of the rates."""
+    control's calibrated spread (planted - null, their seeds pooled) and are left out of the rates.
+    ``at_seeds``: each draw judged on its first ``at_seeds`` seeds only (a sequential design's first look),
+    else on all of them."""
     import numpy as np
 
+    if at_seeds is not None:
+        point = {
+            **point,
+            "draws": [
+                {
+                    **d,
+                    "seeds": d["seeds"][:at_seeds],
+                    "per_seed_bpb": {r: v[:at_seeds] for r, v in d["per_seed_bpb"].items()},
+                }
+                for d in point["draws"]
+            ],
+        }
     ok = [d for d in point["draws"] if not d["broken"]]
     calib, rest = ok[:calibration], ok[calibration:]
     diffs = [np.asarray(d["per_seed_bpb"]["planted"]) - np.asarray(d["per_seed_bpb"]["null"]) for d in calib]
@@ -149,6 +165,7 @@ def summary(point: dict[str, Any], section: dict[str, Any], calibration: int) ->
     broken = [d for d in point["draws"] if d["broken"]]
     return {
         "draws": len(rest),
+        "seeds_judged": len(rest[0]["seeds"]) if rest else None,
         "calibration_draws": len(calib),
         "planted_noise": planted_noise,
         "null_margin": section.get("null_margin"),
@@ -191,6 +208,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument(
         "--calibration", type=int, default=0, help="with --summary: healthy draws that set planted_noise"
     )
+    ap.add_argument(
+        "--at-seeds",
+        type=int,
+        help="with --summary: judge each draw on its first N seeds (a sequential design's first look); "
+        "written as summary_at_N",
+    )
     args = ap.parse_args(argv)
     if args.summary:
         import yaml
@@ -199,14 +222,15 @@ def main(argv: list[str] | None = None) -> int:
         section = (yaml.safe_load(args.summary.read_text()) or {}).get("proxy") or {}
         section.pop("planted_noise", None)  # measured here, from the calibration draws
         point = results[args.point]
-        point["summary"] = {
+        key = "summary" if args.at_seeds is None else f"summary_at_{args.at_seeds}"
+        point[key] = {
             "pipeline": str(args.summary),
             "commit": _commit(),
             "command": "python benchmarks/gate_draws.py " + " ".join(sys.argv[1:]),
-            **summary(point, section, args.calibration),
+            **summary(point, section, args.calibration, args.at_seeds),
         }
         args.out.write_text(json.dumps(results, indent=1) + "\n")
-        print(json.dumps({k: v for k, v in point["summary"].items() if k != "draws_detail"}, indent=1))
+        print(json.dumps(point[key], indent=1))
         return 0
 
     from curate.core.engine import make_engine

@@ -1,0 +1,53 @@
+"""benchmarks/gate_draws.py: the gate's error rates are decided afterwards from every recorded draw, by the
+run's own gate; the first healthy draws calibrate the planted control's spread and stay out of the rates."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from benchmarks import gate_draws
+
+SECTION = {"budget": 300_000, "noise": {"sd": 0.02, "dof": 40, "source": "test"}, "planted": 0.6}
+
+
+def _draw(rng, seeds, broken="", planted_shift=0.05, null_shift=0.0):
+    raw = 3.0 + rng.normal(0, 0.05, len(seeds))
+    null = raw + null_shift + rng.normal(0, 0.01, len(seeds))
+    return {
+        "broken": broken,
+        "controlled": "curated",
+        "seeds": list(seeds),
+        "per_seed_bpb": {
+            "raw": raw.tolist(),
+            "curated": (raw - 0.02 + rng.normal(0, 0.01, len(seeds))).tolist(),
+            "null": null.tolist(),
+            "planted": (null + planted_shift + rng.normal(0, 0.01, len(seeds))).tolist(),
+        },
+    }
+
+
+def test_rates_from_recorded_draws_calibration_left_out_and_a_first_look():
+    rng = np.random.default_rng(0)
+    healthy = [_draw(rng, range(10 * k, 10 * k + 4)) for k in range(8)]
+    broken = [
+        _draw(rng, range(500 + 10 * k, 504 + 10 * k), "shuffle_tokens", planted_shift=0.0) for k in range(3)
+    ]
+    point = {"draws": healthy + broken}
+    out = gate_draws.summary(point, SECTION, calibration=3)
+    assert (out["draws"], out["calibration_draws"], out["seeds_judged"]) == (5, 3, 4)
+    assert out["planted_noise"]["dof"] == 9  # 3 draws x (4 - 1)
+    assert out["planted_noise"]["source"] == "planted - null on 3 fresh draws (seeds 0-23)"
+    # healthy: the null within its margin and planted (+0.05 bpb, spread 0.014) called worse every time
+    assert out["false_alarm_rate"]["k"] == 0
+    assert (out["planted_power"]["k"], out["planted_power"]["n"]) == (5, 5)
+    # a broken instrument (planted indistinguishable from the null) is caught every time
+    assert out["broken_catch_rate"]["k"] == 3
+    assert out["broken_by_mode"]["shuffle_tokens"]["n"] == 3
+    assert out["false_alarm_rate"]["ci95"][1] == pytest.approx(
+        1 - 0.025 ** (1 / 5)
+    )  # Clopper-Pearson, 0 of 5
+    first = gate_draws.summary(point, SECTION, calibration=3, at_seeds=3)
+    assert first["seeds_judged"] == 3
+    assert first["planted_noise"]["dof"] == 6
+    assert [len(d["seeds"]) for d in point["draws"]] == [4] * 11  # the recorded draws are left whole
