@@ -12,30 +12,9 @@ from curate.dedup._embed import HashEmbedder
 from curate.dedup.semantic import SemanticDedup, SemanticParams, _earliest_similar, kmeans
 from curate.pipeline.config import build_stages, parse_pipeline
 from tests.dedup.dedup_helpers import column, run_global, split
+from tests.dedup.semantic_texts import BASE, OTHER_SAME_TOPIC, REORDERED, SYNONYMS, UNRELATED
 from tests.helpers import make_table
 
-BASE = (
-    "The harbour town was rebuilt after the great fire of 1842. Merchants paid for new stone warehouses "
-    "along the quay, and the council widened the streets so carts could pass. Within ten years the port "
-    "handled twice the cargo it had before the disaster."
-)
-REORDERED = (
-    "Within ten years the port handled twice the cargo it had before the disaster. The harbour town was "
-    "rebuilt after the great fire of 1842. Merchants paid for new stone warehouses along the quay, and "
-    "the council widened the streets so carts could pass."
-)
-SYNONYMS = (
-    "The harbour city was rebuilt after the big fire of 1842. Traders paid for new stone warehouses "
-    "along the quay, and the council widened the roads so carts could pass. Within ten years the port "
-    "handled double the cargo it had before the disaster."
-)
-OTHER_SAME_TOPIC = (
-    "Fires were common in nineteenth-century ports. Wooden warehouses burned quickly, and many harbour "
-    "towns passed laws requiring brick or stone for any building near the docks."
-)
-UNRELATED = (
-    "Photosynthesis turns light, water and carbon dioxide into sugar and oxygen in the leaves of plants."
-)
 TEXTS = [UNRELATED, BASE, OTHER_SAME_TOPIC, REORDERED, SYNONYMS, ""]
 
 

@@ -19,7 +19,7 @@ from curate.dedup import _embed, _static
 from curate.dedup.semantic import SemanticDedup, SemanticParams
 from curate.pipeline.config import build_stages, parse_pipeline
 from tests.dedup.dedup_helpers import column, run_global, split
-from tests.dedup.test_semantic import BASE, OTHER_SAME_TOPIC, REORDERED, SYNONYMS, UNRELATED
+from tests.dedup.semantic_texts import BASE, OTHER_SAME_TOPIC, REORDERED, SYNONYMS, UNRELATED
 from tests.helpers import make_table
 
 WORDLLAMA = importlib.util.find_spec("wordllama") is not None
