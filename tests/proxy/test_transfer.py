@@ -1,0 +1,207 @@
+"""The transfer study's statistics (curate/proxy/statistics/transfer.py) on per-seed values whose answer is
+known: a cheap point that ranks as the reference does, one that reverses every pair, a pair the reference
+cannot tell from a tie, the noise ceiling against a direct computation with scipy, Holm's calls against
+statsmodels, and a multiplier that falls by a known ratio per doubling of compute."""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+import pytest
+from scipy import stats as sps
+from statsmodels.stats.multitest import multipletests
+
+from curate.proxy.statistics import transfer
+from curate.proxy.statistics.transfer import Point
+
+RECIPES = ["raw", "a", "b", "c"]
+LEVELS = {"raw": 3.00, "a": 2.90, "b": 2.95, "c": 3.10}
+WOBBLE = np.array([0.004, -0.003, 0.001, -0.002, 0.003, -0.003])  # per-seed noise, one pattern per recipe
+
+
+def _point(name, compute, seeds, levels=LEVELS, *, noise=0.01, rng=0, **kw):
+    r = np.random.default_rng(rng)
+    bpb = {k: (v + noise * r.standard_normal(len(seeds))).tolist() for k, v in levels.items()}
+    return Point(name, tuple(seeds), compute, bpb, **kw)
+
+
+REF = _point("top", 30.0, range(8, 14), noise=0.002, rng=1)
+
+
+def test_a_cheap_point_that_ranks_as_the_reference_scores_1_and_one_that_reverses_every_pair_0():
+    same = _point("cheap", 1.0, range(4), {k: v + 0.5 for k, v in LEVELS.items()}, noise=0.0)
+    flipped = _point("flip", 1.0, range(4), {k: 6.0 - v for k, v in LEVELS.items()}, noise=0.0)
+    acc = transfer.decision_accuracy(same, REF, RECIPES, draws=200)
+    assert acc["all_pairs_weighted"]["value"] == 1.0
+    assert acc["called"]["value"] == 1.0
+    assert acc["all_pairs_weighted"]["pairs"] == 6
+    assert acc["called"]["pairs"] == 6  # 0.05 bpb apart at sd 0.002 on 6 seeds: every pair called
+    rev = transfer.decision_accuracy(flipped, REF, RECIPES, draws=200)
+    assert rev["all_pairs_weighted"]["value"] == 0.0
+    assert rev["called"]["value"] == 0.0
+    # no seed noise at the cheap point and every reference pair far beyond its own: no draw moves them
+    assert acc["all_pairs_weighted"]["ci"] == [1.0, 1.0]
+    assert rev["all_pairs_weighted"]["ci"] == [0.0, 0.0]
+
+
+def test_a_pair_the_reference_cannot_tell_from_a_tie_weighs_nothing():
+    # dyadic values, so every difference is exact: "tie" is raw plus a pattern of mean exactly 0 (p = 1)
+    seed_noise = np.array([3, -1, 2, -4, 1, -1]) / 1024
+    levels = {"raw": 3.0, "a": 2.875, "b": 2.9375, "c": 3.125}
+    bpb = {k: (v + seed_noise * (i + 1)).tolist() for i, (k, v) in enumerate(levels.items())}
+    bpb["tie"] = (np.array(bpb["raw"]) + np.array([1, -1, 1, -1, 1, -1]) / 128).tolist()
+    ref = Point("top", tuple(range(8, 14)), 30.0, bpb)
+    # the cheap point orders every pair as the reference does, but calls "tie" better than raw
+    cheap_levels = {**{k: v + 0.5 for k, v in levels.items()}, "tie": 3.0 + 0.5 - 0.01}
+    cheap = _point("cheap", 1.0, range(4), cheap_levels, noise=0.0)
+    names = [*RECIPES, "tie"]
+    rows = {(p["a"], p["b"]): p for p in transfer.pairs(ref, names, [cheap])}
+    assert (rows[("raw", "tie")]["diff_bpb"], rows[("raw", "tie")]["p"], rows[("raw", "tie")]["weight"]) == (
+        0.0,
+        1.0,
+        0.0,
+    )
+    assert rows[("raw", "tie")]["agrees"] == {"cheap": False}
+    acc = transfer.decision_accuracy(cheap, ref, names, draws=0)
+    weights = [p["weight"] for p in rows.values()]
+    agree = [p["weight"] * p["agrees"]["cheap"] for p in rows.values()]
+    assert acc["all_pairs_weighted"]["value"] == pytest.approx(sum(agree) / sum(weights))
+    assert acc["all_pairs_weighted"]["value"] == 1.0  # the pair it gets wrong had no weight to lose
+    assert acc["all_pairs_weighted"]["weight"] == pytest.approx(sum(weights), abs=1e-6)
+    # the unweighted share would be 9 of 10; the reference calls the other 9 pairs, not the tie
+    assert sum(p["agrees"]["cheap"] for p in rows.values()) == 9
+    assert acc["called"] == {"value": 1.0, "ci": None, "pairs": 9, "draws_with_value": 0}
+
+
+def test_the_reference_p_values_are_scipy_paired_t_tests():
+    f = REF.matrix(RECIPES)
+    mean, p = transfer._reference_tests(f[None])
+    for k, (i, j) in enumerate(itertools.combinations(range(len(RECIPES)), 2)):
+        assert p[0, k] == pytest.approx(sps.ttest_1samp(f[i] - f[j], 0.0).pvalue, rel=1e-12)
+        assert mean[0, k] == pytest.approx(float(np.mean(f[i] - f[j])))
+
+
+def test_holm_rejects_as_statsmodels_does_in_every_family_and_only_among_its_members():
+    rng = np.random.default_rng(3)
+    # 25 families (statsmodels' call runs a garbage collection each time: slow on a loaded machine)
+    p = rng.uniform(0, 0.02, size=(25, 12)) ** rng.uniform(0.5, 2, size=(25, 1))
+    valid = rng.random((25, 12)) > 0.3
+    got = transfer.holm_rejects(p, valid)
+    for row in range(25):
+        members = np.flatnonzero(valid[row])
+        want = multipletests(p[row, members], alpha=0.05, method="holm")[0]
+        assert got[row, members].tolist() == want.tolist()
+        assert not got[row, ~valid[row]].any()
+    assert 0 < got.sum() < valid.sum()  # the comparison can fail both ways
+    assert transfer.holm_rejects(np.array([0.01, 0.04, 0.03])).tolist() == [True, False, False]
+
+
+def test_the_interval_narrows_with_more_recipes_since_pairs_follow_from_them():
+    def study(n):
+        levels = {f"r{i}": 3.0 + 0.01 * i for i in range(n)}
+        ref = _point("top", 30.0, range(10, 16), levels, noise=0.004, rng=5)
+        cheap = _point("cheap", 1.0, range(4), levels, noise=0.012, rng=6)
+        return transfer.decision_accuracy(cheap, ref, list(levels), draws=400)["all_pairs_weighted"]
+
+    few, many = study(4), study(16)
+    width = [b["ci"][1] - b["ci"][0] for b in (few, many)]
+    assert width[1] < width[0] / 1.5
+    for b in (few, many):
+        assert b["ci"][0] <= b["value"] <= b["ci"][1]
+    assert (few["pairs"], many["pairs"]) == (6, 120)
+
+
+def test_the_noise_ceiling_is_half_the_reference_seeds_against_the_other_half():
+    ref = _point(
+        "top", 30.0, range(6), {k: 3.0 + 0.003 * i for i, k in enumerate("pqrst")}, noise=0.004, rng=9
+    )
+    names = list("pqrst")
+    got = transfer.noise_ceiling(ref, names, draws=0)
+    f = ref.matrix(names)
+    num = den = 0.0
+    for a in itertools.combinations(range(6), 3):
+        b = [i for i in range(6) if i not in a]
+        for x, y in ((list(a), b), (b, list(a))):  # x plays the cheap point, y the reference
+            for i, j in itertools.combinations(range(5), 2):
+                w = 1 - sps.ttest_1samp(f[i, y] - f[j, y], 0.0).pvalue
+                agree = np.sign(f[i, x].mean() - f[j, x].mean()) == np.sign(np.mean(f[i, y] - f[j, y]))
+                num, den = num + w * agree, den + w
+    assert got["all_pairs_weighted"]["value"] == pytest.approx(num / den, rel=1e-12)
+    assert 0.5 < got["all_pairs_weighted"]["value"] < 1.0
+    assert (got["splits"], got["seeds_per_half"]) == (20, [3])
+    counts = {
+        n: transfer.noise_ceiling(_point("t", 1.0, range(n)), RECIPES, draws=0)["splits"]
+        for n in (3, 4, 5, 8)
+    }
+    assert counts == {3: 0, 4: 6, 5: 20, 8: transfer.MAX_SPLITS}
+    assert transfer.noise_ceiling(_point("t", 1.0, range(3)), RECIPES, draws=50)["all_pairs_weighted"] == {
+        "value": None,
+        "ci": None,
+        "draws_with_value": 0,
+    }
+
+
+def _curved(name, compute, seeds, diffs):
+    """raw at 4.0 bpb with a curve linear in log2 tokens (0.2 bpb per doubling) and recipe "f" at raw + d."""
+    raw = np.full(len(seeds), 4.0) + WOBBLE[: len(seeds)]
+    flat = raw - 0.1 + np.resize([0.002, -0.002], len(seeds))  # 2^0.5 at every point, seeds around it
+    bpb = {"raw": raw.tolist(), "f": (raw + np.asarray(diffs)).tolist(), "flat": flat.tolist()}
+    return Point(
+        name, tuple(seeds), compute, bpb, (250.0, 500.0, 1000.0, 2000.0), (4.4, 4.2, 4.0, 3.8), 1000.0
+    )
+
+
+def test_a_multiplier_that_falls_by_a_known_ratio_per_doubling_is_said_to_fade():
+    # log2 m = -d / 0.2 on this curve: m = 2^0.5 at 1x, 2^0.3 at 4x, 2^0 at 32x: 2^-0.1 per doubling
+    eps = np.array([0.002, -0.002, 0.001, -0.001])
+    pts = [
+        _curved("p1", 1.0, range(4), -0.1 + eps),
+        _curved("p4", 4.0, range(4, 8), -0.06 - eps),
+        _curved("p32", 32.0, range(8, 12), 0.0 + eps),
+    ]
+    t = transfer.trend(pts, ["raw", "f", "flat"], "raw")
+    f, flat = t["recipes"]["f"], t["recipes"]["flat"]
+    assert f["ratio_per_doubling"] == pytest.approx(2**-0.1, rel=1e-9)
+    assert [p["value"] for p in f["points"]] == pytest.approx([2**0.5, 2**0.3, 1.0], rel=1e-9)
+    assert f["ci"][1] < 1.0
+    assert f["verdict"] == "fades"
+    assert flat["ratio_per_doubling"] == pytest.approx(1.0, abs=1e-9)
+    assert flat["verdict"] == "not_shown"
+    assert f["p_holm"] == pytest.approx(min(1.0, 2 * f["p"]))  # the smaller of two p-values, times 2
+    assert f["sentence"].startswith("f: x0.933 per doubling of compute [")
+    assert f["sentence"].endswith("it fades as compute grows over 32.0x of compute (12 seeds at 3 points)")
+    assert t["summary"] == (
+        "over 32.0x of compute (3 points): 1 of 2 recipes fade (Holm, 5%), 0 grow, 1 show no trend either way "
+        "at these seeds"
+    )
+
+
+def test_a_seed_beyond_the_measured_curve_is_a_bound_and_counted():
+    pts = [
+        _curved("p1", 1.0, range(4), [-0.5, -0.1, -0.1, -0.1]),
+        _curved("p4", 4.0, range(4, 8), [-0.1] * 4),
+    ]
+    f = transfer.trend(pts, ["raw", "f"], "raw")["recipes"]["f"]
+    assert (f["censored"], f["points"][0]["censored"]) == (1, 1)
+    assert f["sentence"].endswith("(8 seeds at 2 points; 1 seed(s) read at the curve's end (a bound))")
+    assert transfer.trend(pts[:1], ["raw", "f"], "raw") == {
+        "recipes": {},
+        "summary": "fewer than two points with a measured curve: no trend to test",
+    }
+
+
+def test_the_study_names_the_reference_checks_seeds_disjoint_and_states_chance():
+    cheap = _point("cheap", 1.0, range(4))
+    mid = _point("mid", 4.0, range(4, 8))
+    s = transfer.study([cheap, REF, mid], RECIPES, "raw", draws=50)
+    assert s["reference"] == "top"
+    assert (s["seeds_disjoint"], s["shared_seeds"], s["chance"]) == (True, {}, 0.5)
+    assert sorted(s["decision_accuracy"]) == ["cheap", "mid"]
+    assert len(s["pairs"]) == math.comb(4, 2)
+    shared = transfer.study([cheap, REF, _point("mid", 4.0, [3, 9, 20, 21])], RECIPES, "raw", draws=0)
+    assert (shared["seeds_disjoint"], shared["shared_seeds"]) == (
+        False,
+        {"3": ["cheap", "mid"], "9": ["top", "mid"]},
+    )
