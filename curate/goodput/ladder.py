@@ -33,9 +33,43 @@ class PointCurve(Block):
 
 
 @dataclass(frozen=True, kw_only=True)
+class Agreement(Block):
+    """A share of recipe pairs two rankings order alike (``value``), with its 95% cluster-bootstrap interval
+    (``ci``; recipes and seeds resampled, :mod:`curate.proxy.statistics.transfer`), the pairs it rests on
+    and how many of the bootstrap's draws had a value (a draw whose reference calls no pair has none)."""
+
+    value: Num = req()
+    ci: list[Num] | None = req()
+    pairs: int | None = opt()
+    weight: Num = opt(doc="the sum of the pairs' weights (1 - p of the reference's paired t)")
+    draws_with_value: int | None = req()
+
+
+@dataclass(frozen=True, kw_only=True)
+class PointAccuracy(Block):
+    """A point's decision accuracy against the reference point: over every pair of non-control recipes,
+    each weighted by the reference's confidence in its sign, and over the pairs the reference calls (Holm)."""
+
+    all_pairs_weighted: Agreement = req(Agreement)
+    called: Agreement = req(Agreement)
+
+
+@dataclass(frozen=True, kw_only=True)
+class NoiseCeiling(Block):
+    """The reference point against itself, half its seeds against the other half (``splits`` ordered
+    splits): the decision accuracy a point that ranks exactly as the reference does reaches through seed
+    noise."""
+
+    all_pairs_weighted: Agreement = req(Agreement)
+    called: Agreement = req(Agreement)
+    splits: int | None = req()
+    seeds_per_half: list[int] = req(list)
+
+
+@dataclass(frozen=True, kw_only=True)
 class LadderPoint(Block):
     """One point of the ladder (a model at a budget, its seeds): sizes, cost, each recipe's numbers, its
-    order and power, and its decision accuracy against the reference point (null at the reference)."""
+    order and power, and its decision accuracy against the reference point (absent at the reference)."""
 
     name: str | None = req()
     model: str | None = req()
@@ -58,9 +92,10 @@ class LadderPoint(Block):
     anomalies: int | None = req()
     rollbacks: int | None = req()
     branch_anomalies: int | None = req()
-    decision_accuracy_vs_reference: Num = req()
-    decision_accuracy_ci: list[Num] | None = req()
-    decision_pairs: int | None = req()
+    decision_accuracy: PointAccuracy = opt(PointAccuracy)
+    decision_accuracy_vs_reference: Num = opt(doc="before 2026-12-07: over the pairs the reference called")
+    decision_accuracy_ci: list[Num] | None = opt(doc="before 2026-12-07: its bootstrap over seeds")
+    decision_pairs: int | None = opt(doc="before 2026-12-07: the pairs the reference called, unadjusted")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -77,12 +112,18 @@ class DecisionAgreement(Block):
 @dataclass(frozen=True, kw_only=True)
 class Ladder(Block):
     """The ladder: its points (the main one first), the reference (largest compute) point, the agreement
-    across points, and the points where a check failed (``<check>_at``: the controls' kinds name them)."""
+    across points, what decision accuracy is read against (the noise ceiling, chance), whether the points'
+    seeds are disjoint, and the points where a check failed (``<check>_at``: the controls' kinds name them)."""
 
     reference: str | None = req()
     points: list[LadderPoint] = req(list)
     main: str | None = req()
     decision_agreement: DecisionAgreement = opt(DecisionAgreement)
+    noise_ceiling: NoiseCeiling = opt(NoiseCeiling)
+    chance: Num = opt(doc="the decision accuracy of coin flips")
+    seeds_disjoint: bool | None = opt()
+    shared_seeds: dict[str, list[str]] = opt(dict, doc="each seed more than one point runs: those points")
+    accuracy_method: str | None = opt()
     warning: str | None = opt()
     null_separated_at: list[str] = opt(list)
     planted_not_called_at: list[str] = opt(list)

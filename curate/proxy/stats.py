@@ -19,9 +19,9 @@ Deterministic throughout (every resampling takes a seed).
 * :func:`seeds_needed`: the smallest seed count whose MDE reaches a given difference.
 * :func:`proportion_interval`: the exact (Clopper-Pearson) interval of a rate such as coverage
   (``scipy.stats.binomtest(k, n).proportion_ci(method="exact")``).
-* :func:`decision_accuracy`: DataDecide's measure, the fraction of recipe pairs that a cheaper point
-  orders the same way as the reference point; :func:`decision_accuracy_interval` its percentile
-  bootstrap over seeds (``scipy.stats.bootstrap``).
+* :func:`decision_accuracy`: the plain fraction of recipe pairs that one ranking orders the same way as
+  another (the ladder's ``decision_agreement``). The ladder's decision accuracy, weighted, with its
+  cluster bootstrap, noise ceiling and chance, is :mod:`curate.proxy.statistics.transfer`.
 
 The mixture regression's rank correlation and its bootstrap (``scipy.stats.spearmanr``, ``bootstrap``)
 live beside the regression in :mod:`curate.proxy.mixfit` (both are leaves of ``curate.proxy``).
@@ -204,49 +204,3 @@ def decision_accuracy(
         return None
     same = sum(np.sign(small[a] - small[b]) == np.sign(reference[a] - reference[b]) for a, b in pairs)
     return float(same) / len(pairs)
-
-
-def decision_accuracy_interval(
-    small: dict[str, np.ndarray],
-    reference: dict[str, np.ndarray],
-    pairs: list[tuple[str, str]],
-    *,
-    draws: int = 2000,
-    level: float = 0.95,
-    seed: int = 0,
-) -> list[float] | None:
-    """A percentile bootstrap interval (``scipy.stats.bootstrap``, ``draws`` resamples) of
-    :func:`decision_accuracy` over seeds: ``small`` and ``reference`` map each recipe to its per-seed final
-    bpb (one value per seed, in seed order). The two points are two independent samples of seeds; each
-    draw resamples the seeds of each point with replacement (the same resampled seeds for every recipe of a
-    point: seeds are paired within a point) and scores the fixed ``pairs``. ``None`` without a pair or with
-    fewer than two seeds at either point. Deterministic (``seed``)."""
-    common = sorted(set(small) & set(reference))
-    pairs = [(a, b) for a, b in pairs if a in common and b in common]
-    n_s = min((len(small[r]) for r in common), default=0)
-    n_r = min((len(reference[r]) for r in common), default=0)
-    if not pairs or n_s < 2 or n_r < 2:
-        return None
-    s_mat = np.array([np.asarray(small[r], dtype=float)[:n_s] for r in common])  # (recipes, seeds)
-    r_mat = np.array([np.asarray(reference[r], dtype=float)[:n_r] for r in common])
-    idx = {r: i for i, r in enumerate(common)}
-    ia = np.array([idx[a] for a, _ in pairs])
-    ib = np.array([idx[b] for _, b in pairs])
-
-    def accuracy(s_seeds: np.ndarray, r_seeds: np.ndarray, axis: int = -1) -> np.ndarray:
-        # the samples are seed indices, (draws, n): every recipe of a point takes the same resampled seeds
-        s_means = s_mat[:, s_seeds].mean(axis=-1)  # (recipes, draws)
-        r_means = r_mat[:, r_seeds].mean(axis=-1)
-        same = np.sign(s_means[ia] - s_means[ib]) == np.sign(r_means[ia] - r_means[ib])  # (pairs, draws)
-        return same.mean(axis=0)
-
-    res = st.bootstrap(
-        (np.arange(n_s), np.arange(n_r)),
-        accuracy,
-        n_resamples=draws,
-        vectorized=True,
-        confidence_level=level,
-        method="percentile",
-        rng=np.random.default_rng(seed),
-    )
-    return [float(res.confidence_interval.low), float(res.confidence_interval.high)]

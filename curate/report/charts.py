@@ -222,38 +222,45 @@ def _arr(v: Any) -> np.ndarray:
     return np.asarray([np.nan if x is None else x for x in (v or [])], dtype=float)
 
 
-def _accuracy_panel(ax: Any, pts: list[LadderPoint]) -> None:
-    """Decision accuracy against the reference point, with its bootstrap interval, at each cheaper point."""
+def _accuracy_panel(ax: Any, pts: list[LadderPoint], ceiling: float | None, chance: float) -> None:
+    """Decision accuracy against the reference point (every pair, weighted by the reference's confidence
+    in its sign), with its cluster-bootstrap interval, at each cheaper point; the noise ceiling (dashed)
+    and chance (dotted) drawn across."""
     xs = [float(p.compute_flops_per_run or 0.0) for p in pts]
-    ys = [float(p.decision_accuracy_vs_reference or 0.0) for p in pts]
-    cis = [
-        [y if x is None else x for x in p.decision_accuracy_ci or [y, y]]
-        for p, y in zip(pts, ys, strict=True)
-    ]
+    accs = [p.decision_accuracy.all_pairs_weighted for p in pts]
+    ys = [float(a.value or 0.0) for a in accs]
+    cis = [[y if x is None else x for x in a.ci or [y, y]] for a, y in zip(accs, ys, strict=True)]
     err = [[y - c[0] for y, c in zip(ys, cis, strict=True)], [c[1] - y for y, c in zip(ys, cis, strict=True)]]
-    ax.errorbar(xs, ys, yerr=err, marker="s", markersize=4, capsize=3, color="#333")
-    ax.axhline(0.5, color="#888", linewidth=1, linestyle=":")  # a coin's agreement on a pair
+    ax.errorbar(
+        xs, ys, yerr=err, marker="s", markersize=4, capsize=3, color="#333", label="weighted, all pairs"
+    )
+    if ceiling is not None:
+        ax.axhline(ceiling, color="#2a7", linewidth=1, linestyle="--", label="noise ceiling")
+    ax.axhline(chance, color="#888", linewidth=1, linestyle=":", label="chance")
     ax.set_ylim(-0.05, 1.05)
     ax.set_yticks([0, 0.5, 1.0], ["0%", "50%", "100%"])
     ax.set_ylabel("decision accuracy")
     ax.grid(alpha=0.3)
+    ax.legend(fontsize=7, frameon=False, loc="lower right")
 
 
 def ladder_svg(goodput: Goodput | Mapping[str, Any]) -> str | None:
     """Multiplier (with its paired CI) against compute per run, one line per recipe, over the ladder; below
-    it, when a point has one, decision accuracy against the reference point with its bootstrap interval."""
+    it, when a point has one, decision accuracy against the reference point with its interval, the noise
+    ceiling and chance."""
     g = as_goodput(goodput)
     pts = sorted(g.ladder.points, key=lambda p: p.compute_flops_per_run or 0)
     recipes = [r for r in g.recipes if r != g.baseline]
     if len(pts) < 2 or not recipes:
         return None
-    accs = [p for p in pts if p.decision_accuracy_vs_reference is not None]
+    accs = [p for p in pts if p.decision_accuracy.all_pairs_weighted.value is not None]
     with plt.rc_context(RC):
         if accs:
             fig, (ax, ax2) = plt.subplots(
                 2, 1, figsize=(6.0, 5.4), layout="constrained", sharex=True, height_ratios=(3, 2)
             )
-            _accuracy_panel(ax2, accs)
+            ceiling = g.ladder.noise_ceiling.all_pairs_weighted.value
+            _accuracy_panel(ax2, accs, ceiling, g.ladder.chance if g.ladder.chance is not None else 0.5)
         else:
             fig, ax = plt.subplots(figsize=(6.0, 3.4), layout="constrained")
         for i, r in enumerate(recipes):

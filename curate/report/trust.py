@@ -12,7 +12,15 @@ from html import escape
 from typing import Any
 
 from curate.goodput.calls import multiplier_ci
-from curate.goodput.schema import DiffBpb, Goodput, Ladder, LadderPoint, MdeMultiplier, as_goodput
+from curate.goodput.schema import (
+    Agreement,
+    DiffBpb,
+    Goodput,
+    Ladder,
+    LadderPoint,
+    MdeMultiplier,
+    as_goodput,
+)
 from curate.report.card import control_names, label
 from curate.report.fmt import sci
 from curate.report.verdict import count, num, pct, planted_what, ratio
@@ -292,7 +300,7 @@ def _ladder(g: Goodput) -> Section | None:
                 *[multiplier_ci(p.recipes[r].multiplier if r in p.recipes else None) for r in recipes],
                 " > ".join(label(g, str(x)) for x in p.ranking),
                 _mde(p.mde_multiplier),
-                _accuracy(p, lad),
+                *_accuracy(p, lad),
             ]
         )
     header = [
@@ -304,7 +312,8 @@ def _ladder(g: Goodput) -> Section | None:
         *[f"{r}{' (control)' if r in control_names(g) else ''} multiplier" for r in recipes],
         "order (best first)",
         "detectable",
-        "decision accuracy",
+        "decision accuracy (every pair, weighted)",
+        "on the reference's calls",
     ]
     return ("ladder", "Scale ladder", header, rows, _ladder_notes(lad))
 
@@ -337,16 +346,29 @@ def _regime(g: Goodput) -> Section | None:
 
 
 def _ladder_notes(lad: Ladder) -> list[str]:
-    """The ladder table's notes: what decision accuracy means, then a warning per failed check."""
+    """The ladder table's notes: what decision accuracy means and what it is read against, whether the
+    points' seeds are disjoint, then a warning per failed check."""
     notes = [
-        "Decision accuracy (DataDecide): the share of the recipe pairs the reference (largest compute) point "
-        "calls that a point orders as the reference does, with a 95% bootstrap interval over both points' "
-        "seeds. Detectable: the multipliers each point could tell from 1x with its seeds, so "
-        "the table also shows whether more tokens or a larger model buys power at this spread.",
-        "The default point, proxy_1m@294,912, comes from the transfer study (docs/goodput.md, measured on the web "
-        "input on 2026-12-06, not in this run): it ordered 80% of the pairs a point with 30x its compute "
-        "called as that point did, for the least CPU time; proxy_1m at 4x the tokens ordered 100%.",
+        "Decision accuracy: the share of the pairs of non-control recipes (the baseline among them) a point "
+        "orders as the reference (largest compute) point does; over every pair, each weighted by how sure the "
+        "reference is of its sign (1 - p of its paired t), and over the pairs the reference calls after Holm's "
+        "adjustment, with 95% intervals from a bootstrap over recipes and seeds. Detectable: the multipliers "
+        "each point could tell from 1x with its seeds, so the table also shows whether more tokens or a larger "
+        "model buys power at this spread."
     ]
+    if lad.has("chance"):
+        notes.append(_read_against(lad))
+    if lad.seeds_disjoint is False:
+        shared = "; ".join(f"seed {s} at {', '.join(names)}" for s, names in lad.shared_seeds.items())
+        notes.append(
+            f"The points share seeds ({shared}): they share initialisation and data order, which inflates their "
+            "agreement and narrows its interval; proxy.disjoint_seeds gives every point seeds of its own."
+        )
+    notes.append(
+        "Whether the default point's rankings transfer to more compute is the transfer study's question "
+        "(docs/goodput.md, the transfer study), which is being re-measured with disjoint seeds, many recipe "
+        "pairs and a noise ceiling; its numbers are pending."
+    )
     if lad.warning:
         notes.append("Warning: " + lad.warning)
     if lad.null_separated_at:
@@ -364,15 +386,46 @@ def _ladder_notes(lad: Ladder) -> list[str]:
     return notes
 
 
-def _accuracy(point: LadderPoint, ladder: Ladder) -> str:
-    """A point's decision accuracy against the reference; the reference itself (a one-point ladder's only
-    point) agrees with itself by definition, which is no evidence, so it shows none."""
+def _share(a: Agreement) -> str:
+    """``83.3% [70.0%, 95.0%]``: an agreement with its interval (the value alone without one)."""
+    if a.value is None:
+        return "—"
+    return pct(a.value) + (f" [{pct(a.ci[0])}, {pct(a.ci[1])}]" if a.ci else "")
+
+
+def _read_against(lad: Ladder) -> str:
+    """The ceiling and the floor a point's decision accuracy is read against."""
+    nc = lad.noise_ceiling
+    chance = f"chance is {pct(lad.chance)}"
+    if nc.all_pairs_weighted.value is None:
+        return (
+            f"Read it against chance ({pct(lad.chance)}); the noise ceiling (the reference's seeds split in "
+            "halves) needs 4 seeds at the reference point."
+        )
+    calls = _share(nc.called) if nc.called.value is not None else "none (no pair called at half the seeds)"
+    return (
+        f"Read it against the noise ceiling, the reference point against itself with half its seeds against "
+        f"the other half ({nc.splits} splits): {_share(nc.all_pairs_weighted)} over every pair, {calls} on the "
+        f"calls; a point at the ceiling ranks as well as seed noise allows (each half has half the "
+        f"reference's seeds, so the ceiling is conservative); {chance}."
+    )
+
+
+def _accuracy(point: LadderPoint, ladder: Ladder) -> list[str]:
+    """A point's decision accuracy against the reference, over every pair (weighted) and over the
+    reference's calls; the reference itself (a one-point ladder's only point) agrees with itself by
+    definition, which is no evidence, so it shows none. A run before 2026-12-07 has only the share of the
+    pairs the reference called (unadjusted), shown with the calls."""
     if point.name == ladder.reference or len(ladder.points) < 2:
-        return "— (reference)"
-    acc, ci = point.decision_accuracy_vs_reference, point.decision_accuracy_ci
-    if acc is None or not ci:
-        return pct(acc)
-    return f"{pct(acc)} [{pct(ci[0])}, {pct(ci[1])}]"
+        return ["— (reference)", "— (reference)"]
+    acc = point.decision_accuracy
+    if not acc.present:
+        old = point.decision_accuracy_vs_reference
+        ci = point.decision_accuracy_ci
+        return ["—", pct(old) + (f" [{pct(ci[0])}, {pct(ci[1])}]" if old is not None and ci else "")]
+    called = acc.called
+    calls = "no pair called" if called.value is None else f"{_share(called)} of {called.pairs}"
+    return [f"{_share(acc.all_pairs_weighted)} of {acc.all_pairs_weighted.pairs}", calls]
 
 
 def _breakable(text: str) -> str:

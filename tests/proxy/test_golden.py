@@ -27,8 +27,17 @@ POWER = (
     "power figures from a spread with degrees of freedom: the pair's own pooled with the calibrated noise, "
     "else with the run's other pairs, and its interval (2026-12-07)"
 )
+TRANSFER = (
+    "decision accuracy as the field measures it: over every pair of non-control recipes weighted by the "
+    "reference's confidence in its sign and over the reference's Holm calls, with a cluster bootstrap over "
+    "recipes and seeds, read against the noise ceiling and chance; it replaces the share of the pairs the "
+    "reference called, unadjusted, with a bootstrap over seeds only (2026-12-07)"
+)
 CHANGED: dict[str, dict[str, str]] = {
     "*": {
+        r"\.ladder\.points\[\d+\]\.decision_(accuracy_vs_reference|accuracy_ci|pairs): missing": TRANSFER,
+        r"\.ladder\.points\[\d+\]\.decision_accuracy: added": TRANSFER,
+        r"\.ladder\.(noise_ceiling|chance|seeds_disjoint|shared_seeds|accuracy_method): added": TRANSFER,
         ".controls.null.equivalence": GATE,
         ".controls.null.passed": GATE,
         ".controls.null.message": GATE,

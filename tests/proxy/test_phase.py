@@ -168,16 +168,19 @@ def _check_ladder(g: dict, run_dir) -> None:
     pts = g["ladder"]["points"]
     assert [p["name"] for p in pts] == ["proxy_tiny@1024", "proxy_tiny@512"]
     assert g["ladder"]["reference"] == "proxy_tiny@1024"
-    assert pts[0]["decision_accuracy_vs_reference"] is None  # the reference itself: nothing measured
-    called = [
-        c
-        for c in pts[0]["called_pairs"]
-        if g["recipes"][c["a"]]["role"] != "control" and g["recipes"][c["b"]]["role"] != "control"
-    ]
-    assert pts[1]["decision_pairs"] == len(called)  # controls out, only pairs the reference called
-    assert (
-        pts[1]["decision_accuracy_vs_reference"] is None or 0 <= pts[1]["decision_accuracy_vs_reference"] <= 1
+    assert "decision_accuracy" not in pts[0]  # the reference itself: nothing measured
+    acc = pts[1]["decision_accuracy"]
+    assert acc["all_pairs_weighted"]["pairs"] == 6  # every pair of raw, curated, hi and nodedup: controls out
+    assert acc["all_pairs_weighted"]["value"] is None or 0 <= acc["all_pairs_weighted"]["value"] <= 1
+    assert acc["called"]["pairs"] <= 6
+    # both points run seeds 0 and 1: the ladder says so, and the ceiling needs 4 seeds at the reference
+    lad = g["ladder"]
+    assert (lad["seeds_disjoint"], lad["shared_seeds"], lad["chance"]) == (
+        False,
+        {"0": ["proxy_tiny@1024", "proxy_tiny@512"], "1": ["proxy_tiny@1024", "proxy_tiny@512"]},
+        0.5,
     )
+    assert (lad["noise_ceiling"]["splits"], lad["noise_ceiling"]["all_pairs_weighted"]["value"]) == (0, None)
     assert {"anomalies", "rollbacks", "branch_anomalies"} <= set(pts[1])
     # The positive control is checked at the ladder point as at the main point: named, and warned about.
     assert "planted" in pts[1]["recipes"]

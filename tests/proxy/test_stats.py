@@ -93,23 +93,6 @@ def test_decision_accuracy_counts_pairs_ordered_alike():
     assert stats.decision_accuracy(small, ref, []) is None
 
 
-def test_decision_accuracy_interval_bootstraps_seeds_within_each_point():
-    # far apart: every resample orders a < b at both points, so the interval is [1, 1]
-    small = {"a": np.array([1.0, 1.1, 0.9]), "b": np.array([2.0, 2.1, 1.9])}
-    ref = {"a": np.array([1.0, 1.2, 1.1]), "b": np.array([3.0, 3.1, 2.9])}
-    assert stats.decision_accuracy_interval(small, ref, [("a", "b")]) == [1.0, 1.0]
-    # the small point's order flips with the seeds drawn: seeds {0, 0} say a < b (agrees), {1, 1} b < a and
-    # {0, 1} a tie (both disagree): a quarter of the draws agree, so the interval spans [0, 1]
-    flip = {"a": np.array([1.0, 3.0]), "b": np.array([2.0, 2.0])}
-    lo, hi = stats.decision_accuracy_interval(flip, ref, [("a", "b")])
-    assert (lo, hi) == (0.0, 1.0)
-    # deterministic, and None without pairs or with one seed
-    assert stats.decision_accuracy_interval(flip, ref, [("a", "b")]) == [lo, hi]
-    assert stats.decision_accuracy_interval(small, ref, []) is None
-    one = {k: v[:1] for k, v in small.items()}
-    assert stats.decision_accuracy_interval(one, ref, [("a", "b")]) is None
-
-
 # A baseline linear in ln t: b(t) = 5 - 0.1 ln t, so inside the curve t_base(B + d) / T = exp(-d / 0.1).
 TOKENS = np.geomspace(1_000, 64_000, 7)
 CURVE = 5 - 0.1 * np.log(TOKENS)

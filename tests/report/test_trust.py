@@ -68,8 +68,16 @@ G = {
                     "null": {"multiplier": {"value": 1.0}},
                 },
                 "ranking": ["raw", "curated", "null"],
-                "decision_accuracy_vs_reference": 2 / 3,
-                "decision_accuracy_ci": [1 / 3, 1.0],
+                "decision_accuracy": {
+                    "all_pairs_weighted": {
+                        "value": 2 / 3,
+                        "ci": [1 / 3, 1.0],
+                        "pairs": 3,
+                        "weight": 2.5,
+                        "draws_with_value": 2000,
+                    },
+                    "called": {"value": 1.0, "ci": [0.5, 1.0], "pairs": 2, "draws_with_value": 1990},
+                },
             },
             {
                 "name": "proxy_5m@2000",
@@ -82,9 +90,17 @@ G = {
                     "null": {"multiplier": {"value": 1.0}},
                 },
                 "ranking": ["curated", "raw", "null"],
-                "decision_accuracy_vs_reference": 1.0,
             },
         ],
+        "noise_ceiling": {
+            "all_pairs_weighted": {"value": 0.9, "ci": [0.8, 1.0], "draws_with_value": 2000},
+            "called": {"value": None, "ci": None, "draws_with_value": 0},
+            "splits": 6,
+            "seeds_per_half": [2],
+        },
+        "chance": 0.5,
+        "seeds_disjoint": True,
+        "shared_seeds": {},
     },
 }
 MANIFEST = {"accounting": {"input": 10, "kept": 5}}
@@ -124,22 +140,41 @@ def test_trust_sections_rows():
         "1.00x",
         "raw > curated > null (control)",
         "—",
-        "66.7% [33.3%, 100.0%]",
+        "66.7% [33.3%, 100.0%] of 3",
+        "100.0% [50.0%, 100.0%] of 2",
     ]
-    assert secs["ladder"][3][-1] == "Warning: the main point disagrees"
-    assert "comes from the transfer study" in secs["ladder"][3][1]  # the default point's evidence, cited
+    notes = secs["ladder"][3]
+    assert notes[1] == (
+        "Read it against the noise ceiling, the reference point against itself with half its seeds against the "
+        "other half (6 splits): 90.0% [80.0%, 100.0%] over every pair, none (no pair called at half the seeds) "
+        "on the calls; a point at the ceiling ranks as well as seed noise allows (each half has half the "
+        "reference's seeds, so the ceiling is conservative); chance is 50.0%."
+    )
+    assert notes[2].endswith(
+        "which is being re-measured with disjoint seeds, many recipe pairs and a noise "
+        "ceiling; its numbers are pending."
+    )
+    assert notes[-1] == "Warning: the main point disagrees"
+    assert not any("80%" in n or "share seeds" in n for n in notes)  # no old figure; the seeds are disjoint
     assert all(len(row) == len(header) for _, _, header, rows, _ in trust.sections(G) for row in rows)
-    assert secs["ladder"][1][-2:] == ["detectable", "decision accuracy"]
+    assert secs["ladder"][1][-3:] == [
+        "detectable",
+        "decision accuracy (every pair, weighted)",
+        "on the reference's calls",
+    ]
     md = "\n".join(trust.markdown(G))
     html = trust.html(G)
     assert "| wiki | text | yes | 3 docs | w.jsonl | raw 2 | — |" in md
     assert '<h3 id="ladder">Scale ladder</h3>' in html
     assert '<figure id="ladder-chart"><svg' in html
-    # the chart's second panel: decision accuracy with its bootstrap interval (the cheaper point has one)
-    assert ">decision accuracy</text>" in html.split('<figure id="ladder-chart">')[1]
+    # the chart's second panel: decision accuracy with its interval, the noise ceiling and chance
+    chart = html.split('<figure id="ladder-chart">')[1]
+    assert ">decision accuracy</text>" in chart
+    assert ">noise ceiling</text>" in chart
+    assert ">chance</text>" in chart
     no_acc = {
         **G["ladder"],
-        "points": [{**p, "decision_accuracy_vs_reference": None} for p in G["ladder"]["points"]],
+        "points": [{k: v for k, v in p.items() if k != "decision_accuracy"} for p in G["ladder"]["points"]],
     }
     assert ">decision accuracy</text>" not in trust.html({**G, "ladder": no_acc}).split("ladder-chart")[1]
 
@@ -161,8 +196,42 @@ def test_warnings_join_the_verdict_once():
 def test_a_one_point_ladder_claims_no_decision_accuracy():
     one = {**G, "ladder": {**G["ladder"], "points": G["ladder"]["points"][:1], "reference": "proxy_1m@1000"}}
     secs = {sid: rows for sid, _, _, rows, _ in trust.sections(one)}
-    assert secs["ladder"][0][-1] == "— (reference)"  # never "100.0%": a point agrees with itself
-    assert {sid: rows for sid, _, _, rows, _ in trust.sections(G)}["ladder"][1][-1] == "— (reference)"
+    assert secs["ladder"][0][-2:] == ["— (reference)"] * 2  # never "100.0%": a point agrees with itself
+    assert {sid: rows for sid, _, _, rows, _ in trust.sections(G)}["ladder"][1][-2:] == ["— (reference)"] * 2
+
+
+def test_shared_seeds_a_ceiling_without_seeds_and_an_older_run_are_said_as_they_are():
+    main = {k: v for k, v in G["ladder"]["points"][0].items() if k != "decision_accuracy"}
+    old = {
+        **main,
+        "decision_accuracy_vs_reference": 0.8,
+        "decision_accuracy_ci": [0.8, 1.0],
+        "decision_pairs": 5,
+    }
+    lad = {
+        **G["ladder"],
+        "points": [old, G["ladder"]["points"][1]],
+        "noise_ceiling": {
+            "all_pairs_weighted": {"value": None, "ci": None, "draws_with_value": 0},
+            "called": {"value": None, "ci": None, "draws_with_value": 0},
+            "splits": 0,
+            "seeds_per_half": [],
+        },
+        "seeds_disjoint": False,
+        "shared_seeds": {"0": ["proxy_1m@1000", "proxy_5m@2000"], "1": ["proxy_1m@1000", "proxy_5m@2000"]},
+    }
+    secs = {sid: (rows, notes) for sid, _, _, rows, notes in trust.sections({**G, "ladder": lad})}
+    rows, notes = secs["ladder"]
+    assert rows[0][-2:] == ["—", "80.0% [80.0%, 100.0%]"]  # an older run's share of the reference's calls
+    assert notes[1] == (
+        "Read it against chance (50.0%); the noise ceiling (the reference's seeds split in halves) needs 4 "
+        "seeds at the reference point."
+    )
+    assert notes[2] == (
+        "The points share seeds (seed 0 at proxy_1m@1000, proxy_5m@2000; seed 1 at proxy_1m@1000, "
+        "proxy_5m@2000): they share initialisation and data order, which inflates their agreement and narrows "
+        "its interval; proxy.disjoint_seeds gives every point seeds of its own."
+    )
 
 
 def test_the_ladder_notes_name_the_points_where_a_control_failed():
