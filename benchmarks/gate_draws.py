@@ -124,15 +124,27 @@ def _rate(k: int, n: int) -> dict[str, Any]:
     return {"k": k, "n": n, "value": k / n if n else None, "ci95": [ci.low, ci.high] if ci else None}
 
 
-def summary(
-    point: dict[str, Any], section: dict[str, Any], calibration: int, at_seeds: int | None = None
-) -> dict[str, Any]:
-    """The gate's error rates on a point's draws: the first ``calibration`` healthy draws set the planted
-    control's calibrated spread (planted - null, their seeds pooled) and are left out of the rates.
-    ``at_seeds``: each draw judged on its first ``at_seeds`` seeds only (a sequential design's first look),
-    else on all of them."""
+def _planted_noise(draws: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """planted - null's per-seed spread pooled over ``draws`` (their seeds), with its degrees of freedom."""
     import numpy as np
 
+    diffs = [np.asarray(d["per_seed_bpb"]["planted"]) - np.asarray(d["per_seed_bpb"]["null"]) for d in draws]
+    dof = sum(len(x) - 1 for x in diffs)
+    if not dof:
+        return None
+    ss = sum(float(((x - x.mean()) ** 2).sum()) for x in diffs)
+    return {"sd": (ss / dof) ** 0.5, "dof": dof, "source": f"planted - null on {len(draws)} fresh draws"}
+
+
+def summary(
+    point: dict[str, Any], section: dict[str, Any], calibration: int | str, at_seeds: int | None = None
+) -> dict[str, Any]:
+    """The gate's error rates on a point's draws. The planted control is judged on a calibrated spread
+    (planted - null, seeds pooled): with ``calibration`` a count, the first that many healthy draws set it
+    and are left out of the rates; with ``"loo"``, each healthy draw is judged on the spread of every
+    other healthy draw (leave one out, so no draw calibrates its own judgement) and every healthy draw
+    counts, a broken one on the spread of all of them. ``at_seeds``: each draw judged on its first
+    ``at_seeds`` seeds only (a sequential design's first look), else on all of them."""
     if at_seeds is not None:
         point = {
             **point,
@@ -146,26 +158,39 @@ def summary(
             ],
         }
     ok = [d for d in point["draws"] if not d["broken"]]
-    calib, rest = ok[:calibration], ok[calibration:]
-    diffs = [np.asarray(d["per_seed_bpb"]["planted"]) - np.asarray(d["per_seed_bpb"]["null"]) for d in calib]
-    dof = sum(len(x) - 1 for x in diffs)
-    ss = sum(float(((x - x.mean()) ** 2).sum()) for x in diffs)
-    planted_noise = (
-        {
-            "sd": (ss / dof) ** 0.5,
-            "dof": dof,
-            "source": f"planted - null on {len(calib)} fresh draws (seeds {calib[0]['seeds'][0]}-{calib[-1]['seeds'][-1]})",
-        }
-        if dof
-        else None
-    )
-    sec = {**section, **({"planted_noise": planted_noise} if planted_noise else {})}
-    for d in point["draws"]:
-        d["gate"] = gate_of(d["per_seed_bpb"], sec, d["controlled"])
     broken = [d for d in point["draws"] if d["broken"]]
+    if calibration == "loo":
+        calib, rest = ok, ok
+        planted_noise = _planted_noise(ok)
+        for i, d in enumerate(ok):
+            own = _planted_noise(ok[:i] + ok[i + 1 :])
+            d["gate"] = gate_of(
+                d["per_seed_bpb"], {**section, **({"planted_noise": own} if own else {})}, d["controlled"]
+            )
+        how = f"leave one out over the {len(ok)} healthy draws"
+    else:
+        calib, rest = ok[: int(calibration)], ok[int(calibration) :]
+        planted_noise = _planted_noise(calib)
+        for d in rest:
+            d["gate"] = gate_of(
+                d["per_seed_bpb"],
+                {**section, **({"planted_noise": planted_noise} if planted_noise else {})},
+                d["controlled"],
+            )
+        how = f"the first {len(calib)} healthy draws, left out of the rates"
+    if planted_noise:
+        seeds = sorted(s for d in calib for s in d["seeds"])
+        planted_noise["source"] += f" (seeds {seeds[0]}-{seeds[-1]})"
+    for d in broken:
+        d["gate"] = gate_of(
+            d["per_seed_bpb"],
+            {**section, **({"planted_noise": planted_noise} if planted_noise else {})},
+            d["controlled"],
+        )
     return {
         "draws": len(rest),
         "seeds_judged": len(rest[0]["seeds"]) if rest else None,
+        "calibration": how,
         "calibration_draws": len(calib),
         "planted_noise": planted_noise,
         "null_margin": section.get("null_margin"),
@@ -206,7 +231,10 @@ def main(argv: list[str] | None = None) -> int:
         "and write the rates into --out",
     )
     ap.add_argument(
-        "--calibration", type=int, default=0, help="with --summary: healthy draws that set planted_noise"
+        "--calibration",
+        default="0",
+        help="with --summary: healthy draws that set planted_noise (left out of the rates), or 'loo': each "
+        "healthy draw judged on the spread of all the others",
     )
     ap.add_argument(
         "--at-seeds",
@@ -227,7 +255,12 @@ def main(argv: list[str] | None = None) -> int:
             "pipeline": str(args.summary),
             "commit": _commit(),
             "command": "python benchmarks/gate_draws.py " + " ".join(sys.argv[1:]),
-            **summary(point, section, args.calibration, args.at_seeds),
+            **summary(
+                point,
+                section,
+                args.calibration if args.calibration == "loo" else int(args.calibration),
+                args.at_seeds,
+            ),
         }
         args.out.write_text(json.dumps(results, indent=1) + "\n")
         print(json.dumps(point[key], indent=1))

@@ -51,3 +51,28 @@ def test_rates_from_recorded_draws_calibration_left_out_and_a_first_look():
     assert first["seeds_judged"] == 3
     assert first["planted_noise"]["dof"] == 6
     assert [len(d["seeds"]) for d in point["draws"]] == [4] * 11  # the recorded draws are left whole
+
+
+def test_leave_one_out_calibration_judges_every_healthy_draw_on_the_others_spread(monkeypatch):
+    rng = np.random.default_rng(1)
+    healthy = [_draw(rng, range(10 * k, 10 * k + 4)) for k in range(6)]
+    broken = [_draw(rng, range(500, 504), "unpaired", planted_shift=0.0)]
+    seen = []
+    real = gate_draws.gate_of
+
+    def spy(per_seed, section, controlled):
+        seen.append((per_seed["raw"][0], section["planted_noise"]["dof"], section["planted_noise"]["sd"]))
+        return real(per_seed, section, controlled)
+
+    monkeypatch.setattr(gate_draws, "gate_of", spy)
+    out = gate_draws.summary({"draws": healthy + broken}, SECTION, calibration="loo")
+    assert (out["draws"], out["calibration_draws"]) == (6, 6)
+    assert out["calibration"] == "leave one out over the 6 healthy draws"
+    assert out["planted_noise"]["dof"] == 18  # the pipeline's value: every healthy draw
+    # each healthy draw on the other five's spread (df 15, its own left out), the broken one on all six
+    assert [dof for _, dof, _ in seen] == [15] * 6 + [18]
+    for i, d in enumerate(healthy):
+        others = gate_draws._planted_noise(healthy[:i] + healthy[i + 1 :])
+        assert seen[i] == (d["per_seed_bpb"]["raw"][0], 15, others["sd"])
+    assert out["broken_catch_rate"]["k"] == 1
+    assert out["planted_power"]["n"] == 6
