@@ -4,15 +4,16 @@
     python benchmarks/transfer_ladder.py runs/transfer_ladder \\
         [--json benchmarks/results/transfer_ladder-web-DATE.json] [--svg docs/figures/transfer_ladder.svg]
 
-Reads ``RUN_DIR/goodput.json`` (its ``ladder`` block: every point finished, cooled down, with its seeds) and
-reports, per point: its compute per run and against the cheapest point, the CPU-seconds its runs took
-(single-thread runs: their training seconds), each recipe's multiplier against the baseline with its
-paired interval and call, the pairs it calls, its detectable effect, its controls, and its decision
-accuracy against the top (reference) point over the pairs the top point calls, with the bootstrap
-interval over seeds (:func:`curate.proxy.stats.decision_accuracy_interval`). Then the recommendation:
-decision accuracy per CPU-second of each cheaper point, and, per recipe, whether its multiplier falls
-as compute grows (the cheapest point's interval against the top point's). Nothing is fitted or
-extrapolated: every number is read from finished runs. The figure is the report's ladder chart.
+Reads ``RUN_DIR/goodput.json`` (its ``ladder`` block: every point finished, cooled down, with its seeds and
+each recipe's headline bpb per seed) and recomputes from those per-seed values, with
+:mod:`curate.proxy.statistics.transfer`: every pair of non-control recipes at the reference (top) point,
+each cheaper point's decision accuracy against it (over every pair, weighted by the reference's confidence
+in its sign, and over the reference's Holm calls; cluster-bootstrap intervals over recipes and seeds), the
+noise ceiling (the top point's seeds split in halves), chance, and per recipe whether its multiplier fades
+as compute grows. Per point it keeps its seeds, its compute per run relative to the main point (the web
+reference point), the CPU-seconds its runs took (single-thread runs: their training seconds) and every
+recipe's bpb per seed, so anyone can recompute. Nothing is fitted beyond the trend's regression, nothing
+extrapolated. The figure is the report's ladder chart.
 """
 
 from __future__ import annotations
@@ -20,6 +21,8 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import json
+import os
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -28,7 +31,9 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks._common import machine
-from curate.report.trust import multiplier_ci
+from curate.proxy.statistics import transfer
+
+FIELDS = ("per_seed_bpb_at_T", "bpb_at_T", "multiplier", "call", "diff_bpb")
 
 
 def _commit() -> str:
@@ -36,102 +41,107 @@ def _commit() -> str:
     return out.stdout.strip() or "unknown"
 
 
-def summarize(g: dict[str, Any]) -> dict[str, Any]:
+def _point(p: dict[str, Any], main: dict[str, Any]) -> dict[str, Any]:
+    """One point of the study: what it is, what it cost, and every recipe's per-seed bpb and multiplier."""
+    return {
+        "name": p["name"],
+        "model": p["model"],
+        "budget": p["budget"],
+        "seeds": p["seeds"],
+        "params": p["params"],
+        "tokens_per_param": p["tokens_per_param"],
+        "compute_flops_per_run": p["compute_flops_per_run"],
+        "compute": p["compute_flops_per_run"] / main["compute_flops_per_run"],
+        "cpu_s": p["device_s"],
+        "mde_multiplier": p.get("mde_multiplier"),
+        "baseline_curve": p["baseline_curve"],
+        "recipes": {r: {k: v.get(k) for k in FIELDS} for r, v in p["recipes"].items()},
+    }
+
+
+def summarize(g: dict[str, Any], *, draws: int = transfer.DRAWS) -> dict[str, Any]:
     """The study's block from a ladder run's goodput.json."""
     lad = g.get("ladder") or {}
     pts = sorted(lad.get("points") or [], key=lambda p: p["compute_flops_per_run"])
     if len(pts) < 2:
         raise SystemExit("transfer_ladder: goodput.json has fewer than two ladder points")
     roles = {r: v.get("role", "recipe") for r, v in (g.get("recipes") or {}).items()}
-    controls = {r for r, k in roles.items() if k == "control"}
-    base, cheap, top = g.get("baseline"), pts[0], pts[-1]
-    out_pts = []
-    for p in pts:
-        recipes = {  # each recipe's bpb per seed too: the decision accuracy's bootstrap recomputes from them
-            r: {
-                "multiplier": v.get("multiplier"),
-                "call": v.get("call"),
-                "diff_bpb": v.get("diff_bpb"),
-                "per_seed_bpb_at_T": v.get("per_seed_bpb_at_T"),
-            }
-            for r, v in p["recipes"].items()
-        }
-        acc = p.get("decision_accuracy_vs_reference")
-        out_pts.append(
-            {
-                "name": p["name"],
-                "model": p["model"],
-                "budget": p["budget"],
-                "seeds": p["seeds"],
-                "params": p["params"],
-                "tokens_per_param": p["tokens_per_param"],
-                "compute_flops_per_run": p["compute_flops_per_run"],
-                "compute_x_cheapest": p["compute_flops_per_run"] / cheap["compute_flops_per_run"],
-                "cpu_s": p["device_s"],
-                "recipes": recipes,
-                "called_pairs": [f"{c['a']} vs {c['b']}" for c in p.get("called_pairs") or []],
-                "mde_multiplier": p.get("mde_multiplier"),
-                "decision_accuracy": acc,
-                "decision_accuracy_ci": p.get("decision_accuracy_ci"),
-                "decision_pairs": p.get("decision_pairs"),
-                "decision_accuracy_per_cpu_hour": acc / (p["device_s"] / 3600) if acc is not None else None,
-            }
-        )
-    trend = {}
-    for r in top["recipes"]:
-        if r == base or r in controls:
-            continue
-        a, b = (
-            (cheap["recipes"].get(r) or {}).get("multiplier") or {},
-            top["recipes"][r].get("multiplier") or {},
-        )
-        if a.get("value") is None or b.get("value") is None:
-            continue
-        trend[r] = {
-            "cheapest": a["value"],
-            "top": b["value"],
-            "falls": b["value"] < a["value"],
-            "intervals_overlap": None
-            if None in (a.get("ci_low"), a.get("ci_high"), b.get("ci_low"), b.get("ci_high"))
-            else not (a["ci_high"] < b["ci_low"] or b["ci_high"] < a["ci_low"]),
-        }
+    main = next((p for p in pts if p["name"] == lad.get("main")), pts[0])
+    recipes = [
+        r for r in pts[-1]["recipes"] if roles.get(r) != "control" and all(r in p["recipes"] for p in pts)
+    ]
+    points = [_point(p, main) for p in pts]
+    s = transfer.study(study_points(points, recipes), recipes, g["baseline"], draws=draws)
     return {
-        "reference": top["name"],
-        "cheapest": cheap["name"],
-        "compute_ratio_top_vs_cheapest": top["compute_flops_per_run"] / cheap["compute_flops_per_run"],
-        "baseline": base,
-        "controls": sorted(controls),
-        "top_called_pairs": out_pts[-1]["called_pairs"],
-        "points": out_pts,
-        "multiplier_trend": trend,
-        "method": "decision accuracy: the share of the pairs of non-control recipes (baseline included) the top "
-        "point calls that a point orders as the top point does, by mean final bpb of its finished runs; "
-        "interval: percentile bootstrap, each point's seeds resampled with replacement, 2,000 draws",
+        "main": main["name"],
+        "baseline": g["baseline"],
+        "controls": sorted(r for r, k in roles.items() if k == "control"),
+        "compute_unit": f"compute per run relative to the main point ({main['name']}, the web reference point)",
+        "points": points,
+        **s,
+        "method": "decision accuracy: per cheaper point, the share of the pairs of non-control recipes (baseline "
+        "included) it orders as the reference (top) point does by mean headline bpb of its finished runs; over "
+        "every pair weighted by 1 - p of the reference's paired t (all_pairs_weighted) and over the pairs the "
+        "reference calls after Holm's adjustment over every pair (called); 95% cluster bootstrap, recipes and "
+        "each point's seeds resampled with replacement, 2,000 draws; noise ceiling: the reference's seeds in "
+        "halves, one half against the other; chance 0.5; trend: OLS of each seed's ln multiplier on log2 "
+        "compute, HC3, Holm over the recipes (curate/proxy/statistics/transfer.py)",
     }
 
 
+def study_points(points: list[dict[str, Any]], recipes: list[str]) -> list[transfer.Point]:
+    """The study's points (as :func:`summarize` writes them) as the statistics read them: anyone holding the
+    JSON recomputes every accuracy from these per-seed values."""
+    return [
+        transfer.Point(
+            p["name"],
+            tuple(p["seeds"]),
+            float(p["compute_flops_per_run"]),
+            {r: p["recipes"][r]["per_seed_bpb_at_T"] for r in recipes},
+            tuple(p["baseline_curve"]["budgets"]),
+            tuple(p["baseline_curve"]["bpb"]),
+            p["budget"],
+        )
+        for p in points
+    ]
+
+
+def _share(a: dict[str, Any]) -> str:
+    if a.get("value") is None:
+        return "—"
+    ci = a.get("ci")
+    return f"{a['value']:.0%}" + (f" [{ci[0]:.0%}, {ci[1]:.0%}]" if ci else "")
+
+
 def table(s: dict[str, Any]) -> str:
-    recipes = [r for r in s["points"][-1]["recipes"]]
-    head = ["point", "compute", "CPU-s", *recipes, "decision accuracy"]
+    """One row per point: compute, CPU-s, seeds, decision accuracy both ways; then the ceiling and chance."""
+    head = [
+        "point",
+        "compute",
+        "CPU-s",
+        "seeds",
+        "decision accuracy, every pair (weighted)",
+        "on the top's calls",
+    ]
     rows = ["| " + " | ".join(head) + " |", "|" + " --- |" * len(head)]
     for p in s["points"]:
-        acc = p["decision_accuracy"]
-        ci = p["decision_accuracy_ci"]
-        acc_s = (
-            "— (reference)" if acc is None else f"{acc:.0%}" + (f" [{ci[0]:.0%}, {ci[1]:.0%}]" if ci else "")
+        acc = s["decision_accuracy"].get(p["name"])
+        if acc is None:
+            cells = ["reference", "reference"]
+        else:
+            w, c = acc["all_pairs_weighted"], acc["called"]
+            cells = [f"{_share(w)} of {w['pairs']}", f"{_share(c)} of {c['pairs']}"]
+        seeds = f"{len(p['seeds'])} ({p['seeds'][0]}-{p['seeds'][-1]})"
+        rows.append(
+            f"| {p['name']} | {p['compute']:.1f}x | {p['cpu_s']:,.0f} | {seeds} | " + " | ".join(cells) + " |"
         )
-        cells = [
-            p["name"],
-            f"{p['compute_x_cheapest']:.1f}x",
-            f"{p['cpu_s']:,.0f}",
-            *[
-                multiplier_ci((p["recipes"].get(r) or {}).get("multiplier"))
-                + f" {(p['recipes'].get(r) or {}).get('call', '')}"
-                for r in recipes
-            ],
-            acc_s + f" of {p['decision_pairs']}",
-        ]
-        rows.append("| " + " | ".join(cells) + " |")
+    nc = s["noise_ceiling"]
+    rows.append(
+        f"\nnoise ceiling (the top point's seeds in halves, {nc['splits']} splits): every pair "
+        f"{_share(nc['all_pairs_weighted'])}, on the calls {_share(nc['called'])}; chance {s['chance']:.0%}"
+    )
+    if not s["seeds_disjoint"]:
+        rows.append(f"warning: the points share seeds {s['shared_seeds']}: their agreement is inflated")
     return "\n".join(rows)
 
 
@@ -144,20 +154,18 @@ def main() -> None:
     )
     args = ap.parse_args()
     g = json.loads((args.run_dir / "goodput.json").read_text())
-    s = summarize(g)
     s = {
         "date": dt.date.today().isoformat(),
         "commit": _commit(),
         "cpu": machine(),
-        "command": f"python benchmarks/transfer_ladder.py {args.run_dir.name}",
-        **s,
+        "load": list(os.getloadavg()),
+        "command": "python benchmarks/transfer_ladder.py " + shlex.join(sys.argv[1:]),
+        **summarize(g),
     }
     print(table(s))
-    for r, t in s["multiplier_trend"].items():
-        print(
-            f"{r}: {t['cheapest']:.2f}x at the cheapest point, {t['top']:.2f}x at the top"
-            f" ({'falls' if t['falls'] else 'rises'}; intervals {'overlap' if t['intervals_overlap'] else 'apart'})"
-        )
+    for v in s["trend"]["recipes"].values():
+        print(v["sentence"])
+    print(s["trend"]["summary"])
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(json.dumps(s, indent=1) + "\n")

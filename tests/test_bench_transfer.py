@@ -1,108 +1,193 @@
-"""benchmarks/transfer_ladder.py: the study's numbers are read from the ladder block as they stand."""
+"""benchmarks/transfer_ladder.py: the study's JSON from a ladder run's per-seed values, on values whose answer
+is known (a cheap point that ranks as the top point does, one that reverses every pair, a pair the top
+point cannot tell from a tie), recomputed from the JSON alone, with every point's seeds disjoint."""
 
 from __future__ import annotations
 
+import itertools
 import json
 
+import numpy as np
 import pytest
 
 from benchmarks import transfer_ladder
+from curate.proxy.statistics import transfer
+
+# dyadic levels and seed noise, so every difference is exact; "tie" is raw plus a pattern of mean exactly 0
+LEVELS = {"raw": 3.0, "a": 2.875, "b": 2.9375, "c": 3.125, "tie": 3.0}
+NOISE = np.array([3, -1, 2, -4, 1, -1]) / 1024
+TIE = np.array([1, -1, 1, -1, 1, -1]) / 128
 
 
-def _point(name, compute, device_s, mults, acc=None, ci=None, called=()):
+def _point(name, compute, seeds, device_s, sign=1.0, *, tie_at=0.0):
+    n = len(seeds)
+    per_seed = {r: (sign * (v - 3.0) + 3.0 + NOISE[:n] * (i + 1)) for i, (r, v) in enumerate(LEVELS.items())}
+    per_seed["tie"] = per_seed["raw"] + (TIE[:n] if tie_at == 0.0 else tie_at)
+    per_seed["null"] = per_seed["raw"] + 1 / 256
+    budget = int(name.split("@")[1])
     return {
         "name": name,
         "model": name.split("@")[0],
-        "budget": int(name.split("@")[1]),
-        "seeds": [0, 1, 2],
+        "budget": budget,
+        "seeds": list(seeds),
         "params": 1e6,
         "tokens_per_param": 0.3,
         "compute_flops_per_run": compute,
         "device_s": device_s,
+        "mde_multiplier": {"worse": 0.8, "better": 1.2},
+        # raw's finished curve, 0.25 bpb per doubling of tokens around the point's budget
+        "baseline_curve": {"budgets": [budget // 2, budget, budget * 2], "bpb": [3.25, 3.0, 2.75]},
         "recipes": {
             r: {
-                "multiplier": {"value": v, "ci_low": lo, "ci_high": hi, "bounds": {}},
-                "call": c,
-                "per_seed_bpb_at_T": [3.0 + v / 10, 3.1 + v / 10, 2.9 + v / 10],
+                "per_seed_bpb_at_T": v.tolist(),
+                "bpb_at_T": float(v.mean()),
+                "multiplier": {"value": 1.0, "ci_low": 0.9, "ci_high": 1.1, "bounds": {}},
+                "call": "not_called",
+                "diff_bpb": {"value": 0.0},
             }
-            for r, (v, lo, hi, c) in mults.items()
+            for r, v in per_seed.items()
         },
-        "called_pairs": [{"a": a, "b": b, "separated": True} for a, b in called],
-        "mde_multiplier": {"worse": 0.8, "better": 1.2},
-        "decision_accuracy_vs_reference": acc,
-        "decision_accuracy_ci": ci,
-        "decision_pairs": 2,
     }
 
 
-G = {
-    "baseline": "raw",
-    "recipes": {"raw": {"role": "baseline"}, "curated": {"role": "recipe"}, "null": {"role": "control"}},
-    "ladder": {
-        "reference": "proxy_5m@1000",
-        "points": [
-            _point(
-                "proxy_5m@1000",
-                30e12,
-                6000.0,
-                {"curated": (1.2, 1.1, 1.3, "better"), "null": (1.0, 0.9, 1.1, "not_called")},
-                called=[("curated", "raw")],
-            ),
-            _point(
-                "proxy_1m@100",
-                1e12,
-                360.0,
-                {"curated": (1.5, 1.35, 1.7, "better"), "null": (1.0, 0.8, 1.2, "not_called")},
-                acc=0.5,
-                ci=[0.0, 1.0],
-            ),
-        ],
-    },
-}
-
-
-def test_summarize_orders_points_by_compute_and_reads_accuracy_and_cost():
-    s = transfer_ladder.summarize(G)
-    assert [p["name"] for p in s["points"]] == ["proxy_1m@100", "proxy_5m@1000"]
-    assert s["compute_ratio_top_vs_cheapest"] == pytest.approx(30.0)
-    assert s["reference"] == "proxy_5m@1000"
-    cheap, top = s["points"]
-    assert cheap["compute_x_cheapest"] == 1.0
-    assert cheap["decision_accuracy"] == 0.5
-    assert cheap["decision_accuracy_ci"] == [0.0, 1.0]
-    assert cheap["decision_accuracy_per_cpu_hour"] == pytest.approx(0.5 / 0.1)
-    assert top["decision_accuracy"] is None
-    assert top["called_pairs"] == ["curated vs raw"]
-    # every recipe's bpb per seed is kept, so the decision accuracy's bootstrap can be recomputed
-    assert top["recipes"]["curated"]["per_seed_bpb_at_T"] == [3.12, 3.22, 3.02]
-    # curated's multiplier falls from 1.5x to 1.2x and the intervals are apart; the control is no recipe
-    assert s["multiplier_trend"] == {
-        "curated": {"cheapest": 1.5, "top": 1.2, "falls": True, "intervals_overlap": False}
+def _goodput(points):
+    roles = {
+        "raw": "baseline",
+        "a": "recipe",
+        "b": "recipe",
+        "c": "recipe",
+        "tie": "recipe",
+        "null": "control",
     }
-    table = transfer_ladder.table(s)
-    assert "| proxy_1m@100 | 1.0x | 360 | 1.50x (1.35–1.70) better |" in table
-    assert "50% [0%, 100%] of 2 |" in table
+    return {
+        "baseline": "raw",
+        "recipes": {r: {"role": k} for r, k in roles.items()},
+        "ladder": {"reference": points[-1]["name"], "main": points[0]["name"], "points": points},
+    }
 
 
-def test_one_point_is_refused(tmp_path):
-    one = {**G, "ladder": {**G["ladder"], "points": G["ladder"]["points"][:1]}}
+# the main point ranks as the top point does (and calls "tie" better than raw: a pair of weight 0); the
+# middle point reverses every pair; the top point has six seeds, so its ceiling splits them 3 and 3
+MAIN = _point("proxy_1m@100", 1e12, range(4), 360.0, tie_at=-1 / 64)
+REVERSED = _point("proxy_1m@400", 4e12, range(4, 8), 900.0, sign=-1.0, tie_at=1 / 64)
+TOP = _point("proxy_5m@1000", 30e12, range(8, 14), 6000.0)
+G = _goodput([MAIN, TOP, REVERSED])
+
+
+def test_the_study_reads_each_point_and_scores_the_known_answers():
+    s = transfer_ladder.summarize(G, draws=200)
+    assert [p["name"] for p in s["points"]] == ["proxy_1m@100", "proxy_1m@400", "proxy_5m@1000"]
+    assert [p["compute"] for p in s["points"]] == [1.0, 4.0, 30.0]
+    assert [p["cpu_s"] for p in s["points"]] == [360.0, 900.0, 6000.0]
+    assert (s["main"], s["reference"], s["baseline"], s["controls"]) == (
+        "proxy_1m@100",
+        "proxy_5m@1000",
+        "raw",
+        ["null"],
+    )
+    assert s["recipes"] == ["raw", "a", "b", "c", "tie"]  # the control is no member of a pair
+    assert len(s["pairs"]) == 10
+    tie = next(p for p in s["pairs"] if (p["a"], p["b"]) == ("raw", "tie"))
+    assert (tie["diff_bpb"], tie["weight"], tie["called"]) == (0.0, 0.0, False)
+    assert tie["agrees"] == {"proxy_1m@100": False, "proxy_1m@400": False}
+    main, rev = s["decision_accuracy"]["proxy_1m@100"], s["decision_accuracy"]["proxy_1m@400"]
+    assert main["all_pairs_weighted"]["value"] == 1.0  # the one pair it orders otherwise weighs nothing
+    assert main["called"]["value"] == 1.0
+    assert (main["all_pairs_weighted"]["pairs"], main["called"]["pairs"]) == (10, 9)
+    assert rev["all_pairs_weighted"]["value"] == 0.0
+    assert rev["called"]["value"] == 0.0
+    assert s["chance"] == 0.5
+    assert (s["noise_ceiling"]["splits"], s["noise_ceiling"]["seeds_per_half"]) == (20, [3])
+    assert "proxy_5m@1000" not in s["decision_accuracy"]  # the reference agrees with itself: nothing measured
+    # every recipe's bpb per seed is kept, at every point
+    assert s["points"][2]["recipes"]["a"]["per_seed_bpb_at_T"] == TOP["recipes"]["a"]["per_seed_bpb_at_T"]
+
+
+def test_the_accuracies_recompute_from_the_json_alone_and_the_seeds_are_disjoint():
+    s = json.loads(json.dumps(transfer_ladder.summarize(G, draws=200)))
+    seeds = [set(p["seeds"]) for p in s["points"]]
+    assert all(not (x & y) for x, y in itertools.combinations(seeds, 2))
+    assert (s["seeds_disjoint"], s["shared_seeds"]) == (True, {})
+    pts = {p.name: p for p in transfer_ladder.study_points(s["points"], s["recipes"])}
+    top = pts[s["reference"]]
+    for name, acc in s["decision_accuracy"].items():
+        assert transfer.decision_accuracy(pts[name], top, s["recipes"], draws=200) == acc
+    assert transfer.noise_ceiling(top, s["recipes"], draws=200) == s["noise_ceiling"]
+
+
+def test_shared_seeds_are_recorded_and_warned_about():
+    shared = _goodput(
+        [
+            _point("proxy_1m@100", 1e12, range(4), 360.0),
+            TOP,
+            _point("proxy_1m@400", 4e12, [0, 1, 8, 9], 900.0),
+        ]
+    )
+    s = transfer_ladder.summarize(shared, draws=0)
+    assert s["seeds_disjoint"] is False
+    assert s["shared_seeds"] == {
+        "0": ["proxy_1m@100", "proxy_1m@400"],
+        "1": ["proxy_1m@100", "proxy_1m@400"],
+        "8": ["proxy_1m@400", "proxy_5m@1000"],
+        "9": ["proxy_1m@400", "proxy_5m@1000"],
+    }
+    assert "warning: the points share seeds" in transfer_ladder.table(s)
+
+
+def test_one_point_is_refused():
     with pytest.raises(SystemExit, match="fewer than two ladder points"):
-        transfer_ladder.summarize(one)
+        transfer_ladder.summarize(_goodput([TOP]))
 
 
 def test_the_command_writes_the_json_and_the_figure(tmp_path, monkeypatch, capsys):
-    (tmp_path / "goodput.json").write_text(json.dumps(G))
+    # goodput.json as the proxy phase writes it: each cheaper point's decision accuracy, the ceiling, chance
+    pts = {p.name: p for p in transfer_ladder.study_points([MAIN, REVERSED, TOP], list(LEVELS))}
+    ladder = {
+        **G["ladder"],
+        "points": [
+            {
+                **p,
+                "decision_accuracy": transfer.decision_accuracy(
+                    pts[p["name"]], pts[TOP["name"]], list(LEVELS)
+                ),
+            }
+            if p is not TOP
+            else p
+            for p in G["ladder"]["points"]
+        ],
+        "noise_ceiling": transfer.noise_ceiling(pts[TOP["name"]], list(LEVELS)),
+        "chance": 0.5,
+    }
+    (tmp_path / "goodput.json").write_text(json.dumps({**G, "ladder": ladder}))
     out, svg = tmp_path / "study.json", tmp_path / "fig.svg"
-    monkeypatch.setattr(
-        "sys.argv", ["transfer_ladder.py", str(tmp_path), "--json", str(out), "--svg", str(svg)]
-    )
+    argv = [str(tmp_path), "--json", str(out), "--svg", str(svg)]
+    monkeypatch.setattr("sys.argv", ["transfer_ladder.py", *argv])
     transfer_ladder.main()
     s = json.loads(out.read_text())
-    assert s["command"] == f"python benchmarks/transfer_ladder.py {tmp_path.name}"
-    assert s["points"][0]["decision_accuracy"] == 0.5
+    assert s["command"] == "python benchmarks/transfer_ladder.py " + " ".join(argv)
+    for key in (
+        "date",
+        "commit",
+        "cpu",
+        "load",
+        "points",
+        "pairs",
+        "decision_accuracy",
+        "noise_ceiling",
+        "chance",
+        "trend",
+    ):
+        assert key in s
+    assert len(s["load"]) == 3
+    # reversed: 0, its interval wide with five recipes (a draw of raw and "tie" alone agrees by chance)
+    lo, hi = s["decision_accuracy"]["proxy_1m@400"]["all_pairs_weighted"]["ci"]
+    assert lo == 0.0 < hi < 0.5
+    assert s["decision_accuracy"]["proxy_1m@400"]["called"]["ci"] == [0.0, 0.0]
     assert svg.read_text().startswith(f"<!-- {s['date']}, {s['commit']}, ")
     assert ">decision accuracy</text>" in svg.read_text()
-    assert (
-        "curated: 1.50x at the cheapest point, 1.20x at the top (falls; intervals apart)"
-        in capsys.readouterr().out
-    )
+    assert ">noise ceiling</text>" in svg.read_text()
+    printed = capsys.readouterr().out
+    assert "| proxy_1m@100 | 1.0x | 360 | 4 (0-3) | 100% [" in printed
+    assert "| proxy_5m@1000 | 30.0x | 6,000 | 6 (8-13) | reference | reference |" in printed
+    assert "noise ceiling (the top point's seeds in halves, 20 splits): every pair " in printed
+    assert s["trend"]["summary"] in printed
