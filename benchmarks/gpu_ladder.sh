@@ -6,17 +6,19 @@
 # Needs: this project installed with the CUDA build of torch 2.13.0 (docs/cluster.md section 6), one
 # CUDA GPU, and ../shared/corpora (the web files, the Wikipedia target and the web targets' eval files).
 # It runs `curate run pipelines/transfer_ladder.yaml` (embedded Ray, which sees the GPU): the same input,
-# stages, four recipes and controls as the CPU study (benchmarks/transfer_ladder.py), whose main point is
+# stages, eleven recipes and controls as the CPU study (benchmarks/transfer_ladder.py), whose main point is
 # the web reference point (proxy_1m@294,912) and whose ladder goes on where the CPU stops: proxy_5m at
 # the CPU study's top (1,638,400 tokens, 30x the reference point's compute), proxy_14m at 3,276,800 and
-# proxy_30m at 6,553,600 (~835x); three seeds each; four runs share the GPU (gpu_fraction 0.25). The run
+# proxy_30m at 6,553,600 (~835x); three seeds each, none shared with another point (the pipeline's
+# proxy.disjoint_seeds); four runs share the GPU (gpu_fraction 0.25). The run
 # is stopped at 600 s (`timeout`), so the ladder either finishes within 10 minutes or wall_s.txt says it
 # did not; finished runs are kept, so running it again resumes.
 #
 # Writes OUT_ROOT/gpu_ladder-<UTC time>/: command.txt, machine.txt (nvidia-smi, torch, CPU, load),
 # wall_s.txt, runs.md (per ladder point and recipe: device, tokens/s, final bpb), goodput.json, report.md,
-# study.json and study.svg (benchmarks/transfer_ladder.py: decision accuracy against the top point,
-# multipliers, cost) and the run directory itself (run/). No GPU figure is claimed without this run.
+# study.json and study.svg (benchmarks/transfer_ladder.py: decision accuracy against the top point with
+# the noise ceiling and chance, the trend of each multiplier with compute, cost) and the run directory
+# itself (run/). No GPU figure is claimed without this run.
 #
 # GPU_LADDER_SMOKE=1 checks the script's mechanics on a CPU machine (tiny points: proxy_tiny and
 # proxy_1m, a few thousand tokens, two seeds, no GPU needed); its numbers measure nothing.

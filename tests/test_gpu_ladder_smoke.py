@@ -33,14 +33,23 @@ def test_the_smoke_mode_runs_the_transfer_study_with_its_ladder(tmp_path):
     assert [p["name"] for p in study["points"]] == ["proxy_tiny@8192", "proxy_1m@16384"]
     assert study["reference"] == "proxy_1m@16384"
     assert set(study["points"][0]["recipes"]) == {
+        "raw",
         "curated",
-        "toward_target",
-        "classifier",
         "no_gopher",
+        "exact_dedup_only",
+        "language_only",
+        "dsir_half",
+        "dsir_quarter",
+        "classifier",
+        "moore_lewis",
+        "random_half",
+        "random_quarter",
         "null",
         "planted",
     }
-    assert ">decision accuracy</text>" in (out / "study.svg").read_text() or study["top_called_pairs"] == []
+    assert [p["seeds"] for p in study["points"]] == [[0, 1], [2, 3]]  # proxy.disjoint_seeds
+    assert study["decision_accuracy"]["proxy_tiny@8192"]["all_pairs_weighted"]["pairs"] == 55
+    assert ">decision accuracy</text>" in (out / "study.svg").read_text()
     rows = (out / "runs.md").read_text().splitlines()[2:]
-    assert len(rows) == 2 * 7 * 2  # two points x seven recipes (raw, four recipes, two controls) x two seeds
+    assert len(rows) == 2 * 13 * 2  # two points x 13 recipes (raw, ten recipes, two controls) x two seeds
     assert "exit 0" in (out / "wall_s.txt").read_text()
