@@ -8,63 +8,141 @@ from typing import Any
 MIX_EXAMPLE = """example:
   curate mix runs/web                          # the run's proxy.mix section (or its defaults)
   curate mix runs/web --spec mix.yaml --engine inline
-  curate mix runs/web --set mix.dirichlet=16 --set mix.confirm_seeds=5
+  curate mix runs/web --set mix.runs=64 --set mix.confirm_seeds=5
 mix.yaml holds the proxy.mix mapping, e.g.
   by: source
-  dirichlet: 12
+  runs: 48
   max_epochs: 4
-  rungs: [{budget: 98304, seeds: 1}]
-Trains the natural mixture of the run's sources, Dirichlet draws around it and each source alone, fits
-a regression from weights to the headline bpb, confirms the predicted best on fresh seeds against the
-natural mixture and writes mix.json (docs/mixtures.md). `curate export` writes shards at the chosen
-weights with `export: {mixture: search}`.
+  rungs: [{budget: 49152, seeds: 1}]
+Trains the natural mixture of the run's sources, mixtures spread over the whole simplex (sparse ones and
+each source alone) cheaply at half the proxy budget, a third of them again on a second seed (the noise
+ceiling), fits a regression from weights to the headline bpb (its held-out Spearman with a permutation
+p-value), confirms the predicted best on fresh seeds against the natural mixture and writes mix.json
+(docs/mixtures.md). `curate export` writes shards at the chosen weights with `export: {mixture: search}`
+only when the confirmation called them better (or with --unconfirmed-mixture).
 """
 
 
-def format_table(result: dict[str, Any]) -> str:
-    """Each mixture's weights, epochs and measured / predicted bpb, then the choice and its confirmation."""
+TOP = 5  # measured mixtures listed beside the chosen, the natural and each source alone
 
-    def f(x: Any, d: int = 3) -> str:
-        return "—" if x is None else f"{x:.{d}f}"
 
+def _f(x: Any, d: int = 3) -> str:
+    return "—" if x is None else f"{x:.{d}f}"
+
+
+def _mult(m: dict[str, Any] | None) -> str:
+    if not m or m.get("value") is None:
+        return "—"
+    b = m.get("bounds") or {}
+    lo = "—" if m.get("ci_low") is None else f"{b.get('ci_low') or ''}{m['ci_low']:.2f}"
+    hi = "—" if m.get("ci_high") is None else f"{b.get('ci_high') or ''}{m['ci_high']:.2f}"
+    return f"{m['value']:.2f}x [{lo}, {hi}]"
+
+
+def mixture_table(result: dict[str, Any]) -> list[str]:
+    """The chosen mixture, the natural one, each source alone and the :data:`TOP` best measured others:
+    a column per source's weight, then the largest epochs, rung 0's bpb and its held-out prediction."""
     srcs = [s["name"] for s in result["sources"]]
-    head = (
-        f"{'mixture':<14}" + "".join(f" {s[:10]:>10}" for s in srcs) + f" {'max ep':>7} {'bpb':>7} {'loo':>7}"
+    rows = result["mixtures"]
+    chosen = result["chosen"]["name"]
+
+    def bpb(n: str) -> float | None:
+        return (rows[n].get("measured_bpb") or {}).get("rung0")
+
+    singles = [n for n in rows if n.startswith("only-")]
+    others = sorted(
+        (n for n in rows if n not in {chosen, "natural", *singles} and bpb(n) is not None),
+        key=lambda n: (bpb(n), n),
     )
-    lines = [f"mixtures over {result['by']} (horizon {result['horizon']} tokens)", head]
-    for n, r in result["mixtures"].items():
-        bpb = r["measured_bpb"].get("rung0")
+    shown = [chosen, "natural", *singles, *others[:TOP]]
+    widths = [min(max(len(s), 6), 9) for s in srcs]  # a column per source, its name cut at 9 characters
+    head = f"{'mixture':<14}" + "".join(f" {s[:w]:>{w}}" for s, w in zip(srcs, widths, strict=True))
+    lines = [head + f" {'max ep':>7} {'bpb':>7} {'held-out':>8}"]
+    for n in shown:
+        r = rows[n]
+        mark = (
+            "  <- chosen"
+            if n == chosen
+            else "  (over the epoch limit)"
+            if not r["within_epoch_limit"]
+            else ""
+        )
         lines.append(
             f"{n[:14]:<14}"
-            + "".join(f" {r['weights'][s]:>10.3f}" for s in srcs)
-            + f" {r['max_epochs']:>7.2f} {f(bpb):>7} {f(r.get('loo_predicted_bpb')):>7}"
+            + "".join(f" {r['weights'][s]:>{w}.3f}" for s, w in zip(srcs, widths, strict=True))
+            + f" {r['max_epochs']:>7.2f} {_f(bpb(n)):>7} {_f(r.get('heldout_predicted_bpb')):>8}{mark}"
         )
+    rest = len(rows) - len(shown)
+    if rest > 0:
+        lines.append(f"... and {rest} more measured mixtures in mix.json")
+    return lines
+
+
+def _skill(result: dict[str, Any]) -> list[str]:
+    """The regression's held-out skill, its permutation p-value and the noise ceiling beside it."""
     rg = result["regression"]
-    sp = rg["spearman"]
-    lines.append(
-        f"regression ({rg['model']}): Spearman of held-out predictions {f(sp['value'], 2)} "
-        f"[{f(sp['ci'][0], 2)}, {f(sp['ci'][1], 2)}] over {rg['held_out']} mixtures"
+    sp = rg.get("heldout_spearman") or rg.get("spearman") or {}
+    lo, hi = (sp.get("ci") or [None, None])[:2]
+    errors = rg.get("heldout_rmse") or {}
+    why = (
+        " (least held-out error: " + ", ".join(f"{m} {e:.4f}" for m, e in errors.items()) + " bpb)"
+        if len(errors) > 1
+        else ""
     )
-    c = result["chosen"]
-    lines.append(f"chosen {c['name']}: " + ", ".join(f"{s} {c['weights'][s]:.3f}" for s in srcs))
+    p = rg.get("permutation_p")
+    lines = [
+        f"regression: {rg['model']}{why}; held-out Spearman {_f(sp.get('value'), 2)} "
+        f"[{_f(lo, 2)}, {_f(hi, 2)}] over {rg['held_out']} mixtures ({rg.get('folds', 'leave-one')}-fold), "
+        f"permutation p = {_f(p, 3)} ({rg.get('n_perm')} permutations, each refitted)"
+    ]
+    nc = rg.get("noise_ceiling")
+    if nc and nc.get("split_spearman") is not None:
+        lines.append(
+            f"noise ceiling: {nc['mixtures']} mixtures measured on seeds {nc['seeds']} rank alike at Spearman "
+            f"{nc['split_spearman']:.2f}, so no predictor can reach much above {nc['ceiling']:.2f}"
+        )
+    elif nc:
+        lines.append(f"noise ceiling: {nc['mixtures']} mixtures on two seeds give no ranking to compare")
+    return lines
+
+
+def format_table(result: dict[str, Any]) -> str:
+    """The mixture table, the regression's skill beside the noise ceiling, the choice (flagged when outside
+    the sampled region), the confirmation on fresh seeds with its p-value, and the decision's sentence."""
+    lines = [f"mixtures over {result['by']} (horizon {result['horizon']:,} tokens)", *mixture_table(result)]
+    lines += _skill(result)
+    region = result["chosen"].get("region") or {}
+    if region and not region.get("inside", True):
+        out = region.get("outside_range") or {}
+        where = (
+            ", ".join(
+                f"{s} {v['weight']:.3f} (sampled {v['sampled'][0]:.3f}-{v['sampled'][1]:.3f})"
+                for s, v in out.items()
+            )
+            or f"{region['nearest_tv']:.2f} from its nearest fitted mixture (95% of them lie within "
+            f"{region['spacing_tv_p95']:.2f} of another)"
+        )
+        lines.append(f"WARNING: the chosen weights lie outside the region the search sampled: {where}")
     conf = result["confirmation"]
-    for n in ("chosen", "best-single"):
+    lines.append(f"confirmation on fresh seeds {conf['seeds']} at {conf['budget']:,} tokens:")
+    for n, label in (("chosen", "chosen"), ("best-single", "best single")):
         if n in conf:
-            m = conf[n]["multiplier"]
+            c = conf[n]
+            who = f" ({c['source']})" if c.get("source") else ""
             lines.append(
-                f"{n} vs natural on seeds {conf['seeds']}: multiplier {f(m['value'], 2)} "
-                f"[{f(m['ci_low'], 2)}, {f(m['ci_high'], 2)}] with its sources repeated as at the horizon "
-                f"(Muennighoff's fit: {conf[n]['muennighoff_factor']:.3f}, not applied), {conf[n]['call']}"
+                f"  {label}{who} vs natural: multiplier {_mult(c['multiplier'])}, paired p = "
+                f"{_f(c.get('p_value'), 3)}, {c['call']}"
             )
     vs = conf.get("chosen_vs_best_single")
     if vs:
-        m, d = vs["multiplier"], vs["diff_bpb"]
+        d = vs["diff_bpb"]
         lines.append(
-            f"chosen over the best single source ({conf['best-single'].get('source')}): multiplier "
-            f"{f(m['value'], 2)} [{f(m['ci_low'], 2)}, {f(m['ci_high'], 2)}], paired bpb difference "
-            f"{f(d['value'], 4)} [{f(d['ci_low'], 4)}, {f(d['ci_high'], 4)}], {vs['call']}"
+            f"  chosen vs best single: paired bpb difference {_f(d['value'], 4)} [{_f(d['ci_low'], 4)}, "
+            f"{_f(d['ci_high'], 4)}], {vs['call']}"
         )
-    lines.append(f"{conf['verdict']}")
+    decision = result.get("decision") or {}
+    if decision:
+        lines.append(f"decision: {decision['sentence']}")
     lines.append(f"cost: {result['cost']['runs']} proxy runs, {result['cost']['device_s']:.0f} device-s")
     return "\n".join(lines)
 

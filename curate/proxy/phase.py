@@ -32,7 +32,11 @@ def follow_ups(ctx: RunContext, cfg: ProxyConfig) -> dict[str, Any]:
         from curate.proxy.design.mix import run_mix
 
         mix = run_mix(ctx, cfg.mix)
-        extra["mix"] = {"chosen": mix["chosen"]["weights"], "mix": "mix.json"}
+        extra["mix"] = {
+            "chosen": mix["chosen"]["weights"],
+            "decision": mix["decision"]["sentence"],
+            "mix": "mix.json",
+        }
     return extra
 
 

@@ -11,7 +11,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from curate.proxy import mixfit
+from curate.proxy import mixfit, stats
 from curate.proxy.data.mixtures import REPEAT_SALT, _write, build_mixture, take_tokens
 from curate.proxy.spec.config import ProxyConfigError, parse
 from curate.proxy.spec.entries import Rung
@@ -21,20 +21,37 @@ from tests.proxy.toy import WORDS, doc, tiny_section
 
 def test_parse_mix_defaults_and_errors():
     spec = parse_mix({}, budget=4096, seeds=[0, 1, 2])
-    assert spec.rungs == [Rung(4096, (0,))]
+    assert spec.rungs == [Rung(2048, (0,))]  # many cheap runs at half the proxy budget
     assert spec.confirm_seeds == (1, 2, 3)
-    assert (spec.by, spec.dirichlet, spec.max_epochs, spec.model) == ("source", 12, 4.0, "linear")
+    assert spec.split_seed == 4  # the noise ceiling's second seed: none of the rungs' or confirmation's
+    assert (spec.by, spec.runs, spec.dirichlet, spec.max_epochs, spec.model) == (
+        "source",
+        None,
+        0,
+        4.0,
+        "auto",
+    )
+    assert (spec.strength, spec.temperature, spec.min_weight, spec.n_perm) == ((0.3, 10.0), 0.5, 0.01, 200)
     spec = parse_mix(
         {"rungs": [{"budget": 1024, "seeds": 2}, {"budget": 4096, "seeds": [0, 1, 2]}]}, 4096, [0]
     )
     assert spec.confirm_seeds == (3,)
     for raw, msg in (
         ({"grid": 1}, r"^proxy.mix.grid: unknown key; valid keys: by, concentration, "),
-        ({"model": "forest"}, r"^proxy.mix.model: expected one of 'linear', 'gbm', got 'forest'$"),
+        (
+            {"model": "forest"},
+            r"^proxy.mix.model: expected one of 'auto', 'linear', 'gbm', 'loglinear', got 'forest'$",
+        ),
+        (
+            {"strength": [5, 1]},
+            r"^proxy.mix.strength: expected \[low, high\] with low <= high, got \[5.0, 1.0\]$",
+        ),
+        ({"temperature": 2}, r"^proxy.mix.temperature: expected a value in \[0, 1\], got 2.0$"),
+        ({"runs": 0, "singles": False}, r"^proxy.mix.runs: runs, dirichlet and singles leave no candidate"),
         ({"sources": ["a"]}, r"^proxy.mix.sources: expected a list of at least two"),
         ({"max_epochs": 0.5}, r"^proxy.mix.max_epochs: expected a value >= 1, got 0.5$"),
         ({"dirichlet": 2.5}, r"^proxy.mix.dirichlet: expected int, got float 2.5$"),
-        ({"dirichlet": 1}, r"^proxy.mix.dirichlet: expected a value >= 2, got 1$"),
+        ({"dirichlet": -1}, r"^proxy.mix.dirichlet: expected a value >= 0, got -1$"),
         ({"confirm_seeds": [0]}, r"^proxy.mix.confirm_seeds: confirmation seeds must be fresh"),
         ([1], r"^proxy.mix: expected a mapping, got list \[1\]$"),
     ):
@@ -57,34 +74,6 @@ def test_epochs_and_muennighoffs_factor():
     )
 
 
-def test_candidates_stay_within_the_epoch_limit_and_singles_need_the_tokens():
-    tokens = np.array([100.0, 200.0, 700.0])
-    c = mixfit.candidates(
-        ["a", "b", "c"], tokens, 1000.0, n=10, concentration=2.0, max_epochs=4.0, singles=True, seed=0
-    )
-    assert list(c)[:2] == ["natural", "d00"]
-    assert c["natural"].tolist() == pytest.approx([0.1, 0.2, 0.7])
-    assert len([n for n in c if n.startswith("d")]) == 10
-    # a alone: 10 epochs, b alone: 5 (over the limit); c alone: 1.43 epochs
-    assert [n for n in c if n.startswith("only-")] == ["only-c"]
-    for w in c.values():
-        assert w.sum() == pytest.approx(1.0)
-        assert mixfit.epochs(w, tokens, 1000.0).max() <= 4.0
-    again = mixfit.candidates(
-        ["a", "b", "c"], tokens, 1000.0, n=10, concentration=2.0, max_epochs=4.0, singles=True, seed=0
-    )
-    assert all(np.array_equal(c[n], again[n]) for n in c)  # seeded
-    every = mixfit.candidates(
-        ["a", "b", "c"], tokens, 1000.0, n=0, concentration=2.0, max_epochs=4.0, singles="all", seed=0
-    )
-    assert list(every) == ["natural", "only-a", "only-b", "only-c"]
-    assert parse_mix({"singles": "all"}, 4096, [0]).singles == "all"
-    with pytest.raises(
-        ProxyConfigError, match=r"^proxy.mix.singles: expected one of True, False, 'all', got 'some'"
-    ):
-        parse_mix({"singles": "some"}, 4096, [0])
-
-
 def _synthetic(n: int, noise: float, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
     rng = np.random.default_rng(seed)
     w = rng.dirichlet([2.0, 2.0, 2.0], size=n)
@@ -92,55 +81,31 @@ def _synthetic(n: int, noise: float, seed: int = 0) -> tuple[np.ndarray, np.ndar
     return w, y
 
 
+def _loo(n: int) -> np.ndarray:
+    return mixfit.fold_ids(np.arange(n), n, 0)  # every mixture its own fold: leave-one-out
+
+
 def test_linear_regression_recovers_a_known_truth_and_ranks_held_out_mixtures():
     w, y = _synthetic(16, 0.0)
     f = mixfit.fit_linear(w, y)
     assert f(np.array([[1.0, 0.0, 0.0], [0.0, 0.0, 1.0]])).tolist() == pytest.approx([2.4, 3.3])
-    loo = mixfit.loo_predictions(w, y, "linear")
-    assert loo == pytest.approx(y)
+    assert mixfit.heldout_predictions(w, y, "linear", _loo(16)) == pytest.approx(y)
     w, y = _synthetic(16, 0.02)
-    loo = mixfit.loo_predictions(w, y, "linear")
-    rho = mixfit.spearman(loo, y)
-    lo, hi = mixfit.spearman_interval(loo, y, 200, 0)
+    proc = mixfit.Procedure("linear")
+    rho = mixfit.spearman(proc.run(w, y)[2], y)
+    lo, hi = mixfit.refit_bootstrap(proc, w, y, 50, 0)
     assert rho > 0.9
     assert lo is not None
     assert hi is not None
     assert lo <= rho <= hi <= 1.0
-    # pure noise: no rank correlation to speak of
-    rng = np.random.default_rng(1)
-    noise = rng.normal(0, 1, 16)
-    assert abs(mixfit.spearman(mixfit.loo_predictions(w, noise, "linear"), noise)) < 0.6
-
-
-def test_choose_prefers_the_best_within_the_epoch_limit():
-    w, y = _synthetic(16, 0.0)
-    tokens = np.array([100.0, 450.0, 450.0])  # source 0 (the best) alone would be 10 epochs
-    c = mixfit.choose(
-        w, y, tokens, 1000.0, model="linear", max_epochs=4.0, concentration=4.0, n_boot=50, seed=0
-    )
-    assert c.within_limit
-    assert c.epochs.max() <= 4.0 + 1e-9
-    assert 0.3 <= c.weights[0] <= 0.4  # toward as much of the best source as 4 epochs allow
-    assert c.weights[2] < 0.25  # and less of the worst than its natural 0.45
-    assert c.weights.sum() == pytest.approx(1.0)
-    f = mixfit.fit_linear(w, y)
-    assert c.predicted == pytest.approx(f(c.weights[None, :])[0])
-    assert c.predicted < f(np.array([[0.1, 0.45, 0.45]]))[0] - 0.15
-    assert c.interval[0] <= c.predicted + 1e-9
-    assert c.predicted - 1e-9 <= c.interval[1]
-    assert c.p_better == 1.0  # noiseless: every bootstrap fit puts it below the natural mixture
-    free = mixfit.choose(
-        w, y, tokens, 1000.0, model="linear", max_epochs=20.0, concentration=4.0, n_boot=20, seed=0
-    )
-    assert free.weights[0] > c.weights[0] + 0.1
 
 
 def test_gbm_ranks_held_out_mixtures_and_chooses_within_the_limit():
     w, y = _synthetic(16, 0.02)
-    loo = mixfit.loo_predictions(w, y, "gbm")
-    assert mixfit.spearman(loo, y) > 0.9  # 0.932
+    assert mixfit.spearman(mixfit.heldout_predictions(w, y, "gbm", _loo(16)), y) > 0.9  # 0.932
     tokens = np.array([100.0, 450.0, 450.0])
-    c = mixfit.choose(w, y, tokens, 1000.0, model="gbm", max_epochs=4.0, concentration=4.0, n_boot=20, seed=0)
+    design = mixfit.Design(np.array([0.1, 0.45, 0.45]), 16, 0, (0.3, 10.0), 0.5, 0.01, 4.0)
+    c = mixfit.choose(w, y, tokens, 1000.0, design, model="gbm", max_epochs=4.0, n_boot=20, seed=0)
     assert c.within_limit
     assert c.weights[0] > 0.2  # more of the best source than its natural 0.1
 
@@ -154,7 +119,7 @@ def test_gbm_is_lightgbm_split_at_twenty_runs_deterministic_and_ranks_held_out_t
     assert np.array_equal(mixfit.fit_gbm(w, y)(w), fitted)  # one thread, deterministic: the same fit
     # each run held out and predicted by the fit on the other 19, ranked against the noiseless truth
     truth = 3.0 - 0.6 * w[:, 0] + 0.3 * w[:, 2]
-    assert mixfit.spearman(mixfit.loo_predictions(w, y, "gbm"), truth) >= 0.95  # 0.965
+    assert mixfit.spearman(mixfit.heldout_predictions(w, y, "gbm", _loo(20)), truth) >= 0.95  # 0.965
 
 
 def test_gbm_fits_a_step_and_spearman_averages_tied_ranks():
@@ -172,21 +137,6 @@ def test_gbm_fits_a_step_and_spearman_averages_tied_ranks():
     assert mixfit.spearman(np.array([1.0, 2.0, 3.0, 4.0]), np.array([4.0, 3.0, 2.0, 1.0])) == pytest.approx(
         -1.0
     )
-
-
-def test_spearman_interval_leaves_out_resamples_without_a_ranking():
-    # six pairs, perfectly ordered: every resample with two distinct values has rho 1; the 6/6^6 resamples
-    # of one value repeated have none and are left out, so the interval is [1, 1]
-    a = np.arange(6.0)
-    assert mixfit.spearman_interval(a, a, 200, 0) == (pytest.approx(1.0), pytest.approx(1.0))
-    assert mixfit.spearman_interval(a, -a, 200, 0) == (pytest.approx(-1.0), pytest.approx(-1.0))
-    # a constant side: no resample has a ranking, so no interval; under 3 pairs none either
-    assert mixfit.spearman_interval(a, np.ones(6), 200, 0) == (None, None)
-    assert mixfit.spearman_interval(a[:2], a[:2], 200, 0) == (None, None)
-    # deterministic in its seed
-    rng = np.random.default_rng(3)
-    x, z = rng.normal(size=12), rng.normal(size=12)
-    assert mixfit.spearman_interval(x, x + z, 200, 7) == mixfit.spearman_interval(x, x + z, 200, 7)
 
 
 def _source_shard(path, n_docs: int, length: int, first_id: int) -> dict:
@@ -237,7 +187,7 @@ def test_mixture_shard_token_counts_repetition_and_common_documents(tmp_path):
     assert take_tokens(np.array([10, 10, 10]), 16) == 2
 
 
-SECTION = tiny_section(mix={"dirichlet": 8, "confirm_seeds": 2, "n_boot": 50})
+SECTION = tiny_section(mix={"runs": 8, "confirm_seeds": 2, "n_boot": 20, "n_perm": 19, "split": 4})
 
 
 def _toy_run(d, section):
@@ -271,18 +221,21 @@ def mix_run(tmp_path_factory):
 def test_successive_halving_carries_the_predicted_mixture(tmp_path):
     section = tiny_section(
         mix={
+            "runs": 0,
             "dirichlet": 6,
             "singles": "all",
             "eta": 3,
             "rungs": [{"budget": 32 * 4 * 4, "seeds": 1}, {"budget": 32 * 4 * 8, "seeds": 1}],
             "confirm_seeds": 2,
             "n_boot": 20,
+            "n_perm": 10,
+            "split": 0,
         }
     )
     _, out = _toy_run(tmp_path, section)
     h0, h1 = out["history"]
     rows = out["mixtures"]
-    assert len(h0["scores"]) == 1 + 6 + 3  # natural, the draws, each source alone
+    assert len(h0["scores"]) == 1 + 6 + 3  # natural, the draws around it, each source alone
     over = [n for n in h0["scores"] if not rows[n]["within_epoch_limit"]]
     assert over == ["only-a"]  # measured for the comparison, never advanced or chosen
     assert h0["advanced"][-1] == "predicted"
@@ -305,39 +258,75 @@ def test_mix_end_to_end(mix_run):
     names = list(out["mixtures"])
     assert names[0] == "natural"
     assert names[-1] == "predicted"
-    assert [n for n in names if n.startswith("d")] == [f"d{i:02d}" for i in range(8)]
+    assert [n for n in names if n.startswith("s")] == [f"s{i:02d}" for i in range(8)]  # spread, no local
+    assert out["design"]["spread"] == 8
+    assert out["rungs"] == [{"budget": 512, "seeds": [0]}]  # half the proxy budget
+    assert out["split_seed"] == 3  # after rung 0's seed 0 and the confirmation's 1 and 2
+    split = [n for n, r in out["mixtures"].items() if "split" in r["per_seed_bpb"]]
+    assert split[0] == "natural"
+    assert len(split) == 4
     for n, r in out["mixtures"].items():
         assert sum(r["weights"].values()) == pytest.approx(1.0, abs=1e-5)
         assert r["within_epoch_limit"] == (r["max_epochs"] <= 4.0)
         if n != "predicted":
-            assert set(r["measured_bpb"]) == {"rung0"}
+            assert set(r["measured_bpb"]) == ({"rung0", "split"} if n in split else {"rung0"})
+            assert r["per_seed_bpb"]["rung0"] == {"0": r["measured_bpb"]["rung0"]}  # every seed's bpb
             assert r["fitted"] == r["within_epoch_limit"]  # the regression's domain
-            assert ("loo_predicted_bpb" in r) == r["fitted"]
+            assert ("heldout_predicted_bpb" in r) == r["fitted"]
     assert out["mixtures"]["natural"]["max_epochs"] == pytest.approx(1.0)
     rg = out["regression"]
-    assert rg["held_out"] == rg["mixtures"] == len([r for r in out["mixtures"].values() if r.get("fitted")])
+    fitted = [n for n, r in out["mixtures"].items() if r.get("fitted")]
+    assert rg["held_out"] == rg["mixtures"] == len(fitted)
     assert rg["held_out"] >= 9
-    assert -1 <= rg["spearman"]["value"] <= 1
+    assert rg["model"] in ("loglinear", "gbm")
+    assert rg["requested"] == "auto"
+    assert set(rg["heldout_rmse"]) == {"loglinear", "gbm"}
+    assert rg["heldout_rmse"][rg["model"]] == min(rg["heldout_rmse"].values())
+    assert -1 <= rg["heldout_spearman"]["value"] <= 1
+    assert 1 / 20 <= rg["permutation_p"] <= 1
+    assert rg["n_perm"] == 19
+    nc = rg["noise_ceiling"]
+    assert (nc["mixtures"], nc["seeds"]) == (4, [0, 3])
+    a = [out["mixtures"][n]["measured_bpb"]["rung0"] for n in split]
+    b = [out["mixtures"][n]["measured_bpb"]["split"] for n in split]
+    assert nc["split_spearman"] == mixfit.spearman(np.array(a), np.array(b))
     ch = out["chosen"]
     assert ch["name"] == "predicted"
     assert ch["within_epoch_limit"]
     assert ch["predicted_interval"][0] <= ch["predicted_bpb"] <= ch["predicted_interval"][1]
+    assert "p_better_than_natural" not in ch  # the only probability a user reads is the confirmation's
+    assert set(ch["region"]) >= {"inside", "outside_range", "nearest_tv", "spacing_tv_p95"}
     conf = out["confirmation"]
     assert conf["seeds"] == [1, 2]
-    assert set(conf) >= {"chosen", "best-single", "controls", "power", "verdict"}
+    assert set(conf) >= {"chosen", "best-single", "controls", "power", "verdict", "supported", "per_seed_bpb"}
     assert conf["best-single"]["source"] in ("a", "b", "c")
+    assert set(conf["per_seed_bpb"]) == {"natural", "chosen", "best-single", "null"}
+    assert set(conf["per_seed_bpb"]["chosen"]) == {"1", "2"}
+    diffs = [conf["per_seed_bpb"]["chosen"][s] - conf["per_seed_bpb"]["natural"][s] for s in ("1", "2")]
+    assert conf["chosen"]["per_seed_diff"] == pytest.approx(diffs, abs=1e-12)
+    assert conf["chosen"]["p_value"] == pytest.approx(stats.paired_p(diffs))
     vs = conf["chosen_vs_best_single"]
-    assert set(vs) == {"diff_bpb", "call", "multiplier"}
+    assert set(vs) == {"diff_bpb", "call", "multiplier", "p_value"}
     assert vs["diff_bpb"]["n"] == 2
     assert "null" in conf["controls"]
+    dec = out["decision"]
+    assert (
+        dec["export"]
+        == dec["chosen_called_better"]
+        == (conf["chosen"]["call"] == "better" and conf["supported"])
+    )
+    assert dec["sentence"].startswith(
+        "The chosen mixture trains better" if dec["export"] else "The search cannot beat the natural mixture"
+    )
     # the runs repeat each source as at the horizon: the multiplier is the measurement, nothing applied on top
     assert "goodput" not in conf["chosen"]
     w = np.array([out["chosen"]["weights"][s] for s in sorted(out["chosen"]["weights"])])
     ep = np.array([out["chosen"]["epochs"][s] for s in sorted(out["chosen"]["epochs"])])
     assert conf["chosen"]["muennighoff_factor"] == pytest.approx(mixfit.muennighoff_factor(w, ep), abs=1e-4)
     singles = [n for n in names if n.startswith("only-")]
-    # rung 0: every candidate on 1 seed; confirm: natural, chosen, best single and null on 2 seeds
-    assert out["cost"]["runs"] == (len(names) - 1) + 4 * 2
+    # rung 0: every candidate on 1 seed; the split seed: 4 of them; confirm: natural, chosen, best single
+    # and null on 2 seeds
+    assert out["cost"]["runs"] == (len(names) - 1) + 4 + 4 * 2
     assert singles  # some source alone is within 4 epochs
     for n in ("natural", "chosen", "null"):
         assert (d / "proxy" / "mix" / "confirm" / n / "seed2" / "result.json").exists()
@@ -350,7 +339,8 @@ def test_mix_end_to_end(mix_run):
     assert salt("confirm", "chosen", 1) == salt("confirm", "natural", 1)
     assert salt("confirm", "best-single", 2) == salt("confirm", "natural", 2)
     assert salt("confirm", "null", 1) not in (salt("confirm", "natural", 1), salt("confirm", "null", 2))
-    assert salt("rung0", "d03", 0) == salt("rung0", "natural", 0)  # the rungs: one draw for all
+    assert salt("rung0", "s03", 0) == salt("rung0", "natural", 0)  # the rungs: one draw for all
+    assert salt("split", "natural", 3) == salt("rung0", "natural", 0)  # the split seed: the same documents
     # the training data holds no row of the held-out source and no eval document
     # every source's rows that are eval documents (the 10% id-hash held-out split) are dropped
     held = 0
@@ -378,9 +368,18 @@ def test_cli_mix_resumes_without_retraining(mix_run, capsys):
     assert len(stamps) == out["cost"]["runs"]
     assert main(["mix", str(d), "--engine", "inline"]) == 0
     printed = capsys.readouterr().out
-    assert printed.splitlines()[0] == f"mixtures over source (horizon {out['horizon']} tokens)"
-    assert "regression (linear): Spearman of held-out predictions" in printed
-    assert "chosen over the best single source (" in printed
+    lines = printed.splitlines()
+    assert lines[0] == f"mixtures over source (horizon {out['horizon']:,} tokens)"
+    assert lines[1].split() == ["mixture", "a", "b", "c", "max", "ep", "bpb", "held-out"]
+    assert lines[2].startswith("predicted ")
+    assert lines[2].endswith("<- chosen")
+    assert lines[3].startswith("natural ")
+    rg = out["regression"]
+    assert f"regression: {rg['model']} (least held-out error: " in printed
+    assert f"permutation p = {rg['permutation_p']:.3f} (19 permutations, each refitted)" in printed
+    assert "noise ceiling: 4 mixtures measured on seeds [0, 3] rank alike at Spearman" in printed
+    assert "  chosen vs natural: multiplier " in printed
+    assert f"decision: {out['decision']['sentence']}" in printed
     assert f"mix: {d / 'mix.json'}" in printed
     assert json.loads((d / "mix.json").read_text()) == out
     assert {p: p.stat().st_mtime_ns for p in runs} == stamps

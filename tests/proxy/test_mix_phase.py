@@ -1,6 +1,6 @@
 """The pipeline's proxy phase runs ``proxy.mix`` after its measurement, as ``curate mix`` would, on the
 measurement's own tokenizer and eval sets; without a ``mix:`` it runs none (the toy of test_mix.py at its
-smallest: two Dirichlet draws, one rung seed, two confirmation seeds)."""
+smallest: two spread candidates, one rung seed, no split seed, two confirmation seeds)."""
 
 from __future__ import annotations
 
@@ -16,7 +16,9 @@ from curate.proxy.spec.config import parse
 from curate.runtime.context import RunContext
 from tests.proxy.toy import WORDS, doc, tiny_section, write_rejected
 
-SECTION = tiny_section(mix={"dirichlet": 2, "singles": False, "confirm_seeds": 2})
+SECTION = tiny_section(
+    mix={"runs": 2, "singles": False, "split": 0, "confirm_seeds": 2, "n_boot": 10, "n_perm": 10}
+)
 
 
 def _toy_run(d):
@@ -60,7 +62,11 @@ def phase_with_mix(tmp_path_factory):
 def test_the_phase_runs_the_mixture_search_after_the_measurement(phase_with_mix):
     d, summary = phase_with_mix
     mix = json.loads((d / "mix.json").read_text())
-    assert summary["mix"] == {"chosen": mix["chosen"]["weights"], "mix": "mix.json"}
+    assert summary["mix"] == {
+        "chosen": mix["chosen"]["weights"],
+        "decision": mix["decision"]["sentence"],
+        "mix": "mix.json",
+    }
     assert set(mix["chosen"]["weights"]) == {"a", "b", "c"}
     assert sum(mix["chosen"]["weights"].values()) == pytest.approx(1.0, abs=1e-5)
     # the measurement ran too, and the search used its tokenizer and eval sets (proxy/spec.json matched)
@@ -69,7 +75,8 @@ def test_the_phase_runs_the_mixture_search_after_the_measurement(phase_with_mix)
     assert summary["goodput"] == "goodput.json"
     assert mix["held_out_sources"] == ["docs"]
     names = [n for n in mix["mixtures"] if n != "predicted"]
-    assert names == ["natural", "d00", "d01"]
+    assert names == ["natural", "s00", "s01"]
+    assert mix["regression"]["noise_ceiling"] is None  # split: 0 measures no second seed
     # rung 0: natural and the two draws on one seed; confirm: natural, chosen and the null on two (no
     # source alone was measured, so there is no best single source)
     assert mix["cost"]["runs"] == 3 + 3 * 2

@@ -1,30 +1,37 @@
 """The mixture search (``curate mix``, ``proxy.mix``): which weights over a run's sources train best toward
-the run's targets, chosen by proxy runs and a regression (RegMix), confirmed on fresh seeds.
+the run's targets, chosen by proxy runs and a regression (RegMix, Olmix), confirmed on fresh seeds.
 
 1. The sources: the values of ``proxy.mix.by`` (default ``source``: each input of ``input:`` as a list)
    over kept/, each tokenized through the measurement's decontamination (:mod:`curate.proxy.data.mixtures`).
-2. Candidates (:func:`curate.proxy.mixfit.candidates`): the natural mixture (the data's own token
-   shares), Dirichlet draws around it and each source alone, all within ``max_epochs`` per source at the
-   horizon; every one trained at each rung's budget and seeds with the run's proxy settings, on common
-   random numbers (one initialisation per seed; per source, one document order).
-3. The regression from weights to the headline (target) bpb at T of the first rung's mixtures within
-   the epoch limit, its leave-one-out predictions' Spearman correlation with the measured values (every
-   such mixture held out once, bootstrap interval), and the predicted best within the epoch limit (the
-   average of the best predicted, as RegMix). With several rungs, successive halving
-   (CLIMB) advances the best measured mixtures and the predicted one; the last rung's best is chosen.
-4. Confirmation on fresh seeds, each with a fresh document draw of every source shared by its mixtures
-   (so the interval covers which documents were drawn, not only the seed): the chosen mixture and the
-   best single source beside the natural mixture (the baseline), with the null control (the natural
-   mixture on another document draw per seed), paired intervals, the detectable effect and the verdict
-   (``proxy/mix/confirm.json``).
+2. Candidates (:func:`curate.proxy.mixfit.candidates`), designed for signal: the natural mixture (the
+   data's own token shares), many mixtures spread over the whole simplex as RegMix draws its runs (sparse
+   ones and near-corners among them; 6 per source by default), optionally a few around the natural
+   mixture, and each source alone, all within ``max_epochs`` per source at the horizon; every one trained
+   cheaply at rung 0 (half the proxy budget, one seed by default) with the run's proxy settings, on
+   common random numbers (one initialisation per seed; per source, one document order).
+3. The split-seed noise ceiling: a third of them measured again on one more seed; the rank correlation
+   of the two seeds says how well any predictor could rank these runs (:mod:`curate.proxy.design.mixassess`).
+4. The regression from weights to the headline (target) bpb at T of rung 0's mixtures within the epoch
+   limit (log-linear or LightGBM, by held-out error), its k-fold held-out Spearman with a permutation
+   p-value and a bootstrap interval (both refitting), and the predicted best within the epoch limit (the
+   average of the best predicted, as RegMix), flagged when it lies outside the region the candidates
+   sampled. With several rungs, successive halving (CLIMB) advances the best measured mixtures and the
+   predicted one; the last rung's best is chosen.
+5. Confirmation at the proxy budget on fresh seeds, each with a fresh document draw of every source shared
+   by its mixtures (so the interval covers which documents were drawn, not only the seed): the chosen
+   mixture and the best single source beside the natural mixture (the baseline), with the null control
+   (the natural mixture on another document draw per seed), paired intervals and p-values, the
+   detectable effect and the verdict (``proxy/mix/confirm.json``). Only this confirmation decides: the
+   ``decision`` block says whether the chosen mixture was called better (what lets an export use it)
+   and, in a sentence, which mixture is the better one.
 
-``mix.json`` holds every mixture's weights, epochs, measured and predicted bpb, the regression, the
-choice and the confirmation. A mixture's shard repeats each source as a run at the horizon would
-(:mod:`curate.proxy.data.mixtures`), so its measured multiplier prices repetition as this proxy feels it;
-no factor is applied on top. Each mixture reports what Muennighoff et al. 2023's fit would value its epochs
-at (``muennighoff_factor``, :func:`curate.proxy.mixfit.muennighoff_factor`) for comparison, and the
-data-limited arm's repetition curve (``proxy.data_limited``) measures how this proxy's loss to repetition
-compares with that fit.
+``mix.json`` holds every mixture's weights, epochs, measured bpb (mean and per seed) and held-out
+prediction, the regression, the choice and the confirmation. A mixture's shard repeats each source as a
+run at the horizon would (:mod:`curate.proxy.data.mixtures`), so its measured multiplier prices repetition
+as this proxy feels it; no factor is applied on top. Each mixture reports what Muennighoff et al. 2023's
+fit would value its epochs at (``muennighoff_factor``, :func:`curate.proxy.mixfit.muennighoff_factor`) for
+comparison, and the data-limited arm's repetition curve (``proxy.data_limited``) measures how this proxy's
+loss to repetition compares with that fit.
 """
 
 from __future__ import annotations
@@ -36,17 +43,20 @@ import numpy as np
 
 from curate.core.errors import PhaseError
 from curate.io.files import atomic_write_json
-from curate.proxy import mixfit
+from curate.proxy import mixfit, stats
 from curate.proxy.data.inputs import instrument
 from curate.proxy.data.mixtures import MIX_SALT, build_mixture, source_shards, source_values
 from curate.proxy.data.training import TrainingData
+from curate.proxy.design import mixassess
 from curate.proxy.design.halving import successive_halving
 from curate.proxy.design.measure import Experiment, measure
+from curate.proxy.design.mixassess import ceiling_block, split_subset
 from curate.proxy.kinds import Recipe
 from curate.proxy.kinds.mixture import Mixture
 from curate.proxy.kinds.null import Null
 from curate.proxy.spec.config import ProxyConfig
 from curate.proxy.spec.mix import MixSpec
+from curate.proxy.statistics import analysis
 from curate.runtime.context import RunContext
 
 NULL_SALT = 0x6E756C6C  # the null control's per-seed document draw of the natural mixture
@@ -164,79 +174,79 @@ def _mixture_rows(prep: Prep, cands: dict[str, np.ndarray], max_epochs: float) -
             "within_epoch_limit": bool(ep.max() <= max_epochs),
             "muennighoff_factor": round(mixfit.muennighoff_factor(w, ep), 6),
             "measured_bpb": {},
+            "per_seed_bpb": {},
         }
     return out
 
 
-def _regression(
-    spec: MixSpec, names: list[str], w: np.ndarray, y: np.ndarray, prep: Prep
-) -> tuple[dict[str, Any], mixfit.Choice, np.ndarray]:
-    loo = mixfit.loo_predictions(w, y, spec.model)
-    rho = mixfit.spearman(loo, y)
-    lo, hi = mixfit.spearman_interval(loo, y, spec.n_boot, spec.seed)
-    choice = mixfit.choose(
-        w,
-        y,
-        prep.tokens,
-        prep.horizon,
-        model=spec.model,
-        max_epochs=spec.max_epochs,
+def _design(prep: Prep, spec: MixSpec) -> mixfit.Design:
+    runs = spec.runs if spec.runs is not None else mixfit.default_runs(len(prep.sources))
+    return mixfit.Design(
+        natural=mixfit.natural_weights(prep.tokens),
+        spread=runs,
+        local=spec.dirichlet,
+        strength=spec.strength,
+        temperature=spec.temperature,
+        min_weight=spec.min_weight,
         concentration=spec.concentration,
-        n_boot=spec.n_boot,
-        seed=spec.seed,
     )
-    block = {
-        "model": spec.model,
-        "fitted_on": "rung0",
-        "mixtures": len(names),
-        "held_out": len(names),
-        "spearman": {"value": rho, "ci": [lo, hi]},
-        "method": "leave-one-out: each mixture's bpb predicted by the regression fitted on the others; "
-        f"Spearman over them, percentile bootstrap over mixtures ({spec.n_boot} resamples)",
-    }
-    return block, choice, loo
 
 
 def run_mix(ctx: RunContext, spec: MixSpec) -> dict[str, Any]:
     """The search (module docstring); writes ``mix.json`` and returns it."""
     cfg = ProxyConfig.narrow(ctx.section)
     prep = prepare(ctx, cfg, spec)
+    design = _design(prep, spec)
     cands = mixfit.candidates(
         prep.sources,
         prep.tokens,
         prep.horizon,
-        n=spec.dirichlet,
-        concentration=spec.concentration,
+        design,
         max_epochs=spec.max_epochs,
         singles=spec.singles,
         seed=spec.seed,
     )
     rows = _mixture_rows(prep, cands, spec.max_epochs)
-    runs, device_s = 0, 0.0
+    cost = {"runs": 0, "device_s": 0.0}
     regression: dict[str, Any] = {}
     choice = None
+    fitted: np.ndarray = np.zeros((0, len(prep.sources)))
+
+    def measured(mixes: dict[str, np.ndarray], budget: int, seeds: list[int], tag: str) -> dict[str, float]:
+        """``mixes`` (and the natural mixture) measured at ``budget`` on ``seeds``; each one's mean and
+        per-seed headline bpb recorded under ``tag``; returns the means."""
+        mixes = {"natural": cands["natural"], **mixes}
+        _, heads, results, _ = measure_phase(ctx, prep, mixes, budget=budget, seeds=seeds, tag=tag)
+        cost["runs"] += len(results)
+        cost["device_s"] += sum(r["device_s"] for r in results)
+        for n in mixes:
+            rows[n]["per_seed_bpb"][tag] = {str(s): float(v) for s, v in zip(seeds, heads[n], strict=True)}
+            rows[n]["measured_bpb"][tag] = float(np.mean(heads[n]))
+        return {n: rows[n]["measured_bpb"][tag] for n in mixes}
 
     def evaluate(survivors: list[str], k: int) -> dict[str, float | None]:
-        """Rung ``k``: the natural mixture and the survivors measured; at rung 0, the regression."""
-        nonlocal runs, device_s, regression, choice
+        """Rung ``k``: the natural mixture and the survivors measured; at rung 0, the split seed's subset
+        and the regression."""
+        nonlocal regression, choice, fitted
         rung = spec.rungs[k]
-        mixes = {n: cands[n] for n in ["natural", *[x for x in survivors if x != "natural"]]}
-        _, heads, results, _ = measure_phase(
-            ctx, prep, mixes, budget=rung.budget, seeds=list(rung.seeds), tag=f"rung{k}"
-        )
-        runs, device_s = runs + len(results), device_s + sum(r["device_s"] for r in results)
-        scores = {n: float(np.mean(heads[n])) for n in mixes}
-        for n, v in scores.items():
-            rows[n]["measured_bpb"][f"rung{k}"] = v
+        scores = measured({n: cands[n] for n in survivors}, rung.budget, list(rung.seeds), f"rung{k}")
         if k == 0:  # the regression's domain: mixtures within the epoch limit (all, if under 3 are)
-            names = [n for n in mixes if rows[n]["within_epoch_limit"]]
-            names = names if len(names) >= 3 else list(mixes)
-            for n in mixes:
+            names = [n for n in scores if rows[n]["within_epoch_limit"]]
+            names = names if len(names) >= 3 else list(scores)
+            for n in scores:
                 rows[n]["fitted"] = n in names
-            w, y = np.array([cands[n] for n in names]), np.array([scores[n] for n in names])
-            regression, choice, loo = _regression(spec, names, w, y, prep)
-            for n, p in zip(names, loo, strict=True):
-                rows[n]["loo_predicted_bpb"] = float(p)
+            ceiling = None
+            subset = split_subset(names, spec.split, spec.seed)
+            if subset:
+                again = measured({n: cands[n] for n in subset}, rung.budget, [spec.split_seed], "split")
+                ceiling = ceiling_block(scores, again, list(rung.seeds), spec.split_seed)
+            fitted = np.array([cands[n] for n in names])
+            y = np.array([scores[n] for n in names])
+            regression, choice, preds = mixassess.regression(
+                spec, fitted, y, prep.tokens, prep.horizon, design, ceiling
+            )
+            for n, p in zip(names, preds, strict=True):
+                rows[n]["heldout_predicted_bpb"] = float(p)
             cands["predicted"] = choice.weights
             rows.update(_mixture_rows(prep, {"predicted": choice.weights}, spec.max_epochs))
         return dict(scores)
@@ -264,6 +274,7 @@ def run_mix(ctx: RunContext, spec: MixSpec) -> dict[str, Any]:
     assert choice is not None
     last: dict[str, float] = history[-1]["scores"] if len(spec.rungs) > 1 else {}
     chosen = min(last, key=lambda n: (last[n], n)) if last else "predicted"
+    region = mixfit.region(cands[chosen], fitted, prep.sources)
     out: dict[str, Any] = {
         "by": spec.by,
         "sources": [
@@ -279,7 +290,18 @@ def run_mix(ctx: RunContext, spec: MixSpec) -> dict[str, Any]:
         "horizon": int(prep.horizon),
         "max_epochs": spec.max_epochs,
         "headline": list(cfg.headline),
+        "design": {
+            "spread": design.spread,
+            "strength": list(design.strength),
+            "temperature": design.temperature,
+            "min_weight": design.min_weight,
+            "local": design.local,
+            "concentration": design.concentration,
+            "singles": spec.singles,
+            "zero_weight_share": round(float((fitted == 0).mean()), 4) if fitted.size else None,
+        },
         "rungs": [{"budget": r.budget, "seeds": list(r.seeds)} for r in spec.rungs],
+        "split_seed": spec.split_seed,
         "eta": spec.eta,
         "mixtures": rows,
         "history": history,
@@ -289,12 +311,13 @@ def run_mix(ctx: RunContext, spec: MixSpec) -> dict[str, Any]:
             **rows[chosen],
             "predicted_bpb": choice.predicted if chosen == "predicted" else None,
             "predicted_interval": list(choice.interval) if chosen == "predicted" else None,
-            "p_better_than_natural": choice.p_better if chosen == "predicted" else None,
+            "region": region,
         },
     }
     conf, c_runs, c_dev = confirm(ctx, prep, spec, cands[chosen], rows, cfg.budget)
     out["confirmation"] = conf
-    out["cost"] = {"runs": runs + c_runs, "device_s": round(device_s + c_dev, 3)}
+    out["decision"] = mixassess.decision(conf, region)
+    out["cost"] = {"runs": cost["runs"] + c_runs, "device_s": round(cost["device_s"] + c_dev, 3)}
     atomic_write_json(ctx.path("mix.json"), out, indent=1, allow_nan=False)
     return out
 
@@ -319,9 +342,6 @@ def confirm(
     mixes = {"natural": nat, "chosen": weights}
     if best_single:
         mixes["best-single"] = np.eye(len(prep.sources))[prep.sources.index(best_single[len("only-") :])]
-    from curate.proxy import stats
-    from curate.proxy.statistics import analysis
-
     rep, heads, results, base = measure_phase(
         ctx, prep, mixes, budget=budget, seeds=list(spec.confirm_seeds), tag="confirm", controlled="chosen"
     )
@@ -341,18 +361,25 @@ def confirm(
             "diff_bpb": v["paired"]["diff_bpb"],
             "per_seed_diff": v["paired"]["per_seed_diff"],
             "call": v["paired"]["call"],
+            "p_value": mixassess.p_value(v["paired"]["per_seed_diff"]),
             "bpb_at_T": float(np.mean(heads[n])),
             "muennighoff_factor": round(f, 6),  # for comparison: not applied (the runs repeat as the horizon)
         }
     block["natural_bpb_at_T"] = float(np.mean(heads["natural"]))
+    block["per_seed_bpb"] = {
+        n: {str(s): float(x) for s, x in zip(spec.confirm_seeds, h, strict=True)} for n, h in heads.items()
+    }
     if "best-single" in mixes:
         iv = stats.paired_interval(heads["chosen"] - heads["best-single"])
         block["chosen_vs_best_single"] = {
             "diff_bpb": iv.as_dict(),
             "call": analysis.call(iv),
+            "p_value": mixassess.p_value(list(heads["chosen"] - heads["best-single"])),
             "multiplier": analysis.relative_multiplier(base, float(np.mean(heads["best-single"])), iv),
         }
     block["controls"] = rep["controls"]
     block["power"] = rep["power"]
     block["verdict"] = rep["verdict"]["sentence"]
+    block["supported"] = bool(rep["verdict"].get("supported", True))
+    block["unsupported_reasons"] = list(rep["verdict"].get("unsupported_reasons") or [])
     return block, len(results), float(sum(r["device_s"] for r in results))

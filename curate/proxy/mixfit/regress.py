@@ -1,87 +1,23 @@
-"""The mixture search's numbers: candidate mixtures, epochs and Muennighoff's value of them, the regression
-from weights to target bpb (RegMix: linear least squares, or LightGBM's gradient-boosted trees), its
-leave-one-out predictions and their Spearman rank correlation with a bootstrap interval
-(``scipy.stats``), and the choice of the predicted best mixture within the epoch limit."""
+"""The regressions from mixture weights to a target loss, as the field fits them: least squares on the
+weights (RegMix's linear model), LightGBM's gradient-boosted trees (RegMix) and the log-linear mixing law
+(Olmix), their held-out predictions by k-fold cross-validation, and the choice between models by held-out
+error."""
 
 from __future__ import annotations
 
 import math
-import warnings
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 import lightgbm
 import numpy as np
-from scipy import stats as st
-
-from curate.proxy.statistics.repetition import muennighoff_value
-
-N_POOL = 4096  # Dirichlet draws the predicted best is chosen among (beside every candidate tried)
-TOP_K = 40  # the chosen mixture averages this many of the best predicted (RegMix averages its top 100)
+from scipy import optimize
 
 Predictor = Callable[[np.ndarray], np.ndarray]
 
-
-def natural_weights(tokens: np.ndarray) -> np.ndarray:
-    """Each source's share of the tokens: the mixture the data has as it is."""
-    t = np.asarray(tokens, dtype=np.float64)
-    return t / t.sum()
-
-
-def epochs(w: np.ndarray, tokens: np.ndarray, horizon: float) -> np.ndarray:
-    """Passes over each source's tokens that a ``horizon``-token run at weights ``w`` makes."""
-    return np.asarray(w, dtype=np.float64) * float(horizon) / np.asarray(tokens, dtype=np.float64)
-
-
-def muennighoff_factor(w: np.ndarray, ep: np.ndarray) -> float:
-    """What Muennighoff et al.'s fit values a mixture's tokens at, per trained token: each source's share
-    times the value of its tokens at ``ep`` epochs (:func:`curate.proxy.statistics.repetition.muennighoff_value`),
-    1 within an epoch. Reported beside a mixture, never applied to it: its proxy runs repeat each source as
-    the horizon does (:mod:`curate.proxy.data.mixtures`), so the measured multiplier already prices
-    repetition as this proxy feels it (the data-limited arm's repetition curve says how that compares)."""
-    return float(sum(float(x) * muennighoff_value(float(e)) for x, e in zip(w, ep, strict=True)))
-
-
-def dirichlet_draws(
-    natural: np.ndarray, concentration: float, n: int, rng: np.random.Generator
-) -> np.ndarray:
-    """``n`` mixtures from Dirichlet(concentration x K x natural): centred on the natural mixture."""
-    alpha = np.maximum(concentration * len(natural) * natural, 1e-3)
-    return rng.dirichlet(alpha, size=n)
-
-
-def candidates(
-    sources: list[str],
-    tokens: np.ndarray,
-    horizon: float,
-    *,
-    n: int,
-    concentration: float,
-    max_epochs: float,
-    singles: bool | str,
-    seed: int,
-) -> dict[str, np.ndarray]:
-    """``natural``, then ``d00``.. (Dirichlet draws within ``max_epochs`` per source), then
-    ``only-<source>`` for each source that alone stays within ``max_epochs`` (with ``singles``; every
-    source with ``singles: all``)."""
-    nat = natural_weights(tokens)
-    out: dict[str, np.ndarray] = {"natural": nat}
-    rng = np.random.default_rng(seed)
-    draws: list[np.ndarray] = []
-    for _ in range(100):
-        if len(draws) >= n:
-            break
-        batch = dirichlet_draws(nat, concentration, max(n, 16), rng)
-        ok = epochs(batch, tokens, horizon).max(axis=1) <= max_epochs
-        draws += list(batch[ok])
-    for i, w in enumerate(draws[:n]):
-        out[f"d{i:02d}"] = w
-    if singles:
-        for k, s in enumerate(sources):
-            if singles == "all" or horizon / tokens[k] <= max_epochs:
-                out[f"only-{s}"] = np.eye(len(sources))[k]
-    return out
+MODELS = ("linear", "gbm", "loglinear")
+AUTO = ("loglinear", "gbm")  # ``model: auto`` chooses between these by held-out error
+FOLDS = 10  # k-fold cross-validation; leave-one-out under 10 mixtures
 
 
 def _design(w: np.ndarray) -> np.ndarray:
@@ -125,113 +61,102 @@ def fit_gbm(w: np.ndarray, y: np.ndarray) -> Predictor:
     return lambda x: np.asarray(booster.predict(np.atleast_2d(x)), dtype=np.float64)
 
 
+LOGLINEAR_FORM = "y(w) = c + exp(sum_s t_s w_s), c >= 0"
+LOGLINEAR_GRID = 24  # starting values of c, between 0 and the lowest loss
+LOGLINEAR_NFEV = 50  # the polish's evaluations at most (a law that fits converges in a few)
+
+
+def fit_loglinear(w: np.ndarray, y: np.ndarray) -> Predictor:
+    """Olmix's log-linear mixing law (Chen et al. 2026; the data mixing law of Ye et al. 2024):
+    ``y(w) = c + exp(sum_s t_s w_s)`` with ``c >= 0``, so ``log(y - c)`` is linear in the weights (the
+    weights sum to one, so the exponent needs no intercept of its own). Fitted by least squares on ``y``:
+    for each ``c`` of a grid in ``[0, min y)`` the ``t`` of least squares of ``log(y - c)`` on ``w``; the
+    best of those polished by ``scipy.optimize.least_squares`` (trust region, ``c >= 0``). Olmix fits the
+    same law by a Huber loss from random restarts; here the grid replaces the restarts, so a refit gives
+    the same predictions."""
+    w = np.atleast_2d(np.asarray(w, dtype=np.float64))
+    y = np.asarray(y, dtype=np.float64)
+    lo, span = float(y.min()), float(np.ptp(y))
+    if span == 0 or lo <= 0:
+        mean = float(y.mean())
+        return lambda x: np.full(len(np.atleast_2d(x)), mean)
+    grid = [lo - span * g for g in np.geomspace(1e-2, 1e2, LOGLINEAR_GRID)]
+    best: tuple[float, np.ndarray] | None = None
+    best_sse = math.inf
+    for c in [0.0, *(g for g in grid if g > 0)]:
+        t, *_ = np.linalg.lstsq(w, np.log(y - c), rcond=None)
+        sse = float(((c + np.exp(w @ t) - y) ** 2).sum())
+        if sse < best_sse:
+            best, best_sse = (c, t), sse
+    assert best is not None
+
+    def residual(p: np.ndarray) -> np.ndarray:
+        return p[0] + np.exp(np.clip(w @ p[1:], -50, 50)) - y
+
+    def jacobian(p: np.ndarray) -> np.ndarray:
+        return np.hstack([np.ones((len(w), 1)), np.exp(np.clip(w @ p[1:], -50, 50))[:, None] * w])
+
+    x0 = np.concatenate([[best[0]], best[1]])
+    lower = np.concatenate([[0.0], np.full(w.shape[1], -np.inf)])
+    p = optimize.least_squares(
+        residual,
+        x0,
+        jac=jacobian,
+        bounds=(lower, np.inf),
+        method="trf",
+        x_scale="jac",
+        max_nfev=LOGLINEAR_NFEV,
+    ).x
+    if float((residual(p) ** 2).sum()) > best_sse:  # the polish never makes the fit worse
+        p = x0
+    return lambda x: p[0] + np.exp(np.clip(np.atleast_2d(x) @ p[1:], -50, 50))
+
+
+FITS: dict[str, Callable[[np.ndarray, np.ndarray], Predictor]] = {
+    "linear": fit_linear,
+    "gbm": fit_gbm,
+    "loglinear": fit_loglinear,
+}
+
+
 def fit(w: np.ndarray, y: np.ndarray, model: str) -> Predictor:
-    return fit_gbm(w, y) if model == "gbm" else fit_linear(w, y)
+    """The regression ``model`` (one of :data:`MODELS`) fitted on mixtures ``w`` with losses ``y``."""
+    if model not in FITS:
+        raise ValueError(f"mixfit.fit: model {model!r} is not one of {', '.join(FITS)}")
+    return FITS[model](w, y)
 
 
-def loo_predictions(w: np.ndarray, y: np.ndarray, model: str) -> np.ndarray:
-    """Each mixture's target bpb predicted by the regression fitted on every other mixture."""
-    n = len(y)
-    return np.array([fit(np.delete(w, i, 0), np.delete(y, i), model)(w[i : i + 1])[0] for i in range(n)])
+def fold_ids(groups: np.ndarray, k: int, seed: int) -> np.ndarray:
+    """A fold for every row: the distinct ``groups`` (a mixture and its copies in a bootstrap resample are
+    one group, so a copy never predicts itself) shuffled by ``seed`` and dealt into ``min(k, groups)``
+    folds."""
+    uniq, inverse = np.unique(np.asarray(groups), return_inverse=True)
+    order = np.random.default_rng(seed).permutation(len(uniq))
+    fold_of = np.empty(len(uniq), dtype=np.int64)
+    fold_of[order] = np.arange(len(uniq)) % min(k, len(uniq))
+    return fold_of[inverse]
 
 
-def _rho(a: np.ndarray, b: np.ndarray) -> float:
-    """Spearman's rho (``scipy.stats.spearmanr``: tied values share their average rank), NaN where a side
-    is constant (no ranking to correlate)."""
-    if np.ptp(a) == 0 or np.ptp(b) == 0:
-        return math.nan
-    return float(st.spearmanr(a, b).statistic)
+def heldout_predictions(w: np.ndarray, y: np.ndarray, model: str, folds: np.ndarray) -> np.ndarray:
+    """Each row's loss predicted by the regression fitted on the rows of the other folds."""
+    w, y = np.atleast_2d(w), np.asarray(y, dtype=np.float64)
+    out = np.empty(len(y))
+    for f in np.unique(folds):
+        test = folds == f
+        out[test] = fit(w[~test], y[~test], model)(w[test])
+    return out
 
 
-def spearman(a: np.ndarray, b: np.ndarray) -> float | None:
-    """Spearman's rank correlation of held-out predictions ``a`` and measured values ``b``; ``None`` when
-    either side is constant or has under 3 values."""
-    a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
-    rho = _rho(a, b) if len(a) >= 3 else math.nan
-    return None if math.isnan(rho) else rho
+def rmse(pred: np.ndarray, y: np.ndarray) -> float:
+    return float(np.sqrt(np.mean((np.asarray(pred) - np.asarray(y)) ** 2)))
 
 
-def spearman_interval(
-    a: np.ndarray, b: np.ndarray, n_boot: int, seed: int, level: float = 0.95
-) -> tuple[float | None, float | None]:
-    """A percentile bootstrap interval of :func:`spearman` over the pairs ``(a_i, b_i)``, resampled with
-    replacement (``scipy.stats.bootstrap``, paired, ``n_boot`` resamples). A resample that leaves a side
-    constant has no rank correlation and is left out (scipy's own interval would be NaN): the percentiles
-    are those of the others, ``(None, None)`` when fewer than half remain or under 3 pairs. Deterministic
-    (``seed``)."""
-    a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
-    if len(a) < 3:
-        return None, None
-    with warnings.catch_warnings():  # NaN resamples: left out below, not a warning
-        warnings.simplefilter("ignore", st.DegenerateDataWarning)
-        boot = st.bootstrap(
-            (a, b),
-            _rho,
-            n_resamples=n_boot,
-            vectorized=False,
-            paired=True,
-            confidence_level=level,
-            method="percentile",
-            rng=np.random.default_rng(seed),
-        )
-    rhos = boot.bootstrap_distribution
-    good = rhos[~np.isnan(rhos)]
-    if len(good) < n_boot // 2:
-        return None, None
-    lo, hi = np.quantile(good, [(1 - level) / 2, (1 + level) / 2])
-    return float(lo), float(hi)
-
-
-@dataclass
-class Choice:
-    """The predicted best mixture: its weights, predicted bpb with a bootstrap interval, the share of
-    bootstrap fits under which it beats the natural mixture, and its epochs per source."""
-
-    weights: np.ndarray
-    predicted: float
-    interval: tuple[float, float]
-    p_better: float
-    epochs: np.ndarray
-    within_limit: bool
-
-
-def choose(
-    w: np.ndarray,
-    y: np.ndarray,
-    tokens: np.ndarray,
-    horizon: float,
-    *,
-    model: str,
-    max_epochs: float,
-    concentration: float,
-    n_boot: int,
-    seed: int,
-) -> Choice:
-    """As RegMix: the average of the :data:`TOP_K` mixtures of lowest predicted target bpb among the tried
-    ones and :data:`N_POOL` draws from the candidates' own Dirichlet (the region the regression was fitted
-    on), those within ``max_epochs`` per source only (the least-repeated when none is; epochs are linear
-    in the weights, so the average stays within the limit). Its interval and ``p_better`` refit the
-    regression on mixtures resampled with replacement."""
-    rng = np.random.default_rng(seed + 1)
-    nat = natural_weights(tokens)
-    pool = np.vstack([w, nat[None, :], dirichlet_draws(nat, concentration, N_POOL, rng)])
-    worst = epochs(pool, tokens, horizon).max(axis=1)
-    ok = worst <= max_epochs
-    if not ok.any():
-        ok = worst <= worst.min()
-    pool = pool[ok]
-    f0 = fit(w, y, model)
-    top = np.argsort(f0(pool), kind="stable")[:TOP_K]
-    best = pool[top].mean(axis=0)
-    predicted = float(f0(best[None, :])[0])
-    boot_best, better = [], 0
-    for idx in rng.integers(0, len(y), (n_boot, len(y))):
-        f = fit(w[idx], y[idx], model)
-        pb, pn = f(best[None, :])[0], f(nat[None, :])[0]
-        boot_best.append(pb)
-        better += int(pb < pn)
-    lo, hi = np.quantile(np.array(boot_best), [0.025, 0.975])
-    ep = epochs(best, tokens, horizon)
-    return Choice(
-        best, predicted, (float(lo), float(hi)), better / n_boot, ep, bool(ep.max() <= max_epochs + 1e-9)
-    )
+def select(
+    w: np.ndarray, y: np.ndarray, models: tuple[str, ...], folds: np.ndarray
+) -> tuple[str, dict[str, float], np.ndarray]:
+    """The model of least held-out error (root mean square over the folds' predictions; ties to the first
+    of ``models``): its name, every model's error and its held-out predictions."""
+    preds = {m: heldout_predictions(w, y, m, folds) for m in models}
+    errors = {m: rmse(p, y) for m, p in preds.items()}
+    best = min(models, key=lambda m: (errors[m], models.index(m)))
+    return best, errors, preds[best]
