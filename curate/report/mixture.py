@@ -1,7 +1,9 @@
-"""The report's mixture section (``mix.json`` from ``curate mix`` / ``proxy.mix``): every mixture tried with
-its weights, epochs, measured and held-out predicted target bpb, the predictor's rank correlation, the
-chosen weights with their interval and the confirmation beside the natural mixture. HTML and Markdown
-render the same rows (:func:`mixture_rows`); render functions only, the caller reads ``mix.json``."""
+"""The report's mixture section (``mix.json`` from ``curate mix`` / ``proxy.mix``): the search's decision
+first (from the confirmation on fresh seeds alone), then every mixture tried with its weights, epochs,
+measured and held-out predicted target bpb, the predictor's rank correlation with its permutation p-value
+beside the split-seed noise ceiling, the chosen weights (flagged outside the sampled region) and the
+confirmation beside the natural mixture and the best single source. HTML and Markdown render the same
+rows (:func:`mixture_rows`); render functions only, the caller reads ``mix.json``."""
 
 from __future__ import annotations
 
@@ -31,6 +33,12 @@ def _mult(x: dict[str, Any] | None) -> str:
         else ""
     )
     return f"{ratio(x['value'])}x{band}"
+
+
+def _heldout(r: dict[str, Any]) -> float | None:
+    """A mixture's held-out prediction (``loo_predicted_bpb`` in a ``mix.json`` from before k-fold)."""
+    v = r.get("heldout_predicted_bpb")
+    return r.get("loo_predicted_bpb") if v is None else v
 
 
 def mixture_rows(mix: dict[str, Any]) -> list[list[str]]:
@@ -63,25 +71,59 @@ def mixture_rows(mix: dict[str, Any]) -> list[list[str]]:
                 _weights(r["weights"]),
                 f"{r['max_epochs']:.2f}",
                 num(measured(r), 4),
-                num(r.get("loo_predicted_bpb"), 4),
+                num(_heldout(r), 4),
                 "; ".join(notes),
             ]
         )
     return rows
 
 
-def summary(mix: dict[str, Any]) -> str:
-    """The search's size, the predictor's rank correlation, the choice and its confirmation."""
-    srcs = [s["name"] for s in mix.get("sources") or []]
+def _skill(mix: dict[str, Any]) -> str:
+    """The regression, its held-out Spearman with its permutation p-value, and the noise ceiling."""
     rg = mix.get("regression") or {}
-    sp = rg.get("spearman") or {}
+    sp = rg.get("heldout_spearman") or rg.get("spearman") or {}
     lo, hi = (sp.get("ci") or [None, None])[:2]
+    chosen_by = " (chosen by held-out error)" if rg.get("requested") == "auto" else ""
     s = (
+        f"The {rg.get('model')} regression{chosen_by} from weights to target bpb ranks held-out mixtures "
+        f"with Spearman {num(sp.get('value'), 2)} (95% CI {num(lo, 2)} to {num(hi, 2)}, {rg.get('held_out')} "
+        "mixtures, each predicted by a fit without it"
+    )
+    if rg.get("permutation_p") is not None:
+        s += f"; permutation p = {num(rg['permutation_p'], 3)} over {rg.get('n_perm')} refitted permutations"
+    s += ")."
+    nc = rg.get("noise_ceiling") or {}
+    if nc.get("split_spearman") is not None:
+        s += (
+            f" Noise ceiling: the same {nc['mixtures']} mixtures on two seeds rank alike at Spearman "
+            f"{num(nc['split_spearman'], 2)}, so no predictor could reach much above {num(nc['ceiling'], 2)}."
+        )
+    return s
+
+
+def _outside(region: dict[str, Any]) -> str:
+    out = region.get("outside_range") or {}
+    if out:
+        return ", ".join(
+            f"{s} {num(v['weight'], 3)} (sampled {num(v['sampled'][0], 3)} to {num(v['sampled'][1], 3)})"
+            for s, v in out.items()
+        )
+    return (
+        f"{num(region.get('nearest_tv'), 2)} from its nearest fitted mixture, farther than 95% of them are "
+        "from one another"
+    )
+
+
+def summary(mix: dict[str, Any]) -> str:
+    """The decision (the confirmation's), the search's size, the predictor's skill beside the noise
+    ceiling, the choice and its confirmation."""
+    srcs = [s["name"] for s in mix.get("sources") or []]
+    decision = (mix.get("decision") or {}).get("sentence")
+    s = f"{decision} " if decision else ""
+    s += (
         f"{len(mix.get('mixtures') or {})} mixtures of {len(srcs)} sources by {mix.get('by')} "
         f"(horizon {num(mix.get('horizon'))} tokens, at most {num(mix.get('max_epochs'))} epochs per source "
-        f"preferred). The {rg.get('model')} regression from weights to target bpb ranks held-out mixtures "
-        f"with Spearman {num(sp.get('value'), 2)} (95% CI {num(lo, 2)} to {num(hi, 2)}, "
-        f"{rg.get('held_out')} mixtures, each left out once)."
+        f"preferred). {_skill(mix)}"
     )
     ch = mix.get("chosen") or {}
     if ch:
@@ -90,15 +132,19 @@ def summary(mix: dict[str, Any]) -> str:
             iv = ch.get("predicted_interval") or [None, None]
             s += f", predicted {num(ch['predicted_bpb'], 4)} bpb [{num(iv[0], 4)}, {num(iv[1], 4)}]"
         s += "."
+        region = ch.get("region") or {}
+        if region and not region.get("inside", True):
+            s += f" Outside the region the search sampled: {_outside(region)}."
     conf = mix.get("confirmation") or {}
     for n, label in (("chosen", "The chosen mixture"), ("best-single", "The best single source")):
         c = conf.get(n)
         if not c:
             continue
         who = f" ({c['source']})" if c.get("source") else ""
+        pv = f", paired p = {num(c['p_value'], 2)}" if c.get("p_value") is not None else ""
         s += (
             f" {label}{who} on fresh seeds {conf.get('seeds')} against the natural mixture: multiplier "
-            f"{_mult(c.get('multiplier'))} ({c.get('call')})"
+            f"{_mult(c.get('multiplier'))} ({c.get('call')}{pv})"
         )
         if "muennighoff_factor" in c:  # the runs repeat each source as at the horizon: nothing applied
             s += (
@@ -127,11 +173,11 @@ def predicted_svg(mix: dict[str, Any]) -> str | None:
     """Held-out predicted against measured target bpb, one point per mixture; ``None`` under 3 points."""
     from curate.report.charts import RC, _svg, plt
 
-    pts = {
-        n: (r["loo_predicted_bpb"], r["measured_bpb"]["rung0"])
-        for n, r in (mix.get("mixtures") or {}).items()
-        if r.get("loo_predicted_bpb") is not None and "rung0" in (r.get("measured_bpb") or {})
-    }
+    pts: dict[str, tuple[float, float]] = {}
+    for n, r in (mix.get("mixtures") or {}).items():
+        pred, measured = _heldout(r), (r.get("measured_bpb") or {}).get("rung0")
+        if pred is not None and measured is not None:
+            pts[n] = (pred, measured)
     if len(pts) < 3:
         return None
     with plt.rc_context(RC):

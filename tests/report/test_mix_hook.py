@@ -18,7 +18,7 @@ MIX = {
             "max_epochs": 1.0,
             "within_epoch_limit": True,
             "measured_bpb": {"rung0": 3.2},
-            "loo_predicted_bpb": 3.25,
+            "heldout_predicted_bpb": 3.25,
         },
         "predicted": {
             "weights": {"a": 0.1, "b": 0.9},
