@@ -23,6 +23,7 @@ EXAMPLE = """example:
   curate export runs/demo --format hf_disk --columns id,text,source     # adds hf_disk to the export
   curate export runs/demo --format parquet --drop-columns 'gopher_*' --overwrite   # parquet only
   curate export runs/demo --mixture search      # train split at `curate mix`'s chosen source weights
+                                                # (only when its confirmation called them better)
   curate export runs/demo --mixture web=0.7,books=0.3 --overwrite    # or at weights of your own
 
 A later export ADDS its formats to the ones already in RUN_DIR/export (all are rewritten from the same
@@ -86,6 +87,15 @@ def register(subparsers: Any) -> None:
             "write the train split at mixture weights over the sources (export.mixture_by, default the "
             "source column): search (RUN/mix.json's chosen mixture) or a weight per source, normalized to "
             "sum 1 (docs/mixtures.md)"
+        ),
+    )
+    p.add_argument(
+        "--unconfirmed-mixture",
+        action="store_true",
+        default=None,
+        help=(
+            "with --mixture search: export the chosen weights even when the search's confirmation on fresh "
+            "seeds did not call them better than the natural mixture (export.mixture_unconfirmed)"
         ),
     )
     p.add_argument(
@@ -165,6 +175,7 @@ def build_context(args: argparse.Namespace) -> RunContext:
         "val_fraction": args.val_fraction,
         "seed": args.seed,
         "mixture": args.mixture,
+        "mixture_unconfirmed": args.unconfirmed_mixture,
     }
     section.update({k: v for k, v in overrides.items() if v is not None})
     # the registered class of the pipeline's export: section; a tokenizer file (--tokenizer, or the run's

@@ -6,7 +6,12 @@ export:
   mixture: search            # the chosen weights of RUN/mix.json; or {blogs: 0.3, news: 0.7}
   mixture_by: source         # the column whose values the weights name (default: source)
   mixture_tokens: null       # train tokens at the weights; default: the train split's own size
+  mixture_unconfirmed: false # true: export `search` even when its confirmation did not call it better
 ```
+
+``search`` exports the chosen weights only when the search's confirmation on fresh seeds called them
+better than the natural mixture (``mix.json``'s ``decision.export``); otherwise it is refused with the
+search's own sentence and the override's name, ``mixture_unconfirmed`` (``--unconfirmed-mixture``).
 
 Per source, its train documents (in the export's seeded shuffle) are taken whole passes at a time, then
 the prefix whose tokens come closest to what remains, so each source's tokens land within half a
@@ -31,16 +36,42 @@ from curate.io import runfiles
 SEARCH = "search"
 
 
-def resolve_weights(run_dir: Path, mixture: dict[str, float] | str) -> dict[str, float]:
-    """The weights: given, or (``search``) the chosen mixture of ``RUN/mix.json``."""
+def _called_better(mix: dict[str, Any]) -> tuple[bool, str]:
+    """Whether ``mix.json``'s confirmation called the chosen mixture better than the natural mixture, and
+    the search's sentence (a ``mix.json`` from before the ``decision`` block: its confirmation's call)."""
+    decision = mix.get("decision")
+    if isinstance(decision, dict) and "export" in decision:
+        return bool(decision["export"]), str(decision.get("sentence", ""))
+    call = ((mix.get("confirmation") or {}).get("chosen") or {}).get("call")
+    if call is None:
+        return False, "mix.json has no confirmation of the chosen mixture on fresh seeds."
+    return call == "better", f"The confirmation called the chosen mixture {call.replace('_', ' ')}."
+
+
+def resolve_weights(
+    run_dir: Path, mixture: dict[str, float] | str, *, unconfirmed: bool = False
+) -> tuple[dict[str, float], dict[str, Any] | None]:
+    """The weights: given, or (``search``) the chosen mixture of ``RUN/mix.json``, refused unless its
+    confirmation called it better than the natural mixture or ``unconfirmed`` overrides that; with what
+    the export manifest records of the confirmation (``None`` for given weights)."""
     if mixture != SEARCH:
         assert isinstance(mixture, dict)
-        return dict(mixture)
+        return dict(mixture), None
     path = Path(run_dir) / "mix.json"
     if not path.is_file():
         raise PhaseError(f"export.mixture: search: {path} does not exist; run `curate mix {run_dir}` first")
-    chosen = json.loads(path.read_text())["chosen"]["weights"]
-    return {str(k): float(v) for k, v in chosen.items()}
+    mix = json.loads(path.read_text())
+    better, sentence = _called_better(mix)
+    if not better and not unconfirmed:
+        raise PhaseError(
+            f"export.mixture: search: {path}'s confirmation did not call the chosen mixture better than the "
+            f"natural mixture, so it is not exported. {sentence} To export the chosen weights anyway, set "
+            f"export.mixture_unconfirmed: true (or `curate export {run_dir} --mixture search "
+            "--unconfirmed-mixture`); without export.mixture the export keeps the natural mixture"
+        )
+    chosen = mix["chosen"]["weights"]
+    note = {"called_better": better, "exported_unconfirmed": not better, "sentence": sentence}
+    return {str(k): float(v) for k, v in chosen.items()}, note
 
 
 def check_sources(weights: dict[str, float], sources: np.ndarray, by: str) -> None:
@@ -114,11 +145,14 @@ class Mixer:
     tokens: int | None
     seed: int
     sources: np.ndarray
+    confirmation: dict[str, Any] | None = None
     report: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
     def of(cls, ctx: Any, opts: Any, files: list[Path]) -> Mixer:
-        weights = resolve_weights(ctx.run_dir, opts.mixture)
+        weights, confirmation = resolve_weights(
+            ctx.run_dir, opts.mixture, unconfirmed=opts.mixture_unconfirmed
+        )
         values: list[Any] = []
         for f in files:
             if opts.mixture_by not in runfiles.read_schema(f).names:
@@ -126,7 +160,7 @@ class Mixer:
             values += runfiles.read_table(f, columns=[opts.mixture_by]).column(opts.mixture_by).to_pylist()
         sources = np.array([str(v) for v in values], dtype=object)
         check_sources(weights, sources, opts.mixture_by)
-        return cls(weights, opts.mixture_by, opts.mixture_tokens, opts.seed, sources)
+        return cls(weights, opts.mixture_by, opts.mixture_tokens, opts.seed, sources, confirmation)
 
     def byte_lengths(self, files: list[Path]) -> np.ndarray:
         """UTF-8 bytes of every kept document's text: the unit when no tokenizer is named."""
@@ -150,6 +184,7 @@ class Mixer:
             "total_written": int(lengths[order].sum()),
             "sources": per_source,
             "validation": "the data's own mixture",
+            **({"search": self.confirmation} if self.confirmation is not None else {}),
         }
         return {**orders, "train": order}
 

@@ -87,6 +87,8 @@ class ExportOptions(Section):
             as it is.
         mixture_by: the column the weights' names are values of (default ``source``).
         mixture_tokens: train tokens at the weights; default the train split's own.
+        mixture_unconfirmed: export ``mixture: search`` even when the search's confirmation on fresh
+            seeds did not call the chosen mixture better than the natural mixture (refused otherwise).
     """
 
     formats: Annotated[tuple[str, ...], Parse(_formats, written=FormatName | list[FormatName])] = field(
@@ -107,6 +109,7 @@ class ExportOptions(Section):
     mixture: Annotated[dict[str, float] | str | None, Parse(_mixture)] = None
     mixture_by: str = "source"
     mixture_tokens: int | None = field(default=None, metadata=bounds(1))
+    mixture_unconfirmed: bool = False
 
     def validate(self) -> None:
         """Token formats need a tokenizer; a bare word must be a known tokenizer name (a typo of ``gpt2``,

@@ -141,7 +141,8 @@ def test_missing_tokenizer_is_a_clear_error(run_dir, tmp_path):
         (
             {"format": ["parquet"]},
             "export.format: unknown key; valid keys: columns, drop_columns, eos_token, formats, license, "
-            "mixture, mixture_by, mixture_tokens, parquet_shard_bytes, parquet_shard_rows, pretty_name, "
+            "mixture, mixture_by, mixture_tokens, mixture_unconfirmed, parquet_shard_bytes, parquet_shard_rows, "
+            "pretty_name, "
             "seed, shard_tokens, tokenize_rows, tokenizer, val_fraction",
         ),
         (

@@ -90,10 +90,17 @@ def test_token_export_at_weights_is_within_one_percent_per_source(mix_run, tmp_p
 def test_text_export_uses_bytes_and_reads_the_search_choice(mix_run):
     with pytest.raises(PhaseError, match=r"mix\.json does not exist; run `curate mix"):
         run_phase(make_ctx(mix_run, {"mixture": "search"}))
-    (mix_run / "mix.json").write_text(json.dumps({"chosen": {"weights": {"books": 0.25, "web": 0.75}}}))
+    confirmed = {"export": True, "sentence": "The chosen mixture trains better than the natural mixture."}
+    mix = {"chosen": {"weights": {"books": 0.25, "web": 0.75}}, "decision": confirmed}
+    (mix_run / "mix.json").write_text(json.dumps(mix))
     run_phase(make_ctx(mix_run, {"mixture": "search", "mixture_tokens": 20_000}))
     manifest = json.loads((mix_run / "export" / "manifest.json").read_text())
     assert manifest["mixture"]["unit"] == "bytes"
+    assert manifest["mixture"]["search"] == {
+        "called_better": True,
+        "exported_unconfirmed": False,
+        "sentence": confirmed["sentence"],
+    }
     assert manifest["mixture"]["total_target"] == 20_000
     rows = _train_rows(mix_run / "export")
     got = {s: sum(len(r["text"].encode()) for r in rows if r["source"] == s) for s in ("books", "web")}

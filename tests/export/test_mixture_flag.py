@@ -81,7 +81,9 @@ def test_an_export_at_the_flags_weights_then_at_the_search_choice(tmp_path, caps
     manifest = json.loads((run / "export" / "manifest.json").read_text())
     assert manifest["request"]["mixture_weights"] == {"books": 0.25, "web": 0.75}  # normalized
     assert manifest["mixture"]["unit"] == "bytes"  # no tokenizer: the text export's unit
-    (run / "mix.json").write_text(json.dumps({"chosen": {"weights": {"books": 0.6, "web": 0.4}}}))
+    confirmed = {"export": True, "sentence": "The chosen mixture trains better than the natural mixture."}
+    mix = {"chosen": {"weights": {"books": 0.6, "web": 0.4}}, "decision": confirmed}
+    (run / "mix.json").write_text(json.dumps(mix))
     args = parser().parse_args(["export", str(run), "--mixture", "search", "--overwrite"])
     assert args.func(args) == 0
     manifest = json.loads((run / "export" / "manifest.json").read_text())
@@ -90,3 +92,65 @@ def test_an_export_at_the_flags_weights_then_at_the_search_choice(tmp_path, caps
     rows = [r for f in files for r in pq.read_table(f).to_pylist()]
     got = {s: sum(len(r["text"].encode()) for r in rows if r["source"] == s) for s in ("books", "web")}
     assert abs(got["books"] / sum(got.values()) - 0.6) <= 0.01
+
+
+NOT_BETTER = (
+    "The search cannot beat the natural mixture: the chosen mixture was not called better than it on 5 "
+    "fresh seeds (multiplier 1.09x [0.59, >2.00], paired p = 0.26); keep the natural mixture."
+)
+
+
+def test_search_weights_are_refused_unless_the_confirmation_called_them_better(tmp_path, capsys):
+    from curate.cli import main
+
+    run = make_run(tmp_path / "run", _texts(200))
+    mix = {
+        "chosen": {"weights": {"books": 0.6, "web": 0.4}},
+        "decision": {"export": False, "sentence": NOT_BETTER},
+    }
+    (run / "mix.json").write_text(json.dumps(mix))
+    assert main(["export", str(run), "--mixture", "search"]) == 2
+    assert capsys.readouterr().err == (
+        f"curate export: error: export.mixture: search: {run / 'mix.json'}'s confirmation did not call the "
+        f"chosen mixture better than the natural mixture, so it is not exported. {NOT_BETTER} To export the "
+        "chosen weights anyway, set export.mixture_unconfirmed: true (or `curate export "
+        f"{run} --mixture search --unconfirmed-mixture`); without export.mixture the export keeps the "
+        "natural mixture\n"
+    )
+    assert not (run / "export").exists()
+    # a mix.json from before the decision block: its confirmation's own call decides
+    old = {
+        "chosen": {"weights": {"books": 0.6, "web": 0.4}},
+        "confirmation": {"chosen": {"call": "not_called"}},
+    }
+    (run / "mix.json").write_text(json.dumps(old))
+    with pytest.raises(
+        PhaseError, match=r"The confirmation called the chosen mixture not called\. To export"
+    ):
+        cli.handler(parser().parse_args(["export", str(run), "--mixture", "search"]))
+    (run / "mix.json").write_text(json.dumps({"chosen": {"weights": {"books": 0.6, "web": 0.4}}}))
+    with pytest.raises(
+        PhaseError, match=r"mix\.json has no confirmation of the chosen mixture on fresh seeds"
+    ):
+        cli.handler(parser().parse_args(["export", str(run), "--mixture", "search"]))
+    assert not (run / "export").exists()
+
+
+def test_the_override_exports_unconfirmed_weights_and_the_manifest_says_so(tmp_path):
+    run = make_run(tmp_path / "run", _texts(600))
+    mix = {
+        "chosen": {"weights": {"books": 0.6, "web": 0.4}},
+        "decision": {"export": False, "sentence": NOT_BETTER},
+    }
+    (run / "mix.json").write_text(json.dumps(mix))
+    args = parser().parse_args(["export", str(run), "--mixture", "search", "--unconfirmed-mixture"])
+    assert args.func(args) == 0
+    manifest = json.loads((run / "export" / "manifest.json").read_text())
+    assert manifest["request"]["options"]["mixture_unconfirmed"] is True
+    assert manifest["request"]["mixture_weights"] == {"books": 0.6, "web": 0.4}
+    assert manifest["mixture"]["search"] == {
+        "called_better": False,
+        "exported_unconfirmed": True,
+        "sentence": NOT_BETTER,
+    }
+    assert parser().parse_args(["export", str(run)]).unconfirmed_mixture is None  # not given: the section's
