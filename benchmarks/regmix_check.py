@@ -44,6 +44,7 @@ PREFIX = "train_the_pile_"
 SIZES = (8, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512)
 MODELS = ("gbm", "loglinear", "linear")
 THRESHOLD = 0.95  # the learning curve's crossing that sets the default run count
+REGMIX_COMMIT = "b004d3a3f39846dcec6b3740da22bcd1ba95a5d0"  # its data/ files, unchanged since 2024-10-03
 
 
 def _table(path: Path) -> tuple[list[str], np.ndarray]:
@@ -173,7 +174,8 @@ def main(argv: list[str] | None = None) -> int:
         "cpu": cpu_model(),
         "command": "python benchmarks/regmix_check.py "
         + " ".join(argv if argv is not None else sys.argv[1:]),
-        "data": "github.com/sail-sg/regmix data/ (MIT licence, Copyright (c) 2024 Sea AI Lab)",
+        "data": f"{args.data}: RegMix's data/ (github.com/sail-sg/regmix, checked at {REGMIX_COMMIT}; MIT licence, "
+        "Copyright (c) 2024 Sea AI Lab)",
         "cpu_s": round((c1.ru_utime - c0.ru_utime) + (c1.ru_stime - c0.ru_stime), 1),
         "wall_s": round(time.perf_counter() - t0, 1),
         **result,
