@@ -5,16 +5,22 @@ pipelines/web_mix.yaml (each web file a source), then an export at the chosen we
     python benchmarks/mix_search.py --out /tmp/mix_smoke --size tiny     # a few CPU-minutes
     python benchmarks/mix_search.py --out runs/bench_mix --json mix_bench.json
 
-Records: the confirmed mixture's multiplier over the natural mixture and over the best single source
-(paired, fresh seeds), the predictor's Spearman on held-out mixtures with its bootstrap interval, the
-proxy runs and the CPU-minutes of each step (the pipeline, the search, the export), and the export's
-per-source token shares against the weights. Steps run in subprocesses on the inline engine (one
-process, so the children's rusage is the whole CPU cost); a finished step in ``--out`` is reused.
+Records: the search's decision (from the confirmation on fresh seeds alone); the confirmed mixture's
+multiplier over the natural mixture and over the best single source (paired, fresh seeds) with their
+p-values; the predictor's held-out Spearman (``heldout_spearman``) with its refitting bootstrap interval,
+its permutation p-value (``permutation_p``) and the split-seed noise ceiling beside it; the design (how
+sparse, how far from the natural mixture); every mixture's weights, per-seed bpb and held-out
+prediction; the proxy runs and the CPU-minutes of each step (the pipeline, the search, the export), and
+the export's per-source token shares against the weights (exported with ``mixture_unconfirmed`` when the
+confirmation did not call the choice better, so the export's accuracy is measured either way; the JSON
+says which). Steps run in subprocesses on the inline engine (one process, so the children's rusage is the
+whole CPU cost); a finished step in ``--out`` is reused.
 """
 
 from __future__ import annotations
 
 import argparse
+import datetime
 import json
 import resource
 import subprocess
@@ -26,13 +32,25 @@ from typing import Any
 import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from benchmarks._common import cpu_model  # noqa: E402
+
 PIPELINE = ROOT / "pipelines" / "web_mix.yaml"
 
 # --size tiny: a smoke run of the same steps (few documents, a short budget, two confirmation seeds)
 TINY = {
     "limit": 150,
     "proxy": {"budget": 16384, "seeds": 2, "eval_chars": 4000, "tokenizer": {"vocab_size": 512}},
-    "mix": {"dirichlet": 8, "n_boot": 200, "rungs": [{"budget": 16384, "seeds": 1}], "confirm_seeds": 2},
+    "mix": {
+        "runs": 8,
+        "n_boot": 50,
+        "n_perm": 50,
+        "split": 4,
+        "rungs": [{"budget": 16384, "seeds": 1}],
+        "confirm_seeds": 2,
+    },
 }
 
 
@@ -50,6 +68,13 @@ def pipeline_for(size: str, out: Path) -> Path:
     return path
 
 
+def _commit() -> str:
+    out = subprocess.run(
+        ["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True, text=True
+    )
+    return out.stdout.strip() or "unknown"
+
+
 def _step(cmd: list[str]) -> dict[str, float]:
     """Run ``cmd`` (niced) and return its wall seconds and CPU minutes (user + system of the children)."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -61,14 +86,23 @@ def _step(cmd: list[str]) -> dict[str, float]:
 
 
 def export_at_choice(run: Path) -> dict[str, Any]:
-    """``export: {mixture: search}`` with the run's proxy tokenizer; returns the manifest's mixture block."""
+    """``export: {mixture: search, mixture_unconfirmed: true}`` with the run's proxy tokenizer (the export's
+    accuracy is measured whatever the confirmation said); returns the manifest's mixture block."""
     from curate.core.engine import InlineEngine
-    from curate.export.options import parse_section
+    from curate.export.options import ExportOptions
     from curate.export.phase import run_phase
     from curate.runtime.context import RunContext
 
     manifest = json.loads((run / "manifest.json").read_text())
-    section = parse_section({"mixture": "search", "tokenizer": "proxy", "formats": ["parquet", "memmap"]})
+    section = ExportOptions.parse(
+        {
+            "mixture": "search",
+            "mixture_unconfirmed": True,
+            "tokenizer": "proxy",
+            "formats": ["parquet", "memmap"],
+        },
+        pipeline_path=manifest.get("pipeline"),
+    )
     ctx = RunContext(
         run_dir=run,
         config=manifest.get("config", {}),
@@ -83,23 +117,51 @@ def export_at_choice(run: Path) -> dict[str, Any]:
 def figures(mix: dict[str, Any], export: dict[str, Any] | None) -> dict[str, Any]:
     """The benchmark's numbers from ``mix.json`` (and the export's mixture block)."""
     conf = mix["confirmation"]
-    sp = mix["regression"]["spearman"]
+    rg = mix["regression"]
+    sp = rg["heldout_spearman"]
+    fitted = [r for r in mix["mixtures"].values() if r.get("fitted")]
     out: dict[str, Any] = {
+        "decision": mix["decision"],
         "sources": {s["name"]: s["natural_weight"] for s in mix["sources"]},
         "chosen": mix["chosen"]["weights"],
         "chosen_max_epochs": mix["chosen"]["max_epochs"],
-        "vs_natural": {k: conf["chosen"][k] for k in ("multiplier", "call", "muennighoff_factor")},
+        "chosen_region": mix["chosen"].get("region"),
+        "vs_natural": {k: conf["chosen"][k] for k in ("multiplier", "call", "p_value", "muennighoff_factor")},
         "vs_best_single": conf.get("chosen_vs_best_single"),
         "best_single": (conf.get("best-single") or {}).get("source"),
         "best_single_vs_natural": (conf.get("best-single") or {}).get("multiplier"),
         "null_control": (conf["controls"].get("null") or {}).get("multiplier"),
         "mde_multiplier": conf["power"].get("mde_multiplier"),
-        "spearman": {"value": sp["value"], "ci": sp["ci"], "held_out": mix["regression"]["held_out"]},
-        # every mixture's weights, measured and held-out predicted bpb: the Spearman recomputes from these
+        "model": rg["model"],
+        "heldout_rmse": rg["heldout_rmse"],
+        "heldout_spearman": {"value": sp["value"], "ci": sp["ci"], "held_out": rg["held_out"]},
+        "permutation_p": rg["permutation_p"],
+        "n_perm": rg["n_perm"],
+        "noise_ceiling": rg["noise_ceiling"],
+        "design": {
+            **mix["design"],
+            "fitted": len(fitted),
+            "max_tv_from_natural": max(
+                0.5 * sum(abs(r["weights"][s["name"]] - s["natural_weight"]) for s in mix["sources"])
+                for r in fitted
+            ),
+        },
+        # every mixture's weights, per-seed bpb and held-out prediction: the figures recompute from these
         "mixtures": {
-            n: {k: r.get(k) for k in ("weights", "epochs", "measured_bpb", "fitted", "loo_predicted_bpb")}
+            n: {
+                k: r.get(k)
+                for k in (
+                    "weights",
+                    "epochs",
+                    "measured_bpb",
+                    "per_seed_bpb",
+                    "fitted",
+                    "heldout_predicted_bpb",
+                )
+            }
             for n, r in mix["mixtures"].items()
         },
+        "confirmation_per_seed_bpb": conf["per_seed_bpb"],
         "confirmation_per_seed_diff": {
             n: conf[n].get("per_seed_diff") for n in ("chosen", "best-single") if n in conf
         },
@@ -108,6 +170,7 @@ def figures(mix: dict[str, Any], export: dict[str, Any] | None) -> dict[str, Any
         "verdict": conf["verdict"],
     }
     if export:
+        out["export_unconfirmed"] = (export.get("search") or {}).get("exported_unconfirmed")
         out["export_shares"] = {s: (r["weight"], r["share"]) for s, r in export["sources"].items()}
         out["export_max_rel_error"] = max(
             abs(r["written"] - r["target"]) / r["target"] for r in export["sources"].values() if r["target"]
@@ -134,7 +197,15 @@ def main(argv: list[str] | None = None) -> int:
     export = export_at_choice(out)
     steps["export"] = {"cpu_min": round((time.process_time() - c0) / 60, 2)}
     mix = json.loads((out / "mix.json").read_text())
-    result = {"size": args.size, "steps": steps, **figures(mix, export)}
+    result = {
+        "date": datetime.date.today().isoformat(),
+        "commit": _commit(),
+        "cpu": cpu_model(),
+        "command": "python benchmarks/mix_search.py " + " ".join(argv if argv is not None else sys.argv[1:]),
+        "size": args.size,
+        "steps": steps,
+        **figures(mix, export),
+    }
     result["cpu_min_total"] = round(sum(s["cpu_min"] for s in steps.values()), 2)
     print(json.dumps(result, indent=1))
     if args.json:
