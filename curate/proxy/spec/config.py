@@ -54,7 +54,7 @@ proxy:
   n_boot: 1000                   # bootstrap resamples for the CIs
   ablate: false                  # also run leave-one-stage-out recipes (ablation.json; curate ablate)
   search: {columns: {dsir_v1.resample_key: {min_quantile: [0.5, 0.9]}}}   # curate search (proxy/design/search.py)
-  mix: {by: source, dirichlet: 12}   # weights over the sources: curate mix, or the phase (docs/mixtures.md)
+  mix: {by: source, runs: 48}        # weights over the sources: curate mix, or the phase (docs/mixtures.md)
   data_limited: {k: [1, 4], repetition: [1, 2, 4, 8, 16]}   # when data is the limit: each recipe's share
                                  # of raw's pool of T/k tokens repeated against the pool repeated, and the
                                  # cost of repetition (docs/goodput.md, "When data is the limit")
