@@ -185,7 +185,16 @@ def test_a_seed_beyond_the_measured_curve_is_a_bound_and_counted():
     ]
     f = transfer.trend(pts, ["raw", "f"], "raw")["recipes"]["f"]
     assert (f["censored"], f["points"][0]["censored"]) == (1, 1)
-    assert f["sentence"].endswith("(8 seeds at 2 points; 1 seed(s) read at the curve's end (a bound))")
+    assert f["verdict"] == "bounded"  # a bound is no value: not tested, and out of the Holm family
+    assert f["p_holm"] is None
+    assert f["sentence"].endswith(
+        ": not tested, 1 seed(s) beyond the measured curve (a bound, not a value; a longer proxy.curve "
+        "measures them) (8 seeds at 2 points)"
+    )
+    summary = transfer.trend(pts, ["raw", "f"], "raw")["summary"]
+    assert summary.endswith(
+        "0 show no trend either way at these seeds, 1 not tested (a seed beyond the measured curve)"
+    )
     assert transfer.trend(pts[:1], ["raw", "f"], "raw") == {
         "recipes": {},
         "summary": "fewer than two points with a measured curve: no trend to test",

@@ -40,7 +40,9 @@ recipes, the baseline among them; the **reference** is the point of most compute
   errors: the points' spreads differ; ``statsmodels``). The slope is the change per doubling of compute,
   reported as a ratio of multipliers with its 95% interval; the recipes' p-values are Holm-adjusted, and a
   recipe fades (or grows) only where its adjusted p is at most 0.05. Anything else is said as "not shown
-  either way", with the seeds it rests on.
+  either way", with the seeds it rests on. A recipe with a seed beyond a point's measured curve is not
+  tested (``bounded``, out of the Holm family): its value there is a bound, and a bound read as a value
+  gives a slope with no spread behind it.
 """
 
 from __future__ import annotations
@@ -274,20 +276,24 @@ def trend(points: Sequence[Point], recipes: Sequence[str], baseline: str) -> dic
         if fit is not None:
             b, (lo, hi), pv = fit
             out[r].update(ratio_per_doubling=math.exp(b), ci=[math.exp(lo), math.exp(hi)], p=pv)
-    adj = stats.holm({r: v["p"] for r, v in out.items() if "p" in v})
+    # a seed beyond the measured curve is a bound, not a value: such a recipe is not tested (nor in the family)
+    adj = stats.holm({r: v["p"] for r, v in out.items() if "p" in v and not v["censored"]})
     for r, v in out.items():
         v["p_holm"] = adj.get(r)
         v["verdict"] = _verdict(v)
         v["sentence"] = _sentence(r, v, span, len(pts))
-    n = {k: sum(v["verdict"] == k for v in out.values()) for k in ("fades", "grows", "not_shown")}
+    n = {k: sum(v["verdict"] == k for v in out.values()) for k in ("fades", "grows", "not_shown", "bounded")}
     summary = (
         f"over {span:.1f}x of compute ({len(pts)} points): {n['fades']} of {len(out)} recipes fade (Holm, 5%), "
         f"{n['grows']} grow, {n['not_shown']} show no trend either way at these seeds"
+        + (f", {n['bounded']} not tested (a seed beyond the measured curve)" if n["bounded"] else "")
     )
     return {"recipes": out, "summary": summary, "compute_span": span}
 
 
 def _verdict(v: Mapping[str, Any]) -> str:
+    if v["censored"]:
+        return "bounded"
     if v.get("p_holm") is None or v["p_holm"] > ALPHA:
         return "not_shown"
     return "fades" if v["ratio_per_doubling"] < 1 else "grows"
@@ -296,18 +302,20 @@ def _verdict(v: Mapping[str, Any]) -> str:
 def _sentence(r: str, v: Mapping[str, Any], span: float, points: int) -> str:
     if "ratio_per_doubling" not in v:
         return f"{r}: too few seeds for a trend ({v['seeds']} over {points} points)"
+    lo, hi = v["ci"]
+    slope = f"{r}: x{v['ratio_per_doubling']:.3f} per doubling of compute [{lo:.3f}, {hi:.3f}]"
+    seeds = f"({v['seeds']} seeds at {points} points)"
+    if v["verdict"] == "bounded":
+        return (
+            f"{slope}: not tested, {v['censored']} seed(s) beyond the measured curve (a bound, not a value; a "
+            f"longer proxy.curve measures them) {seeds}"
+        )
     said = {
         "fades": "it fades as compute grows",
         "grows": "it grows as compute grows",
         "not_shown": "no fade and no growth shown",
     }[v["verdict"]]
-    lo, hi = v["ci"]
-    bound = f"; {v['censored']} seed(s) read at the curve's end (a bound)" if v["censored"] else ""
-    return (
-        f"{r}: x{v['ratio_per_doubling']:.3f} per doubling of compute [{lo:.3f}, {hi:.3f}], p {v['p']:.2g} "
-        f"(Holm {v['p_holm']:.2g}): {said} over {span:.1f}x of compute ({v['seeds']} seeds at {points} "
-        f"points{bound})"
-    )
+    return f"{slope}, p {v['p']:.2g} (Holm {v['p_holm']:.2g}): {said} over {span:.1f}x of compute {seeds}"
 
 
 def pairs(ref: Point, recipes: Sequence[str], others: Sequence[Point] = ()) -> list[dict[str, Any]]:
