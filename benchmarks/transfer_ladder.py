@@ -130,7 +130,8 @@ def table(s: dict[str, Any]) -> str:
             cells = ["reference", "reference"]
         else:
             w, c = acc["all_pairs_weighted"], acc["called"]
-            cells = [f"{_share(w)} of {w['pairs']}", f"{_share(c)} of {c['pairs']}"]
+            calls = "no pair called" if c["value"] is None else f"{_share(c)} of {c['pairs']}"
+            cells = [f"{_share(w)} of {w['pairs']}", calls]
         seeds = f"{len(p['seeds'])} ({p['seeds'][0]}-{p['seeds'][-1]})"
         rows.append(
             f"| {p['name']} | {p['compute']:.1f}x | {p['cpu_s']:,.0f} | {seeds} | " + " | ".join(cells) + " |"
