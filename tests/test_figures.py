@@ -225,21 +225,6 @@ def phones_more_after(corpus: Mapping[str, Any]) -> int:
     return corpus["after"]["by_type"]["phone"] - corpus["before"]["by_type"]["phone"]
 
 
-def runs_per_point(points: list[Mapping[str, Any]]) -> int:
-    """The baseline and every recipe, once per seed: the same at every point."""
-    return same((len(p["recipes"]) + 1) * len(p["seeds"]) for p in points)
-
-
-def tokens_per_param_1x_and_30x(points: list[Mapping[str, Any]]) -> float:
-    """The cheapest point's and the top point's tokens per parameter, the same to two places."""
-    by_compute = sorted(points, key=lambda p: p["compute_x_cheapest"])
-    return same(round(p["tokens_per_param"], 2) for p in (by_compute[0], by_compute[-1]))
-
-
-def recipes_not_controls(study: Mapping[str, Any]) -> int:
-    return same(len(set(p["recipes"]) - set(study["controls"])) for p in study["points"])
-
-
 def sorted_distinct(i: int) -> Callable[[list[Any]], Any]:
     def pick(values: list[Any]) -> Any:
         return sorted(set(values))[i]
@@ -266,48 +251,19 @@ def less_us_and_gb(regions: list[str]) -> int:
 
 README, BENCH, GOODPUT, OWN = "README.md", "BENCHMARKS.md", "docs/goodput.md", "docs/own-data.md"
 CAL = "calibration-fresh-2026-12-06.json"
-LAD = "transfer_ladder-web-2026-12-06.json"
 MIX = "mix_search-web-2026-12-06.json"
 SEQ = "sequential-design.json"
 PHONES = "pii_phones_web-2026-12-07.json"
 PHONE_FP = "pii_phone_fp-2026-12-07.json"
 PLANTED = "pii_planted-2026-12-07.json"
 SPEED = "pii_speed-2026-12-07.json"
-P1, P4, P30 = "points.name=proxy_1m@294912", "points.name=proxy_1m@1179648", "points.name=proxy_5m@1638400"
 DEFAULT, WIDE = "default/documents", "every_region/documents"
 PY, WIKI, DEMO = "corpora:clean/python_docs", "corpora:clean/wikipedia", "pyenv:0.05"
 KERNEL = "dir:/tmp/kdoc/x/usr/share/doc/linux-doc-6.1/Documentation"
 
 
-def _m(point: str, recipe: str) -> Slot:
-    return at(f"{point}.recipes.{recipe}.multiplier.value")
-
-
 def _interval(prefix: str, fmt: str = ".2f") -> tuple[Slot, Slot, Slot]:
     return at(f"{prefix}.value", fmt), at(f"{prefix}.ci_low", fmt), at(f"{prefix}.ci_high", fmt)
-
-
-def _ladder_cell(point: str, recipe: str) -> tuple[Slot, ...]:
-    """`1.70x [1.36, >2.00] better`: the multiplier, its interval and the call at a point of the study."""
-    call = {"better": " better", "worse": " worse", "not_called": ""}
-    return (*_interval(f"{point}.recipes.{recipe}.multiplier"), at(f"{point}.recipes.{recipe}.call", call))
-
-
-LADDER_RECIPES = ("curated", "toward_target", "classifier", "no_gopher")  # the table's columns, in order
-LADDER_CELLS = "{}x [{}, {}]{} | " * len(LADDER_RECIPES)
-
-
-def _ladder_row(point: str) -> tuple[Slot, ...]:
-    return tuple(chain.from_iterable(_ladder_cell(point, r) for r in LADDER_RECIPES))
-
-
-def _accuracy(point: str) -> tuple[Slot, Slot, Slot]:
-    """`**80%** [80%, 80%]`: a point's decision accuracy and its bootstrap interval."""
-    return (
-        at(f"{point}.decision_accuracy", ".0%"),
-        at(f"{point}.decision_accuracy_ci.0", ".0%"),
-        at(f"{point}.decision_accuracy_ci.1", ".0%"),
-    )
 
 
 def _recall(prefix: str) -> tuple[Slot, Slot, Slot]:
@@ -346,13 +302,6 @@ def _seed_range(key: str) -> tuple[Slot, Slot]:
 # A table, one quote per row with its slots beside it: kept as written, not reflowed.
 # fmt: off
 FIGURES: list[Figure] = [
-    # README.md: the transfer study in one sentence
-    fig(README,
-        "The default point orders {} of the pairs a point with {}x its compute calls as it does, {}x the "
-        "tokens {}; curated pays {}x at 1x, {}x at {}x",
-        LAD, at(f"{P1}.decision_accuracy", ".0%"), at("compute_ratio_top_vs_cheapest", ".0f"),
-        at(f"{P4}.compute_x_cheapest", ".0f"), at(f"{P4}.decision_accuracy", ".0%"), _m(P1, "curated"),
-        _m(P30, "curated"), at("compute_ratio_top_vs_cheapest", ".0f")),
     # BENCHMARKS.md §7: the null on fresh seeds, the demo point
     fig(BENCH,
         "demo point: null control, **independent replicates** (each draw its own {} fresh seeds of raw, "
@@ -397,24 +346,6 @@ FIGURES: list[Figure] = [
         at("demo_planted_matched.doses.1.called_worse", CALLED_WORSE), *_dose("demo_planted_matched.doses.2"),
         at("demo_planted_matched.doses.2.called_worse", CALLED_WORSE),
         at("demo_planted_matched.doses.2.multiplier.value")),
-    # BENCHMARKS.md §7: the transfer study
-    fig(BENCH,
-        "decision accuracy against a point with {}x the compute (proxy_5m@1,638,400), over the {} pairs of "
-        "non-control recipes it calls; {} recipes + null + planted, {} seeds each",
-        LAD, at("compute_ratio_top_vs_cheapest", ".1f"), at(f"{P1}.decision_pairs", "d"),
-        at("", "d", recipes_not_controls), at(f"{P1}.seeds", "d", len)),
-    fig(BENCH,
-        "reference point proxy_1m@294,912: **{}** [{}, {}], {} CPU-s; proxy_1m@1,179,648 ({}x): **{}** "
-        "[{}, {}], {} CPU-s; top point {} CPU-s",
-        LAD, *_accuracy(P1), at(f"{P1}.cpu_s", ",.0f"), at(f"{P4}.compute_x_cheapest", ".0f"),
-        *_accuracy(P4), at(f"{P4}.cpu_s", ",.0f"), at(f"{P30}.cpu_s", ",.0f")),
-    fig(BENCH,
-        "multipliers at {}x / {}x / {}x | curated {}x / {}x / {}x; toward_target {}x / {}x / {}x; no_gopher "
-        "{}x / {}x / {}x; classifier {}x / {}x / {}x ({} at {}x)",
-        LAD, at(f"{P1}.compute_x_cheapest", ".0f"), at(f"{P4}.compute_x_cheapest", ".0f"),
-        at(f"{P30}.compute_x_cheapest", ".1f"),
-        *(_m(p, r) for r in ("curated", "toward_target", "no_gopher", "classifier") for p in (P1, P4, P30)),
-        at(f"{P30}.recipes.classifier.call", CALL), at(f"{P30}.compute_x_cheapest", ".1f")),
     # BENCHMARKS.md §8: the web mixture
     fig(BENCH, "web mixture ({} sources, `curate mix`:", MIX, at("sources", "d", len)),
     fig(BENCH, "+ singles, {} proxy runs, {} CPU-min; {} fresh seeds",
@@ -517,45 +448,6 @@ FIGURES: list[Figure] = [
         at("web.null_mean_diff_bpb", "+.4f"), at("web.null_mean_diff_ci95_over_draws.0", "+.4f"),
         at("web.null_mean_diff_ci95_over_draws.1", "+.4f"), at("", "d", fresh_seeds_each_point)),
     fig(GOODPUT, "(95% CI of coverage [{}, {}] at each)", CAL, *_calibration("web")[2:4]),
-    # ... the transfer study
-    fig(GOODPUT, "A verdict from a {}M-parameter model trained on {}M tokens",
-        LAD, at(f"{P1}.params", ".2f", per_million), at(f"{P1}.budget", ".1f", per_million)),
-    fig(GOODPUT, "`proxy_1m@1,179,648` ({}x its compute) and `proxy_5m@1,638,400` ({}x)",
-        LAD, at(f"{P4}.compute_x_cheapest", ".0f"), at("compute_ratio_top_vs_cheapest", ".1f")),
-    fig(GOODPUT, "| point | compute | CPU-s ({} runs) |", LAD, at("points", "d", runs_per_point)),
-    fig(GOODPUT, "| proxy_1m@294,912 | {}x | {} | " + LADDER_CELLS + "**{}** [{}, {}] |",
-        LAD, at(f"{P1}.compute_x_cheapest", ".0f"), at(f"{P1}.cpu_s", ",.0f"), *_ladder_row(P1),
-        *_accuracy(P1)),
-    fig(GOODPUT, "| proxy_1m@1,179,648 | {}x | {} | " + LADDER_CELLS + "**{}** [{}, {}] |",
-        LAD, at(f"{P4}.compute_x_cheapest", ".0f"), at(f"{P4}.cpu_s", ",.0f"), *_ladder_row(P4),
-        *_accuracy(P4)),
-    fig(GOODPUT, "| proxy_5m@1,638,400 | {}x | {} | " + LADDER_CELLS + "reference |",
-        LAD, at(f"{P30}.compute_x_cheapest", ".1f"), at(f"{P30}.cpu_s", ",.0f"), *_ladder_row(P30)),
-    fig(GOODPUT, "The top point calls {} pairs of non-control recipes",
-        LAD, at(f"{P1}.decision_pairs", {5: "five"})),
-    fig(GOODPUT, "the one it misses is raw vs classifier ({}x there, {}x {} at {}x:",
-        LAD, _m(P1, "classifier"), _m(P30, "classifier"), at(f"{P30}.recipes.classifier.call", CALL),
-        at("compute_ratio_top_vs_cheapest", ".0f")),
-    fig(GOODPUT, "With {} seeds the reference point calls no recipe against raw (detectable only beyond {}x;",
-        LAD, at(f"{P1}.seeds", WORDS, len), at(f"{P1}.mde_multiplier.better")),
-    fig(GOODPUT, "toward_target and no_gopher better (detectable beyond {}x).",
-        LAD, at(f"{P4}.mde_multiplier.better")),
-    fig(GOODPUT, "curated is {}x, {}x and {}x across {}x of compute",
-        LAD, _m(P1, "curated"), _m(P4, "curated"), _m(P30, "curated"),
-        at("compute_ratio_top_vs_cheapest", ".0f")),
-    fig(GOODPUT,
-        "toward_target {}x to {}x (no longer called), classifier {}x to {}x ({}), no_gopher {}x to {}x",
-        LAD, _m(P4, "toward_target"), _m(P30, "toward_target"), _m(P4, "classifier"), _m(P30, "classifier"),
-        at(f"{P30}.recipes.classifier.call", CALL), _m(P4, "no_gopher"), _m(P30, "no_gopher")),
-    fig(GOODPUT, "({} tokens per parameter at 1x and 30x, {} at 4x)",
-        LAD, at("points", ".2f", tokens_per_param_1x_and_30x), at(f"{P4}.tokens_per_param", ".1f")),
-    fig(GOODPUT, "({} for {} CPU-s against {} for {})",
-        LAD, at(f"{P1}.decision_accuracy", ".0%"), at(f"{P1}.cpu_s", ",.0f"),
-        at(f"{P4}.decision_accuracy", ".0%"), at(f"{P4}.cpu_s", ",.0f")),
-    fig(GOODPUT, "calls effects beyond {}x with {} seeds",
-        LAD, at(f"{P4}.mde_multiplier.better"), at(f"{P4}.seeds", WORDS, len)),
-    fig(GOODPUT, "planted control is called worse at {}x ({}x)",
-        LAD, at("compute_ratio_top_vs_cheapest", ".0f"), _m(P30, "planted")),
 ]
 # fmt: on
 
