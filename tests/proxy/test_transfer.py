@@ -214,3 +214,22 @@ def test_the_study_names_the_reference_checks_seeds_disjoint_and_states_chance()
         False,
         {"3": ["cheap", "mid"], "9": ["top", "mid"]},
     )
+
+
+def test_a_draw_of_one_reference_seed_repeated_tests_nothing_and_no_estimate_has_no_interval():
+    # two reference seeds: half the draws repeat one of them, whose "differences" have no spread and would
+    # look certain; those draws weigh nothing, so about half the draws have a value
+    ref = _point("top", 30.0, [8, 9], noise=0.02, rng=1)
+    cheap = _point("cheap", 1.0, range(4), noise=0.002, rng=2)
+    acc = transfer.decision_accuracy(cheap, ref, RECIPES, draws=400)
+    assert 160 < acc["all_pairs_weighted"]["draws_with_value"] < 240
+    # Holm over 6 pairs at df 1 calls nothing: no estimate, and no interval from the draws that call
+    assert acc["called"]["value"] is None
+    assert acc["called"]["ci"] is None
+    assert acc["called"]["pairs"] == 0
+    # three seeds: the full data call nothing, but resamples that repeat a seed understate the spread and
+    # call some pairs; those draws are counted, and still give no interval to an estimate that is not there
+    ref3 = _point("top", 30.0, [8, 9, 10], noise=0.04, rng=1)
+    called = transfer.decision_accuracy(cheap, ref3, RECIPES, draws=400)["called"]
+    assert (called["value"], called["ci"], called["pairs"]) == (None, None, 0)
+    assert called["draws_with_value"] > 0

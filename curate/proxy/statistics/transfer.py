@@ -22,7 +22,11 @@ recipes, the baseline among them; the **reference** is the point of most compute
   recipes with replacement (the pairs follow from them: a recipe drawn twice takes part in twice as many
   pairs, a pair of a recipe with its own copy has no sign and drops out) and, independently, each point's
   seeds with replacement (the same seeds for every recipe of a point), then recomputes the weights, the
-  Holm calls and the accuracy. So the number of recipes, and with it the number of pairs, sets the width as
+  Holm calls and the accuracy; a draw whose reference seeds are one seed repeated has no spread to test
+  with and weighs and calls nothing (it has no value). An estimate of ``None`` has no interval. A resample
+  that repeats a seed understates the reference's spread, so its weights run high and it can call a pair
+  the data do not: with few reference seeds (below 4) read ``called``'s interval with its
+  ``draws_with_value``. So the number of recipes, and with it the number of pairs, sets the width as
   much as the seeds do. Points are independent samples only if they share no seed
   (:func:`shared_seeds`; ``proxy.disjoint_seeds``); where they share one, the interval is too narrow.
 * **(c) The noise ceiling** (:func:`noise_ceiling`): the reference against itself on split seeds. Each
@@ -138,11 +142,16 @@ def holm_rejects(p: np.ndarray, valid: np.ndarray | None = None, alpha: float = 
     return out.reshape(np.shape(p))
 
 
-def _sums(cheap: np.ndarray, ref: np.ndarray, valid: np.ndarray) -> np.ndarray:
+def _sums(
+    cheap: np.ndarray, ref: np.ndarray, valid: np.ndarray, tested: np.ndarray | None = None
+) -> np.ndarray:
     """``(draws, 4)``: per draw, ``sum w·agree``, ``sum w``, the agreements among the reference's Holm calls
     and the calls, of a cheap point against a reference (``(draws, recipes, seeds)`` each) over the
-    ``valid`` pairs of positions."""
+    ``valid`` pairs of positions. ``tested``: the draws whose reference seeds can be tested (a draw of one
+    seed repeated has no spread: its differences would look certain, so it weighs and calls nothing)."""
     mean, p = _reference_tests(ref)
+    if tested is not None:
+        p = np.where(tested[:, None], p, 1.0)
     ia, ib = np.triu_indices(ref.shape[1], k=1)
     small = cheap.mean(axis=2)
     agree = (np.sign(small[:, ia] - small[:, ib]) == np.sign(mean)) & valid
@@ -157,10 +166,11 @@ def _ratios(sums: np.ndarray, num: int, den: int) -> list[float | None]:
 
 def _block(values: list[float | None], **extra: Any) -> dict[str, Any]:
     """The first value is the estimate, the rest the bootstrap's draws (their 95% percentile interval;
-    draws without a value, e.g. with no call, left out and counted)."""
+    draws without a value, e.g. with no call, left out and counted). No estimate, no interval: draws that
+    have a value where the data have none describe another question."""
     v = np.array([x for x in values[1:] if x is not None], dtype=np.float64)
     ci = None
-    if len(v):
+    if len(v) and values[0] is not None:
         ci = [float(x) for x in np.quantile(v, [(1 - LEVEL) / 2, (1 + LEVEL) / 2])]
     return {"value": values[0], "ci": ci, **extra, "draws_with_value": len(v)}
 
@@ -179,7 +189,10 @@ def decision_accuracy(
     rng = np.random.default_rng(seed)
     rows = _resample(rng, draws, len(recipes))
     cs, fs = _resample(rng, draws, c.shape[1]), _resample(rng, draws, f.shape[1])
-    sums = _sums(c[rows[:, :, None], cs[:, None, :]], f[rows[:, :, None], fs[:, None, :]], _valid(rows))
+    tested = np.array([len(set(r)) > 1 for r in fs.tolist()])
+    sums = _sums(
+        c[rows[:, :, None], cs[:, None, :]], f[rows[:, :, None], fs[:, None, :]], _valid(rows), tested
+    )
     n_pairs = len(recipes) * (len(recipes) - 1) // 2
     return {
         "all_pairs_weighted": _block(_ratios(sums, 0, 1), pairs=n_pairs, weight=round(float(sums[0, 1]), 6)),
