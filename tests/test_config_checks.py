@@ -52,7 +52,7 @@ def test_a_set_error_is_blamed_on_the_set_not_on_a_yaml_line() -> None:
 SEMANTIC = PIPE.replace("stages:\n", "stages:\n  - dedup: semantic_dedup_v1\n    params: {threshold: 0.85}\n")
 NOT_A_MODEL = (
     "model 'nope' is not a local directory (nothing is downloaded): give the directory of a Hugging Face "
-    "encoder (config, weights, tokenizer) or the name of a packaged one (all-minilm-l6-v2)"
+    "encoder (config, weights, tokenizer) or the name of a packaged one (all-minilm-l6-v2, wordllama-l2-supercat)"
 )
 
 

@@ -300,7 +300,7 @@ def _ladder(g: Goodput) -> Section | None:
                 *[multiplier_ci(p.recipes[r].multiplier if r in p.recipes else None) for r in recipes],
                 " > ".join(label(g, str(x)) for x in p.ranking),
                 _mde(p.mde_multiplier),
-                *_accuracy(p, lad),
+                _accuracy(p, lad),
             ]
         )
     header = [
@@ -312,8 +312,7 @@ def _ladder(g: Goodput) -> Section | None:
         *[f"{r}{' (control)' if r in control_names(g) else ''} multiplier" for r in recipes],
         "order (best first)",
         "detectable",
-        "decision accuracy (every pair, weighted)",
-        "on the reference's calls",
+        "decision accuracy: every pair, weighted; on the reference's calls",
     ]
     return ("ladder", "Scale ladder", header, rows, _ladder_notes(lad))
 
@@ -411,7 +410,15 @@ def _read_against(lad: Ladder) -> str:
     )
 
 
-def _accuracy(point: LadderPoint, ladder: Ladder) -> list[str]:
+def _accuracy(point: LadderPoint, ladder: Ladder) -> str:
+    """:func:`_accuracies` in one cell: every pair (weighted); the reference's calls."""
+    every, calls = _accuracies(point, ladder)
+    if every == calls or every == "—":
+        return calls
+    return f"{every}; {calls}"
+
+
+def _accuracies(point: LadderPoint, ladder: Ladder) -> list[str]:
     """A point's decision accuracy against the reference, over every pair (weighted) and over the
     reference's calls; the reference itself (a one-point ladder's only point) agrees with itself by
     definition, which is no evidence, so it shows none. A run before 2026-12-07 has only the share of the
@@ -422,7 +429,11 @@ def _accuracy(point: LadderPoint, ladder: Ladder) -> list[str]:
     if not acc.present:
         old = point.decision_accuracy_vs_reference
         ci = point.decision_accuracy_ci
-        return ["—", pct(old) + (f" [{pct(ci[0])}, {pct(ci[1])}]" if old is not None and ci else "")]
+        return [
+            "—",
+            pct(old)
+            + (f" [{pct(ci[0])}, {pct(ci[1])}] (its calls, unadjusted)" if old is not None and ci else ""),
+        ]
     called = acc.called
     calls = "no pair called" if called.value is None else f"{_share(called)} of {called.pairs}"
     return [f"{_share(acc.all_pairs_weighted)} of {acc.all_pairs_weighted.pairs}", calls]

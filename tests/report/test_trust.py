@@ -140,8 +140,7 @@ def test_trust_sections_rows():
         "1.00x",
         "raw > curated > null (control)",
         "—",
-        "66.7% [33.3%, 100.0%] of 3",
-        "100.0% [50.0%, 100.0%] of 2",
+        "66.7% [33.3%, 100.0%] of 3; 100.0% [50.0%, 100.0%] of 2",
     ]
     notes = secs["ladder"][3]
     assert notes[1] == (
@@ -157,10 +156,9 @@ def test_trust_sections_rows():
     assert notes[-1] == "Warning: the main point disagrees"
     assert not any("80%" in n or "share seeds" in n for n in notes)  # no old figure; the seeds are disjoint
     assert all(len(row) == len(header) for _, _, header, rows, _ in trust.sections(G) for row in rows)
-    assert secs["ladder"][1][-3:] == [
+    assert secs["ladder"][1][-2:] == [
         "detectable",
-        "decision accuracy (every pair, weighted)",
-        "on the reference's calls",
+        "decision accuracy: every pair, weighted; on the reference's calls",
     ]
     md = "\n".join(trust.markdown(G))
     html = trust.html(G)
@@ -196,8 +194,8 @@ def test_warnings_join_the_verdict_once():
 def test_a_one_point_ladder_claims_no_decision_accuracy():
     one = {**G, "ladder": {**G["ladder"], "points": G["ladder"]["points"][:1], "reference": "proxy_1m@1000"}}
     secs = {sid: rows for sid, _, _, rows, _ in trust.sections(one)}
-    assert secs["ladder"][0][-2:] == ["— (reference)"] * 2  # never "100.0%": a point agrees with itself
-    assert {sid: rows for sid, _, _, rows, _ in trust.sections(G)}["ladder"][1][-2:] == ["— (reference)"] * 2
+    assert secs["ladder"][0][-1] == "— (reference)"  # never "100.0%": a point agrees with itself
+    assert {sid: rows for sid, _, _, rows, _ in trust.sections(G)}["ladder"][1][-1] == "— (reference)"
 
 
 def test_shared_seeds_a_ceiling_without_seeds_and_an_older_run_are_said_as_they_are():
@@ -222,7 +220,7 @@ def test_shared_seeds_a_ceiling_without_seeds_and_an_older_run_are_said_as_they_
     }
     secs = {sid: (rows, notes) for sid, _, _, rows, notes in trust.sections({**G, "ladder": lad})}
     rows, notes = secs["ladder"]
-    assert rows[0][-2:] == ["—", "80.0% [80.0%, 100.0%]"]  # an older run's share of the reference's calls
+    assert rows[0][-1] == "80.0% [80.0%, 100.0%] (its calls, unadjusted)"  # an older run's share of the calls
     assert notes[1] == (
         "Read it against chance (50.0%); the noise ceiling (the reference's seeds split in halves) needs 4 "
         "seeds at the reference point."
