@@ -104,7 +104,8 @@ def decision_line(goodput: GoodputLike) -> str:
     worse = [r for r, c in calls.items() if c == "worse"]
     futile = _futile(g, list(calls))
     if better:
-        text = f"Decision: {' or '.join(better)} called better than {base} per training token"
+        each = f"{', '.join(better[:-1])} and {better[-1]} each" if len(better) > 1 else better[0]
+        text = f"Decision: {each} called better than {base} per training token"
     elif len(worse) == len(calls):
         text = f"Decision: keep {base}; every recipe is called worse per training token"
     elif futile and len(futile) + len(worse) == len(calls):

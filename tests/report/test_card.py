@@ -72,6 +72,14 @@ def test_a_bounded_multiplier_at_low_yield_is_not_called_below_1() -> None:
     assert "train on" not in verdict(MANIFEST, g)
 
 
+def test_two_recipes_called_better_are_each_named_not_offered_as_a_choice(g2: dict[str, Any]) -> None:
+    g2["multiple_comparisons"]["pairs"]["strict"]["call"] = "better"
+    assert decision_line(g2) == (
+        "Decision: curated and strict each called better than raw per training token (calls Holm-adjusted "
+        "across 2 recipes)."
+    )
+
+
 def test_the_card_of_a_run_with_every_new_field(g2: dict[str, Any]) -> None:
     assert card_lines(MANIFEST, g2) == [
         "Decision: curated called better than raw per training token (calls Holm-adjusted across 2 recipes).",
