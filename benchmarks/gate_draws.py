@@ -133,7 +133,12 @@ def _planted_noise(draws: list[dict[str, Any]]) -> dict[str, Any] | None:
     if not dof:
         return None
     ss = sum(float(((x - x.mean()) ** 2).sum()) for x in diffs)
-    return {"sd": (ss / dof) ** 0.5, "dof": dof, "source": f"planted - null on {len(draws)} fresh draws"}
+    return {
+        "sd": (ss / dof) ** 0.5,
+        "dof": dof,
+        "effect": float(np.concatenate(diffs).mean()),  # the dose in bpb: the run states its power from it
+        "source": f"planted - null on {len(draws)} fresh draws",
+    }
 
 
 def summary(
@@ -157,6 +162,8 @@ def summary(
                 for d in point["draws"]
             ],
         }
+    from curate.proxy.statistics.gate import power_z
+
     ok = [d for d in point["draws"] if not d["broken"]]
     broken = [d for d in point["draws"] if d["broken"]]
     if calibration == "loo":
@@ -205,6 +212,13 @@ def summary(
             for m in sorted({d["broken"] for d in broken})
         },
         "planted_power": _rate(sum(d["gate"]["planted_called"] for d in rest), len(rest)),
+        # the same power from the calibrated dose and spread (the z test at the judged seeds): what the run
+        # states; the rate above is its check on few draws
+        "planted_power_by_design": (
+            power_z(planted_noise["effect"], planted_noise["sd"], len(rest[0]["seeds"]))
+            if planted_noise and rest
+            else None
+        ),
         "null_false_fail": _rate(sum(not d["gate"]["null_passed"] for d in rest), len(rest)),
     }
 

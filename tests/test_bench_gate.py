@@ -3,6 +3,8 @@ run's own gate; the first healthy draws calibrate the planted control's spread a
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 
@@ -76,3 +78,10 @@ def test_leave_one_out_calibration_judges_every_healthy_draw_on_the_others_sprea
         assert seen[i] == (d["per_seed_bpb"]["raw"][0], 15, others["sd"])
     assert out["broken_catch_rate"]["k"] == 1
     assert out["planted_power"]["n"] == 6
+    # the dose (every healthy seed's planted - null) and the power the z test has at 4 seeds from it
+    diffs = np.concatenate(
+        [np.subtract(d["per_seed_bpb"]["planted"], d["per_seed_bpb"]["null"]) for d in healthy]
+    )
+    assert out["planted_noise"]["effect"] == pytest.approx(diffs.mean(), rel=1e-12)
+    z = out["planted_noise"]["effect"] * 2 / out["planted_noise"]["sd"] - 1.959963984540054
+    assert out["planted_power_by_design"] == pytest.approx(0.5 * (1 + math.erf(z / 2**0.5)), rel=1e-9)

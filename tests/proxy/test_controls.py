@@ -3,6 +3,8 @@ null does not separate from raw; the planted control's record of what it was mat
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 
@@ -201,3 +203,30 @@ def test_with_its_calibrated_spread_the_planted_control_is_called_by_the_z_test(
     assert c["called_worse"] is (test["z"] >= 1.959963984540054)
     assert c["called_worse"] is True  # the paired t alone (df 2) would not call it:
     assert c["diff_bpb"]["ci_low"] < 0
+
+
+def test_with_its_calibrated_dose_the_planted_control_states_its_power_and_a_miss_says_it():
+    """planted_noise.effect: the dose measured on the calibration draws; the run states the z test's power at
+    its own seeds, Phi(effect sqrt(n) / sd - 1.96), and a miss names it beside the reason."""
+    cfg = parse({"planted": 0.2, "planted_noise": {"sd": 0.02, "dof": 40, "effect": 0.03, "source": "draws"}})
+    heads = {"raw": RAW, "curated": RAW - 0.02, "null": SAME, "planted": SAME + 0.001}  # a miss
+    block = controls_block(Evidence(BASE, heads, "raw", "curated", {}, {}, cfg), CONTROLS, {})
+    test = block["planted"]["test"]
+    sd = test["noise"]["sd"]
+    z = 0.03 * 3**0.5 / sd - 1.959963984540054
+    assert test["effect"] == 0.03
+    assert test["power"] == pytest.approx(0.5 * (1 + math.erf(z / 2**0.5)), rel=1e-9)
+    assert block["planted"]["called_worse"] is False
+    (why,) = block["decision"]["reasons"]
+    assert why.startswith(
+        "the planted control (20% of the null's documents word-shuffled) is not called worse "
+    )
+    assert why.endswith(
+        f" (its power at 3 seeds, for the +0.0300 bpb measured on fresh seeds: {test['power']:.2f}); this run "
+        "cannot see a known effect"
+    )
+    assert block["planted"]["message"].endswith(
+        f"x) (its power at 3 seeds, for the +0.0300 bpb measured on fresh seeds: "
+        f"{test['power']:.2f}): this run could not see a known effect, so it cannot support a decision; raise "
+        "the budget or the seeds"
+    )

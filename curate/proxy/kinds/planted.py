@@ -108,6 +108,9 @@ class Planted(Recipe):
                 "noise": noise.as_dict(),
                 "method": "two-sided z test at 5% on planted - null's per-seed spread pooled with the calibrated one",
             }
+            if prior.effect is not None:  # the dose measured on fresh seeds: power by design, stated
+                test["effect"] = prior.effect
+                test["power"] = gate.power_z(prior.effect, noise.sd, len(d))
         fraction, controlled = ev.settings.planted, ev.controlled
         built = self._built(fraction, controlled)
         shares = {
@@ -115,6 +118,12 @@ class Planted(Recipe):
             "recipe_shares_with_baseline": (ev.shares.get(controlled or "") or {}).get("mean"),
         }
         against = "the null" if ref != ev.baseline else "raw"
+        power = (
+            f" (its power at {len(d)} seeds, for the {test['effect']:+.4f} bpb measured on fresh seeds: "
+            f"{test['power']:.2f})"
+            if "power" in test
+            else ""
+        )
         return {
             "fraction": fraction,
             "matched": {"of": controlled, **shares},
@@ -125,11 +134,11 @@ class Planted(Recipe):
             "test": test,
             "message": (
                 f"{built} is called worse than {against} ({analysis.fmt_multiplier(mult)}x): the instrument "
-                f"sees a known effect of this size in data that shares with raw what {controlled} shares"
+                f"sees a known effect of this size in data that shares with raw what {controlled} shares{power}"
                 if seen
                 else f"{built} is NOT called worse than {against} ({analysis.fmt_multiplier(mult)}x, CI "
-                f"{analysis.fmt_multiplier(mult, 'ci_low')}–{analysis.fmt_multiplier(mult, 'ci_high')}x): this "
-                "run could not see a known effect, so it cannot support a decision; raise the budget or the seeds"
+                f"{analysis.fmt_multiplier(mult, 'ci_low')}–{analysis.fmt_multiplier(mult, 'ci_high')}x){power}: "
+                "this run could not see a known effect, so it cannot support a decision; raise the budget or the seeds"
             ),
         }
 
@@ -137,9 +146,16 @@ class Planted(Recipe):
         if block["called_worse"]:
             return None
         against = "the null" if block.get("against") == Null.KIND else "raw"
+        test = block.get("test") or {}
+        power = (
+            f" (its power at {block['diff_bpb']['n']} seeds, for the {test['effect']:+.4f} bpb measured on fresh "
+            f"seeds: {test['power']:.2f})"
+            if test.get("power") is not None
+            else ""
+        )
         return (
             f"the planted control ({block['fraction']:.0%} of the null's documents word-shuffled) is not called "
-            f"worse than {against}: {analysis.fmt_diff(block['diff_bpb'])}; this run cannot see a known effect"
+            f"worse than {against}: {analysis.fmt_diff(block['diff_bpb'])}{power}; this run cannot see a known effect"
         )
 
     def warning(self, block: dict[str, Any]) -> str | None:

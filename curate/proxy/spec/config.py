@@ -36,8 +36,10 @@ proxy:
   null_draw: 0                   # which family of null draws (calibration studies draw 0, 1, 2, ...)
   noise: {sd: 0.027, dof: 40, source: seeds 1000-1059}   # a pair's per-seed spread measured on fresh
                                  # seeds: the null's equivalence test and the power figures pool with it
-  planted_noise: {sd: 0.013, dof: 40, source: ...}   # planted - null's spread: the planted control is
-                                 # then called by the z test the sequential calls use, on it pooled
+  planted_noise: {sd: 0.013, dof: 40, effect: 0.08, source: ...}   # planted - null's spread (and mean: the
+                                 # dose) on fresh seeds: the planted control is then called by the z test
+                                 # the sequential calls use, on it pooled, and its power at the run's seeds
+                                 # is stated from the dose
   null_margin: 0.05              # the null must be shown within +-this many bpb of raw (TOST at 5%);
                                  # default: the margin an unbiased null passes 97.5% of the time at the
                                  # run's seeds and noise (said in the report)

@@ -173,14 +173,17 @@ class TokenizerSpec:
 
 @dataclass(frozen=True)
 class NoiseSpec:
-    """``proxy.noise`` (``planted_noise``): a pair's per-seed spread measured on fresh calibration seeds."""
+    """``proxy.noise`` (``planted_noise``): a pair's per-seed spread measured on fresh calibration seeds, and
+    (``planted_noise.effect``) its mean difference there: the planted control's dose in bpb, from which the
+    run states the control's power at its own seeds."""
 
     sd: float = field(metadata=bounds(0, lo_open=True))
     dof: int = field(metadata=bounds(1))
     source: str = ""
+    effect: float | None = None
 
     def noise(self) -> Noise:
-        return Noise(self.sd, self.dof, self.source)
+        return Noise(self.sd, self.dof, self.source, self.effect)
 
 
 def parse_recipes(raw: Mapping[str, Any]) -> list[Recipe]:

@@ -10,6 +10,8 @@ power each check has at the run's own noise.
 * :func:`supported_margin`: the smallest margin a null with no bias passes with probability
   ``1 - miss`` at ``n`` seeds and spread ``sd`` (``(t_{1-alpha, df} + z_{1-miss/2}) sd / sqrt(n)``): the bias
   the run can rule out, which a pipeline states as ``proxy.null_margin``.
+* :func:`power_z`: the chance the z test at 5% (two-sided) on a known spread calls ``delta`` at ``n`` seeds,
+  ``Phi(delta sqrt(n) / sd - z_.975)``: the planted control's power, stated from its calibrated dose.
 * :func:`power_one_sided`: the chance a paired t-test at ``n`` seeds calls an effect ``delta`` in its
   direction (two-sided level ``level``), from the noncentral t (the planted control's power).
 """
@@ -32,9 +34,11 @@ class Noise:
     sd: float
     dof: int
     source: str = ""
+    effect: float | None = None  # the pair's mean difference there (planted_noise: the control's dose)
 
     def as_dict(self) -> dict[str, Any]:
-        return {"sd": self.sd, "dof": self.dof, "source": self.source}
+        out: dict[str, Any] = {"sd": self.sd, "dof": self.dof, "source": self.source}
+        return out if self.effect is None else {**out, "effect": self.effect}
 
 
 def pooled(diffs: np.ndarray | list[float], prior: Noise | None) -> Noise:
@@ -46,7 +50,7 @@ def pooled(diffs: np.ndarray | list[float], prior: Noise | None) -> Noise:
     if prior is None:
         return Noise(math.sqrt(s2), max(df, 0), "this run's pair")
     total = prior.dof + max(df, 0)
-    return Noise(
+    return Noise(  # the run's pair says nothing new of the prior's effect: not carried
         math.sqrt((prior.dof * prior.sd**2 + max(df, 0) * s2) / total),
         total,
         f"this run's pair (df {max(df, 0)}) pooled with {prior.source or 'the prior'} (df {prior.dof})",
@@ -124,3 +128,13 @@ def power_one_sided(delta: float, sd: float, n: int, *, level: float = 0.95) -> 
     df = n - 1
     crit = float(sps.t.ppf(0.5 + level / 2, df))
     return float(sps.nct.sf(crit, df, abs(delta) * math.sqrt(n) / sd))
+
+
+def power_z(delta: float, sd: float, n: int) -> float:
+    """The chance the two-sided z test at 5% on spread ``sd`` calls a true difference ``delta`` in its own
+    direction at ``n`` seeds (the planted control's rule with its calibrated spread)."""
+    if n < 1:
+        return 0.0
+    if sd <= 0:
+        return 1.0 if delta else 0.0
+    return float(sps.norm.cdf(abs(delta) * math.sqrt(n) / sd - sps.norm.ppf(0.975)))
