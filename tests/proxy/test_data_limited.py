@@ -42,7 +42,7 @@ def _data(name, tokens, budget=T):
     }
 
 
-def _setup(null_bias, margin=None):
+def _setup(null_bias, margin=None, wild=None):
     base = Baseline(BUDGETS, np.array([bpb_at(BUDGETS) + j for j in JITTER]), T)
     fresh = float(bpb_at(T))
     spec = DataLimitedSpec(k=[1.0, 4.0], repetition=[1.0, 4.0, 16.0])
@@ -66,7 +66,14 @@ def _setup(null_bias, margin=None):
         nn = f"null~k{k:g}"
         arms.append(Limited(nn, of="raw", k=k, null_of=n))
         arm_heads[nn], data[nn] = heads(lvl[k] + null_bias.get(k, 0.0), 0.002), _data(nn, round(T / k / 2))
+    if wild is not None:  # a recipe repeated many times more: a far wider spread at every k
+        for k in (1.0, 4.0):
+            n = arm_name("wild", k)
+            arms.append(Limited(n, of="wild", k=k, source="wild"))
+            arm_heads[n], data[n] = heads(lvl[k] + 0.2, wild), _data(n, round(T / k / 40))
     recipes = {"curated": {"yield": 0.5, "multiplier": {"value": 1.4}}}
+    if wild is not None:
+        recipes["wild"] = {"yield": 0.0125, "multiplier": {"value": 1.0}}
     out = limited_blocks(
         cfg,
         arms=arms,
@@ -75,7 +82,7 @@ def _setup(null_bias, margin=None):
         base=base,
         heads={"raw": heads(fresh)},
         recipes=recipes,
-        family=["curated"],
+        family=["curated"] + (["wild"] if wild is not None else []),
         margin=margin,
     )
     return out, base, lvl
@@ -194,3 +201,17 @@ def test_the_arms_null_is_held_to_the_main_nulls_margin_when_there_is_one():
     (cur,) = (e for e in tight["data_limited"] if e["recipe"] == "curated" and e["k"] == 1.0)
     assert cur["supported"] is False
     assert "a bias of that size is not ruled out" in cur["unsupported_reason"]
+
+
+def test_the_arms_null_pools_its_spread_with_its_twin_only_not_with_a_recipe_repeated_far_more():
+    calm, _, _ = _setup({})
+    stormy, _, _ = _setup({}, margin=0.01, wild=0.5)
+    (nc,) = (e for e in calm["data_limited"] if e["recipe"] == "null" and e["k"] == 4.0)
+    (ns,) = (e for e in stormy["data_limited"] if e["recipe"] == "null" and e["k"] == 4.0)
+    assert ns["equivalence"]["noise"]["source"] == (
+        "this run's pair (df 3) pooled with its twin curated~k4 (the same share, repeated as often) (df 3)"
+    )
+    # the wild recipe's spread (0.5 bpb per seed) changes nothing: the same spread as without it
+    assert ns["equivalence"]["noise"]["sd"] == pytest.approx(nc["equivalence"]["noise"]["sd"], rel=1e-12)
+    assert ns["equivalence"]["noise"]["dof"] == 6
+    assert ns["passed"]  # within 0.01 bpb: the twin's spread is 0.002 per seed
