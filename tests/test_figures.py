@@ -249,9 +249,15 @@ def less_us_and_gb(regions: list[str]) -> int:
     return len(set(regions) - {"US", "GB"})
 
 
+def nulls_margin(entries: list[Mapping[str, Any]]) -> float:
+    """The margin every null of the data-limited arm was held to (one figure for all k)."""
+    return same(e["equivalence"]["margin"] for e in entries if e["recipe"] == "null")
+
+
 README, BENCH, GOODPUT, OWN = "README.md", "BENCHMARKS.md", "docs/goodput.md", "docs/own-data.md"
 CAL = "calibration-fresh-2026-12-06.json"
 MIX = "mix_search-web-2026-12-06.json"
+DL = "data_limited-2026-12-07.json"
 SEQ = "sequential-design.json"
 PHONES = "pii_phones_web-2026-12-07.json"
 PHONE_FP = "pii_phone_fp-2026-12-07.json"
@@ -347,6 +353,41 @@ FIGURES: list[Figure] = [
         at("demo_planted_matched.doses.2.called_worse", CALLED_WORSE),
         at("demo_planted_matched.doses.2.multiplier.value")),
     # BENCHMARKS.md §8: the web mixture
+    # BENCHMARKS.md §8: the data-limited arm at the demo point
+    fig(README,
+        "toward_target, worth {} by yield x multiplier, repeated {} times beats raw trained once\n  {}x [{}, {}]",
+        DL, at("demo.recipes.toward_target.goodput_trained_once.value"),
+        at("demo.data_limited.1.epochs_at_T.recipe", ".1f"), *_interval("demo.data_limited.1.goodput")),
+    fig(GOODPUT,
+        "toward_target repeated {} times beats raw trained\nonce by {}x [{}, {}] the fresh tokens (called), where "
+        "`yield × m` says {}; at k = 4 curated repeated\n{} times beats raw repeated 4 times ({}x [{}, {}], called)",
+        DL, at("demo.data_limited.1.epochs_at_T.recipe", ".1f"), *_interval("demo.data_limited.1.goodput"),
+        at("demo.recipes.toward_target.goodput_trained_once.value"),
+        at("demo.data_limited.3.epochs_at_T.recipe", ".1f"), *_interval("demo.data_limited.3.goodput")),
+    fig(BENCH,
+        "k = {}: toward_target repeated {} times **beats raw once: {}x [{}, {}] the fresh tokens, called** ({} bpb "
+        "[{}, {}]), where yield x multiplier says {}; curated repeated {} times {}x [{}, {}], not called",
+        DL, at("demo.data_limited.1.k", ".0f"), at("demo.data_limited.1.epochs_at_T.recipe", ".1f"),
+        *_interval("demo.data_limited.1.goodput"), *_interval("demo.data_limited.1.diff_bpb", "+.4f"),
+        at("demo.recipes.toward_target.goodput_trained_once.value"),
+        at("demo.data_limited.0.epochs_at_T.recipe", ".1f"), *_interval("demo.data_limited.0.goodput")),
+    fig(BENCH,
+        "k = {}: curated repeated {} times against raw {} times **{}x [{}, {}], called**; toward_target repeated {} "
+        "times {}x to {}x, not called (its per-seed spread {} bpb)",
+        DL, at("demo.data_limited.3.k", ".0f"), at("demo.data_limited.3.epochs_at_T.recipe", ".1f"),
+        at("demo.data_limited.3.epochs_at_T.baseline", ".1f"), *_interval("demo.data_limited.3.goodput"),
+        at("demo.data_limited.4.epochs_at_T.recipe", ".1f"), at("demo.data_limited.4.goodput.ci_low"),
+        at("demo.data_limited.4.goodput.ci_high"), at("demo.data_limited.4.diff_bpb.sd", ".3f")),
+    fig(BENCH,
+        "the arm's null within +-{} bpb of raw's pool at both k; repetition on this proxy: {} epochs worth {}x [{}, "
+        "{}] of fresh data (Muennighoff's fit {}), {} epochs {}x [{}, {}] ({})",
+        DL, at("demo.data_limited", ".4f", nulls_margin),
+        at("demo.repetition_curve.points.2.epochs_at_T", ".0f"),
+        *_interval("demo.repetition_curve.points.2.fresh_equivalent"),
+        at("demo.repetition_curve.points.2.muennighoff"),
+        at("demo.repetition_curve.points.4.epochs_at_T", ".1f"),
+        *_interval("demo.repetition_curve.points.4.fresh_equivalent"),
+        at("demo.repetition_curve.points.4.muennighoff")),
     fig(BENCH, "web mixture ({} sources, `curate mix`:", MIX, at("sources", "d", len)),
     fig(BENCH, "+ singles, {} proxy runs, {} CPU-min; {} fresh seeds",
         MIX, at("proxy_runs", "d"), at("cpu_min_total", ".1f"), at("vs_best_single.diff_bpb.n", "d")),
