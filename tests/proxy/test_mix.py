@@ -309,6 +309,12 @@ def test_mix_end_to_end(mix_run):
     assert set(vs) == {"diff_bpb", "call", "multiplier", "p_value"}
     assert vs["diff_bpb"]["n"] == 2
     assert "null" in conf["controls"]
+    # the controls a mixture cannot build are skipped with the reason their kinds give
+    confirm = json.loads((d / "proxy" / "mix" / "confirm.json").read_text())
+    assert confirm["controls"]["skipped"] == {
+        "rejected": "a mixture has no rejected rows of its own",
+        "planted": "not built for mixtures",
+    }
     dec = out["decision"]
     assert (
         dec["export"]

@@ -51,7 +51,7 @@ from curate.proxy.design import mixassess
 from curate.proxy.design.halving import successive_halving
 from curate.proxy.design.measure import Experiment, measure
 from curate.proxy.design.mixassess import ceiling_block, split_subset
-from curate.proxy.kinds import Recipe
+from curate.proxy.kinds import Recipe, control_kinds, kind
 from curate.proxy.kinds.mixture import Mixture
 from curate.proxy.kinds.null import Null
 from curate.proxy.spec.config import ProxyConfig
@@ -150,7 +150,7 @@ def measure_phase(
     null = controlled is not None
     data, shards = _train_data(ctx, prep, mixtures, size, list(seeds), null)
     trained: list[Recipe] = [*recipes, *([Null("null")] if null else [])]
-    skipped = {"rejected": "a mixture has no rejected rows of its own", "planted": "not built for mixtures"}
+    skipped = {c: kind(c).NOT_FOR_MIXTURES for c in control_kinds() if kind(c).NOT_FOR_MIXTURES}
     exp = Experiment(
         sub,
         report=f"proxy/mix/{tag}.json",

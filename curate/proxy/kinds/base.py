@@ -124,6 +124,7 @@ class Recipe:
     ORDER: ClassVar[int] = 0  # controls are built in this order
     MAIN_ONLY: ClassVar[bool] = False  # trained at the main point only, not at the ladder's other points
     GATE: ClassVar[int | None] = None  # a control that gates the decision: its place among the reasons
+    NOT_FOR_MIXTURES: ClassVar[str] = ""  # a control a mixture search cannot build: why (else built there)
     Params: ClassVar[type[Any] | None] = None  # a USER kind's entry as written (from_spec), a dataclass
 
     @classmethod

@@ -31,6 +31,7 @@ class Planted(Recipe):
     """raw with ``proxy.planted`` of its documents word-shuffled, drawn as the null is."""
 
     KIND = "planted"
+    NOT_FOR_MIXTURES = "not built for mixtures"
     ROLE = "control"
     ORDER = 2
     GATE = 0

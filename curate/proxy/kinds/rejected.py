@@ -23,6 +23,7 @@ class Rejected(Recipe):
     """rejected/'s non-quarantined rows."""
 
     KIND = "rejected"
+    NOT_FOR_MIXTURES = "a mixture has no rejected rows of its own"
     ROLE = "control"
     ORDER = 1
 
