@@ -54,9 +54,15 @@ TINY = {
 }
 
 
-def pipeline_for(size: str, out: Path) -> Path:
-    """The pipeline to run: web_mix.yaml as it is, or shrunk for ``--size tiny`` (written beside the run)."""
-    cfg = yaml.safe_load(PIPELINE.read_text())
+def pipeline_for(size: str, out: Path, pipeline: Path = PIPELINE) -> Path:
+    """The pipeline to run (web_mix.yaml unless ``pipeline`` names another with a list input and a
+    ``proxy.mix`` section) as it is, or shrunk for ``--size tiny`` (written beside the run, its relative paths
+    resolved against the original's folder by the one path rule, since the copy lives elsewhere)."""
+    cfg = yaml.safe_load(pipeline.read_text())
+    for e in cfg["input"]:
+        p = Path(e["path"])
+        if not p.is_absolute() and not (ROOT / p).exists() and (pipeline.parent / p).exists():
+            e["path"] = str((pipeline.parent / p).resolve())
     if size == "tiny":
         for e in cfg["input"]:
             e["limit"] = TINY["limit"]
@@ -183,9 +189,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", required=True, help="the run directory (reused when its steps are finished)")
     ap.add_argument("--size", choices=["default", "tiny"], default="default")
     ap.add_argument("--json", help="write the figures here")
+    ap.add_argument(
+        "--pipeline",
+        type=Path,
+        default=PIPELINE,
+        help="a pipeline with sources as a list input and a proxy.mix section (default: pipelines/web_mix.yaml)",
+    )
     args = ap.parse_args(argv)
     out = Path(args.out).resolve()
-    pipe = pipeline_for(args.size, out)
+    pipe = pipeline_for(args.size, out, args.pipeline.resolve())
     py = [sys.executable, "-m", "curate"]
     steps = {
         "pipeline": _step(
@@ -202,6 +214,9 @@ def main(argv: list[str] | None = None) -> int:
         "commit": _commit(),
         "cpu": cpu_model(),
         "command": "python benchmarks/mix_search.py " + " ".join(argv if argv is not None else sys.argv[1:]),
+        "pipeline": str(args.pipeline.resolve().relative_to(ROOT))
+        if args.pipeline.resolve().is_relative_to(ROOT)
+        else args.pipeline.name,
         "size": args.size,
         "steps": steps,
         **figures(mix, export),
