@@ -256,7 +256,9 @@ def nulls_margin(entries: list[Mapping[str, Any]]) -> float:
 
 README, BENCH, GOODPUT, OWN = "README.md", "BENCHMARKS.md", "docs/goodput.md", "docs/own-data.md"
 CAL = "calibration-fresh-2026-12-06.json"
-MIX = "mix_search-web-2026-12-06.json"
+MIX = "mix_search-web-2026-12-07.json"
+MIX_BEFORE = "mix_search-web-2026-12-06.json"
+MIX_KINDS = "mix_search-kinds-2026-12-07.json"
 DL = "data_limited-2026-12-07.json"
 SEQ = "sequential-design.json"
 PHONES = "pii_phones_web-2026-12-07.json"
@@ -388,19 +390,45 @@ FIGURES: list[Figure] = [
         at("demo.repetition_curve.points.4.epochs_at_T", ".1f"),
         *_interval("demo.repetition_curve.points.4.fresh_equivalent"),
         at("demo.repetition_curve.points.4.muennighoff")),
-    fig(BENCH, "web mixture ({} sources, `curate mix`:", MIX, at("sources", "d", len)),
-    fig(BENCH, "+ singles, {} proxy runs, {} CPU-min; {} fresh seeds",
+    # BENCHMARKS.md §8: the mixture search on the web's sources and on sources of different kinds
+    fig(BENCH, "web mixture ({} sources, `curate mix`: {} candidates spread over the simplex",
+        MIX, at("sources", "d", len), at("design.spread", "d")),
+    fig(BENCH, "each source alone at half the budget, {} proxy runs, {} CPU-min in all; {} fresh seeds",
         MIX, at("proxy_runs", "d"), at("cpu_min_total", ".1f"), at("vs_best_single.diff_bpb.n", "d")),
     fig(BENCH,
-        "the chosen mixture vs the natural one {}x [{}, {}], {}; the predictor's rank correlation on {} "
-        "held-out mixtures {} [{}, {}]",
-        MIX, *_interval("vs_natural.multiplier"), at("vs_natural.call", CALL), at("spearman.held_out", "d"),
-        at("spearman.value"), at("spearman.ci.0"), at("spearman.ci.1")),
-    fig(BENCH, "AskHistorians alone vs natural {}x [{}, {}], {}, and vs the chosen",
-        MIX, *_interval("best_single_vs_natural"),
-        at("best_single_vs_natural", {"called": "called", "not called": "not called"}, called_if_excludes_1)),
-    fig(BENCH, "every source within {} of its weight | {}x / {}x |",
-        MIX, at("export_max_rel_error", ".3%"), at("mde_multiplier.worse"), at("mde_multiplier.better")),
+        "held-out Spearman **{} [{}, {}]** on {} mixtures ({}, chosen by held-out error), **permutation p = {}** "
+        "({} refits), split-seed noise ceiling {} ({} mixtures)",
+        MIX, at("heldout_spearman.value"), at("heldout_spearman.ci.0"), at("heldout_spearman.ci.1"),
+        at("heldout_spearman.held_out", "d"), at("model", {"gbm": "gbm", "loglinear": "loglinear"}),
+        at("permutation_p", ".3f"), at("n_perm", "d"), at("noise_ceiling.ceiling"),
+        at("noise_ceiling.mixtures", "d")),
+    fig(BENCH, "the chosen mixture vs the natural one {}x [{}, {}], {}, so the search says keep the natural mixture",
+        MIX, *_interval("vs_natural.multiplier"), at("vs_natural.call", CALL)),
+    fig(BENCH, "c4_en alone vs natural {}x [{}, {}]; the export", MIX, *_interval("best_single_vs_natural")),
+    fig(BENCH, "every source within {} of its weight; with candidates", MIX, at("export_max_rel_error", ".3%")),
+    fig(BENCH, "near the natural mixture (2026-12-06, 7d2522d) the held-out Spearman was {} |",
+        MIX_BEFORE, at("spearman.value")),
+    fig(BENCH, "| {}x / {}x | `.venv/bin/python benchmarks/mix_search.py --out runs/bench_mix --json",
+        MIX, at("mde_multiplier.worse"), at("mde_multiplier.better")),
+    fig(BENCH,
+        "{} spread candidates + natural + each alone, {} proxy runs, {} CPU-min in all; {} fresh seeds) | "
+        "held-out Spearman **{} [{}, {}]** on {} mixtures ({}), permutation p = {}, noise ceiling {}; **the "
+        "chosen mixture beats the natural one: {}x [{}, {}], {}** (p = {}), and the best single source ({}) "
+        "{}x [{}, {}], {} (p = {})",
+        MIX_KINDS, at("design.spread", "d"), at("proxy_runs", "d"), at("cpu_min_total", ".1f"),
+        at("vs_best_single.diff_bpb.n", "d"), at("heldout_spearman.value"), at("heldout_spearman.ci.0"),
+        at("heldout_spearman.ci.1"), at("heldout_spearman.held_out", "d"),
+        at("model", {"gbm": "gbm", "loglinear": "loglinear"}), at("permutation_p", ".3f"),
+        at("noise_ceiling.ceiling"), *_interval("vs_natural.multiplier"), at("vs_natural.call", CALL),
+        at("vs_natural.p_value", ".3f"), at("best_single", {"c4_en": "c4_en"}),
+        *_interval("vs_best_single.multiplier"), at("vs_best_single.call", CALL),
+        at("vs_best_single.p_value", ".3f")),
+    fig(BENCH, "(python_docs at {}, sampled {} to {})",
+        MIX_KINDS, at("chosen_region.outside_range.python_docs.weight", ".3f"),
+        at("chosen_region.outside_range.python_docs.sampled.0", ".3f"),
+        at("chosen_region.outside_range.python_docs.sampled.1", ".3f")),
+    fig(BENCH, "export: every source within {} of its weight | {}x / {}x |",
+        MIX_KINDS, at("export_max_rel_error", ".3%"), at("mde_multiplier.worse"), at("mde_multiplier.better")),
     # BENCHMARKS.md §10: PII, the two labelled sets
     fig(BENCH, "**Planted** (held out): {} web documents, {} planted values",
         PLANTED, at("speed.planted.docs", ","), at("ours.*.planted", ",", sum)),
