@@ -390,6 +390,42 @@ FIGURES: list[Figure] = [
         at("demo.repetition_curve.points.4.epochs_at_T", ".1f"),
         *_interval("demo.repetition_curve.points.4.fresh_equivalent"),
         at("demo.repetition_curve.points.4.muennighoff")),
+    # BENCHMARKS.md §8 and docs/goodput.md: the data-limited arm at the web point (its k = 1 null separates)
+    fig(BENCH,
+        "6 fresh seeds, {}-{}, {} proxy runs, {} CPU-s) | **negative at k = 1**: the arm's null (a random subset of "
+        "raw's pool repeated {} times) **separates from raw's pool: {} bpb [{}, {}]**",
+        DL, at("web.seeds", "d", min), at("web.seeds", "d", max), at("web.runs", "d"), at("web.device_s", ",.0f"),
+        at("web.data_limited.1.epochs_at_T.recipe", ".1f"), *_interval("web.data_limited.1.diff_bpb", "+.4f")),
+    fig(BENCH,
+        "(curated repeated {} times read {}x [{}, {}], not a decision); k = {}: curated repeated {} times against "
+        "raw {} times {}x [{}, {}], **not called**, the null within +-{} bpb of raw's pool (90% CI {} to {})",
+        DL, at("web.data_limited.0.epochs_at_T.recipe", ".1f"), *_interval("web.data_limited.0.goodput"),
+        at("web.data_limited.2.k", ".0f"), at("web.data_limited.2.epochs_at_T.recipe", ".1f"),
+        at("web.data_limited.2.epochs_at_T.baseline", ".1f"), *_interval("web.data_limited.2.goodput"),
+        at("web.data_limited.3.equivalence.margin", ".4f"), at("web.data_limited.3.equivalence.ci_low", "+.4f"),
+        at("web.data_limited.3.equivalence.ci_high", "+.4f")),
+    fig(BENCH,
+        "repetition on this proxy: {} epochs worth {}x [{}, {}] of fresh data (Muennighoff's fit {}), {} epochs {}x "
+        "[{}, {}] ({}) | 6 seeds: about 0.07 bpb per pair (curated's per-seed sd {}-{}, t at df 5)",
+        DL, at("web.repetition_curve.points.3.epochs_at_T", ".0f"),
+        *_interval("web.repetition_curve.points.3.fresh_equivalent"),
+        at("web.repetition_curve.points.3.muennighoff"), at("web.repetition_curve.points.4.epochs_at_T", ".1f"),
+        *_interval("web.repetition_curve.points.4.fresh_equivalent"),
+        at("web.repetition_curve.points.4.muennighoff"), at("web.data_limited.2.diff_bpb.sd", ".3f"),
+        at("web.data_limited.0.diff_bpb.sd", ".3f")),
+    fig(GOODPUT,
+        "arm's null, a random subset of raw's pool repeated {} times, separated from raw's pool trained once\n"
+        "({} bpb [{}, {}])",
+        DL, at("web.data_limited.1.epochs_at_T.recipe", ".1f"), *_interval("web.data_limited.1.diff_bpb", "+.4f")),
+    fig(GOODPUT,
+        "at k = 4 the null was within its margin (+-{} bpb) and curated repeated {} times\nagainst raw repeated {} "
+        "times was not called ({}x [{}, {}]). On these sources {} epochs of raw's pool\nare worth {}x [{}, {}] of "
+        "fresh data where Muennighoff et al.'s fit says {}",
+        DL, at("web.data_limited.3.equivalence.margin", ".4f"), at("web.data_limited.2.epochs_at_T.recipe", ".1f"),
+        at("web.data_limited.2.epochs_at_T.baseline", ".1f"), *_interval("web.data_limited.2.goodput"),
+        at("web.repetition_curve.points.3.epochs_at_T", ".0f"),
+        *_interval("web.repetition_curve.points.3.fresh_equivalent"),
+        at("web.repetition_curve.points.3.muennighoff")),
     # BENCHMARKS.md §8: the mixture search on the web's sources and on sources of different kinds
     fig(BENCH, "web mixture ({} sources, `curate mix`: {} candidates spread over the simplex",
         MIX, at("sources", "d", len), at("design.spread", "d")),
