@@ -260,6 +260,7 @@ MIX = "mix_search-web-2026-12-07.json"
 MIX_BEFORE = "mix_search-web-2026-12-06.json"
 MIX_KINDS = "mix_search-kinds-2026-12-07.json"
 DL = "data_limited-2026-12-07.json"
+GATE_DEMO = "gate-demo.json"
 SEQ = "sequential-design.json"
 PHONES = "pii_phones_web-2026-12-07.json"
 PHONE_FP = "pii_phone_fp-2026-12-07.json"
@@ -268,6 +269,32 @@ SPEED = "pii_speed-2026-12-07.json"
 DEFAULT, WIDE = "default/documents", "every_region/documents"
 PY, WIKI, DEMO = "corpora:clean/python_docs", "corpora:clean/wikipedia", "pyenv:0.05"
 KERNEL = "dir:/tmp/kdoc/x/usr/share/doc/linux-doc-6.1/Documentation"
+
+
+def _rate(prefix: str, fmt: str = ".2f") -> tuple[Slot, ...]:
+    """A measured rate as the documents write it: k of n, then the rate and its 95% interval."""
+    return (
+        at(f"{prefix}.k", "d"),
+        at(f"{prefix}.n", "d"),
+        at(f"{prefix}.value", fmt),
+        at(f"{prefix}.ci95.0", fmt),
+        at(f"{prefix}.ci95.1", fmt),
+    )
+
+
+def one_less(n: int) -> int:
+    return n - 1
+
+
+def _gate_seeds(point: str, healthy: bool) -> tuple[Slot, Slot]:
+    """The lowest and highest seed of a point's healthy (or broken) gate draws."""
+
+    def pick(draws: list[dict[str, Any]]) -> list[list[int]]:
+        return [d["seeds"] for d in draws if bool(d["broken"]) != healthy]
+
+    lo = lambda draws: lowest_seed(pick(draws))  # noqa: E731
+    hi = lambda draws: highest_seed(pick(draws))  # noqa: E731
+    return at(f"{point}.draws", "d", lo, "lowest seed"), at(f"{point}.draws", "d", hi, "highest seed")
 
 
 def _interval(prefix: str, fmt: str = ".2f") -> tuple[Slot, Slot, Slot]:
@@ -355,6 +382,38 @@ FIGURES: list[Figure] = [
         at("demo_planted_matched.doses.2.called_worse", CALLED_WORSE),
         at("demo_planted_matched.doses.2.multiplier.value")),
     # BENCHMARKS.md §8: the web mixture
+    # BENCHMARKS.md §7, docs/goodput.md and pipelines/demo.yaml: the gate's error rates at the demo point
+    fig(BENCH,
+        "4 seeds each: {} healthy, seeds {}-{}, and {} with the instrument broken, `train.broken: shuffle_tokens`, "
+        "seeds {}-{}; each healthy draw judged on the spread of the other {})",
+        GATE_DEMO, at("demo.summary.draws", "d"), *_gate_seeds("demo", healthy=True),
+        at("demo.summary.broken_catch_rate.n", "d"), *_gate_seeds("demo", healthy=False),
+        at("demo.summary.draws", "d", one_less)),
+    fig(BENCH,
+        "**false alarms {} of {}: {} [{}, {}]** (the null not shown equivalent once); **broken instrument caught {} "
+        "of {}: {} [{}, {}]**; the planted control called in **{} of {}: {} [{}, {}]**, its power by design {} at 4 "
+        "seeds (dose {} bpb, sd {}, df {}), {} at 3 seeds",
+        GATE_DEMO, *_rate("demo.summary.false_alarm_rate", ".3f"), *_rate("demo.summary.broken_catch_rate"),
+        *_rate("demo.summary.planted_power"), at("demo.summary.planted_power_by_design"),
+        at("demo.summary.planted_noise.effect", "+.4f"), at("demo.summary.planted_noise.sd", ".4f"),
+        at("demo.summary.planted_noise.dof", "d"), at("demo.summary_at_3.planted_power_by_design")),
+    fig(GOODPUT,
+        "over {} healthy draws of 4\nfresh seeds the gate refused {} (a false-alarm rate of {} [{}, {}]; the null "
+        "not shown equivalent),\nit refused {} of {} draws trained on shuffled tokens ({} [{}, {}]), and the planted "
+        "control was called\nin {} of {} ({} [{}, {}]; by design, from its dose of {} bpb and spread {}, {})",
+        GATE_DEMO, at("demo.summary.draws", "d"), at("demo.summary.false_alarm_rate.k", "d"),
+        *_rate("demo.summary.false_alarm_rate", ".3f")[2:], *_rate("demo.summary.broken_catch_rate"),
+        *_rate("demo.summary.planted_power"), at("demo.summary.planted_noise.effect", "+.4f"),
+        at("demo.summary.planted_noise.sd", ".4f"), at("demo.summary.planted_power_by_design")),
+    fig("pipelines/demo.yaml",
+        "false alarms {} of {}, broken instruments caught {} of {},\n  # the planted control called in {} of {} "
+        "(its power by design at 4 seeds {}, at 3 seeds {}).\n  planted_noise: {sd: {}, dof: {}, effect: {}, "
+        "source: \"planted - null on {} fresh draws (seeds {}-{})\"}",
+        GATE_DEMO, *_rate("demo.summary.false_alarm_rate")[:2], *_rate("demo.summary.broken_catch_rate")[:2],
+        *_rate("demo.summary.planted_power")[:2], at("demo.summary.planted_power_by_design"),
+        at("demo.summary_at_3.planted_power_by_design"), at("demo.summary.planted_noise.sd", ".3f"),
+        at("demo.summary.planted_noise.dof", "d"), at("demo.summary.planted_noise.effect", ".3f"),
+        at("demo.summary.draws", "d"), *_gate_seeds("demo", healthy=True)),
     # BENCHMARKS.md §8: the data-limited arm at the demo point
     fig(README,
         "toward_target, worth {} by yield x multiplier, repeated {} times beats raw trained once\n  {}x [{}, {}]",
