@@ -109,6 +109,7 @@ def gate_of(per_seed: dict[str, list[float]], section: dict[str, Any], controlle
     block = controls_block(ev, [kind(c)(c) for c in ("null", "planted")], {})
     return {
         "supported": block["decision"]["supported"],
+        "inconclusive": bool(block["decision"].get("inconclusive")),
         "null_passed": block["null"]["passed"],
         "null_separates": not block["null"]["contains_1"],
         "planted_called": block["planted"]["called_worse"],
@@ -204,6 +205,17 @@ def summary(
         "noise": section.get("noise"),
         "false_alarm_rate": _rate(sum(not d["gate"]["supported"] for d in rest), len(rest)),
         "broken_catch_rate": _rate(sum(not d["gate"]["supported"] for d in broken), len(broken)),
+        # how the refusals read: "inconclusive" (a control missed at a stated power below 0.95) or the
+        # instrument shown blind or biased; a healthy draw shown blind is the false alarm that misleads
+        "false_alarm_inconclusive": _rate(
+            sum(not d["gate"]["supported"] and d["gate"]["inconclusive"] for d in rest), len(rest)
+        ),
+        "false_alarm_shown_blind": _rate(
+            sum(not d["gate"]["supported"] and not d["gate"]["inconclusive"] for d in rest), len(rest)
+        ),
+        "broken_shown_blind": _rate(
+            sum(not d["gate"]["supported"] and not d["gate"]["inconclusive"] for d in broken), len(broken)
+        ),
         "broken_by_mode": {
             m: _rate(
                 sum(not d["gate"]["supported"] for d in broken if d["broken"] == m),

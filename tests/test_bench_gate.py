@@ -85,3 +85,26 @@ def test_leave_one_out_calibration_judges_every_healthy_draw_on_the_others_sprea
     assert out["planted_noise"]["effect"] == pytest.approx(diffs.mean(), rel=1e-12)
     z = out["planted_noise"]["effect"] * 2 / out["planted_noise"]["sd"] - 1.959963984540054
     assert out["planted_power_by_design"] == pytest.approx(0.5 * (1 + math.erf(z / 2**0.5)), rel=1e-9)
+
+
+def test_refusals_are_split_into_inconclusive_and_shown_blind_by_the_stated_power():
+    """A planted dose the calibrated spread calls with power below 0.95 at the judged seeds: a broken draw is
+    still refused, but as inconclusive (its miss is what a working instrument does that often), never as
+    shown blind; at a dose the spread calls firmly, the same broken draws are shown blind."""
+    rng = np.random.default_rng(1)
+    weak = [_draw(rng, range(10 * k, 10 * k + 4), planted_shift=0.012) for k in range(6)]
+    broken = [
+        _draw(rng, range(500 + 10 * k, 504 + 10 * k), "shuffle_tokens", planted_shift=0.0) for k in range(4)
+    ]
+    out = gate_draws.summary({"draws": weak + broken}, SECTION, calibration="loo")
+    assert out["planted_power_by_design"] < 0.95
+    assert out["broken_catch_rate"]["k"] == 4
+    assert out["broken_shown_blind"]["k"] == 0
+    refused = out["false_alarm_rate"]["k"]
+    assert out["false_alarm_inconclusive"]["k"] + out["false_alarm_shown_blind"]["k"] == refused
+    assert out["false_alarm_shown_blind"]["k"] == 0
+    rng = np.random.default_rng(1)
+    firm = [_draw(rng, range(10 * k, 10 * k + 4), planted_shift=0.05) for k in range(6)]
+    out = gate_draws.summary({"draws": firm + broken}, SECTION, calibration="loo")
+    assert out["planted_power_by_design"] >= 0.95
+    assert (out["broken_shown_blind"]["k"], out["broken_catch_rate"]["k"]) == (4, 4)

@@ -84,6 +84,11 @@ class Decision(Block):
 
     supported: bool | None = req()
     reasons: list[str] = req(list)
+    inconclusive: bool | None = opt(
+        doc="true (else absent) when every failure is a control missed at a stated power below 0.95 (a "
+        "working instrument misses it that often): no decision, and no sign the instrument is blind "
+        "(since 2026-12-07)"
+    )
     note: str | None = opt()
 
 

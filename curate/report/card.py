@@ -94,6 +94,8 @@ def decision_line(goodput: GoodputLike) -> str:
     worth deciding), says the baseline stays."""
     g = as_goodput(goodput)
     reasons = unsupported_reasons(g)
+    if reasons is not None and g.controls.decision.inconclusive:
+        return "Inconclusive, no decision at these seeds: " + "; ".join(reasons) + "."
     if reasons is not None:
         return "This run cannot support a decision: " + "; ".join(reasons) + "."
     base = str(g.baseline or "raw")
@@ -348,7 +350,8 @@ GLOSSARY: list[tuple[str, str, str]] = [
         "a recipe with a known answer: null (a random raw subsample, should not separate from raw) and "
         "planted (the null's subsample with a share of its documents word-shuffled, should be called worse). "
         "A failed control "
-        "means the run cannot support a decision.",
+        "means the run cannot support a decision; a planted control missed where the run states its power "
+        "below 95% makes it inconclusive (a working instrument misses it that often).",
     ),
     (
         "holm",

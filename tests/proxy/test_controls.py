@@ -205,28 +205,75 @@ def test_with_its_calibrated_spread_the_planted_control_is_called_by_the_z_test(
     assert c["diff_bpb"]["ci_low"] < 0
 
 
-def test_with_its_calibrated_dose_the_planted_control_states_its_power_and_a_miss_says_it():
+def _missed(effect: float) -> dict:
+    """A planted control missed (+0.001 bpb over the null) with the calibrated dose ``effect``, spread 0.02."""
+    cfg = parse(
+        {"planted": 0.2, "planted_noise": {"sd": 0.02, "dof": 40, "effect": effect, "source": "draws"}}
+    )
+    heads = {"raw": RAW, "curated": RAW - 0.02, "null": SAME, "planted": SAME + 0.001}
+    return controls_block(Evidence(BASE, heads, "raw", "curated", {}, {}, cfg), CONTROLS, {})
+
+
+def test_with_its_calibrated_dose_the_planted_control_states_its_power_and_a_firm_miss_says_blind():
     """planted_noise.effect: the dose measured on the calibration draws; the run states the z test's power at
-    its own seeds, Phi(effect sqrt(n) / sd - 1.96), and a miss names it beside the reason."""
-    cfg = parse({"planted": 0.2, "planted_noise": {"sd": 0.02, "dof": 40, "effect": 0.03, "source": "draws"}})
-    heads = {"raw": RAW, "curated": RAW - 0.02, "null": SAME, "planted": SAME + 0.001}  # a miss
-    block = controls_block(Evidence(BASE, heads, "raw", "curated", {}, {}, cfg), CONTROLS, {})
+    its own seeds, Phi(effect sqrt(n) / sd - 1.96), and a miss at a power of at least 0.95 says the run
+    cannot see a known effect."""
+    block = _missed(0.06)
     test = block["planted"]["test"]
-    sd = test["noise"]["sd"]
-    z = 0.03 * 3**0.5 / sd - 1.959963984540054
-    assert test["effect"] == 0.03
+    z = 0.06 * 3**0.5 / test["noise"]["sd"] - 1.959963984540054
+    assert test["effect"] == 0.06
     assert test["power"] == pytest.approx(0.5 * (1 + math.erf(z / 2**0.5)), rel=1e-9)
+    assert test["power"] >= 0.95
     assert block["planted"]["called_worse"] is False
+    assert block["decision"]["supported"] is False
+    assert "inconclusive" not in block["decision"]
     (why,) = block["decision"]["reasons"]
     assert why.startswith(
         "the planted control (20% of the null's documents word-shuffled) is not called worse "
     )
     assert why.endswith(
-        f" (its power at 3 seeds, for the +0.0300 bpb measured on fresh seeds: {test['power']:.2f}); this run "
+        f" (its power at 3 seeds, for the +0.0600 bpb measured on fresh seeds: {test['power']:.2f}); this run "
         "cannot see a known effect"
     )
     assert block["planted"]["message"].endswith(
-        f"x) (its power at 3 seeds, for the +0.0300 bpb measured on fresh seeds: "
+        f"x) (its power at 3 seeds, for the +0.0600 bpb measured on fresh seeds: "
         f"{test['power']:.2f}): this run could not see a known effect, so it cannot support a decision; raise "
         "the budget or the seeds"
     )
+
+
+def test_a_miss_at_a_stated_power_below_095_is_inconclusive_with_the_seeds_that_make_it_firm():
+    """A dose of +0.03 bpb on a spread of about 0.02 is called at 3 seeds with power 0.74: a working instrument
+    misses it about one run in four, so the miss leaves no decision but does not say the instrument is blind,
+    and it names the seeds at which the control's power reaches 0.95."""
+    from curate.proxy.kinds.planted import seeds_for_power
+    from curate.proxy.statistics.gate import power_z
+
+    block = _missed(0.03)
+    test = block["planted"]["test"]
+    sd = test["noise"]["sd"]
+    assert 0.5 < test["power"] < 0.95
+    assert block["decision"]["supported"] is False
+    assert block["decision"]["inconclusive"] is True
+    firm = seeds_for_power(0.03, sd)
+    assert power_z(0.03, sd, firm) >= 0.95 > power_z(0.03, sd, firm - 1)
+    (why,) = block["decision"]["reasons"]
+    assert why.endswith(
+        f" (its power at 3 seeds, for the +0.0300 bpb measured on fresh seeds: {test['power']:.2f}); a working "
+        f"instrument misses it about {1 - test['power']:.0%} of the time at this power, so the run is "
+        f"inconclusive, not shown blind; about {firm} seeds give it 95% power"
+    )
+    assert block["planted"]["message"].endswith(
+        "a miss a working instrument makes at this power, so the run is inconclusive; add seeds"
+    )
+
+
+def test_a_null_failure_beside_an_underpowered_planted_miss_is_not_inconclusive():
+    """Inconclusive only when every failure is an underpowered miss: a separated null still says biased."""
+    cfg = parse({"planted": 0.2, "planted_noise": {"sd": 0.02, "dof": 40, "effect": 0.03, "source": "draws"}})
+    heads = {"raw": RAW, "curated": RAW - 0.02, "null": APART, "planted": APART + 0.001}
+    block = controls_block(Evidence(BASE, heads, "raw", "curated", {}, {}, cfg), CONTROLS, {})
+    assert block["planted"]["test"]["power"] < 0.95
+    assert block["decision"]["supported"] is False
+    assert "inconclusive" not in block["decision"]
+    assert len(block["decision"]["reasons"]) == 2

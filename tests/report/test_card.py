@@ -126,6 +126,18 @@ def test_a_run_that_cannot_support_a_decision_says_so_first(g2: dict[str, Any], 
     assert "Decision:" not in verdict(MANIFEST, g2)  # the verdict in full presents no decision either
 
 
+def test_a_gate_failed_only_by_an_underpowered_miss_reads_inconclusive(g2: dict[str, Any]) -> None:
+    """A planted control missed where the run states its power below 0.95: no decision either, but the first
+    line says inconclusive, not that the run cannot support one."""
+    reason = "the planted control (60% word-shuffled) is not called worse (its power at 3 seeds: 0.66)"
+    g2["controls"]["decision"] = {"supported": False, "reasons": [reason], "inconclusive": True}
+    g2["controls"]["planted"]["called_worse"] = False
+    lines = card_lines(MANIFEST, g2)
+    assert lines[0] == f"Inconclusive, no decision at these seeds: {reason}."
+    assert not any(x.startswith(("Decision", "Best recipe", "Data goodput")) for x in lines)
+    assert lines[2].startswith("Next step: ")
+
+
 def test_the_card_of_an_old_or_empty_goodput_json_says_less() -> None:
     old = json.loads((DATA / "goodput.json").read_text())  # schema 1: no controls, power, Holm or verdict
     lines = card_lines(MANIFEST, old)

@@ -310,7 +310,11 @@ def _support(verdict: dict[str, Any], controls: dict[str, Any]) -> None:
     verdict["unsupported_reasons"] = [] if verdict["supported"] else list(decision.get("reasons") or [])
     if not verdict["supported"]:
         verdict["sentence"] = (
-            "this run cannot support a decision: "
+            (
+                "inconclusive, no decision at these seeds: "
+                if decision.get("inconclusive")
+                else "this run cannot support a decision: "
+            )
             + "; ".join(r.rstrip(". ") for r in verdict["unsupported_reasons"])
             + ". "
             + verdict["sentence"]

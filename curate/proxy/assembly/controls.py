@@ -19,11 +19,18 @@ def gates(controls: list[Recipe]) -> list[Recipe]:
 def decision(out: dict[str, Any], controls: list[Recipe]) -> dict[str, Any]:
     """``controls["decision"]``: whether the controls let this run support a decision. Not supported when
     a gating control that was trained fails (the planted not called worse: the run cannot see a known
-    effect; the null separated from raw: the instrument is biased). With no gating control trained it is
+    effect; the null separated from raw: the instrument is biased); ``inconclusive`` when every failure is
+    a miss at a stated power below :data:`~curate.proxy.kinds.base.FIRM_POWER` (the planted control's: a
+    working instrument misses it that often, so the run shows nothing either way). With no gating control trained it is
     supported, with a ``note`` saying nothing checked the instrument (nothing failed, but nothing was
     checked either; ``reasons`` stays empty, since it lists failures only)."""
-    reasons = [why for r in gates(controls) if r.name in out and (why := r.failure(out[r.name]))]
+    failed = [r for r in gates(controls) if r.name in out and r.failure(out[r.name])]
+    reasons = [str(r.failure(out[r.name])) for r in failed]
     d: dict[str, Any] = {"supported": not reasons, "reasons": reasons}
+    if failed and all(r.underpowered(out[r.name]) for r in failed):
+        d["inconclusive"] = (
+            True  # every failure a miss a working instrument makes this often: no blame either
+        )
     if not any(r.name in out for r in gates(controls)):
         names = " or ".join(k for k in control_kinds() if KINDS[k].GATE is not None)
         d["note"] = f"no {names} control was trained: nothing checked the instrument at this budget"

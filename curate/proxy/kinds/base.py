@@ -86,6 +86,11 @@ def control_kinds() -> list[str]:
     return [k for k, c in sorted(KINDS.items(), key=lambda kv: kv[1].ORDER) if c.ROLE == "control"]
 
 
+# The power at which a control's miss is evidence the instrument is blind: below it, a working instrument
+# misses the control often enough that a miss makes the run inconclusive (the planted control's stated power)
+FIRM_POWER = 0.95
+
+
 @dataclass
 class Evidence:
     """What a control's check reads at the main point: the baseline's measured curve (``base``, a
@@ -202,6 +207,11 @@ class Recipe:
     def failure(self, block: dict[str, Any]) -> str | None:
         """Why this control's result (its ``block``) means the run cannot support a decision, else None."""
         return None
+
+    def underpowered(self, block: dict[str, Any]) -> bool:
+        """Whether this control's failure is a miss at a stated power below :data:`FIRM_POWER`: a working
+        instrument fails it that often, so the miss makes the run inconclusive, not shown broken."""
+        return False
 
     def warning(self, block: dict[str, Any]) -> str | None:
         """The warning the run opens with because of this control's result, else None."""

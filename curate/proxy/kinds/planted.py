@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from scipy import stats as sps
 
 from curate.proxy import stats
-from curate.proxy.kinds.base import Evidence, Recipe, RunFiles, Settings, register
+from curate.proxy.kinds.base import FIRM_POWER, Evidence, Recipe, RunFiles, Settings, register
 from curate.proxy.kinds.null import Null, draw_prefix, draws
 from curate.proxy.kinds.raw import Raw
 from curate.proxy.statistics import analysis, gate
@@ -139,7 +139,12 @@ class Planted(Recipe):
                 if seen
                 else f"{built} is NOT called worse than {against} ({analysis.fmt_multiplier(mult)}x, CI "
                 f"{analysis.fmt_multiplier(mult, 'ci_low')}–{analysis.fmt_multiplier(mult, 'ci_high')}x){power}: "
-                "this run could not see a known effect, so it cannot support a decision; raise the budget or the seeds"
+                + (
+                    "a miss a working instrument makes at this power, so the run is inconclusive; add seeds"
+                    if test.get("power") is not None and float(test["power"]) < FIRM_POWER
+                    else "this run could not see a known effect, so it cannot support a decision; raise the budget "
+                    "or the seeds"
+                )
             ),
         }
 
@@ -154,10 +159,24 @@ class Planted(Recipe):
             if test.get("power") is not None
             else ""
         )
-        return (
+        what = (
             f"the planted control ({block['fraction']:.0%} of the null's documents word-shuffled) is not called "
-            f"worse than {against}: {analysis.fmt_diff(block['diff_bpb'])}{power}; this run cannot see a known effect"
+            f"worse than {against}: {analysis.fmt_diff(block['diff_bpb'])}{power}"
         )
+        if not self.underpowered(block):
+            return f"{what}; this run cannot see a known effect"
+        p = float(test["power"])
+        firm = seeds_for_power(float(test["effect"]), float((test.get("noise") or {}).get("sd") or 0.0))
+        more = f"; about {firm} seeds give it {FIRM_POWER:.0%} power" if firm else ""
+        return (
+            f"{what}; a working instrument misses it about {1 - p:.0%} of the time at this power, so the run is "
+            f"inconclusive, not shown blind{more}"
+        )
+
+    def underpowered(self, block: dict[str, Any]) -> bool:
+        """A miss at a stated power (from the calibrated dose and spread) below :data:`FIRM_POWER`."""
+        power = (block.get("test") or {}).get("power")
+        return not block["called_worse"] and power is not None and float(power) < FIRM_POWER
 
     def warning(self, block: dict[str, Any]) -> str | None:
         return None if block["called_worse"] else str(block["message"])
@@ -186,3 +205,14 @@ class Planted(Recipe):
             "and rankings at that point (and decision accuracy against it) are doubtful; give it more tokens per "
             "parameter or more seeds",
         )
+
+
+def seeds_for_power(effect: float, sd: float, power: float = FIRM_POWER) -> int | None:
+    """The fewest seeds at which the planted control's z test calls a dose ``effect`` with ``power``, on the
+    spread ``sd`` (:func:`curate.proxy.statistics.gate.power_z`); None without a spread or a dose."""
+    if sd <= 0 or not effect:
+        return None
+    n = math.ceil(((sps.norm.ppf(0.975) + sps.norm.ppf(power)) * sd / abs(effect)) ** 2)
+    while gate.power_z(effect, sd, n) < power:
+        n += 1
+    return max(1, n)
