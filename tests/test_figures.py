@@ -383,6 +383,8 @@ FIGURES: list[Figure] = [
         at("demo_planted_matched.doses.2.multiplier.value")),
     # BENCHMARKS.md §8: the web mixture
     # BENCHMARKS.md §7, docs/goodput.md and pipelines/demo.yaml: the gate's error rates at the demo point
+    fig(README, "this gate refused {} of {} healthy runs and {} of {} runs of a broken instrument",
+        GATE_DEMO, *_rate("demo.summary.false_alarm_rate")[:2], *_rate("demo.summary.broken_catch_rate")[:2]),
     fig(BENCH,
         "4 seeds each: {} healthy, seeds {}-{}, and {} with the instrument broken, `train.broken: shuffle_tokens`, "
         "seeds {}-{}; each healthy draw judged on the spread of the other {})",
