@@ -142,25 +142,63 @@ def _planted_noise(draws: list[dict[str, Any]]) -> dict[str, Any] | None:
     }
 
 
+def stop_seeds(draw: dict[str, Any], section: dict[str, Any]) -> int:
+    """The seeds at which a run with ``section``'s sequential design (``proxy.sequential``) stops on this
+    draw: the first look at which the controlled recipe's pair against the baseline is decided (its z on
+    the spread pooled with ``proxy.noise``), else the last look; the run's gate is read there
+    (:func:`curate.proxy.design.sequential.measure_until_decided`). The design is the pipeline's, for its
+    whole family of recipes; the draws hold one of them, so the stop is that recipe's."""
+    import math
+
+    import numpy as np
+
+    from curate.proxy.spec.config import parse_section
+    from curate.proxy.statistics.gate import pooled
+
+    cfg = parse_section(section)
+    if cfg.sequential is None or cfg.noise is None:
+        raise ValueError("--sequential: the pipeline has no proxy.sequential (and proxy.noise) to stop by")
+    family = [r.name for r in cfg.recipes if r.name != cfg.baseline]
+    design = cfg.sequential.design(cfg.noise.sd, len(family))
+    base = np.asarray(draw["per_seed_bpb"][cfg.baseline], dtype=np.float64)
+    rec = np.asarray(draw["per_seed_bpb"][draw["controlled"]], dtype=np.float64)
+    for k, n in enumerate(design.looks):
+        if n > len(base):
+            break
+        d = rec[:n] - base[:n]
+        sd = pooled(d, cfg.noise).sd
+        z = float(d.mean()) * math.sqrt(n) / sd if sd > 0 else math.copysign(math.inf, float(d.mean()))
+        if design.decide(k, z) is not None:
+            return n
+    return min(design.looks[-1], len(base))
+
+
 def summary(
-    point: dict[str, Any], section: dict[str, Any], calibration: int | str, at_seeds: int | None = None
+    point: dict[str, Any],
+    section: dict[str, Any],
+    calibration: int | str,
+    at_seeds: int | None = None,
+    sequential: bool = False,
 ) -> dict[str, Any]:
     """The gate's error rates on a point's draws. The planted control is judged on a calibrated spread
     (planted - null, seeds pooled): with ``calibration`` a count, the first that many healthy draws set it
     and are left out of the rates; with ``"loo"``, each healthy draw is judged on the spread of every
     other healthy draw (leave one out, so no draw calibrates its own judgement) and every healthy draw
     counts, a broken one on the spread of all of them. ``at_seeds``: each draw judged on its first
-    ``at_seeds`` seeds only (a sequential design's first look), else on all of them."""
-    if at_seeds is not None:
+    ``at_seeds`` seeds only (a sequential design's first look), else on all of them. ``sequential``: each
+    draw judged at the seeds the pipeline's sequential design stops at on it (:func:`stop_seeds`), as the
+    run applies the gate (the planted control's spread, too, calibrated on the seeds each draw is judged on)."""
+    stops = [stop_seeds(d, section) if sequential else at_seeds for d in point["draws"]]
+    if any(n is not None for n in stops):
         point = {
             **point,
             "draws": [
                 {
                     **d,
-                    "seeds": d["seeds"][:at_seeds],
-                    "per_seed_bpb": {r: v[:at_seeds] for r, v in d["per_seed_bpb"].items()},
+                    "seeds": d["seeds"][:n],
+                    "per_seed_bpb": {r: v[:n] for r, v in d["per_seed_bpb"].items()},
                 }
-                for d in point["draws"]
+                for d, n in zip(point["draws"], stops, strict=True)
             ],
         }
     from curate.proxy.statistics.gate import power_z
@@ -197,7 +235,18 @@ def summary(
         )
     return {
         "draws": len(rest),
-        "seeds_judged": len(rest[0]["seeds"]) if rest else None,
+        "seeds_judged": len(rest[0]["seeds"]) if rest and not sequential else None,
+        # where the sequential design stopped: {seeds: healthy draws judged there}
+        **(
+            {
+                "stopped_at": {
+                    str(n): sum(len(d["seeds"]) == n for d in rest)
+                    for n in sorted({len(d["seeds"]) for d in rest})
+                }
+            }
+            if sequential
+            else {}
+        ),
         "calibration": how,
         "calibration_draws": len(calib),
         "planted_noise": planted_noise,
@@ -227,7 +276,8 @@ def summary(
         # the same power from the calibrated dose and spread (the z test at the judged seeds): what the run
         # states; the rate above is its check on few draws
         "planted_power_by_design": (
-            power_z(planted_noise["effect"], planted_noise["sd"], len(rest[0]["seeds"]))
+            sum(power_z(planted_noise["effect"], planted_noise["sd"], len(d["seeds"])) for d in rest)
+            / len(rest)
             if planted_noise and rest
             else None
         ),
@@ -268,6 +318,12 @@ def main(argv: list[str] | None = None) -> int:
         help="with --summary: judge each draw on its first N seeds (a sequential design's first look); "
         "written as summary_at_N",
     )
+    ap.add_argument(
+        "--sequential",
+        action="store_true",
+        help="with --summary: judge each draw at the seeds the pipeline's sequential design stops at on it "
+        "(as the run applies the gate); written as summary_sequential",
+    )
     args = ap.parse_args(argv)
     if args.summary:
         import yaml
@@ -276,7 +332,13 @@ def main(argv: list[str] | None = None) -> int:
         section = (yaml.safe_load(args.summary.read_text()) or {}).get("proxy") or {}
         section.pop("planted_noise", None)  # measured here, from the calibration draws
         point = results[args.point]
-        key = "summary" if args.at_seeds is None else f"summary_at_{args.at_seeds}"
+        key = (
+            "summary_sequential"
+            if args.sequential
+            else "summary"
+            if args.at_seeds is None
+            else f"summary_at_{args.at_seeds}"
+        )
         point[key] = {
             "pipeline": str(args.summary),
             "commit": _commit(),
@@ -286,6 +348,7 @@ def main(argv: list[str] | None = None) -> int:
                 section,
                 args.calibration if args.calibration == "loo" else int(args.calibration),
                 args.at_seeds,
+                args.sequential,
             ),
         }
         args.out.write_text(json.dumps(results, indent=1) + "\n")

@@ -108,3 +108,32 @@ def test_refusals_are_split_into_inconclusive_and_shown_blind_by_the_stated_powe
     out = gate_draws.summary({"draws": firm + broken}, SECTION, calibration="loo")
     assert out["planted_power_by_design"] >= 0.95
     assert (out["broken_shown_blind"]["k"], out["broken_catch_rate"]["k"]) == (4, 4)
+
+
+def test_judged_as_the_run_applies_it_each_draw_is_cut_where_the_sequential_design_stops():
+    """--sequential: each draw judged at the seeds the pipeline's design stops at on it. The demo's design
+    (sd 0.027, an effect of 0.05, two recipes) looks at 3 and 4 seeds: at 3 it calls |z| >= 2.661 and stops
+    |z| < 2.122 as futile; between them it goes on to 4."""
+    section = {
+        **SECTION,
+        "noise": {"sd": 0.027, "dof": 40, "source": "test"},
+        "sequential": {"effect": 0.05},
+        "seeds": 4,
+        "recipes": {"raw": {"from": "raw"}, "curated": {"from": "kept"}, "other": {"from": "kept"}},
+    }
+    rng = np.random.default_rng(2)
+
+    def shifted(seeds: range, diffs: list[float]) -> dict:
+        d = _draw(rng, seeds)
+        d["per_seed_bpb"]["curated"] = [x + e for x, e in zip(d["per_seed_bpb"]["raw"], diffs, strict=True)]
+        return d
+
+    clear = shifted(range(4), [-0.2, -0.21, -0.19, -0.2])  # z far beyond 2.661 at 3 seeds
+    nothing = shifted(range(10, 14), [0.001, -0.001, 0.0, 0.001])  # futile at 3 seeds
+    between = shifted(range(20, 24), [-0.037, -0.038, -0.0372, -0.037])  # z about -2.47 at 3 seeds
+    assert [gate_draws.stop_seeds(d, section) for d in (clear, nothing, between)] == [3, 3, 4]
+    more = [_draw(rng, range(30 + 10 * k, 34 + 10 * k)) for k in range(2)]
+    out = gate_draws.summary({"draws": [clear, nothing, between, *more]}, section, "loo", sequential=True)
+    assert out["stopped_at"]["4"] >= 1
+    assert sum(out["stopped_at"].values()) == 5
+    assert out["seeds_judged"] is None

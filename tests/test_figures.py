@@ -399,6 +399,12 @@ FIGURES: list[Figure] = [
         *_rate("demo.summary.planted_power"), at("demo.summary.planted_power_by_design"),
         at("demo.summary.planted_noise.effect", "+.4f"), at("demo.summary.planted_noise.sd", ".4f"),
         at("demo.summary.planted_noise.dof", "d"), at("demo.summary_at_3.planted_power_by_design")),
+    fig(BENCH,
+        "**judged where the run's sequential design stops on each draw** (3 seeds in {} draws, 4 in {}): false "
+        "alarms {} of {}, broken caught {} of {}, planted called in {} of {}",
+        GATE_DEMO, at("demo.summary_sequential.stopped_at.3", "d"), at("demo.summary_sequential.stopped_at.4", "d"),
+        *_rate("demo.summary_sequential.false_alarm_rate")[:2], *_rate("demo.summary_sequential.broken_catch_rate")[:2],
+        *_rate("demo.summary_sequential.planted_power")[:2]),
     fig(GOODPUT,
         "over {} healthy draws of 4\nfresh seeds the gate refused {} (a false-alarm rate of {} [{}, {}]; the null "
         "not shown equivalent),\nit refused {} of {} draws trained on shuffled tokens ({} [{}, {}]), and the planted "
