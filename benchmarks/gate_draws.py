@@ -145,8 +145,10 @@ def _planted_noise(draws: list[dict[str, Any]]) -> dict[str, Any] | None:
 def stop_seeds(draw: dict[str, Any], section: dict[str, Any]) -> int:
     """The seeds at which a run with ``section``'s sequential design (``proxy.sequential``) stops on this
     draw: the first look at which the controlled recipe's pair against the baseline is decided (its z on
-    the spread pooled with ``proxy.noise``), else the last look; the run's gate is read there
-    (:func:`curate.proxy.design.sequential.measure_until_decided`). The design is the pipeline's, for its
+    the spread pooled with ``proxy.noise``) and the gate is not inconclusive there (a planted control missed
+    at a stated power below 0.95 makes the run go on), else the last look; the run's gate is read there
+    (:func:`curate.proxy.design.sequential.measure_until_decided`). ``section`` carries the planted
+    control's calibrated spread the gate is judged with. The design is the pipeline's, for its
     whole family of recipes; the draws hold one of them, so the stop is that recipe's."""
     import math
 
@@ -162,14 +164,18 @@ def stop_seeds(draw: dict[str, Any], section: dict[str, Any]) -> int:
     design = cfg.sequential.design(cfg.noise.sd, len(family))
     base = np.asarray(draw["per_seed_bpb"][cfg.baseline], dtype=np.float64)
     rec = np.asarray(draw["per_seed_bpb"][draw["controlled"]], dtype=np.float64)
+    decided = False
     for k, n in enumerate(design.looks):
         if n > len(base):
             break
         d = rec[:n] - base[:n]
         sd = pooled(d, cfg.noise).sd
         z = float(d.mean()) * math.sqrt(n) / sd if sd > 0 else math.copysign(math.inf, float(d.mean()))
-        if design.decide(k, z) is not None:
-            return n
+        decided = decided or design.decide(k, z) is not None
+        if decided:
+            cut = {r: v[:n] for r, v in draw["per_seed_bpb"].items()}
+            if not gate_of(cut, section, draw["controlled"])["inconclusive"]:
+                return n  # decided, and the gate decided too: the run stops here
     return min(design.looks[-1], len(base))
 
 
@@ -187,8 +193,14 @@ def summary(
     counts, a broken one on the spread of all of them. ``at_seeds``: each draw judged on its first
     ``at_seeds`` seeds only (a sequential design's first look), else on all of them. ``sequential``: each
     draw judged at the seeds the pipeline's sequential design stops at on it (:func:`stop_seeds`), as the
-    run applies the gate (the planted control's spread, too, calibrated on the seeds each draw is judged on)."""
-    stops = [stop_seeds(d, section) if sequential else at_seeds for d in point["draws"]]
+    run applies the gate (the planted control's spread then calibrated on the seeds each draw is judged on)."""
+    stops: list[int | None] = [at_seeds] * len(point["draws"])
+    if sequential:  # each draw's stop found with the spread the run would carry: every other healthy draw's
+        healthy = [d for d in point["draws"] if not d["broken"]]
+        stops = []
+        for d in point["draws"]:
+            calib = _planted_noise([o for o in healthy if o is not d])
+            stops.append(stop_seeds(d, {**section, **({"planted_noise": calib} if calib else {})}))
     if any(n is not None for n in stops):
         point = {
             **point,

@@ -132,6 +132,12 @@ def test_judged_as_the_run_applies_it_each_draw_is_cut_where_the_sequential_desi
     nothing = shifted(range(10, 14), [0.001, -0.001, 0.0, 0.001])  # futile at 3 seeds
     between = shifted(range(20, 24), [-0.037, -0.038, -0.0372, -0.037])  # z about -2.47 at 3 seeds
     assert [gate_draws.stop_seeds(d, section) for d in (clear, nothing, between)] == [3, 3, 4]
+    # decided at 3 seeds, but its planted control missed at a stated power below 0.95: the run goes on to 4
+    weak = {"sd": 0.02, "dof": 40, "effect": 0.03, "source": "test"}
+    missed = shifted(range(40, 44), [-0.2, -0.21, -0.19, -0.2])
+    missed["per_seed_bpb"]["planted"] = [x + 0.001 for x in missed["per_seed_bpb"]["null"]]
+    assert gate_draws.stop_seeds(missed, {**section, "planted_noise": weak}) == 4
+    assert gate_draws.stop_seeds(clear, {**section, "planted_noise": weak}) == 3  # its planted called at 3
     more = [_draw(rng, range(30 + 10 * k, 34 + 10 * k)) for k in range(2)]
     out = gate_draws.summary({"draws": [clear, nothing, between, *more]}, section, "loo", sequential=True)
     assert out["stopped_at"]["4"] >= 1

@@ -61,3 +61,29 @@ def test_a_sequential_section_needs_the_calibrated_noise():
         parse(tiny_section(sequential={"effect": 0.1}))
     with pytest.raises(PhaseError, match=r"^proxy.sequential.effect: expected a value > 0, got -1.0$"):
         parse(_section(**{}) | {"sequential": {"effect": -1}})
+
+
+@pytest.mark.parametrize(("inconclusive_until", "looks"), [(0, [3]), (4, [3, 4]), (99, [3, 4, 5])])
+def test_a_decided_run_goes_on_while_its_gate_is_inconclusive(monkeypatch, inconclusive_until, looks):
+    """Every pair decided at the first look, but the planted control missed at a stated power below 0.95:
+    the design goes on to its next look (until the gate is not inconclusive, or the last look), and the
+    call made at the first look stands."""
+    from types import SimpleNamespace
+
+    from curate.proxy.design import sequential
+
+    seen: list[int] = []
+    calls_made: list[dict] = []
+
+    def fake_measure(ctx, exp):
+        n = len(exp.cfg.seeds)
+        seen.append(n)
+        calls_made.append(exp.calls({"curated": np.full(n, -0.5) + 0.01 * np.arange(n)}, ["curated"]))
+        return SimpleNamespace(report={"controls": {"decision": {"inconclusive": n < inconclusive_until}}})
+
+    monkeypatch.setattr(sequential, "measure", fake_measure)
+    cfg = parse(_section())
+    sequential.measure_until_decided(None, cfg)
+    assert seen == looks
+    assert [c["pairs"]["curated"]["look"] for c in calls_made] == [0] * len(looks)
+    assert {c["pairs"]["curated"]["call"] for c in calls_made} == {"better"}

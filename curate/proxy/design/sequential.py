@@ -7,7 +7,9 @@ look; finished runs are reused, so a stage trains only its new seeds. A pair's s
 ``z = mean(d) sqrt(n) / sd``, ``d`` its per-seed differences with the baseline and ``sd`` their spread
 pooled with the calibrated noise (``proxy.noise``; :func:`curate.proxy.statistics.gate.pooled`). The
 report's ``multiple_comparisons`` then holds the design's calls (each with the look and the seeds that
-decided it) in place of Holm's; the controls are checked at the seeds the measurement stopped at.
+decided it) in place of Holm's; the controls are checked at the seeds the measurement stopped at. A run
+whose pairs are all decided but whose gate is inconclusive (:func:`gate_inconclusive`) goes on to the next
+look, so the planted control is read at more seeds; no call changes after it is made.
 """
 
 from __future__ import annotations
@@ -80,7 +82,14 @@ def measure_until_decided(ctx: RunContext, cfg: ProxyConfig, report: str = "good
     for k in range(len(design.looks)):
         sub = dataclasses.replace(cfg, seeds=seeds[: design.looks[k]], sequential=cfg.sequential)
         m = measure(ctx, Experiment(sub, report=report, calls=calls))
-        if all(r in decided for r in family):
+        if all(r in decided for r in family) and not gate_inconclusive(m.report):
             break
     assert m is not None
     return m
+
+
+def gate_inconclusive(report: dict[str, Any]) -> bool:
+    """Whether the run's gate is inconclusive (``controls.decision.inconclusive``: the planted control missed
+    at a power the run states below 0.95). The design then goes on to its next look although every pair is
+    decided: the calls stay as they were, the control gets the seeds it lacked."""
+    return bool(((report.get("controls") or {}).get("decision") or {}).get("inconclusive"))
