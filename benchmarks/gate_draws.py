@@ -125,6 +125,18 @@ def _rate(k: int, n: int) -> dict[str, Any]:
     return {"k": k, "n": n, "value": k / n if n else None, "ci95": [ci.low, ci.high] if ci else None}
 
 
+def _pooled_diff(draws: list[dict[str, Any]], recipe: str, baseline: str = "raw") -> dict[str, Any]:
+    """``recipe - baseline`` over every seed of ``draws`` (independent fresh seeds), its mean and 95% t-interval."""
+    import numpy as np
+
+    from curate.proxy.stats import paired_interval
+
+    d = np.concatenate(
+        [np.asarray(x["per_seed_bpb"][recipe]) - np.asarray(x["per_seed_bpb"][baseline]) for x in draws]
+    )
+    return paired_interval(d).as_dict()
+
+
 def _planted_noise(draws: list[dict[str, Any]]) -> dict[str, Any] | None:
     """planted - null's per-seed spread pooled over ``draws`` (their seeds), with its degrees of freedom."""
     import numpy as np
@@ -294,6 +306,8 @@ def summary(
             else None
         ),
         "null_false_fail": _rate(sum(not d["gate"]["null_passed"] for d in rest), len(rest)),
+        # every healthy seed's null - raw, pooled: the null's bias at this point with the evidence of all draws
+        "null_minus_raw_pooled": _pooled_diff(rest, "null") if rest else None,
     }
 
 

@@ -53,6 +53,14 @@ def test_rates_from_recorded_draws_calibration_left_out_and_a_first_look():
     assert first["seeds_judged"] == 3
     assert first["planted_noise"]["dof"] == 6
     assert [len(d["seeds"]) for d in point["draws"]] == [4] * 11  # the recorded draws are left whole
+    pooled = out["null_minus_raw_pooled"]  # the judged healthy draws' seeds, pooled
+    diffs = np.concatenate(
+        [np.subtract(d["per_seed_bpb"]["null"], d["per_seed_bpb"]["raw"]) for d in healthy[3:]]
+    )
+    assert pooled["n"] == 20
+    assert pooled["value"] == pytest.approx(diffs.mean(), rel=1e-12)
+    half = 2.093024054408263 * diffs.std(ddof=1) / 20**0.5  # t_.975,19
+    assert (pooled["ci_low"], pooled["ci_high"]) == pytest.approx((diffs.mean() - half, diffs.mean() + half))
 
 
 def test_leave_one_out_calibration_judges_every_healthy_draw_on_the_others_spread(monkeypatch):

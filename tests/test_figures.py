@@ -405,6 +405,12 @@ FIGURES: list[Figure] = [
         GATE_DEMO, at("demo.summary_sequential.stopped_at.3", "d"), at("demo.summary_sequential.stopped_at.4", "d"),
         *_rate("demo.summary_sequential.false_alarm_rate")[:2], *_rate("demo.summary_sequential.broken_catch_rate")[:2],
         *_rate("demo.summary_sequential.planted_power")[:2]),
+    fig(BENCH, "the null's bias, every healthy seed pooled ({}): **{} bpb [{}, {}]**",
+        GATE_DEMO, at("demo.summary.null_minus_raw_pooled.n", "d"),
+        *_interval("demo.summary.null_minus_raw_pooled", "+.4f")),
+    fig(GOODPUT, "Pooled over\nthose {} fresh seeds the null sits {} bpb [{}, {}] from raw",
+        GATE_DEMO, at("demo.summary.null_minus_raw_pooled.n", "d"),
+        *_interval("demo.summary.null_minus_raw_pooled", "+.4f")),
     fig(GOODPUT,
         "over {} healthy draws of 4\nfresh seeds the gate refused {} (a false-alarm rate of {} [{}, {}]; the null "
         "not shown equivalent),\nit refused {} of {} draws trained on shuffled tokens ({} [{}, {}]), and the planted "
