@@ -261,6 +261,7 @@ MIX_BEFORE = "mix_search-web-2026-12-06.json"
 MIX_KINDS = "mix_search-kinds-2026-12-07.json"
 DL = "data_limited-2026-12-07.json"
 GATE_DEMO = "gate-demo.json"
+GATE_WEB = "gate-web.json"
 SEQ = "sequential-design.json"
 PHONES = "pii_phones_web-2026-12-07.json"
 PHONE_FP = "pii_phone_fp-2026-12-07.json"
@@ -428,6 +429,58 @@ FIGURES: list[Figure] = [
         at("demo.summary_at_3.planted_power_by_design"), at("demo.summary.planted_noise.sd", ".3f"),
         at("demo.summary.planted_noise.dof", "d"), at("demo.summary.planted_noise.effect", ".3f"),
         at("demo.summary.draws", "d"), *_gate_seeds("demo", healthy=True)),
+    # BENCHMARKS.md §7, docs/goodput.md and pipelines/goodput_trust.yaml: the gate's error rates at the web point
+    fig(BENCH,
+        "6 seeds each: {} healthy, seeds {}-{}, and {} with the instrument broken, `train.broken: shuffle_tokens`, "
+        "seeds {}-{}; each healthy draw judged on the spread of the other {})",
+        GATE_WEB, at("web.summary.draws", "d"), *_gate_seeds("web", healthy=True),
+        at("web.summary.broken_catch_rate.n", "d"), *_gate_seeds("web", healthy=False),
+        at("web.summary.draws", "d", one_less)),
+    fig(BENCH,
+        "**false alarms {} of {}: {} [{}, {}]** ({} worded inconclusive, {} as blind or biased); **broken "
+        "instrument caught {} of {}: {} [{}, {}]** ({} worded blind or biased); the planted control called in "
+        "**{} of {}: {} [{}, {}]**, its power by design {} at 6 seeds (dose {} bpb, sd {}, df {})",
+        GATE_WEB, *_rate("web.summary.false_alarm_rate", ".3f"), at("web.summary.false_alarm_inconclusive.k", "d"),
+        at("web.summary.false_alarm_shown_blind.k", "d"), *_rate("web.summary.broken_catch_rate"),
+        at("web.summary.broken_shown_blind.k", "d"), *_rate("web.summary.planted_power"),
+        at("web.summary.planted_power_by_design"), at("web.summary.planted_noise.effect", "+.4f"),
+        at("web.summary.planted_noise.sd", ".4f"), at("web.summary.planted_noise.dof", "d")),
+    fig(BENCH,
+        "**judged where the run's sequential design stops on each draw** ({} at 3 seeds, {} at 4 seeds, {} at 5 seeds): false alarms {} of {}: "
+        "{} [{}, {}] ({} inconclusive), planted called in {} of {}, power by design {}",
+        GATE_WEB, at("web.summary_sequential.stopped_at.3", "d"), at("web.summary_sequential.stopped_at.4", "d"), at("web.summary_sequential.stopped_at.5", "d"), *_rate("web.summary_sequential.false_alarm_rate", ".3f"),
+        at("web.summary_sequential.false_alarm_inconclusive.k", "d"),
+        *_rate("web.summary_sequential.planted_power")[:2], at("web.summary_sequential.planted_power_by_design")),
+    fig(BENCH, "the web null's bias, every healthy seed pooled ({}): **{} bpb [{}, {}]**",
+        GATE_WEB, at("web.summary.null_minus_raw_pooled.n", "d"),
+        *_interval("web.summary.null_minus_raw_pooled", "+.4f")),
+    fig(GOODPUT,
+        "over {} healthy draws\nof 6 fresh seeds the gate refused {} (a false-alarm rate of {} [{}, {}]), it "
+        "refused {} of {}\ndraws trained on shuffled tokens ({} [{}, {}]), and the planted control was called in {} "
+        "of {}\n({} [{}, {}]; by design {})",
+        GATE_WEB, at("web.summary.draws", "d"), at("web.summary.false_alarm_rate.k", "d"),
+        *_rate("web.summary.false_alarm_rate", ".3f")[2:],
+        *_rate("web.summary.broken_catch_rate"), *_rate("web.summary.planted_power"),
+        at("web.summary.planted_power_by_design")),
+    fig(GOODPUT,
+        "it refused {} of {} healthy draws ({} [{}, {}], {} of them\nworded inconclusive); the planted control's "
+        "power there by design is {}",
+        GATE_WEB, *_rate("web.summary_sequential.false_alarm_rate", ".3f"),
+        at("web.summary_sequential.false_alarm_inconclusive.k", "d"),
+        at("web.summary_sequential.planted_power_by_design")),
+    fig(GOODPUT, "Pooled over\nthe {} healthy seeds the null sits {} bpb [{}, {}] from raw",
+        GATE_WEB, at("web.summary.null_minus_raw_pooled.n", "d"),
+        *_interval("web.summary.null_minus_raw_pooled", "+.4f")),
+    fig("pipelines/goodput_trust.yaml",
+        "false alarms {} of {}, broken instruments caught\n  # {} of {}, the planted control called in {} of {} (its "
+        "power by design at 6 seeds {}, where the\n  # sequential design stops {}: a miss there reads inconclusive, "
+        "not blind).\n  planted_noise: {sd: {}, dof: {}, effect: {}, source: \"planted - null on {} fresh draws "
+        "(seeds {}-{})\"}",
+        GATE_WEB, *_rate("web.summary.false_alarm_rate")[:2], *_rate("web.summary.broken_catch_rate")[:2],
+        *_rate("web.summary.planted_power")[:2], at("web.summary.planted_power_by_design"),
+        at("web.summary_sequential.planted_power_by_design"), at("web.summary.planted_noise.sd", ".3f"),
+        at("web.summary.planted_noise.dof", "d"), at("web.summary.planted_noise.effect", ".3f"),
+        at("web.summary.draws", "d"), *_gate_seeds("web", healthy=True)),
     # BENCHMARKS.md §8: the data-limited arm at the demo point
     fig(README,
         "toward_target, worth {} by yield x multiplier, repeated {} times beats raw trained once\n  {}x [{}, {}]",
