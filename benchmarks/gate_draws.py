@@ -162,12 +162,10 @@ def stop_seeds(draw: dict[str, Any], section: dict[str, Any]) -> int:
     (:func:`curate.proxy.design.sequential.measure_until_decided`). ``section`` carries the planted
     control's calibrated spread the gate is judged with. The design is the pipeline's, for its
     whole family of recipes; the draws hold one of them, so the stop is that recipe's."""
-    import math
-
     import numpy as np
 
     from curate.proxy.spec.config import parse_section
-    from curate.proxy.statistics.gate import pooled
+    from curate.proxy.statistics.gate import pooled, z_stat
 
     cfg = parse_section(section)
     if cfg.sequential is None or cfg.noise is None:
@@ -181,9 +179,7 @@ def stop_seeds(draw: dict[str, Any], section: dict[str, Any]) -> int:
         if n > len(base):
             break
         d = rec[:n] - base[:n]
-        sd = pooled(d, cfg.noise).sd
-        z = float(d.mean()) * math.sqrt(n) / sd if sd > 0 else math.copysign(math.inf, float(d.mean()))
-        decided = decided or design.decide(k, z) is not None
+        decided = decided or design.decide(k, z_stat(d, pooled(d, cfg.noise).sd)) is not None
         if decided:
             cut = {r: v[:n] for r, v in draw["per_seed_bpb"].items()}
             if not gate_of(cut, section, draw["controlled"])["inconclusive"]:

@@ -24,13 +24,11 @@ def decision(out: dict[str, Any], controls: list[Recipe]) -> dict[str, Any]:
     working instrument misses it that often, so the run shows nothing either way). With no gating control trained it is
     supported, with a ``note`` saying nothing checked the instrument (nothing failed, but nothing was
     checked either; ``reasons`` stays empty, since it lists failures only)."""
-    failed = [r for r in gates(controls) if r.name in out and r.failure(out[r.name])]
-    reasons = [str(r.failure(out[r.name])) for r in failed]
+    failed = [(r, why) for r in gates(controls) if r.name in out and (why := r.failure(out[r.name]))]
+    reasons = [why for _, why in failed]
     d: dict[str, Any] = {"supported": not reasons, "reasons": reasons}
-    if failed and all(r.underpowered(out[r.name]) for r in failed):
-        d["inconclusive"] = (
-            True  # every failure a miss a working instrument makes this often: no blame either
-        )
+    if failed and all(r.underpowered(out[r.name]) for r, _ in failed):
+        d["inconclusive"] = True  # every failure a miss a working instrument makes this often: no blame
     if not any(r.name in out for r in gates(controls)):
         names = " or ".join(k for k in control_kinds() if KINDS[k].GATE is not None)
         d["note"] = f"no {names} control was trained: nothing checked the instrument at this budget"

@@ -15,7 +15,6 @@ look, so the planted control is read at more seeds; no call changes after it is 
 from __future__ import annotations
 
 import dataclasses
-import math
 from typing import Any
 
 import numpy as np
@@ -24,7 +23,7 @@ from curate.proxy import stats
 from curate.proxy.design.measure import Experiment, Measured, measure
 from curate.proxy.spec.config import ProxyConfig
 from curate.proxy.statistics import analysis
-from curate.proxy.statistics.gate import pooled
+from curate.proxy.statistics.gate import pooled, z_stat
 from curate.runtime.context import RunContext
 
 CALL = {"better": "better", "worse": "worse", "futile": "not_called"}
@@ -48,12 +47,7 @@ def measure_until_decided(ctx: RunContext, cfg: ProxyConfig, report: str = "good
         zs: dict[str, float] = {}
         for r in members:
             d = np.asarray(diffs[r], dtype=np.float64)
-            sd = pooled(d, cfg.noise).sd
-            zs[r] = (
-                float(d.mean()) * math.sqrt(len(d)) / sd
-                if sd > 0
-                else math.copysign(math.inf, float(d.mean()))
-            )
+            zs[r] = z_stat(d, pooled(d, cfg.noise).sd)
             if r not in decided:
                 out = design.decide(k, zs[r])
                 if out is not None:

@@ -5,7 +5,6 @@ can see a known effect of that size."""
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -17,6 +16,7 @@ from curate.proxy.kinds.base import FIRM_POWER, Evidence, Recipe, RunFiles, Sett
 from curate.proxy.kinds.null import Null, draw_prefix, draws
 from curate.proxy.kinds.raw import Raw
 from curate.proxy.statistics import analysis, gate
+from curate.proxy.statistics.sequential import fixed_seeds
 
 if TYPE_CHECKING:
     from curate.instrument.shards import ShardJob
@@ -102,7 +102,7 @@ class Planted(Recipe):
         if prior is not None:  # the calibrated spread, pooled with the run's: the z test the calls use
             d = ev.heads[self.name][:, -1] - ev.heads[ref][:, -1]
             noise = gate.pooled(d, prior)
-            z = float(d.mean()) * math.sqrt(len(d)) / noise.sd if noise.sd > 0 else math.inf
+            z = gate.z_stat(d, noise.sd)
             seen = z >= float(sps.norm.ppf(0.975))
             test = {
                 "z": z,
@@ -141,7 +141,7 @@ class Planted(Recipe):
                 f"{analysis.fmt_multiplier(mult, 'ci_low')}–{analysis.fmt_multiplier(mult, 'ci_high')}x){power}: "
                 + (
                     "a miss a working instrument makes at this power, so the run is inconclusive; add seeds"
-                    if test.get("power") is not None and float(test["power"]) < FIRM_POWER
+                    if self.underpowered({"called_worse": seen, "test": test})
                     else "this run could not see a known effect, so it cannot support a decision; raise the budget "
                     "or the seeds"
                 )
@@ -207,12 +207,13 @@ class Planted(Recipe):
         )
 
 
-def seeds_for_power(effect: float, sd: float, power: float = FIRM_POWER) -> int | None:
-    """The fewest seeds at which the planted control's z test calls a dose ``effect`` with ``power``, on the
-    spread ``sd`` (:func:`curate.proxy.statistics.gate.power_z`); None without a spread or a dose."""
+def seeds_for_power(effect: float, sd: float) -> int | None:
+    """The seeds at which the planted control's z test calls a dose ``effect`` on spread ``sd`` with
+    :data:`FIRM_POWER` (:func:`curate.proxy.statistics.sequential.fixed_seeds`, the same z test); None
+    without a spread or a dose, or past a thousand seeds."""
     if sd <= 0 or not effect:
         return None
-    n = math.ceil(((sps.norm.ppf(0.975) + sps.norm.ppf(power)) * sd / abs(effect)) ** 2)
-    while gate.power_z(effect, sd, n) < power:
-        n += 1
-    return max(1, n)
+    try:
+        return fixed_seeds(alpha=0.05, power=FIRM_POWER, effect=abs(effect) / sd)
+    except ValueError:
+        return None

@@ -117,6 +117,13 @@ def supported_margin(sd: float, n: int, dof: int, *, alpha: float = 0.05, miss: 
     return (float(sps.t.ppf(1 - alpha, dof)) + float(sps.norm.ppf(1 - miss / 2))) * sd / math.sqrt(n)
 
 
+def z_stat(diffs: np.ndarray | list[float], sd: float) -> float:
+    """``mean(d) sqrt(n) / sd``: the z statistic of per-seed differences on a known (pooled) spread, the
+    rule the sequential calls and the planted control read; with no spread, infinite in the mean's sign."""
+    d = np.asarray(diffs, dtype=np.float64)
+    return float(d.mean()) * math.sqrt(len(d)) / sd if sd > 0 else math.copysign(math.inf, float(d.mean()))
+
+
 def power_one_sided(delta: float, sd: float, n: int, *, level: float = 0.95) -> float:
     """The chance the two-sided paired t-test at ``level`` over ``n`` seeds calls a true difference
     ``delta`` in its own direction, per-seed spread ``sd``: the noncentral t with df ``n - 1`` and
