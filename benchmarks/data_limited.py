@@ -27,7 +27,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a script: the repository's root
 
-from benchmarks.gate_draws import _commit, _cpu_name
+from benchmarks.gate_draws import _commit, _cpu_name, save
 
 
 def section_for(
@@ -148,7 +148,7 @@ def main(argv: list[str] | None = None) -> int:
         **figures(m.report),
     }
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(results, indent=1) + "\n")
+    save(args.out, results)
     for e in results[args.point]["data_limited"]:
         print(e.get("sentence") or e.get("message"))
     print(results[args.point]["repetition_curve"].get("sentence", ""))

@@ -59,6 +59,13 @@ def _commit() -> str:
         return "unknown"
 
 
+def save(path: Path, results: dict[str, Any]) -> None:
+    """Write the results file whole or not at all (a new file renamed over the old): it holds every draw."""
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(results, indent=1) + "\n")
+    tmp.replace(path)
+
+
 def draw_section(section: dict[str, Any], seeds: list[int], controlled: str, broken: str) -> dict[str, Any]:
     """The run's ``proxy:`` section for one draw: raw, the controlled recipe, the null and the planted
     control on ``seeds``, finished at T only, no ladder or follow-ups."""
@@ -373,7 +380,7 @@ def main(argv: list[str] | None = None) -> int:
                 args.sequential,
             ),
         }
-        args.out.write_text(json.dumps(results, indent=1) + "\n")
+        save(args.out, results)
         print(json.dumps(point[key], indent=1))
         return 0
 
@@ -431,9 +438,7 @@ def main(argv: list[str] | None = None) -> int:
                 }
             )
             point["command"] = "python benchmarks/gate_draws.py " + " ".join(sys.argv[1:])
-            tmp = args.out.with_suffix(".tmp")
-            tmp.write_text(json.dumps(results, indent=1) + "\n")
-            tmp.replace(args.out)
+            save(args.out, results)
             print(
                 f"{args.point} draw seeds {seeds} broken={args.broken or 'no'}: {rec['device_s']} device-s",
                 flush=True,
