@@ -326,6 +326,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument(
         "--planted", type=float, help="the planted control's share (default: the run's proxy.planted)"
     )
+    ap.add_argument(
+        "--planted-corruption",
+        choices=["words", "letters"],
+        help="the planted control's corruption (default: the run's proxy.planted_corruption)",
+    )
     ap.add_argument("--engine", default="ray", choices=["ray", "inline"])
     ap.add_argument("--out", type=Path, required=True, help="the results JSON (draws are added to it)")
     ap.add_argument(
@@ -392,6 +397,8 @@ def main(argv: list[str] | None = None) -> int:
     section = dict(config.get("proxy") or {})
     if args.planted is not None:
         section["planted"] = args.planted
+    if args.planted_corruption is not None:
+        section["planted_corruption"] = args.planted_corruption
     n = args.seeds or (
         section.get("seeds") if isinstance(section.get("seeds"), int) else len(section["seeds"])
     )
@@ -405,6 +412,7 @@ def main(argv: list[str] | None = None) -> int:
             "budget": section.get("budget"),
             "seeds_per_draw": n,
             "planted": section.get("planted", 0.4),
+            "planted_corruption": section.get("planted_corruption", "words"),
             "settings": "the run's proxy settings; curve [1], train.n_evals 1 (neither changes bpb at T)",
         }
     )

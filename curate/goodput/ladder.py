@@ -125,9 +125,9 @@ class Ladder(Block):
     shared_seeds: dict[str, list[str]] = opt(dict, doc="each seed more than one point runs: those points")
     accuracy_method: str | None = opt()
     warning: str | None = opt()
-    null_separated_at: list[str] = opt(list)
-    planted_not_called_at: list[str] = opt(list)
-    failed_at: dict[str, list[str]] = rest(pattern="_at$", doc="another control kind's failed points")
+    failed_at: dict[str, list[str]] = rest(
+        pattern="_at$", doc="each control kind's failed points, by its key"
+    )
 
 
 @dataclass(frozen=True, kw_only=True)

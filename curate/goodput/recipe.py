@@ -55,7 +55,7 @@ class StreamShare(Block):
 
 @dataclass(frozen=True, kw_only=True)
 class Draw(Block):
-    """One seed's draw of a sampled control: its documents and tokens (the planted one: corrupted too)."""
+    """One seed's draw of a sampled control: its documents and tokens (a corrupting one's: corrupted too)."""
 
     docs: int | None = req()
     tokens: int | None = req()

@@ -94,7 +94,7 @@ class Decision(Block):
 
 @dataclass(frozen=True, kw_only=True)
 class Matched(Block):
-    """What the planted control was matched to: the recipe whose token count it drew, and how much of the
+    """What a control drawn for a recipe was matched to: the recipe whose token count it drew, and how much of the
     baseline's stream each shares."""
 
     of: str | None = req()
@@ -105,7 +105,7 @@ class Matched(Block):
 @dataclass(frozen=True, kw_only=True)
 class ControlBlock(Block):
     """One control's check (``controls.<name>``): the fields every kind writes, those of the null
-    (``contains_1``), planted (``fraction``, ``matched``, ``called_worse``) and rejected (kept minus
+    (``contains_1``), a control built worse (``fraction``, ``matched``, ``called_worse``) and rejected (kept minus
     rejected) kinds, and any other kind's own fields in ``extra``, so a new kind needs no schema edit."""
 
     diff_bpb: DiffBpb = opt(DiffBpb)
@@ -125,7 +125,7 @@ class ControlBlock(Block):
 @dataclass(frozen=True, kw_only=True)
 class Controls(Block):
     """The controls: whose token count they match (``for``), those not built and why, each trained one's
-    check by name (``checks``: ``null``, ``planted``, ``rejected``, ...) and the decision they support."""
+    check (``checks``, by the control's name) and the decision they support."""
 
     for_: str | None = req(key="for")
     skipped: dict[str, str] = req(dict)

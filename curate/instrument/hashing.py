@@ -1,5 +1,5 @@
 """Cheap, well-mixed hashes of document ids: the keys of the coupled training streams
-(:class:`curate.instrument.streams.DocStream`) and of the null and planted controls' memberships."""
+(:class:`curate.instrument.streams.DocStream`) and of the sampled controls' memberships."""
 
 from __future__ import annotations
 

@@ -10,7 +10,7 @@ document's id hash (uint64 ``xxh64(id)``): the key of the coupled training strea
 :func:`shard_job` builds one recipe's shard of one parquet file: it filters rows the way the recipe says
 (see :class:`ShardJob`), drops rows whose text hash is an eval document's (decontamination), and tokenizes
 what is left. The work item for ``Engine.map`` is :func:`shard_jobs`: every recipe's job on one parquet
-file, so that a document several recipes keep (raw, curated, the planted control's untouched rows...) is
+file, so that a document several recipes keep (raw, curated, a corrupting control's untouched rows...) is
 tokenized once. With ``ShardJob.remote`` (a run directory in object storage) the job reads its parquet
 file from the run's storage, fetches the tokenizer and eval keys into its node's cache, and uploads its
 shard (``.json`` last): it runs on any node (:class:`curate.io.stage.RemoteRoot`).
@@ -53,7 +53,7 @@ _SPACE = re.compile(r"(\s+)")
 
 
 def shuffle_words(text: str, key: int, seed: int = 0) -> str:
-    """The planted control's corruption, worse by construction: ``text``'s words (runs of non-whitespace)
+    """A control's corruption, worse by construction: ``text``'s words (runs of non-whitespace)
     permuted over the whole document, seeded by ``(seed, key)`` (its salt, the document's id hash). Every
     whitespace run stays in place (newlines, blank lines, indentation, each line's word count): word order
     goes, layout stays. Words cross lines: a shuffle within lines leaves one-word lines untouched. The text
@@ -68,6 +68,29 @@ def shuffle_words(text: str, key: int, seed: int = 0) -> str:
     for i, j in zip(slots, order, strict=True):
         parts[i] = words[j]
     return "".join(parts)
+
+
+def shuffle_letters(text: str, key: int, seed: int = 0) -> str:
+    """A stronger corruption: each word's characters (a run of non-whitespace) permuted within the word,
+    seeded by ``(seed, key)``. Whitespace, word order, word lengths and the characters used stay; the
+    words go (and with them most of the tokenizer's pieces). The text always changes where a word allows
+    (a permutation that leaves every word as it was is drawn again)."""
+    parts = _SPACE.split(text)
+    slots = [i for i in range(0, len(parts), 2) if len(set(parts[i])) > 1]
+    if not slots:
+        return text
+    rng = np.random.default_rng([int(seed), int(key)])
+    while True:
+        words = ["".join(rng.permutation(list(parts[i]))) for i in slots]
+        if any(w != parts[i] for w, i in zip(words, slots, strict=True)):
+            break
+    for i, w in zip(slots, words, strict=True):
+        parts[i] = w
+    return "".join(parts)
+
+
+# The corruptions a control may apply (``ShardJob.corrupt_mode``), by name.
+CORRUPTIONS = {"words": shuffle_words, "letters": shuffle_letters}
 
 
 def text_hashes(texts: list[str]) -> np.ndarray:
@@ -90,8 +113,10 @@ class ShardJob:
     uint64 text hashes to drop (eval documents). ``exclude_sources``: input sources held out as eval sets.
     ``exclude_grams``: the eval sets' 13-gram index (:func:`curate.instrument.evalsets.build_gram_index`);
     a row sharing a gram with an eval set is dropped and counted against that set.
-    ``corrupt_fraction``: the planted control: rows whose ``unit_hash(id, corrupt_salt)`` falls below it
-    have their words shuffled (:func:`shuffle_words`) after decontamination; counted in ``corrupted``.
+    ``corrupt_fraction``: a corrupting control: rows whose ``unit_hash(id, corrupt_salt)`` falls below it
+    are corrupted after decontamination by ``corrupt_mode`` (:data:`CORRUPTIONS`: ``words`` shuffled over the
+    document, :func:`shuffle_words`; ``letters`` shuffled within each word, :func:`shuffle_letters`);
+    counted in ``corrupted``.
     ``remote``: the paths above are names in the driver's mirror of a run directory in object storage;
     the job reaches them through the run's storage (see :func:`shard_job`).
     """
@@ -108,6 +133,7 @@ class ShardJob:
     exclude_grams: str | None = None
     corrupt_fraction: float = 0.0
     corrupt_salt: int = 0
+    corrupt_mode: str = "words"
     remote: RemoteRoot | None = None
 
 
@@ -237,9 +263,9 @@ def shard_job(job: ShardJob, memo: dict[str, np.ndarray] | None = None) -> dict[
     if job.corrupt_fraction > 0 and ids:
         hids = id_hashes(ids)
         hit = corrupted_mask(hids, job.corrupt_fraction, job.corrupt_salt)
+        corrupt = CORRUPTIONS[job.corrupt_mode]
         texts = [
-            shuffle_words(t, int(h), job.corrupt_salt) if c else t
-            for t, h, c in zip(texts, hids, hit, strict=True)
+            corrupt(t, int(h), job.corrupt_salt) if c else t for t, h, c in zip(texts, hids, hit, strict=True)
         ]
         corrupted = int(hit.sum())
     meta = write_shard(texts, job.out, ProxyTokenizer.load(job.tokenizer), ids=ids, memo=memo)
@@ -321,7 +347,7 @@ NULL_SALT = 0x6E756C6C  # "null": the null control's membership hash, apart from
 
 
 def corrupted_mask(hids: np.ndarray, fraction: float, salt: int) -> np.ndarray:
-    """Which documents (by id hash) the planted control corrupts: ``unit_hash(id, salt) < fraction``, a
+    """Which documents (by id hash) a corrupting control corrupts: ``unit_hash(id, salt) < fraction``, a
     function of the id alone, so a document is corrupted or not in every shard that holds it."""
     return np.asarray(unit_hash(hids, salt) < fraction, dtype=bool)
 
@@ -333,7 +359,7 @@ def subsample_shard(
     written as shard ``out`` (skipped when done). Membership is a second hash of the document id,
     ``unit_hash(id, NULL_SALT + seed)``, taken from the smallest up: a function of (seed, id) only, so the
     null's stream is raw's stream with the other documents deleted (common random numbers).
-    ``draw_from=`` a shard: the draw is made there and the drawn ids taken from ``src`` (the planted
+    ``draw_from=`` a shard: the draw is made there and the drawn ids taken from ``src`` (a corrupting
     control: its shard, raw with some documents corrupted, drawn from raw's, holds the null's documents).
     ``corrupt=(fraction, salt)``: count the drawn documents that corruption hit (``corrupted``)."""
     out = Path(out)

@@ -17,14 +17,14 @@ from typing import Any
 
 from curate.goodput.calls import fmt_bounded, multiplier_call, multiplier_ci
 from curate.goodput.schema import Goodput, as_goodput
-from curate.report.fmt import pct
+from curate.report.fmt import CARD, CONTROL_GLOSSARY, pct
 from curate.report.verdict import bounded_text, sides_of, verdict
 
 GoodputLike = Goodput | Mapping[str, Any]
 
 
 def control_names(goodput: GoodputLike) -> set[str]:
-    """The recipes that are controls (null, planted, rejected ...), never a choice for the reader."""
+    """The recipes that are controls (null, rejected ...), never a choice for the reader."""
     g = as_goodput(goodput)
     return set(g.controls.checks) | {r for r, v in g.recipes.items() if v.role == "control"}
 
@@ -167,26 +167,16 @@ def mde_line(g: Goodput, best: str | None) -> str | None:
     )
 
 
-# The gating controls' words on the card, by name (files from before a control said its own).
-LABELS = {
-    "null": ("null passed (no bias seen)", "null FAILED (it separates from the baseline)"),
-    "planted": (
-        "planted passed ({share}corruption called worse)",
-        "planted FAILED ({share}corruption not called worse)",
-    ),
-}
-
-
 def controls_line(g: Goodput) -> str | None:
     """Line 4: whether the gating controls passed, each in its own words."""
     ctl = g.controls.checks
     parts = []
     for name, blk in ctl.items():
         extra = blk.extra or {}
-        if name not in LABELS:
+        if name not in CARD:
             continue
         passed = extra.get("passed", blk.contains_1) if name == "null" else blk.called_worse
-        ok, bad = LABELS[name]
+        ok, bad = CARD[name]
         share = f"{100 * float(blk.fraction or 0):.0f}% " if blk.fraction is not None else ""
         text = (ok if passed else bad).format(share=share)
         eq = extra.get("equivalence") if isinstance(extra.get("equivalence"), Mapping) else None
@@ -199,7 +189,7 @@ def controls_line(g: Goodput) -> str | None:
         if extra.get("against") and blk.called_worse is not None:
             text = text.replace("called worse)", f"called worse than the {extra['against']})")
         parts.append(text)
-    skipped = sorted(set(g.controls.skipped) & set(LABELS))
+    skipped = sorted(set(g.controls.skipped) & set(CARD))
     parts += [f"{name} skipped" for name in skipped]
     if not parts:
         return "Controls: none run, so the instrument is not checked." if g.verdict.to_json() else None
@@ -347,11 +337,7 @@ GLOSSARY: list[tuple[str, str, str]] = [
     (
         "control",
         "control",
-        "a recipe with a known answer: null (a random raw subsample, should not separate from raw) and "
-        "planted (the null's subsample with a share of its documents word-shuffled, should be called worse). "
-        "A failed control "
-        "means the run cannot support a decision; a planted control missed where the run states its power "
-        "below 95% makes it inconclusive (a working instrument misses it that often).",
+        CONTROL_GLOSSARY,
     ),
     (
         "holm",

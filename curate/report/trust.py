@@ -22,8 +22,8 @@ from curate.goodput.schema import (
     as_goodput,
 )
 from curate.report.card import control_names, label
-from curate.report.fmt import sci
-from curate.report.verdict import count, num, pct, planted_what, ratio
+from curate.report.fmt import ladder_warning, row_label, sci
+from curate.report.verdict import count, num, pct, ratio
 
 __all__ = ["html", "markdown", "multiplier_ci", "sections"]
 
@@ -132,43 +132,41 @@ def _signal_noise(g: Goodput) -> Section | None:
 
 
 def _controls(g: Goodput) -> Section | None:
-    """The null, planted and rejected controls with their calls; None when the run had none."""
+    """The controls with their calls; None when the run had none."""
     ctl = g.controls.checks
     rows: list[list[str]] = []
     notes: list[str] = []
-    if "null" in ctl:
-        n = ctl["null"]
-        rows.append(
-            [
-                "null (random raw subsample)",
-                _diff(n.diff_bpb),
-                multiplier_ci(n.multiplier),
-                "yes" if n.contains_1 else "NO",
-            ]
-        )
-        notes.append(n.message or "")
-    if "planted" in ctl:
-        pl = ctl["planted"]
-        rows.append(
-            [
-                f"planted ({planted_what(pl)})",
-                _diff(pl.diff_bpb),
-                multiplier_ci(pl.multiplier),
-                "called worse" if pl.called_worse else "NOT called worse",
-            ]
-        )
-        notes.append(pl.message or "")
-    if "rejected" in ctl:
-        r = ctl["rejected"]
-        rows.append(
-            [
-                f"{g.controls.for_} vs rejected",
-                _diff(r.diff_bpb_kept_minus_rejected),
-                multiplier_ci(r.m_kept_over_m_rejected),
-                str(r.call) if r.has("call") else "—",
-            ]
-        )
-        notes.append(r.message or "")
+    for name, blk in ctl.items():  # each by the fields its kind writes
+        if blk.contains_1 is not None:  # a control that should not separate from the baseline
+            rows.append(
+                [
+                    row_label(name, blk),
+                    _diff(blk.diff_bpb),
+                    multiplier_ci(blk.multiplier),
+                    "yes" if blk.contains_1 else "NO",
+                ]
+            )
+        elif blk.called_worse is not None:  # a control built worse: it should be called worse
+            rows.append(
+                [
+                    row_label(name, blk),
+                    _diff(blk.diff_bpb),
+                    multiplier_ci(blk.multiplier),
+                    "called worse" if blk.called_worse else "NOT called worse",
+                ]
+            )
+        elif blk.has("diff_bpb_kept_minus_rejected"):  # the controlled recipe against what it dropped
+            rows.append(
+                [
+                    f"{g.controls.for_} vs {name}",
+                    _diff(blk.diff_bpb_kept_minus_rejected),
+                    multiplier_ci(blk.m_kept_over_m_rejected),
+                    str(blk.call) if blk.has("call") else "—",
+                ]
+            )
+        else:
+            continue
+        notes.append(blk.message or "")
     for name, why in g.controls.skipped.items():
         notes.append(f"{name} control skipped: {why}")
     if not (rows or notes):
@@ -370,18 +368,8 @@ def _ladder_notes(lad: Ladder) -> list[str]:
     )
     if lad.warning:
         notes.append("Warning: " + lad.warning)
-    if lad.null_separated_at:
-        notes.append(
-            "Warning: the null control separates from raw at "
-            + ", ".join(lad.null_separated_at)
-            + ": rankings there are doubtful."
-        )
-    if lad.planted_not_called_at:
-        notes.append(
-            "Warning: the planted control is not called worse at "
-            + ", ".join(lad.planted_not_called_at)
-            + ": that point could not see a known effect; rankings there are doubtful."
-        )
+    for key, names in lad.failed_at.items():  # each control kind's failed points (its ladder_failure)
+        notes.append(ladder_warning(key, names))
     return notes
 
 

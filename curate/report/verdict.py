@@ -13,8 +13,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from curate.goodput.calls import fmt_bounded, side
-from curate.goodput.schema import ControlBlock, Goodput, Recipe, as_goodput, as_recipe
-from curate.report.fmt import DASH, ci_text, count, nbytes, num, pct, ratio
+from curate.goodput.schema import Goodput, Recipe, as_goodput, as_recipe
+from curate.report.fmt import DASH, ci_text, count, nbytes, num, pct, ratio, what
 
 __all__ = ["DASH", "ci_text", "count", "nbytes", "num", "pct", "ratio"]
 
@@ -38,16 +38,6 @@ def sides_of(rec: RecipeLike, what: str) -> tuple[Any, Any]:
     if what == "goodput" and gb.has("ci_low") and gb.has("ci_high"):
         return gb.ci_low, gb.ci_high
     return r.multiplier.bounds.ci_low, r.multiplier.bounds.ci_high
-
-
-def planted_what(pl: ControlBlock | Mapping[str, Any]) -> str:
-    """What the planted control was: the null's subsample with a share corrupted (``matched``), or, in a
-    file written before controls were matched to a recipe, raw with that share corrupted."""
-    block = pl if isinstance(pl, ControlBlock) else ControlBlock.from_json(pl, strict=False, path="planted")
-    share = f"{100 * float(block.fraction or 0):.0f}%"
-    if block.matched.to_json():
-        return f"the null's subsample with {share} of its documents word-shuffled"
-    return f"{share} of raw word-shuffled"
 
 
 def pick_recipe(goodput: GoodputLike) -> str | None:
@@ -228,9 +218,11 @@ def paired_verdict(g: Goodput, curation: str) -> str:
                 else str(ctl["null"].message)
             )
         )
-    if "planted" in ctl and ctl["planted"].called_worse:  # when not, it is the run's first warning
+    for name, blk in ctl.items():  # a control built worse; when not called, it is the run's first warning
+        if not blk.called_worse:
+            continue
         sentences.append(
-            f"Planted control: {planted_what(ctl['planted'])} is called worse, so the run can see a known "
+            f"{name.capitalize()} control: {what(name, blk)} is called worse, so the run can see a known "
             "effect of that size"
         )
     if "rejected" in ctl:

@@ -99,6 +99,20 @@ def test_shuffling_moves_words_and_keeps_every_newline_and_indentation():
     assert [shuffle_words(t, 1) for t in ("a a", "solo", "", "  \n ")] == ["a a", "solo", "", "  \n "]
 
 
+def test_letter_shuffling_scrambles_each_word_in_place_and_keeps_the_layout():
+    """``letters``: each word's characters permuted within the word; word order, word lengths, every
+    whitespace run stay; (seed, key) fix the result; a text that can change always does."""
+    from curate.instrument.shards import CORRUPTIONS, shuffle_letters
+
+    text = "def f(x):\n    return  x + 1\n\n\tpass\n"
+    assert shuffle_letters(text, 7, 3) == "def :f(x)\n    uretnr  x + 1\n\n\tspas\n"
+    assert shuffle_letters(text, 7, 4) == "def )(:fx\n    unretr  x + 1\n\n\tassp\n"  # another seed
+    assert shuffle_letters(text, 8, 3) == "def (x):f\n    ertunr  x + 1\n\n\tsasp\n"  # another document
+    assert shuffle_letters("ab", 5) == "ba"  # an identity permutation is drawn again
+    assert [shuffle_letters(t, 1) for t in ("aa a", "", "  \n ", "x")] == ["aa a", "", "  \n ", "x"]
+    assert {"words": shuffle_words, "letters": shuffle_letters} == CORRUPTIONS
+
+
 def test_the_planted_shard_holds_exactly_the_nulls_documents(tmp_path):
     """``draw_from``: the planted control's shard (raw with some documents corrupted, so other token
     counts) drawn from raw's holds the null's documents for that seed, in the same order, and counts

@@ -285,14 +285,6 @@ def test_the_verdict_in_full_still_reads_goodput_jsons_sentence(g2: dict[str, An
     assert "+0.0000" not in v
 
 
-def test_the_planted_control_is_described_as_it_was_built() -> None:
-    from curate.report.verdict import planted_what
-
-    matched = {"fraction": 0.2, "matched": {"of": "curated", "shares_with_baseline": 0.57}}
-    assert planted_what(matched) == "the null's subsample with 20% of its documents word-shuffled"
-    assert planted_what({"fraction": 0.4}) == "40% of raw word-shuffled"  # a file from before matching
-
-
 def test_the_best_recipe_is_the_best_called_one_not_the_controlled_one() -> None:
     from curate.report.card import best_recipe
 

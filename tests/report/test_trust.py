@@ -263,3 +263,21 @@ def test_the_scope_sentence_names_a_small_target_and_regime():
         "may not transfer"
     )
     assert scope_sentence({"recipes": {}}) is None
+
+
+def test_a_control_kind_is_rowed_by_the_fields_its_block_carries():
+    shuffled = {
+        "diff_bpb": {"value": 0.002, "ci_low": -0.001, "ci_high": 0.005},
+        "multiplier": {"value": 0.95, "ci_low": 0.9, "ci_high": 1.01},
+        "called_worse": False,
+        "message": "shuffled not called",
+    }
+    g = {**G, "controls": {**G["controls"], "shuffled": shuffled}}
+    secs = {sid: (rows, notes) for sid, _, _, rows, notes in trust.sections(g)}
+    assert secs["controls"][0][1] == [
+        "shuffled",
+        "+0.0020 [-0.0010, +0.0050]",
+        "0.95x (0.90–1.01)",
+        "NOT called worse",
+    ]
+    assert secs["controls"][1][:2] == ["null fine", "shuffled not called"]

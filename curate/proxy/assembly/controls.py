@@ -1,5 +1,5 @@
 """The controls' block of ``goodput.json`` (``controls``): each control's own check (its kind's
-:meth:`~curate.proxy.kinds.base.Recipe.check`: the null must contain 1, the planted must be called worse,
+:meth:`~curate.proxy.kinds.base.Recipe.check`: the null must contain 1, a control built worse must be called worse,
 kept vs rejected informs), and the ``decision`` the gating ones support; the ladder's warnings where a
 control fails at another point come from the same kinds (:mod:`curate.proxy.assembly.ladder`)."""
 
@@ -18,9 +18,9 @@ def gates(controls: list[Recipe]) -> list[Recipe]:
 
 def decision(out: dict[str, Any], controls: list[Recipe]) -> dict[str, Any]:
     """``controls["decision"]``: whether the controls let this run support a decision. Not supported when
-    a gating control that was trained fails (the planted not called worse: the run cannot see a known
+    a gating control that was trained fails (one built worse not called worse: the run cannot see a known
     effect; the null separated from raw: the instrument is biased); ``inconclusive`` when every failure is
-    a miss at a stated power below :data:`~curate.proxy.kinds.base.FIRM_POWER` (the planted control's: a
+    a miss at a stated power below :data:`~curate.proxy.kinds.base.FIRM_POWER` (a control's stated power: a
     working instrument misses it that often, so the run shows nothing either way). With no gating control trained it is
     supported, with a ``note`` saying nothing checked the instrument (nothing failed, but nothing was
     checked either; ``reasons`` stays empty, since it lists failures only)."""

@@ -10,8 +10,8 @@ Steps (each resumable: finished shards and finished runs are never redone):
 3. Token shards per recipe and input file (``Engine.map``), concatenated into
    ``proxy/data/<recipe>/train.{bin,idx,json}``; the ``null`` control is a seeded document subsample of
    raw's shard at the controlled recipe's token count, drawn afresh for every seed
-   (``proxy/data/null/seed<k>/train``); the ``planted`` control is the same draw taken from raw with a
-   share of documents word-shuffled (``proxy/data/planted@<fraction>/seed<k>/train``); the ``rejected``
+   (``proxy/data/null/seed<k>/train``); a corrupting control is the same draw taken from raw with a
+   share of documents word-shuffled (``proxy/data/<name>@<fraction>/seed<k>/train``); the ``rejected``
    control is every row a non-quarantine stage rejected.
 4. Runs: one ``Engine.map`` item per (ladder point, recipe, seed); the main point writes
    ``proxy/<recipe>/seed<k>/``, other ladder points ``proxy/ladder/<model>@<budget>/<recipe>/seed<k>/``.

@@ -9,7 +9,7 @@ pooled with the calibrated noise (``proxy.noise``; :func:`curate.proxy.statistic
 report's ``multiple_comparisons`` then holds the design's calls (each with the look and the seeds that
 decided it) in place of Holm's; the controls are checked at the seeds the measurement stopped at. A run
 whose pairs are all decided but whose gate is inconclusive (:func:`gate_inconclusive`) goes on to the next
-look, so the planted control is read at more seeds; no call changes after it is made.
+look, so a control missed at low power is read at more seeds; no call changes after it is made.
 """
 
 from __future__ import annotations
@@ -83,7 +83,7 @@ def measure_until_decided(ctx: RunContext, cfg: ProxyConfig, report: str = "good
 
 
 def gate_inconclusive(report: dict[str, Any]) -> bool:
-    """Whether the run's gate is inconclusive (``controls.decision.inconclusive``: the planted control missed
+    """Whether the run's gate is inconclusive (``controls.decision.inconclusive``: a control missed
     at a power the run states below 0.95). The design then goes on to its next look although every pair is
     decided: the calls stay as they were, the control gets the seeds it lacked."""
     return bool(((report.get("controls") or {}).get("decision") or {}).get("inconclusive"))

@@ -11,6 +11,8 @@ kind with a string. A kind says:
   from other recipes' shards, e.g. a per-seed document draw);
 * where each run reads and writes: :meth:`Recipe.train_prefix` (its shard at a seed) and
   :meth:`Recipe.run_folder`;
+* the ``proxy:`` keys it owns, if any (``SETTINGS``: a dataclass built like stage parameters, read with
+  :meth:`Recipe.own`; a control's dose, its calibrated spread), so its settings live in its module;
 * its role (``ROLE``: ``recipe``, ``control``, or ``arm``: a run of the data-limited arm, reported apart),
   whether curation cost counts against it (``CURATED``) and whether it trains at the main point only
   (``MAIN_ONLY``);
@@ -28,7 +30,7 @@ package's ``__init__``) and one test: ``docs/adding-a-recipe.md``.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol, TypeVar
 
@@ -47,11 +49,10 @@ class Settings(Protocol):
     """What a kind reads of the measurement's settings (:class:`curate.proxy.spec.config.ProxyConfig`)."""
 
     baseline: str
-    planted: float
     null_draw: int
     null_margin: float | None
     noise: Any
-    planted_noise: Any
+    kind_settings: dict[str, Any]  # each kind's own keys, by its KIND (:func:`kind_settings`)
 
     def points(self) -> list[Any]: ...
 
@@ -81,13 +82,32 @@ def user_kinds() -> list[str]:
     return [k for k, c in KINDS.items() if c.USER]
 
 
+def owned_keys() -> dict[str, str]:
+    """The ``proxy:`` keys the kinds own (their ``SETTINGS`` fields), each with its kind's name."""
+    return {f.name: k for k, c in KINDS.items() if c.SETTINGS is not None for f in fields(c.SETTINGS)}
+
+
+def kind_settings(raw: Mapping[str, Any] | None, *, where: str = "proxy") -> dict[str, Any]:
+    """Every kind's own keys of the ``proxy:`` mapping ``raw``, built into its ``SETTINGS`` dataclass by the
+    machinery of stage parameters (types, ranges, its ``validate()``; errors at ``proxy.<key>``), the
+    kind's defaults where a key is not written."""
+    written = dict(raw or {})
+    out: dict[str, Any] = {}
+    for name, cls in KINDS.items():
+        if cls.SETTINGS is not None:
+            keys = {f.name for f in fields(cls.SETTINGS)}
+            mine = {k: v for k, v in written.items() if k in keys}
+            out[name] = build_params(cls.SETTINGS, mine, where=where, noun="key")
+    return out
+
+
 def control_kinds() -> list[str]:
     """The kinds ``proxy.controls`` may name, in the order the phase builds them."""
     return [k for k, c in sorted(KINDS.items(), key=lambda kv: kv[1].ORDER) if c.ROLE == "control"]
 
 
 # The power at which a control's miss is evidence the instrument is blind: below it, a working instrument
-# misses the control often enough that a miss makes the run inconclusive (the planted control's stated power)
+# misses the control often enough that a miss makes the run inconclusive (a control's stated power)
 FIRM_POWER = 0.95
 
 
@@ -131,6 +151,15 @@ class Recipe:
     GATE: ClassVar[int | None] = None  # a control that gates the decision: its place among the reasons
     NOT_FOR_MIXTURES: ClassVar[str] = ""  # a control a mixture search cannot build: why (else built there)
     Params: ClassVar[type[Any] | None] = None  # a USER kind's entry as written (from_spec), a dataclass
+    SETTINGS: ClassVar[type[Any] | None] = None  # the proxy: keys this kind owns, a dataclass (own())
+
+    @classmethod
+    def own(cls, cfg: Settings) -> Any:
+        """This kind's own ``proxy:`` keys (its ``SETTINGS``) in the measurement ``cfg``: as written, else
+        the kind's defaults."""
+        assert cls.SETTINGS is not None, f"{cls.KIND!r} owns no proxy: keys"
+        got = cfg.kind_settings.get(cls.KIND)
+        return got if got is not None else cls.SETTINGS()
 
     @classmethod
     def from_spec(cls, name: str, spec: Mapping[str, Any]) -> list[Recipe]:

@@ -1,21 +1,35 @@
 """The ``planted`` control: the null's documents (the same per-seed draw of raw at the controlled recipe's
 token count) with a share of them word-shuffled, layout kept (``proxy.planted``, default 40%). Worse by
 construction, and sharing with raw what the controlled recipe shares, so its call shows whether the run
-can see a known effect of that size."""
+can see a known effect of that size.
+
+Its own ``proxy:`` keys (:class:`PlantedSettings`)::
+
+  proxy:
+    planted: 0.4        # the share of the null's documents corrupted (0 < share < 1)
+    planted_corruption: words   # words: shuffled over the document (word order goes, layout stays);
+                        # letters: shuffled within each word (the words go): a larger effect where word
+                        # order alone is too small for the run's spread
+    planted_noise: {sd: 0.013, dof: 40, effect: 0.08, source: ...}   # planted - null's spread (and mean:
+                        # the dose) on fresh seeds: the control is then called by the z test the sequential
+                        # calls use, on it pooled, and its power at the run's seeds is stated from the dose
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from scipy import stats as sps
 
+from curate.core.params import bounds
 from curate.proxy import stats
 from curate.proxy.kinds.base import FIRM_POWER, Evidence, Recipe, RunFiles, Settings, register
 from curate.proxy.kinds.null import Null, draw_prefix, draws
 from curate.proxy.kinds.raw import Raw
 from curate.proxy.statistics import analysis, gate
+from curate.proxy.statistics.gate import NoiseSpec
 from curate.proxy.statistics.sequential import fixed_seeds
 
 if TYPE_CHECKING:
@@ -25,29 +39,53 @@ PLANTED_SALT = 0x706C616E74  # "plant": which documents the planted control corr
 PLANTED_DEFAULT = 0.4
 
 
+@dataclass(frozen=True, kw_only=True)
+class PlantedSettings:
+    """The planted control's ``proxy:`` keys."""
+
+    planted: float = field(default=PLANTED_DEFAULT, metadata=bounds(0, 1, lo_open=True, hi_open=True))
+    planted_corruption: Literal["words", "letters"] = "words"  # curate.instrument.shards.CORRUPTIONS
+    planted_noise: NoiseSpec | None = None  # its calibrated per-seed spread against the null, and dose
+
+    def built(self) -> str:
+        """What the corruption does, in words."""
+        return "word-shuffled" if self.planted_corruption == "words" else "letter-shuffled within words"
+
+
 @register
 @dataclass
 class Planted(Recipe):
-    """raw with ``proxy.planted`` of its documents word-shuffled, drawn as the null is."""
+    """raw with ``proxy.planted`` of its documents corrupted (``proxy.planted_corruption``), drawn as the
+    null is."""
 
     KIND = "planted"
     NOT_FOR_MIXTURES = "not built for mixtures"
     ROLE = "control"
     ORDER = 2
     GATE = 0
+    SETTINGS = PlantedSettings
 
     def requirement(self, baseline: Recipe) -> str | None:
         return None if isinstance(baseline, Raw) else f"the baseline {baseline.name!r} is not from: raw"
 
     def data_folder(self, cfg: Settings) -> str:
-        """Named by its fraction, so another ``proxy.planted`` never reuses shards corrupted at another rate."""
-        return f"{self.name}@{cfg.planted:g}"
+        """Named by its fraction (and a corruption but the default), so another ``proxy.planted`` never reuses
+        shards corrupted at another rate or in another way."""
+        own = self.own(cfg)
+        how = "" if own.planted_corruption == "words" else f"{own.planted_corruption}-"
+        return f"{self.name}@{how}{own.planted:g}"
 
     def file_jobs(self, cfg: Settings, files: RunFiles, out: Path, common: dict[str, Any]) -> list[ShardJob]:
-        """raw's rows with ``proxy.planted`` of the documents word-shuffled (after decontamination)."""
+        """raw's rows with ``proxy.planted`` of the documents corrupted (after decontamination)."""
         from curate.instrument.shards import ShardJob
 
-        common = {**common, "corrupt_fraction": cfg.planted, "corrupt_salt": PLANTED_SALT}
+        own = self.own(cfg)
+        common = {
+            **common,
+            "corrupt_fraction": own.planted,
+            "corrupt_salt": PLANTED_SALT,
+            "corrupt_mode": own.planted_corruption,
+        }
         jobs = [
             ShardJob(src=str(f), out=str(out / f"kept-{i:05d}"), **common) for i, f in enumerate(files.kept)
         ]
@@ -70,7 +108,7 @@ class Planted(Recipe):
             tokens=data[controlled]["tokens"],
             src=pdir / "data" / self.data_folder(cfg) / "train",
             folder=self.data_folder(cfg),
-            extra={"draw_from": base, "corrupt": (cfg.planted, PLANTED_SALT)},
+            extra={"draw_from": base, "corrupt": (self.own(cfg).planted, PLANTED_SALT)},
             keys=("docs", "tokens", "corrupted"),
         )
 
@@ -78,16 +116,17 @@ class Planted(Recipe):
         return draw_prefix(pdir, self.data_folder(cfg), seed, cfg.null_draw)
 
     def run_folder(self, cfg: Settings) -> str:
-        name = self.data_folder(cfg) if cfg.planted != PLANTED_DEFAULT else self.name
+        default = self.own(cfg) == PlantedSettings(planted_noise=self.own(cfg).planted_noise)
+        name = self.name if default else self.data_folder(cfg)
         return f"{name}-draw{cfg.null_draw}" if cfg.null_draw else name
 
     def report_fields(self, data: dict[str, Any], baseline: str) -> dict[str, Any]:
         return {"draws": data.get("draws", {})}  # drawn as the null is: the same documents at each seed
 
-    def _built(self, fraction: float, controlled: str | None) -> str:
+    def _built(self, own: PlantedSettings, controlled: str | None) -> str:
         return (
-            f"the planted control (the null's subsample of raw at {controlled}'s token count, {fraction:.0%} of "
-            "its documents word-shuffled: worse by construction)"
+            f"the planted control (the null's subsample of raw at {controlled}'s token count, {own.planted:.0%} "
+            f"of its documents {own.built()}: worse by construction)"
         )
 
     def check(self, ev: Evidence) -> dict[str, Any]:
@@ -98,7 +137,8 @@ class Planted(Recipe):
         mult = analysis.multiplier_block(ev.base, iv)
         seen = analysis.call(iv) == "worse"
         test: dict[str, Any] = {"method": stats.METHOD}
-        prior = ev.settings.planted_noise
+        written = self.own(ev.settings).planted_noise
+        prior = written.noise() if written is not None else None
         if prior is not None:  # the calibrated spread, pooled with the run's: the z test the calls use
             d = ev.heads[self.name][:, -1] - ev.heads[ref][:, -1]
             noise = gate.pooled(d, prior)
@@ -112,8 +152,8 @@ class Planted(Recipe):
             if prior.effect is not None:  # the dose measured on fresh seeds: power by design, stated
                 test["effect"] = prior.effect
                 test["power"] = gate.power_z(prior.effect, noise.sd, len(d))
-        fraction, controlled = ev.settings.planted, ev.controlled
-        built = self._built(fraction, controlled)
+        own, controlled = self.own(ev.settings), ev.controlled
+        fraction, built = own.planted, self._built(own, controlled)
         shares = {
             "shares_with_baseline": (ev.shares.get(self.name) or {}).get("mean"),
             "recipe_shares_with_baseline": (ev.shares.get(controlled or "") or {}).get("mean"),
@@ -127,6 +167,7 @@ class Planted(Recipe):
         )
         return {
             "fraction": fraction,
+            "corruption": own.planted_corruption,
             "matched": {"of": controlled, **shares},
             "against": ref,
             "diff_bpb": iv.as_dict(),
@@ -160,7 +201,8 @@ class Planted(Recipe):
             else ""
         )
         what = (
-            f"the planted control ({block['fraction']:.0%} of the null's documents word-shuffled) is not called "
+            f"the planted control ({block['fraction']:.0%} of the null's documents "
+            f"{PlantedSettings(planted_corruption=block.get('corruption', 'words')).built()}) is not called "
             f"worse than {against}: {analysis.fmt_diff(block['diff_bpb'])}{power}"
         )
         if not self.underpowered(block):
@@ -195,7 +237,8 @@ class Planted(Recipe):
         return (
             "planted_not_called_at",
             [q["name"] for q in blind],
-            f"the planted control ({cfg.planted:.0%} of the null's documents word-shuffled, worse by construction) "
+            f"the planted control ({self.own(cfg).planted:.0%} of the null's documents {self.own(cfg).built()}, "
+            "worse by construction) "
             "is not called worse at "
             + ", ".join(
                 f"{q['name']} ({analysis.fmt_multiplier(q['recipes'][self.name].get('multiplier') or {})}x)"

@@ -28,18 +28,13 @@ proxy:
     - {name: arc, kind: choice, path: eval/arc_easy.jsonl.gz, max_items: 200}   # {context, choices, gold}
   headline: [wiki, arc]          # sets averaged into the verdict; default: every set but heldout ones
   eval_chars: 20000              # per text set: documents in order, the last one cut at the limit
-  controls: [null, rejected, planted]   # default where the input allows (docs/goodput.md); [] turns them off
+  controls: [null, rejected]     # control kinds; default: every one the input allows (docs/goodput.md); [] none
   controls_for: curated          # the recipe the controls are built for (default: the plain kept/ recipe)
-  planted: 0.4                   # the planted control: the null's subsample (raw's documents drawn at the
-                                 # controlled recipe's token count) with this share of its documents
-                                 # word-shuffled, layout kept (proxy/data/training.py, proxy/assembly/controls.py)
+  # a control kind's own keys (its dose, its calibrated spread) are documented in its module under
+  # curate/proxy/kinds/ and built by it (curate.proxy.kinds.base.kind_settings)
   null_draw: 0                   # which family of null draws (calibration studies draw 0, 1, 2, ...)
   noise: {sd: 0.027, dof: 40, source: seeds 1000-1059}   # a pair's per-seed spread measured on fresh
                                  # seeds: the null's equivalence test and the power figures pool with it
-  planted_noise: {sd: 0.013, dof: 40, effect: 0.08, source: ...}   # planted - null's spread (and mean: the
-                                 # dose) on fresh seeds: the planted control is then called by the z test
-                                 # the sequential calls use, on it pooled, and its power at the run's seeds
-                                 # is stated from the dose
   null_margin: 0.05              # the null must be shown within +-this many bpb of raw (TOST at 5%);
                                  # default: the margin an unbiased null passes 97.5% of the time at the
                                  # run's seeds and noise (said in the report)
@@ -66,6 +61,7 @@ proxy:
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Self
 
@@ -77,6 +73,7 @@ from curate.instrument.model_config import DEFAULT_MODEL
 from curate.instrument.train_config import TrainConfig
 from curate.proxy.errors import ProxyConfigError
 from curate.proxy.kinds import Recipe, control_kinds
+from curate.proxy.kinds.base import kind_settings, owned_keys
 from curate.proxy.spec.entries import DEFAULT_SEEDS, LadderPoint, TokenizerSpec
 from curate.proxy.spec.limited import DataLimitedSpec
 from curate.proxy.spec.mix import MixSpec
@@ -117,13 +114,12 @@ class ProxyConfig(Section):
     gpu_fraction: float = 0.25
     n_boot: int = 1000
     ablate: bool = False
-    planted: float = 0.4  # kinds.planted.PLANTED_DEFAULT
     curve: tuple[float, ...] = DEFAULT_CURVE
     null_draw: int = 0
     null_margin: float | None = None  # the null's equivalence margin (bpb); None: what its noise supports
     noise: Noise | None = None  # the calibrated per-seed spread of a recipe's (and the null's) pair with raw
     sequential: SequentialSpec | None = None  # seeds until decided (proxy.sequential)
-    planted_noise: Noise | None = None  # the calibrated per-seed spread of planted - null
+    kind_settings: dict[str, Any] = field(default_factory=dict)  # each kind's own keys, by kind
     search: SearchSpec | None = None  # proxy.search, run after the measurement (curate.proxy.design.search)
     mix: MixSpec | None = None  # proxy.mix: run by curate mix and by the proxy phase after its measurement
     data_limited: DataLimitedSpec | None = None  # the data-limited arm (proxy.data_limited)
@@ -134,8 +130,8 @@ class ProxyConfig(Section):
         :class:`ProxyConfigError` at the key's path (``proxy.ladder[0].budget: ...``). At ``load`` (a
         pipeline about to run) the eval files are checked too: present, and a choice file's items parse."""
         try:
-            written = build_params(ProxySection, raw, where="proxy", noun="key")
-            cfg = cls.made(written)
+            written = build_params(ProxySection, raw, where="proxy", noun="key", ignore=tuple(owned_keys()))
+            cfg = cls.made(written, kind_settings(raw if isinstance(raw, Mapping) else None))
         except RegistryError as e:
             raise ProxyConfigError(e.keys, e.detail) from None
         if load:
@@ -148,11 +144,12 @@ class ProxyConfig(Section):
         return cfg
 
     @classmethod
-    def made(cls, s: ProxySection) -> Self:
+    def made(cls, s: ProxySection, kinds: dict[str, Any] | None = None) -> Self:
         """The settings of the section as written: its keys, the defaults that follow from others (the
         headline: every eval set but the held-out splits; a ladder point's seeds: as many as the main
         point's; a search's and a mixture search's rungs and confirmation seeds), every budget checked to
-        buy 4 steps."""
+        buy 4 steps. ``kinds``: the kinds' own keys (:func:`curate.proxy.kinds.base.kind_settings`; None: every
+        kind's defaults)."""
         plain = (
             "baseline",
             "model",
@@ -163,7 +160,6 @@ class ProxyConfig(Section):
             "gpu_fraction",
             "n_boot",
             "ablate",
-            "planted",
             "curve",
             "null_draw",
             "null_margin",
@@ -178,7 +174,7 @@ class ProxyConfig(Section):
         if s.controls is not None:
             kw["controls"], kw["controls_explicit"] = list(s.controls), True
         kw["noise"] = s.noise.noise() if s.noise else None
-        kw["planted_noise"] = s.planted_noise.noise() if s.planted_noise else None
+        kw["kind_settings"] = kinds if kinds is not None else kind_settings(None)
         evals = [e.spec() for _, e in s.eval_entries()]
         recipes = s.recipe_list()
         headline = [e.name for e in evals if e.kind != "heldout"] or [e.name for e in evals]

@@ -13,7 +13,6 @@ from curate.core.params import OneOf, Parse, RegistryError, bounds, build_params
 from curate.instrument.evalsets import EvalSpec
 from curate.instrument.model_config import LADDER
 from curate.proxy.kinds import Recipe, kind, user_kinds
-from curate.proxy.statistics.gate import Noise
 
 DEFAULT_SEEDS = (0, 1, 2)
 
@@ -169,21 +168,6 @@ class TokenizerSpec:
     def validate(self) -> None:
         if self.sha256 is not None and not self.path:
             raise invalid("sha256", "pins a tokenizer file: give tokenizer.path too")
-
-
-@dataclass(frozen=True)
-class NoiseSpec:
-    """``proxy.noise`` (``planted_noise``): a pair's per-seed spread measured on fresh calibration seeds, and
-    (``planted_noise.effect``) its mean difference there: the planted control's dose in bpb, from which the
-    run states the control's power at its own seeds."""
-
-    sd: float = field(metadata=bounds(0, lo_open=True))
-    dof: int = field(metadata=bounds(1))
-    source: str = ""
-    effect: float | None = None
-
-    def noise(self) -> Noise:
-        return Noise(self.sd, self.dof, self.source, self.effect)
 
 
 def parse_recipes(raw: Mapping[str, Any]) -> list[Recipe]:

@@ -17,7 +17,6 @@ from curate.proxy.spec.entries import (
     EvalEntry,
     LadderEntry,
     Model,
-    NoiseSpec,
     Seeds,
     TokenizerSpec,
     built,
@@ -27,6 +26,7 @@ from curate.proxy.spec.limited import DataLimitedSpec
 from curate.proxy.spec.mix import MixSection, mix_written
 from curate.proxy.spec.search import SearchSection
 from curate.proxy.spec.sequential import SequentialSpec
+from curate.proxy.statistics.gate import NoiseSpec
 
 DEFAULT_RECIPES = {"raw": {"from": "raw"}, "curated": {"from": "kept"}}
 DEFAULT_EVAL = EvalEntry(name="heldout", kind="heldout", holdout=0.02)
@@ -67,7 +67,9 @@ def _train(value: Mapping[str, Any]) -> TrainConfig:
 @dataclass(kw_only=True)
 class ProxySection:
     """The ``proxy:`` mapping as written (keys: :mod:`curate.proxy.spec.config`'s docstring); None: not
-    written (the measurement's default, :class:`curate.proxy.spec.config.ProxyConfig`'s)."""
+    written (the measurement's default, :class:`curate.proxy.spec.config.ProxyConfig`'s). A control kind's
+    own keys (its ``SETTINGS``) are not fields here: the kind builds them
+    (:func:`curate.proxy.kinds.base.kind_settings`)."""
 
     baseline: str | None = None
     recipes: Annotated[list[Recipe], Parse(parse_recipes, written=dict[str, Any])] | None = None
@@ -90,13 +92,11 @@ class ProxySection:
     ablate: bool | None = None
     search: SearchSection | None = None
     mix: Annotated[MixSection, Parse(mix_written)] | None = None
-    planted: float | None = field(default=None, metadata=bounds(0, 1, lo_open=True, hi_open=True))
     curve: Annotated[tuple[float, ...], Parse(_curve, written=list[float])] | None = None
     null_draw: int | None = field(default=None, metadata=bounds(0))
     null_margin: float | None = field(default=None, metadata=bounds(0, lo_open=True))
     noise: NoiseSpec | None = None
     sequential: SequentialSpec | None = None
-    planted_noise: NoiseSpec | None = None
     data_limited: DataLimitedSpec | None = None
 
     def recipe_list(self) -> list[Recipe]:

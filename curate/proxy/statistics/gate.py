@@ -1,5 +1,5 @@
 """The decision gate's statistics: equivalence of the null control with raw (TOST against a stated margin,
-on a spread shrunk toward the pipeline's calibrated noise), the planted control against the null, and the
+on a spread shrunk toward the pipeline's calibrated noise), a control built worse against the null, and the
 power each check has at the run's own noise.
 
 * :class:`Noise`: a paired difference's spread per seed, with its degrees of freedom and where it was
@@ -11,19 +11,21 @@ power each check has at the run's own noise.
   ``1 - miss`` at ``n`` seeds and spread ``sd`` (``(t_{1-alpha, df} + z_{1-miss/2}) sd / sqrt(n)``): the bias
   the run can rule out, which a pipeline states as ``proxy.null_margin``.
 * :func:`power_z`: the chance the z test at 5% (two-sided) on a known spread calls ``delta`` at ``n`` seeds,
-  ``Phi(delta sqrt(n) / sd - z_.975)``: the planted control's power, stated from its calibrated dose.
+  ``Phi(delta sqrt(n) / sd - z_.975)``: a control's power, stated from its calibrated dose.
 * :func:`power_one_sided`: the chance a paired t-test at ``n`` seeds calls an effect ``delta`` in its
-  direction (two-sided level ``level``), from the noncentral t (the planted control's power).
+  direction (two-sided level ``level``), from the noncentral t (a control's power).
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 from scipy import stats as sps
+
+from curate.core.params import bounds
 
 
 @dataclass(frozen=True)
@@ -34,11 +36,26 @@ class Noise:
     sd: float
     dof: int
     source: str = ""
-    effect: float | None = None  # the pair's mean difference there (planted_noise: the control's dose)
+    effect: float | None = None  # the pair's mean difference there (a control's calibrated spread: its dose)
 
     def as_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"sd": self.sd, "dof": self.dof, "source": self.source}
         return out if self.effect is None else {**out, "effect": self.effect}
+
+
+@dataclass(frozen=True)
+class NoiseSpec:
+    """A :class:`Noise` as a pipeline writes it (``proxy.noise``, a control's calibrated spread): a pair's
+    per-seed spread measured on fresh calibration seeds, and (``effect``) its mean difference there (a
+    control's dose in bpb, from which the run states the control's power at its own seeds)."""
+
+    sd: float = field(metadata=bounds(0, lo_open=True))
+    dof: int = field(metadata=bounds(1))
+    source: str = ""
+    effect: float | None = None
+
+    def noise(self) -> Noise:
+        return Noise(self.sd, self.dof, self.source, self.effect)
 
 
 def pooled(diffs: np.ndarray | list[float], prior: Noise | None) -> Noise:
@@ -119,7 +136,7 @@ def supported_margin(sd: float, n: int, dof: int, *, alpha: float = 0.05, miss: 
 
 def z_stat(diffs: np.ndarray | list[float], sd: float) -> float:
     """``mean(d) sqrt(n) / sd``: the z statistic of per-seed differences on a known (pooled) spread, the
-    rule the sequential calls and the planted control read; with no spread, infinite in the mean's sign."""
+    rule the sequential calls and a control's z test read; with no spread, infinite in the mean's sign."""
     d = np.asarray(diffs, dtype=np.float64)
     return float(d.mean()) * math.sqrt(len(d)) / sd if sd > 0 else math.copysign(math.inf, float(d.mean()))
 
@@ -139,7 +156,7 @@ def power_one_sided(delta: float, sd: float, n: int, *, level: float = 0.95) -> 
 
 def power_z(delta: float, sd: float, n: int) -> float:
     """The chance the two-sided z test at 5% on spread ``sd`` calls a true difference ``delta`` in its own
-    direction at ``n`` seeds (the planted control's rule with its calibrated spread)."""
+    direction at ``n`` seeds (a control's rule with its calibrated spread)."""
     if n < 1:
         return 0.0
     if sd <= 0:

@@ -60,3 +60,24 @@ def test_another_share_or_draw_family_trains_beside_the_default_and_needs_a_raw_
 
     assert Planted("planted").requirement(Kept("curated")) == "the baseline 'curated' is not from: raw"
     assert Planted.ROLE == "control"
+
+
+def test_a_stronger_corruption_is_its_own_folder_and_its_own_shard_jobs(tmp_path):
+    """``planted_corruption: letters`` (each word's letters shuffled): shards and runs in a folder named by
+    it, never mixed with word-shuffled ones; the jobs carry it; an unknown corruption is refused at load."""
+    import pytest
+
+    from curate.proxy.errors import ProxyConfigError
+    from curate.proxy.kinds.base import RunFiles
+
+    cfg = parse({"planted_corruption": "letters"})
+    r = Planted("planted")
+    assert r.data_folder(cfg) == "planted@letters-0.4"
+    assert r.run_folder(cfg) == "planted@letters-0.4"
+    assert r.run_folder(parse({"planted_noise": {"sd": 0.04, "dof": 10}})) == "planted"  # a spread: same data
+    jobs = r.file_jobs(
+        cfg, RunFiles(kept=[tmp_path / "k.parquet"], rejected=[]), tmp_path, {"tokenizer": "t"}
+    )
+    assert [(j.corrupt_mode, j.corrupt_fraction) for j in jobs] == [("letters", 0.4)]
+    with pytest.raises(ProxyConfigError, match=r"^proxy\.planted_corruption: "):
+        parse({"planted_corruption": "chars"})

@@ -27,3 +27,31 @@ def test_a_kind_is_registered_once():
     with pytest.raises(ValueError, match="registered twice"):
         register(Twice)
     assert KINDS["raw"] is not Twice
+
+
+def test_a_kinds_own_keys_are_built_by_the_kind_and_read_back_with_own():
+    from curate.core.params import RegistryError
+    from curate.proxy.kinds.base import kind_settings, owned_keys
+    from curate.proxy.kinds.planted import Planted, PlantedSettings
+    from curate.proxy.spec.config import parse_section
+
+    assert owned_keys() == {"planted": "planted", "planted_corruption": "planted", "planted_noise": "planted"}
+    built = kind_settings({"planted": 0.6, "budget": 10, "planted_noise": {"sd": 0.04, "dof": 100}})
+    assert built["planted"].planted == 0.6
+    assert built["planted"].planted_noise.noise().sd == 0.04
+    assert Planted.own(parse_section({"planted": 0.6})).planted == 0.6
+    assert Planted.own(parse_section(None)) == PlantedSettings()  # not written: the kind's defaults
+    with pytest.raises(RegistryError, match=r"^proxy\.planted_noise\.dof: "):
+        kind_settings({"planted_noise": {"sd": 0.04, "dof": 0}})
+
+
+def test_a_control_is_named_only_in_its_module_its_registration_and_the_reports_label_table():
+    """Adding a control is its module (and a row of the label table): no other module of the package names
+    the planted control, in code or in words."""
+    from pathlib import Path
+
+    import curate
+
+    root = Path(curate.__file__).parent
+    named = sorted(str(p.relative_to(root)) for p in root.rglob("*.py") if "planted" in p.read_text())
+    assert named == ["proxy/kinds/__init__.py", "proxy/kinds/planted.py", "report/fmt.py"]
