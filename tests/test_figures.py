@@ -262,6 +262,7 @@ MIX_KINDS = "mix_search-kinds-2026-12-07.json"
 DL = "data_limited-2026-12-07.json"
 GATE_DEMO = "gate-demo.json"
 GATE_WEB = "gate-web.json"
+GATE_DOSE = "gate-web-dose.json"
 SEQ = "sequential-design.json"
 PHONES = "pii_phones_web-2026-12-07.json"
 PHONE_FP = "pii_phone_fp-2026-12-07.json"
@@ -281,6 +282,24 @@ def _rate(prefix: str, fmt: str = ".2f") -> tuple[Slot, ...]:
         at(f"{prefix}.ci95.0", fmt),
         at(f"{prefix}.ci95.1", fmt),
     )
+
+
+def planted_minus_null(draws: list[dict[str, Any]]) -> float:
+    """planted - null's mean over every seed of the draws."""
+    import numpy as np
+
+    return float(
+        np.mean(
+            np.concatenate(
+                [np.subtract(d["per_seed_bpb"]["planted"], d["per_seed_bpb"]["null"]) for d in draws]
+            )
+        )
+    )
+
+
+def seeds_in(draws: list[dict[str, Any]]) -> int:
+    """The seeds the draws hold."""
+    return sum(len(d["seeds"]) for d in draws)
 
 
 def one_less(n: int) -> int:
@@ -481,6 +500,14 @@ FIGURES: list[Figure] = [
         at("web.summary_sequential.planted_power_by_design"), at("web.summary.planted_noise.sd", ".3f"),
         at("web.summary.planted_noise.dof", "d"), at("web.summary.planted_noise.effect", ".3f"),
         at("web.summary.draws", "d"), *_gate_seeds("web", healthy=True)),
+    # BENCHMARKS.md §7: the web planted control's dose and construction
+    fig(BENCH,
+        "words shuffled over the document: 60% **{}** bpb, 80% **{}**, 90% **{}** ({} seeds each): the effect "
+        "saturates; letters shuffled within each word: 20% **{}** ({} seeds), 40% {} ({} seeds)",
+        GATE_DOSE, at("web-p60.draws", "+.3f", planted_minus_null), at("web-p80.draws", "+.3f", planted_minus_null),
+        at("web-p90.draws", "+.3f", planted_minus_null), at("web-p60.draws", "d", seeds_in),
+        at("web-L20.draws", "+.3f", planted_minus_null), at("web-L20.draws", "d", seeds_in),
+        at("web-L40.draws", "+.3f", planted_minus_null), at("web-L40.draws", "d", seeds_in)),
     # BENCHMARKS.md §8: the data-limited arm at the demo point
     fig(README,
         "toward_target, worth {} by yield x multiplier, repeated {} times beats raw trained once\n  {}x [{}, {}]",
