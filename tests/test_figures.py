@@ -262,6 +262,7 @@ MIX_KINDS = "mix_search-kinds-2026-12-07.json"
 DL = "data_limited-2026-12-07.json"
 GATE_DEMO = "gate-demo.json"
 GATE_WEB = "gate-web.json"
+GATE_WEB60 = "gate-web-60.json"
 GATE_DOSE = "gate-web-dose.json"
 SEQ = "sequential-design.json"
 PHONES = "pii_phones_web-2026-12-07.json"
@@ -405,6 +406,10 @@ FIGURES: list[Figure] = [
     # BENCHMARKS.md §7, docs/goodput.md and pipelines/demo.yaml: the gate's error rates at the demo point
     fig(README, "this gate refused {} of {} healthy runs and {} of {} runs of a broken instrument",
         GATE_DEMO, *_rate("demo.summary.false_alarm_rate")[:2], *_rate("demo.summary.broken_catch_rate")[:2]),
+    fig(README,
+        "at the web\n  reference point {} of {} healthy runs (the planted control called in {} of {}) and {} of {} broken ones",
+        GATE_WEB, *_rate("web.summary.false_alarm_rate")[:2], *_rate("web.summary.planted_power")[:2],
+        *_rate("web.summary.broken_catch_rate")[:2]),
     fig(BENCH,
         "4 seeds each: {} healthy, seeds {}-{}, and {} with the instrument broken, `train.broken: shuffle_tokens`, "
         "seeds {}-{}; each healthy draw judged on the spread of the other {})",
@@ -451,7 +456,8 @@ FIGURES: list[Figure] = [
     # BENCHMARKS.md §7, docs/goodput.md and pipelines/goodput_trust.yaml: the gate's error rates at the web point
     fig(BENCH,
         "6 seeds each: {} healthy, seeds {}-{}, and {} with the instrument broken, `train.broken: shuffle_tokens`, "
-        "seeds {}-{}; each healthy draw judged on the spread of the other {})",
+        "seeds {}-{}: the draws below at 60%, the planted control retrained at 80% on their seeds, raw, curated "
+        "and the null the very same runs; each healthy draw judged on the spread of the other {})",
         GATE_WEB, at("web.summary.draws", "d"), *_gate_seeds("web", healthy=True),
         at("web.summary.broken_catch_rate.n", "d"), *_gate_seeds("web", healthy=False),
         at("web.summary.draws", "d", one_less)),
@@ -474,22 +480,32 @@ FIGURES: list[Figure] = [
         GATE_WEB, at("web.summary.null_minus_raw_pooled.n", "d"),
         *_interval("web.summary.null_minus_raw_pooled", "+.4f")),
     fig(GOODPUT,
-        "over {} healthy draws\nof 6 fresh seeds the gate refused {} (a false-alarm rate of {} [{}, {}]), it "
-        "refused {} of {}\ndraws trained on shuffled tokens ({} [{}, {}]), and the planted control was called in {} "
-        "of {}\n({} [{}, {}]; by design {})",
+        "80%: over {} healthy draws of 6 fresh seeds the gate refused {} (a false-alarm rate of {} [{}, {}]), it\n"
+        "refused {} of {} draws trained on shuffled tokens ({} [{}, {}]), and the planted control was called in\n"
+        "{} of {} ({} [{}, {}]; by design {})",
         GATE_WEB, at("web.summary.draws", "d"), at("web.summary.false_alarm_rate.k", "d"),
         *_rate("web.summary.false_alarm_rate", ".3f")[2:],
         *_rate("web.summary.broken_catch_rate"), *_rate("web.summary.planted_power"),
         at("web.summary.planted_power_by_design")),
     fig(GOODPUT,
-        "it refused {} of {} healthy draws ({} [{}, {}], {} of them\nworded inconclusive); the planted control's "
-        "power there by design is {}",
-        GATE_WEB, *_rate("web.summary_sequential.false_alarm_rate", ".3f"),
-        at("web.summary_sequential.false_alarm_inconclusive.k", "d"),
-        at("web.summary_sequential.planted_power_by_design")),
-    fig(GOODPUT, "Pooled over\nthe {} healthy seeds the null sits {} bpb [{}, {}] from raw",
+        "({} at 3 seeds, {} at 4 seeds, {} at 5 seeds), as the run applies it, it refused {} of {} healthy draws "
+        "({} [{}, {}]), and the\nplanted control was called in {} of {} (by design {})",
+        GATE_WEB, at("web.summary_sequential.stopped_at.3", "d"), at("web.summary_sequential.stopped_at.4", "d"),
+        at("web.summary_sequential.stopped_at.5", "d"), *_rate("web.summary_sequential.false_alarm_rate", ".3f"),
+        *_rate("web.summary_sequential.planted_power")[:2], at("web.summary_sequential.planted_power_by_design")),
+    fig(GOODPUT, "Pooled over the {} healthy seeds the null sits\n{} bpb [{}, {}] from raw",
         GATE_WEB, at("web.summary.null_minus_raw_pooled.n", "d"),
         *_interval("web.summary.null_minus_raw_pooled", "+.4f")),
+    fig(GOODPUT,
+        "At 60% (`gate-web-60.json`, the same draws) the gate refused\n{} of {}, each a planted miss (called in {} "
+        "of {})",
+        GATE_WEB60, *_rate("web.summary.false_alarm_rate")[:2], *_rate("web.summary.planted_power")[:2]),
+    # BENCHMARKS.md §7: the web gate with the planted control at 60%, before
+    fig(BENCH,
+        "| false alarms {} of {}: {} [{}, {}] (both the planted control missed), the planted control called in {} "
+        "of {}: {} [{}, {}], power by design {} at 6 seeds and {} where the sequential design stops",
+        GATE_WEB60, *_rate("web.summary.false_alarm_rate", ".3f"), *_rate("web.summary.planted_power"),
+        at("web.summary.planted_power_by_design"), at("web.summary_sequential.planted_power_by_design")),
     fig("pipelines/goodput_trust.yaml",
         "false alarms {} of {}, broken instruments caught\n  # {} of {}, the planted control called in {} of {} (its "
         "power by design at 6 seeds {}, where the\n  # sequential design stops {}: a miss there reads inconclusive, "
