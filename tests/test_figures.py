@@ -263,6 +263,7 @@ DL = "data_limited-2026-12-07.json"
 GATE_DEMO = "gate-demo.json"
 GATE_WEB = "gate-web.json"
 GATE_WEB60 = "gate-web-60.json"
+GATE_FRESH = "gate-web-fresh.json"
 GATE_DOSE = "gate-web-dose.json"
 SEQ = "sequential-design.json"
 PHONES = "pii_phones_web-2026-12-07.json"
@@ -500,6 +501,24 @@ FIGURES: list[Figure] = [
         "At 60% (`gate-web-60.json`, the same draws) the gate refused\n{} of {}, each a planted miss (called in {} "
         "of {})",
         GATE_WEB60, *_rate("web.summary.false_alarm_rate")[:2], *_rate("web.summary.planted_power")[:2]),
+    # BENCHMARKS.md §7 and docs/goodput.md: the web gate on fully fresh draws
+    fig(BENCH,
+        "6 each, {} draws, seeds {}-{}; each judged on the spread of the other {}) | false alarms **{} of {}: {} "
+        "[{}, {}]**; the planted control called in **{} of {}: {} [{}, {}]** (power by design {} at 6 seeds); where "
+        "the sequential design stops",
+        GATE_FRESH, at("web.summary.draws", "d"), *_gate_seeds("web", healthy=True), at("web.summary.draws", "d", one_less),
+        *_rate("web.summary.false_alarm_rate", ".3f"), *_rate("web.summary.planted_power"),
+        at("web.summary.planted_power_by_design")),
+    fig(BENCH, "false alarms {} of {}, planted called in {} of {} | `python benchmarks/gate_draws.py RUN --point web "
+        "--planted 0.8 --draws 20 --seeds 6 --first-seed 4200 --out benchmarks/results/gate-web-fresh.json` (stopped "
+        "after {} draws",
+        GATE_FRESH, *_rate("web.summary_sequential.false_alarm_rate")[:2],
+        *_rate("web.summary_sequential.planted_power")[:2], at("web.summary.draws", "d")),
+    fig(GOODPUT,
+        "On {} fully fresh draws (every arm trained on seeds {}-{}, no run\nreused; `gate-web-fresh.json`) it refused "
+        "{} of {} and called the planted control in {} of {}",
+        GATE_FRESH, at("web.summary.draws", "d"), *_gate_seeds("web", healthy=True),
+        *_rate("web.summary.false_alarm_rate")[:2], *_rate("web.summary.planted_power")[:2]),
     # BENCHMARKS.md §7: the web gate with the planted control at 60%, before
     fig(BENCH,
         "| false alarms {} of {}: {} [{}, {}] (both the planted control missed), the planted control called in {} "
