@@ -37,6 +37,7 @@ if TYPE_CHECKING:
 
 PLANTED_SALT = 0x706C616E74  # "plant": which documents the planted control corrupts
 PLANTED_DEFAULT = 0.4
+BUILT = {"words": "word-shuffled", "letters": "letter-shuffled within words"}  # each corruption, in words
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -49,7 +50,7 @@ class PlantedSettings:
 
     def built(self) -> str:
         """What the corruption does, in words."""
-        return "word-shuffled" if self.planted_corruption == "words" else "letter-shuffled within words"
+        return BUILT[self.planted_corruption]
 
 
 @register
@@ -116,7 +117,8 @@ class Planted(Recipe):
         return draw_prefix(pdir, self.data_folder(cfg), seed, cfg.null_draw)
 
     def run_folder(self, cfg: Settings) -> str:
-        default = self.own(cfg) == PlantedSettings(planted_noise=self.own(cfg).planted_noise)
+        own = self.own(cfg)
+        default = (own.planted, own.planted_corruption) == (PLANTED_DEFAULT, "words")
         name = self.name if default else self.data_folder(cfg)
         return f"{name}-draw{cfg.null_draw}" if cfg.null_draw else name
 
@@ -202,7 +204,7 @@ class Planted(Recipe):
         )
         what = (
             f"the planted control ({block['fraction']:.0%} of the null's documents "
-            f"{PlantedSettings(planted_corruption=block.get('corruption', 'words')).built()}) is not called "
+            f"{BUILT[block.get('corruption', 'words')]}) is not called "
             f"worse than {against}: {analysis.fmt_diff(block['diff_bpb'])}{power}"
         )
         if not self.underpowered(block):
