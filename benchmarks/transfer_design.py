@@ -81,10 +81,13 @@ def read_point(folder: Path, exclude: tuple[str, ...] = CONTROLS) -> dict[str, d
     return out
 
 
-def complete(values: dict[str, dict[int, float]]) -> tuple[list[str], list[int], np.ndarray]:
-    """The recipes that ran every seed any recipe ran, and their ``(recipes, seeds)`` matrix."""
-    seeds = sorted({s for v in values.values() for s in v})
-    recipes = sorted(r for r, v in values.items() if set(v) == set(seeds))
+def complete(
+    values: dict[str, dict[int, float]], only: list[int] | None = None
+) -> tuple[list[str], list[int], np.ndarray]:
+    """The recipes that ran every seed any recipe ran (or every seed of ``only``), and their ``(recipes,
+    seeds)`` matrix."""
+    seeds = sorted(only) if only else sorted({s for v in values.values() for s in v})
+    recipes = sorted(r for r, v in values.items() if set(seeds) <= set(v))
     return recipes, seeds, np.array([[values[r][s] for s in seeds] for r in recipes])
 
 
@@ -188,13 +191,16 @@ def main() -> None:
     ap.add_argument("--main", default=None, help="the main point's name (default: --cheap)")
     ap.add_argument("--cheap", required=True, help="the cheap point, e.g. proxy_1m@294912")
     ap.add_argument("--ref", required=True, help="the stand-in for the reference, e.g. proxy_1m@1179648")
+    ap.add_argument("--cheap-seeds", default=None, help="read only these seeds of --cheap, e.g. 0,1,2,3")
+    ap.add_argument("--ref-seeds", default=None, help="read only these seeds of --ref")
     ap.add_argument("--reps", type=int, default=20)
     ap.add_argument("--json", type=Path, default=None)
     args = ap.parse_args()
     main_point = args.main or args.cheap
     observed, fits = {}, {}
-    for role, name in (("cheap", args.cheap), ("ref", args.ref)):
-        recipes, seeds, m = complete(read_point(point_folder(args.run_dir, name, main_point)))
+    for role, name, only in (("cheap", args.cheap, args.cheap_seeds), ("ref", args.ref, args.ref_seeds)):
+        picked = [int(x) for x in only.split(",")] if only else None
+        recipes, seeds, m = complete(read_point(point_folder(args.run_dir, name, main_point)), picked)
         observed[role] = {
             "point": name,
             "seeds": seeds,

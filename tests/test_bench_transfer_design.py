@@ -46,6 +46,8 @@ def test_only_recipes_with_every_seed_enter_the_matrix() -> None:
     recipes, seeds, m = td.complete({"raw": {0: 3.0, 1: 3.5}, "a": {0: 2.0, 1: 2.5}, "b": {0: 1.0}})
     assert (recipes, seeds) == (["a", "raw"], [0, 1])
     assert m.tolist() == [[2.0, 2.5], [3.0, 3.5]]
+    # a run with more seeds for some recipes, read at the seeds every recipe has
+    assert td.complete({"raw": {0: 3.0, 7: 1.0}, "b": {0: 1.0}}, [0])[:2] == (["b", "raw"], [0])
 
 
 def test_the_fit_separates_recipes_seeds_and_noise() -> None:
