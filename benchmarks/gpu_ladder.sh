@@ -6,7 +6,7 @@
 # Needs: this project installed with the CUDA build of torch 2.13.0 (docs/cluster.md section 6), one
 # CUDA GPU, and ../shared/corpora (the web files, the Wikipedia target and the web targets' eval files).
 # It runs `curate run pipelines/transfer_ladder.yaml` (embedded Ray, which sees the GPU): the same input,
-# stages, eleven recipes and controls as the CPU study (benchmarks/transfer_ladder.py), whose main point is
+# stages, twenty-five recipes and controls as the CPU study (benchmarks/transfer_ladder.py), whose main point is
 # the web reference point (proxy_1m@294,912) and whose ladder goes on where the CPU stops: proxy_5m at
 # the CPU study's top (1,638,400 tokens, 30x the reference point's compute), proxy_14m at 3,276,800 and
 # proxy_30m at 6,553,600 (~835x); three seeds each, none shared with another point (the pipeline's

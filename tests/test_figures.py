@@ -265,6 +265,7 @@ GATE_WEB = "gate-web.json"
 GATE_WEB60 = "gate-web-60.json"
 GATE_FRESH = "gate-web-fresh.json"
 GATE_DOSE = "gate-web-dose.json"
+DESIGN = "transfer_design-web.json"
 SEQ = "sequential-design.json"
 PHONES = "pii_phones_web-2026-12-07.json"
 PHONE_FP = "pii_phone_fp-2026-12-07.json"
@@ -349,6 +350,23 @@ def _calibration(point: str) -> tuple[Slot, ...]:
         at(f"{point}.null_mean_diff_bpb", "+.4f"),
         at(means, "+.4f", null_low_over_draws),
         at(means, "+.4f", null_high_over_draws),
+    )
+
+
+def _design(recipes: int, cheap: int, ref: int, field: str, fmt: str = ".2f") -> Slot:
+    """One simulated design's figure from transfer_design's ``designs`` rows."""
+
+    def pick(rows: list[dict[str, Any]]) -> Any:
+        (row,) = [
+            r for r in rows if (r["recipes"], r["seeds_cheap"], r["seeds_ref"]) == (recipes, cheap, ref)
+        ]
+        return percent(row[field]) if fmt.endswith("%") else row[field]
+
+    return at(
+        "designs",
+        fmt.rstrip("%") if fmt.endswith("%") else fmt,
+        pick,
+        f"{recipes} recipes {cheap}x{ref} {field}",
     )
 
 
@@ -535,6 +553,30 @@ FIGURES: list[Figure] = [
         at("web.summary_sequential.planted_power_by_design"), at("web.summary.planted_noise.sd", ".3f"),
         at("web.summary.planted_noise.dof", "d"), at("web.summary.planted_noise.effect", ".3f"),
         at("web.summary.draws", "d"), *_gate_seeds("web", healthy=True)),
+    # the transfer study's size, by design
+    fig(README,
+        "eleven would leave the headline interval about {} wide whatever the seeds, by design",
+        DESIGN, _design(11, 4, 6, "width_mean")),
+    fig(BENCH,
+        "eleven recipes give a headline interval about {} wide at 4 seeds at the main point and 6 at\nthe top, "
+        "{} with 16 at the main point; twenty-five recipes with 8 and 6 seeds {} ({}% of {} simulated\nstudies "
+        "within 0.25)",
+        DESIGN, _design(11, 4, 6, "width_mean"), _design(11, 16, 6, "width_mean"), _design(25, 8, 6, "width_mean"),
+        _design(25, 8, 6, "width_at_most_floor", ".0f%"), _design(25, 8, 6, "studies", "d")),
+    fig(GOODPUT,
+        "With eleven recipes the weighted\naccuracy's interval comes out about {} wide at 4 seeds at the main point "
+        "and 6 at the top, and still {}\nwith 16 at the main point: no number of seeds brings it to 0.25. Twenty "
+        "recipes with 8 seeds at the main\npoint and 6 at the top give {} ({}% of {} simulated studies within 0.25), "
+        "twenty-five {} ({}%)",
+        DESIGN, _design(11, 4, 6, "width_mean"), _design(11, 16, 6, "width_mean"), _design(20, 8, 6, "width_mean"),
+        _design(20, 8, 6, "width_at_most_floor", ".0f%"), _design(20, 8, 6, "studies", "d"),
+        _design(25, 8, 6, "width_mean"), _design(25, 8, 6, "width_at_most_floor", ".0f%")),
+    fig("pipelines/transfer_ladder.yaml",
+        "With the first eleven its width came out by design at about {} whatever the seeds; 25\n# recipes with 8 "
+        "seeds at the main point and 6 at the top give about {}, every one of {} simulated studies\n# within 0.25 "
+        "(20 recipes: {}, {}% within;",
+        DESIGN, _design(11, 4, 6, "width_mean"), _design(25, 8, 6, "width_mean"), _design(25, 8, 6, "studies", "d"),
+        _design(20, 8, 6, "width_mean"), _design(20, 8, 6, "width_at_most_floor", ".0f%")),
     # BENCHMARKS.md §7: the web planted control's dose and construction
     fig(BENCH,
         "words shuffled over the document: 60% **{}** bpb, 80% **{}**, 90% **{}** ({} seeds each): the effect "

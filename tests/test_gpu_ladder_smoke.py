@@ -35,21 +35,35 @@ def test_the_smoke_mode_runs_the_transfer_study_with_its_ladder(tmp_path):
     assert set(study["points"][0]["recipes"]) == {
         "raw",
         "curated",
+        "no_language",
+        "no_url_filter",
         "no_gopher",
+        "no_c4",
+        "no_fineweb",
+        "no_minhash",
+        "gopher_only",
         "exact_dedup_only",
         "language_only",
         "dsir_half",
         "dsir_quarter",
+        "dsir_three_quarters",
+        "dsir_tenth",
+        "dsir_bottom_half",
         "classifier",
+        "classifier_quarter",
+        "classifier_tenth",
+        "classifier_bottom_half",
         "moore_lewis",
+        "moore_lewis_quarter",
         "random_half",
         "random_quarter",
+        "random_tenth",
         "null",
         "planted",
     }
     assert [p["seeds"] for p in study["points"]] == [[0, 1], [2, 3]]  # proxy.disjoint_seeds
-    assert study["decision_accuracy"]["proxy_tiny@8192"]["all_pairs_weighted"]["pairs"] == 55
+    assert study["decision_accuracy"]["proxy_tiny@8192"]["all_pairs_weighted"]["pairs"] == 300
     assert ">decision accuracy</text>" in (out / "study.svg").read_text()
     rows = (out / "runs.md").read_text().splitlines()[2:]
-    assert len(rows) == 2 * 13 * 2  # two points x 13 recipes (raw, ten recipes, two controls) x two seeds
+    assert len(rows) == 2 * 27 * 2  # two points x 27 recipes (raw, 24 recipes, two controls) x two seeds
     assert "exit 0" in (out / "wall_s.txt").read_text()
