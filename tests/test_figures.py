@@ -266,6 +266,7 @@ GATE_WEB60 = "gate-web-60.json"
 GATE_FRESH = "gate-web-fresh.json"
 GATE_DOSE = "gate-web-dose.json"
 DESIGN = "transfer_design-web.json"
+DESIGN25 = "transfer_design-web-25.json"
 SEQ = "sequential-design.json"
 PHONES = "pii_phones_web-2026-12-07.json"
 PHONE_FP = "pii_phone_fp-2026-12-07.json"
@@ -577,6 +578,18 @@ FIGURES: list[Figure] = [
         "(20 recipes: {}, {}% within;",
         DESIGN, _design(11, 4, 6, "width_mean"), _design(25, 8, 6, "width_mean"), _design(25, 8, 6, "studies", "d"),
         _design(20, 8, 6, "width_mean"), _design(20, 8, 6, "width_at_most_floor", ".0f%")),
+    fig(BENCH,
+        "{} at 8 and 6 seeds ({}% of {} within 0.25;",
+        DESIGN25, _design(25, 8, 6, "width_mean"), _design(25, 8, 6, "width_at_most_floor", ".0f%"),
+        _design(25, 8, 6, "studies", "d")),
+    fig(GOODPUT,
+        "(`benchmarks/results/transfer_design-web-25.json`): {} at 8 and 6 seeds, {}% of {} simulated studies\nwithin 0.25",
+        DESIGN25, _design(25, 8, 6, "width_mean"), _design(25, 8, 6, "width_at_most_floor", ".0f%"),
+        _design(25, 8, 6, "studies", "d")),
+    fig("pipelines/transfer_ladder.yaml",
+        "had run them: {}, {}% of {} simulated studies within 0.25",
+        DESIGN25, _design(25, 8, 6, "width_mean"), _design(25, 8, 6, "width_at_most_floor", ".0f%"),
+        _design(25, 8, 6, "studies", "d")),
     # BENCHMARKS.md §7: the web planted control's dose and construction
     fig(BENCH,
         "words shuffled over the document: 60% **{}** bpb, 80% **{}**, 90% **{}** ({} seeds each): the effect "
