@@ -1,9 +1,11 @@
-"""Shared benchmark helpers: peak memory of a process tree, machine description, corpus paths."""
+"""Shared benchmark helpers: peak memory of a process tree, machine description, the commit a figure
+carries, corpus paths."""
 
 from __future__ import annotations
 
 import os
 import platform
+import subprocess
 import threading
 import time
 from pathlib import Path
@@ -106,3 +108,19 @@ def machine() -> str:
     cpu = cpu_model()
     mem = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
     return f"{os.cpu_count()} cores ({cpu}), {mem:.0f} GiB RAM, Python {platform.python_version()}"
+
+
+def commit(root: Path = ROOT) -> str:
+    """The short hash of ``root``'s checked-out commit, which every committed figure carries; ``unknown``
+    outside a git checkout (or without git). Read from ``root``, not the working directory, so that a
+    study run from a worktree of a fixed commit records that commit."""
+    try:
+        out = subprocess.run(
+            ["git", "-C", str(root), "rev-parse", "--short", "HEAD"],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+    except OSError:
+        return "unknown"
+    return out.stdout.strip() if out.returncode == 0 and out.stdout.strip() else "unknown"

@@ -27,36 +27,20 @@ import copy
 import datetime
 import json
 import os
-import subprocess
 import sys
 import time
 from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from benchmarks._common import commit, cpu_model  # noqa: E402
 
 
 def _cpu_name() -> str:
-    try:
-        out = subprocess.run(["lscpu"], capture_output=True, text=True, check=True).stdout
-        name = next(
-            line.split(":", 1)[1].strip() for line in out.splitlines() if line.startswith("Model name")
-        )
-    except (OSError, subprocess.CalledProcessError, StopIteration):
-        name = "unknown CPU"
-    return f"{name}, {os.cpu_count()} cores"
-
-
-def _commit() -> str:
-    try:
-        return subprocess.run(
-            ["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"],
-            capture_output=True,
-            text=True,
-            check=True,
-        ).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown"
+    return f"{cpu_model()}, {os.cpu_count()} cores"
 
 
 def save(path: Path, results: dict[str, Any]) -> None:
@@ -375,7 +359,7 @@ def main(argv: list[str] | None = None) -> int:
         )
         point[key] = {
             "pipeline": str(args.summary),
-            "commit": _commit(),
+            "commit": commit(),
             "command": "python benchmarks/gate_draws.py " + " ".join(sys.argv[1:]),
             **summary(
                 point,
@@ -438,7 +422,7 @@ def main(argv: list[str] | None = None) -> int:
             point.setdefault("log", []).append(
                 {
                     "date": datetime.date.today().isoformat(),
-                    "commit": _commit(),
+                    "commit": commit(),
                     "cpu": _cpu_name(),
                     "load": os.getloadavg()[0],
                     "seeds": seeds,

@@ -35,7 +35,7 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from benchmarks._common import cpu_model  # noqa: E402
+from benchmarks._common import commit, cpu_model  # noqa: E402
 
 PIPELINE = ROOT / "pipelines" / "web_mix.yaml"
 
@@ -72,13 +72,6 @@ def pipeline_for(size: str, out: Path, pipeline: Path = PIPELINE) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(yaml.safe_dump(cfg, sort_keys=False))
     return path
-
-
-def _commit() -> str:
-    out = subprocess.run(
-        ["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True, text=True
-    )
-    return out.stdout.strip() or "unknown"
 
 
 def _step(cmd: list[str]) -> dict[str, float]:
@@ -211,7 +204,7 @@ def main(argv: list[str] | None = None) -> int:
     mix = json.loads((out / "mix.json").read_text())
     result = {
         "date": datetime.date.today().isoformat(),
-        "commit": _commit(),
+        "commit": commit(),
         "cpu": cpu_model(),
         "command": "python benchmarks/mix_search.py " + " ".join(argv if argv is not None else sys.argv[1:]),
         "pipeline": str(args.pipeline.resolve().relative_to(ROOT))

@@ -23,7 +23,6 @@ import csv
 import datetime
 import json
 import resource
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -35,7 +34,7 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from benchmarks._common import cpu_model  # noqa: E402
+from benchmarks._common import commit, cpu_model  # noqa: E402
 from curate.proxy import mixfit  # noqa: E402
 
 FILES = ("train_mixture_1m.csv", "train_pile_loss_1m.csv", "test_mixture_1m.csv", "test_pile_loss_1m.csv")
@@ -149,13 +148,6 @@ def check(data: Path, *, train: int = 256, draws: int = 20, seed: int = 0) -> di
     }
 
 
-def _commit() -> str:
-    out = subprocess.run(
-        ["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True, text=True
-    )
-    return out.stdout.strip() or "unknown"
-
-
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument(
@@ -170,7 +162,7 @@ def main(argv: list[str] | None = None) -> int:
     c1 = resource.getrusage(resource.RUSAGE_SELF)
     result = {
         "date": datetime.date.today().isoformat(),
-        "commit": _commit(),
+        "commit": commit(),
         "cpu": cpu_model(),
         "command": "python benchmarks/regmix_check.py "
         + " ".join(argv if argv is not None else sys.argv[1:]),

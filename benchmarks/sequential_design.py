@@ -26,11 +26,16 @@ import argparse
 import datetime
 import json
 import os
-import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from benchmarks._common import commit  # noqa: E402
+
 NOISE = {"demo": 0.026781533408396608, "web": 0.052545805849334964}  # curated - raw, df 40 (calibration)
 
 
@@ -72,12 +77,9 @@ def main() -> int:
     ap.add_argument("--out", type=Path, required=True)
     args = ap.parse_args()
     rows = [row(e, m, args.draws) for m in (2, 3) for e in (0.8, 1.0, 1.5)]
-    commit = subprocess.run(
-        ["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True, text=True
-    )
     out = {
         "date": datetime.date.today().isoformat(),
-        "commit": commit.stdout.strip(),
+        "commit": commit(),
         "command": f"python benchmarks/sequential_design.py --draws {args.draws} --out {args.out}",
         "draws": args.draws,
         "noise_bpb": NOISE,

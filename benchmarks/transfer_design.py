@@ -34,7 +34,6 @@ import datetime as dt
 import json
 import os
 import shlex
-import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -44,7 +43,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks._common import machine
+from benchmarks._common import commit, machine
 from curate.proxy.statistics import transfer
 
 CONTROLS = ("null", "planted")  # the control runs' folders: not members of the ranking
@@ -180,11 +179,6 @@ def smallest_meeting(rows: list[dict[str, Any]], n_cheap: int, n_ref: int) -> in
     return min(ok) if ok else None
 
 
-def _commit() -> str:
-    out = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, check=False)
-    return out.stdout.strip() or "unknown"
-
-
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("run_dir", type=Path)
@@ -221,7 +215,7 @@ def main() -> None:
     }
     out = {
         "date": dt.date.today().isoformat(),
-        "commit": _commit(),
+        "commit": commit(),
         "cpu": machine(),
         "load": list(os.getloadavg()),
         "command": "python benchmarks/transfer_design.py " + shlex.join(sys.argv[1:]),

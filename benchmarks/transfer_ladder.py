@@ -23,22 +23,16 @@ import datetime as dt
 import json
 import os
 import shlex
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks._common import machine
+from benchmarks._common import commit, machine
 from curate.proxy.statistics import transfer
 
 FIELDS = ("per_seed_bpb_at_T", "bpb_at_T", "multiplier", "call", "diff_bpb")
-
-
-def _commit() -> str:
-    out = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, check=False)
-    return out.stdout.strip() or "unknown"
 
 
 def _point(p: dict[str, Any], main: dict[str, Any]) -> dict[str, Any]:
@@ -157,7 +151,7 @@ def main() -> None:
     g = json.loads((args.run_dir / "goodput.json").read_text())
     s = {
         "date": dt.date.today().isoformat(),
-        "commit": _commit(),
+        "commit": commit(),
         "cpu": machine(),
         "load": list(os.getloadavg()),
         "command": "python benchmarks/transfer_ladder.py " + shlex.join(sys.argv[1:]),
