@@ -133,3 +133,35 @@ def test_a_run_whose_controls_fail_cannot_support_a_decision():
     old = {"call": "better", "sentence": "s"}
     _support(old, {})  # controls without a decision (an older run): supported
     assert (old["supported"], old["sentence"]) == (True, "s")
+
+
+def test_holm_collects_only_what_its_own_call_made_and_restores_the_collector():
+    """statsmodels' Holm ends with a full gc.collect() (half a second in a process that holds torch): the
+    heap alive before the call is frozen out of its sight, and left as it was found."""
+    import gc
+
+    seen: list[int] = []
+
+    def watch(phase: str, info: dict) -> None:
+        if phase == "start" and info["generation"] == 2:
+            seen.append(gc.get_freeze_count())
+
+    assert gc.get_freeze_count() == 0
+    held = [[i] for i in range(10_000)]  # objects alive before the call
+    gc.callbacks.append(watch)
+    try:
+        got = stats.holm({"a": 0.01, "b": 0.04, "c": 0.03})
+    finally:
+        gc.callbacks.remove(watch)
+    assert got == pytest.approx({"a": 0.03, "b": 0.06, "c": 0.06})
+    assert seen  # the full collection ran
+    assert min(seen) >= len(held)  # with the earlier heap frozen
+    assert gc.get_freeze_count() == 0  # and the heap is collectable again afterwards
+    # a caller that froze objects itself keeps them frozen, and only those
+    gc.freeze()
+    try:
+        before = gc.get_freeze_count()
+        stats.holm({"a": 0.01})
+        assert gc.get_freeze_count() == before
+    finally:
+        gc.unfreeze()
