@@ -140,6 +140,18 @@ def table(s: dict[str, Any]) -> str:
     return "\n".join(rows)
 
 
+def read_goodput(run_dir: Path) -> dict[str, Any]:
+    """``run_dir/goodput.json``; a clear refusal, with how far the proxy phase got, while it is not there."""
+    path = run_dir / "goodput.json"
+    if not path.exists():
+        done = len(list((run_dir / "proxy").glob("**/seed*/result.json")))
+        raise SystemExit(
+            f"transfer_ladder: {path} does not exist: the run's proxy phase has not finished ({done} proxy "
+            f"runs finished under {run_dir / 'proxy'}); resume it with `curate run PIPELINE --output {run_dir}`"
+        )
+    return json.loads(path.read_text())
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("run_dir", type=Path)
@@ -148,7 +160,7 @@ def main() -> None:
         "--svg", type=Path, default=None, help="write the figure (the report's ladder chart) here"
     )
     args = ap.parse_args()
-    g = json.loads((args.run_dir / "goodput.json").read_text())
+    g = read_goodput(args.run_dir)
     s = {
         "date": dt.date.today().isoformat(),
         "commit": commit(),

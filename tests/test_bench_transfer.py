@@ -139,6 +139,16 @@ def test_one_point_is_refused():
         transfer_ladder.summarize(_goodput([TOP]))
 
 
+def test_an_unfinished_run_is_refused_with_how_far_it_got(tmp_path):
+    for point, recipe, seed in (("", "raw", 0), ("ladder/big@8/", "raw", 1), ("ladder/big@8/", "curated", 1)):
+        run = tmp_path / "proxy" / f"{point}{recipe}" / f"seed{seed}"
+        run.mkdir(parents=True)
+        (run / "result.json").write_text("{}")
+    (tmp_path / "proxy" / "curated" / "seed0").mkdir(parents=True)  # started, not finished
+    with pytest.raises(SystemExit, match=r"goodput.json does not exist: .* \(3 proxy runs finished under "):
+        transfer_ladder.read_goodput(tmp_path)
+
+
 def test_the_command_writes_the_json_and_the_figure(tmp_path, monkeypatch, capsys):
     # goodput.json as the proxy phase writes it: each cheaper point's decision accuracy, the ceiling, chance
     pts = {p.name: p for p in transfer_ladder.study_points([MAIN, REVERSED, TOP], list(LEVELS))}
