@@ -179,6 +179,18 @@ def smallest_meeting(rows: list[dict[str, Any]], n_cheap: int, n_ref: int) -> in
     return min(ok) if ok else None
 
 
+def check_point(name: str, recipes: list[str], seeds: list[int], folder: Path) -> None:
+    """Refuse, saying why, a point the fit cannot be read from: no finished run in ``folder``, or fewer
+    than two recipes or two seeds that every one of them ran."""
+    if not folder.is_dir():
+        raise SystemExit(f"transfer_design: no point {name}: {folder} does not exist")
+    if len(recipes) < 2 or len(seeds) < 2:
+        raise SystemExit(
+            f"transfer_design: point {name} has {len(recipes)} recipe(s) finished on every one of its "
+            f"{len(seeds)} seed(s) {seeds} in {folder}; the fit needs at least two of each"
+        )
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("run_dir", type=Path)
@@ -195,14 +207,20 @@ def main() -> None:
     for role, name, only in (("cheap", args.cheap, args.cheap_seeds), ("ref", args.ref, args.ref_seeds)):
         picked = [int(x) for x in only.split(",")] if only else None
         recipes, seeds, m = complete(read_point(point_folder(args.run_dir, name, main_point)), picked)
+        check_point(name, recipes, seeds, point_folder(args.run_dir, name, main_point))
         observed[role] = {
             "point": name,
             "seeds": seeds,
             "per_seed_bpb": {r: [round(float(v), 6) for v in row] for r, row in zip(recipes, m, strict=True)},
         }
         fits[role] = fit(m)
-    if list(observed["cheap"]["per_seed_bpb"]) != list(observed["ref"]["per_seed_bpb"]):
-        raise SystemExit("transfer_design: the two points hold different finished recipes")
+    cheap_r, ref_r = list(observed["cheap"]["per_seed_bpb"]), list(observed["ref"]["per_seed_bpb"])
+    if cheap_r != ref_r:
+        raise SystemExit(
+            f"transfer_design: the two points hold different finished recipes: {len(cheap_r)} at {args.cheap}, "
+            f"{len(ref_r)} at {args.ref}; only at {args.cheap}: {sorted(set(cheap_r) - set(ref_r))}, only at "
+            f"{args.ref}: {sorted(set(ref_r) - set(cheap_r))}"
+        )
     rows = design(fits["cheap"], fits["ref"], reps=args.reps)
     k = len(observed["cheap"]["per_seed_bpb"])
     measured = {

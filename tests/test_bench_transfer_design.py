@@ -82,3 +82,13 @@ def test_more_recipes_give_a_narrower_interval_and_the_fewest_within_the_floor_i
     assert many["width_mean"] < few["width_mean"]
     assert td.smallest_meeting(rows, 4, 6) == (40 if many["width_mean"] <= td.FLOOR else None)
     assert td.smallest_meeting(rows, 8, 6) is None
+
+
+def test_a_point_the_fit_cannot_read_is_refused_saying_why(tmp_path: Path) -> None:
+    with pytest.raises(SystemExit, match=r"no point big@8: .* does not exist"):
+        td.check_point("big@8", [], [], tmp_path / "missing")
+    with pytest.raises(SystemExit, match=r"point p@1 has 1 recipe\(s\) finished on every one of its 3 seed"):
+        td.check_point("p@1", ["raw"], [0, 1, 2], tmp_path)
+    with pytest.raises(SystemExit, match=r"has 2 recipe\(s\) finished on every one of its 1 seed\(s\) \[4\]"):
+        td.check_point("p@1", ["raw", "curated"], [4], tmp_path)
+    td.check_point("p@1", ["raw", "curated"], [0, 1], tmp_path)  # enough: no refusal
