@@ -79,7 +79,8 @@ def summarize(g: dict[str, Any], *, draws: int = transfer.DRAWS) -> dict[str, An
         "reference calls after Holm's adjustment over every pair (called); 95% cluster bootstrap, recipes and "
         "each point's seeds resampled with replacement, 2,000 draws; noise ceiling: the reference's seeds in "
         "halves, one half against the other; chance 0.5; trend: OLS of each seed's ln multiplier on log2 "
-        "compute, HC3, Holm over the recipes (curate/proxy/statistics/transfer.py)",
+        "compute, HC3, Holm over the recipes, with the fade and growth each test detects at 80% power at 5% over "
+        "the recipes tested (curate/proxy/statistics/transfer.py)",
     }
 
 

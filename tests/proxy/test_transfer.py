@@ -185,6 +185,43 @@ def test_a_multiplier_that_falls_by_a_known_ratio_per_doubling_is_said_to_fade()
     )
 
 
+def test_no_trend_shown_says_the_fade_and_growth_its_test_would_have_called():
+    """A negative trend carries its detectable effect: (z_{1 - 0.05 / (2 m)} + z_0.8) HC3 standard errors of
+    the slope of ln m per doubling, m the recipes Holm tests (the first step's level), as ratios."""
+    import statsmodels.api as sm
+    from scipy.stats import norm
+
+    eps = np.array([0.002, -0.002, 0.001, -0.001])
+    pts = [
+        _curved("p1", 1.0, range(4), -0.1 + eps),
+        _curved("p4", 4.0, range(4, 8), -0.06 - eps),
+        _curved("p32", 32.0, range(8, 12), 0.0 + eps),
+    ]
+    t = transfer.trend(pts, ["raw", "f", "flat"], "raw")
+    flat = t["recipes"]["flat"]
+    # the same slope fitted here, on each seed's ln multiplier against log2 compute
+    xs, ys = [], []
+    for p in pts:
+        lm, _ = transfer._log_multipliers("flat", "raw", p)
+        xs += [np.log2(p.compute)] * len(lm)
+        ys += lm
+    se = sm.OLS(np.array(ys), sm.add_constant(np.array(xs))).fit(cov_type="HC3").bse[1]
+    assert flat["se_log"] == pytest.approx(se, rel=1e-12)
+    d = (norm.ppf(1 - 0.05 / 4) + norm.ppf(0.8)) * se  # two recipes tested: alpha / 2, two-sided
+    assert flat["detectable_per_doubling"] == pytest.approx([np.exp(-d), np.exp(d)], rel=1e-12)
+    assert flat["detectable_per_doubling"][0] < 1 < flat["detectable_per_doubling"][1]
+    below, above = flat["detectable_per_doubling"]
+    assert flat["sentence"].startswith("flat: x1.000 per doubling of compute [")
+    assert (
+        f"no fade and no growth shown (detectable at these seeds, 80% power: x{below:.3f} or x{above:.3f} per "
+        "doubling) over 32.0x of compute (12 seeds at 3 points)"
+    ) in flat["sentence"]
+    # more seeds at the same spread: a smaller effect is detectable
+    assert transfer.detectable_per_doubling(se / 2, 2)[0] > below
+    # a larger family holds each test to a stricter level: a larger effect is needed
+    assert transfer.detectable_per_doubling(se, 20)[0] < below
+
+
 def test_a_seed_beyond_the_measured_curve_is_a_bound_and_counted():
     pts = [
         _curved("p1", 1.0, range(4), [-0.5, -0.1, -0.1, -0.1]),

@@ -65,6 +65,7 @@ from curate.proxy.statistics.analysis import Baseline
 
 ALPHA = 0.05  # Holm's level over the reference's pairs and over the recipes' trends
 LEVEL = 0.95
+POWER = 0.8  # the power at which a trend test's detectable fade or growth is stated
 DRAWS = 2000
 CHANCE = 0.5
 MAX_SPLITS = 20  # ordered splits of the reference's seeds the ceiling pools (a seeded draw of them beyond)
@@ -244,8 +245,9 @@ def _log_multipliers(r: str, baseline: str, p: Point) -> tuple[list[float], int]
     return out, censored
 
 
-def _fit(x: np.ndarray, y: np.ndarray) -> tuple[float, list[float], float] | None:
-    """OLS slope of ``y`` on ``x`` with HC3 standard errors: slope, its 95% interval, its p."""
+def _fit(x: np.ndarray, y: np.ndarray) -> tuple[float, list[float], float, float] | None:
+    """OLS slope of ``y`` on ``x`` with HC3 standard errors: slope, its 95% interval, its p, its standard
+    error (normal inference, as statsmodels gives with ``cov_type="HC3"``)."""
     if len(set(x.tolist())) < 2 or len(x) < 4:
         return None
     import statsmodels.api as sm  # imports pandas: only where it is used
@@ -253,7 +255,18 @@ def _fit(x: np.ndarray, y: np.ndarray) -> tuple[float, list[float], float] | Non
     res = sm.OLS(y, sm.add_constant(x)).fit(cov_type="HC3")
     lo, hi = res.conf_int(alpha=1 - LEVEL)[1]
     p = float(res.pvalues[1])
-    return float(res.params[1]), [float(lo), float(hi)], p if math.isfinite(p) else 1.0
+    return float(res.params[1]), [float(lo), float(hi)], p if math.isfinite(p) else 1.0, float(res.bse[1])
+
+
+def detectable_per_doubling(se: float, family: int, *, power: float = POWER) -> list[float]:
+    """The fade and the growth per doubling of compute (as ratios, ``[below 1, above 1]``) that a slope
+    with standard error ``se`` is called at with probability ``power``, at ``ALPHA / family`` (two-sided,
+    normal): the level Holm's first step holds each of ``family`` recipes to, so no recipe's test is held
+    to less. What a "no trend shown" rules out at these seeds."""
+    from scipy.stats import norm
+
+    d = (norm.ppf(1 - ALPHA / (2 * max(family, 1))) + norm.ppf(power)) * se
+    return [math.exp(-d), math.exp(d)]
 
 
 def _geometric(log_m: list[float]) -> dict[str, Any]:
@@ -266,7 +279,8 @@ def _geometric(log_m: list[float]) -> dict[str, Any]:
 def trend(points: Sequence[Point], recipes: Sequence[str], baseline: str) -> dict[str, Any]:
     """(e) per recipe (every one but the baseline) over every point with a measured curve: each point's
     geometric mean multiplier over its seeds with its t-interval, the slope of ``ln m`` per doubling of
-    compute as a ratio with its interval and p (Holm over the recipes), and a sentence."""
+    compute as a ratio with its interval and p (Holm over the recipes), the fade and growth its test would
+    call (:func:`detectable_per_doubling`), and a sentence."""
     pts = sorted((p for p in points if p.budgets), key=lambda p: p.compute)
     if len(pts) < 2:
         return {"recipes": {}, "summary": "fewer than two points with a measured curve: no trend to test"}
@@ -287,12 +301,14 @@ def trend(points: Sequence[Point], recipes: Sequence[str], baseline: str) -> dic
         fit = _fit(np.array(xs), np.array(ys))
         out[r] = {"points": per, "seeds": len(ys), "censored": censored}
         if fit is not None:
-            b, (lo, hi), pv = fit
-            out[r].update(ratio_per_doubling=math.exp(b), ci=[math.exp(lo), math.exp(hi)], p=pv)
+            b, (lo, hi), pv, se = fit
+            out[r].update(ratio_per_doubling=math.exp(b), ci=[math.exp(lo), math.exp(hi)], p=pv, se_log=se)
     # a seed beyond the measured curve is a bound, not a value: such a recipe is not tested (nor in the family)
     adj = stats.holm({r: v["p"] for r, v in out.items() if "p" in v and not v["censored"]})
     for r, v in out.items():
         v["p_holm"] = adj.get(r)
+        if r in adj:
+            v["detectable_per_doubling"] = detectable_per_doubling(v["se_log"], len(adj))
         v["verdict"] = _verdict(v)
         v["sentence"] = _sentence(r, v, span, len(pts))
     n = {k: sum(v["verdict"] == k for v in out.values()) for k in ("fades", "grows", "not_shown", "bounded")}
@@ -328,6 +344,9 @@ def _sentence(r: str, v: Mapping[str, Any], span: float, points: int) -> str:
         "grows": "it grows as compute grows",
         "not_shown": "no fade and no growth shown",
     }[v["verdict"]]
+    if v["verdict"] == "not_shown":
+        below, above = v["detectable_per_doubling"]
+        said += f" (detectable at these seeds, {POWER:.0%} power: x{below:.3f} or x{above:.3f} per doubling)"
     return f"{slope}, p {v['p']:.2g} (Holm {v['p_holm']:.2g}): {said} over {span:.1f}x of compute {seeds}"
 
 
