@@ -80,7 +80,9 @@ def summarize(g: dict[str, Any], *, draws: int = transfer.DRAWS) -> dict[str, An
         "each point's seeds resampled with replacement, 2,000 draws; noise ceiling: the reference's seeds in "
         "halves, one half against the other; chance 0.5; trend: OLS of each seed's ln multiplier on log2 "
         "compute, HC3, Holm over the recipes, with the fade and growth each test detects at 80% power at 5% over "
-        "the recipes tested (curate/proxy/statistics/transfer.py)",
+        "the recipes tested; the point to use: the cheapest whose weighted accuracy's interval lies above "
+        "chance and that no costlier cheap point beats (paired bootstrap, the same draws of recipes and "
+        "reference seeds) (curate/proxy/statistics/transfer.py)",
     }
 
 
@@ -136,6 +138,9 @@ def table(s: dict[str, Any]) -> str:
         f"\nnoise ceiling (the top point's seeds in halves, {nc['splits']} splits): every pair "
         f"{_share(nc['all_pairs_weighted'])}, on the calls {_share(nc['called'])}; chance {s['chance']:.0%}"
     )
+    ch = s["choice"]
+    rows.append(f"point to use: {ch['point'] or 'none'}: {ch['reason']}")
+    rows += [f"  {name} passed over: {why}" for name, why in ch["passed_over"].items()]
     if not s["seeds_disjoint"]:
         rows.append(f"warning: the points share seeds {s['shared_seeds']}: their agreement is inflated")
     return "\n".join(rows)

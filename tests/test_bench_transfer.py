@@ -99,6 +99,10 @@ def test_the_study_reads_each_point_and_scores_the_known_answers():
     assert s["chance"] == 0.5
     assert (s["noise_ceiling"]["splits"], s["noise_ceiling"]["seeds_per_half"]) == (20, [3])
     assert "proxy_5m@1000" not in s["decision_accuracy"]  # the reference agrees with itself: nothing measured
+    # the point to use: the cheapest, which ranks as the top point does (the 4x point reverses every pair)
+    assert s["choice"]["point"] == "proxy_1m@100"
+    assert s["choice"]["passed_over"] == {}
+    assert s["choice"]["differences"]["proxy_1m@400 - proxy_1m@100"]["value"] == -1.0
     # every recipe's bpb per seed is kept, at every point
     assert s["points"][2]["recipes"]["a"]["per_seed_bpb_at_T"] == TOP["recipes"]["a"]["per_seed_bpb_at_T"]
 
@@ -113,6 +117,9 @@ def test_the_accuracies_recompute_from_the_json_alone_and_the_seeds_are_disjoint
     for name, acc in s["decision_accuracy"].items():
         assert transfer.decision_accuracy(pts[name], top, s["recipes"], draws=200) == acc
     assert transfer.noise_ceiling(top, s["recipes"], draws=200) == s["noise_ceiling"]
+    others = [pts[p["name"]] for p in s["points"] if p["name"] != s["reference"]]
+    again = transfer.point_choice(others, top, s["recipes"], s["decision_accuracy"], draws=200)
+    assert again == s["choice"]
 
 
 def test_shared_seeds_are_recorded_and_warned_about():
@@ -185,6 +192,7 @@ def test_the_command_writes_the_json_and_the_figure(tmp_path, monkeypatch, capsy
         "decision_accuracy",
         "noise_ceiling",
         "chance",
+        "choice",
         "trend",
     ):
         assert key in s
@@ -201,3 +209,4 @@ def test_the_command_writes_the_json_and_the_figure(tmp_path, monkeypatch, capsy
     assert "| proxy_5m@1000 | 30.0x | 6,000 | 6 (8-13) | reference | reference |" in printed
     assert "noise ceiling (the top point's seeds in halves, 20 splits): every pair " in printed
     assert s["trend"]["summary"] in printed
+    assert "point to use: proxy_1m@100: the cheapest point shown above chance (100% [" in printed

@@ -277,3 +277,56 @@ def test_a_draw_of_one_reference_seed_repeated_tests_nothing_and_no_estimate_has
     called = transfer.decision_accuracy(cheap, ref3, RECIPES, draws=400)["called"]
     assert (called["value"], called["ci"], called["pairs"]) == (None, None, 0)
     assert called["draws_with_value"] > 0
+
+
+def _choose(points):
+    acc = {p.name: transfer.decision_accuracy(p, REF, RECIPES, draws=300) for p in points}
+    return transfer.point_choice(points, REF, RECIPES, acc, draws=300), acc
+
+
+def test_the_point_to_use_is_the_cheapest_shown_above_chance_that_no_costlier_one_beats():
+    same = _point("p1", 1.0, range(4), {k: v + 0.5 for k, v in LEVELS.items()}, noise=0.0)
+    same4 = _point("p4", 4.0, range(4, 8), {k: v + 0.3 for k, v in LEVELS.items()}, noise=0.0)
+    flipped = _point("p1", 1.0, range(4), {k: 6.0 - v for k, v in LEVELS.items()}, noise=0.0)
+    flipped4 = _point("p4", 4.0, range(4, 8), {k: 6.0 - v for k, v in LEVELS.items()}, noise=0.0)
+    # both rank as the reference does: the cheaper is used, and the difference is exactly 0 in every draw
+    c, _ = _choose([same4, same])  # given in any order: sorted by compute
+    assert c["point"] == "p1"
+    # (draws holding one recipe only, about 1 in 64, have no pair and no value)
+    assert c["differences"] == {"p4 - p1": {"value": 0.0, "ci": [0.0, 0.0], "draws_with_value": 295}}
+    assert c["passed_over"] == {}
+    assert c["reason"].startswith("the cheapest point shown above chance (100% [100%, 100%], chance 50%)")
+    # the cheaper one reverses every pair: it is not above chance, so the costlier one is used
+    c, _ = _choose([flipped, same4])
+    assert c["point"] == "p4"
+    assert c["differences"]["p4 - p1"]["value"] == 1.0
+    assert c["passed_over"] == {"p1": "not shown above chance (0% [0%, 0%], chance 50%)"}
+    # neither is above chance: none is recommended, and it says why
+    c, _ = _choose([flipped, flipped4])
+    assert c["point"] is None
+    assert c["reason"] == "no cheap point's weighted decision accuracy is shown above chance"
+
+
+def test_a_cheap_point_above_chance_that_a_costlier_one_beats_is_passed_over():
+    # twenty recipes 0.05 bpb apart; the cheap point reverses the order of the last eight (28 of the 190
+    # pairs), every seed alike; the costlier point orders every pair as the reference does
+    names = [f"r{i:02d}" for i in range(20)]
+    levels = {n: 3.0 + 0.05 * i for i, n in enumerate(names)}
+    ref = _point("top", 30.0, range(8, 14), levels, noise=0.002, rng=1)
+    cheap_levels = {n: levels[n] if i < 12 else 3.0 + 0.05 * (31 - i) for i, n in enumerate(names)}
+    cheap = _point("p1", 1.0, range(4), cheap_levels, noise=0.0)
+    costly = _point("p4", 4.0, range(4, 8), {k: v + 0.3 for k, v in levels.items()}, noise=0.0)
+    acc = {p.name: transfer.decision_accuracy(p, ref, names, draws=300) for p in (cheap, costly)}
+    w = acc["p1"]["all_pairs_weighted"]
+    assert w["value"] == pytest.approx(162 / 190, abs=1e-6)  # the weights are 1 - p, p ~ 1e-9 here
+    assert w["ci"][0] > 0.5  # shown above chance on its own
+    c = transfer.point_choice([cheap, costly], ref, names, acc, draws=300)
+    d = c["differences"]["p4 - p1"]
+    assert d["value"] == pytest.approx(28 / 190, abs=1e-6)
+    assert d["ci"][0] > 0  # ... but the costlier point, in the same draws, is shown better
+    assert c["point"] == "p4"
+    lo, hi = d["ci"]
+    assert c["passed_over"] == {"p1": f"p4 is shown better (+15% [{lo:+.0%}, {hi:+.0%}])"}
+    # alone, the cheap point is used: nothing costlier beats it
+    alone = transfer.point_choice([cheap], ref, names, acc, draws=300)
+    assert (alone["point"], alone["differences"], alone["passed_over"]) == ("p1", {}, {})

@@ -47,6 +47,9 @@ recipes, the baseline among them; the **reference** is the point of most compute
   either way", with the seeds it rests on. A recipe with a seed beyond a point's measured curve is not
   tested (``bounded``, out of the Holm family): its value there is a bound, and a bound read as a value
   gives a slope with no spread behind it.
+* **(f) Which point to use** (:func:`point_choice`), by a rule stated before the reference is read: the
+  cheapest point whose weighted accuracy is shown above chance and that no costlier cheap point is shown to
+  beat (a paired bootstrap of their accuracies); none where no point is shown above chance.
 """
 
 from __future__ import annotations
@@ -377,25 +380,110 @@ def pairs(ref: Point, recipes: Sequence[str], others: Sequence[Point] = ()) -> l
     return out
 
 
+def _accuracy_draws(
+    cheap: Point,
+    ref_draws: np.ndarray,
+    rows: np.ndarray,
+    tested: np.ndarray,
+    recipes: Sequence[str],
+    rng: np.random.Generator,
+) -> np.ndarray:
+    """``(1 + draws,)``: ``cheap``'s weighted accuracy (a) against the reference's resampled values
+    ``ref_draws`` over the recipes drawn in ``rows``, its own seeds resampled; NaN where a draw has none."""
+    c = cheap.matrix(recipes)
+    cs = _resample(rng, rows.shape[0] - 1, c.shape[1])
+    sums = _sums(c[rows[:, :, None], cs[:, None, :]], ref_draws, _valid(rows), tested)
+    return np.array([np.nan if v is None else v for v in _ratios(sums, 0, 1)])
+
+
+def point_choice(
+    cheap: Sequence[Point],
+    ref: Point,
+    recipes: Sequence[str],
+    accuracy: Mapping[str, Mapping[str, Any]],
+    *,
+    draws: int = DRAWS,
+    seed: int = 0,
+) -> dict[str, Any]:
+    """(f) Which cheap point to use, by a rule fixed before the reference is read: the cheapest point whose
+    weighted decision accuracy (``accuracy[name]["all_pairs_weighted"]``, as :func:`decision_accuracy` gives
+    it) is shown above chance (its interval's lower end above :data:`CHANCE`) and which no costlier cheap
+    point is shown to beat (the paired bootstrap interval of the costlier point's accuracy minus its own has
+    a lower end at or below 0); none where no point passes. The differences share their draws: the same
+    recipes and reference seeds in each draw, each point's own seeds resampled."""
+    pts = sorted(cheap, key=lambda p: p.compute)
+    rng = np.random.default_rng(seed)
+    f = ref.matrix(recipes)
+    rows = _resample(rng, draws, len(recipes))
+    fs = _resample(rng, draws, f.shape[1])
+    tested = np.array([len(set(r)) > 1 for r in fs.tolist()])
+    ref_draws = f[rows[:, :, None], fs[:, None, :]]
+    acc = {p.name: _accuracy_draws(p, ref_draws, rows, tested, recipes, rng) for p in pts}
+    diffs: dict[str, dict[str, Any]] = {}
+    for a, b in itertools.combinations(pts, 2):
+        d = acc[b.name] - acc[a.name]
+        ok = d[1:][np.isfinite(d[1:])]
+        ci = [float(x) for x in np.quantile(ok, [(1 - LEVEL) / 2, (1 + LEVEL) / 2])] if len(ok) else None
+        diffs[f"{b.name} - {a.name}"] = {
+            "value": None if not np.isfinite(d[0]) else float(d[0]),
+            "ci": ci if np.isfinite(d[0]) else None,
+            "draws_with_value": len(ok),
+        }
+    chosen, why, passed = None, "no cheap point's weighted decision accuracy is shown above chance", {}
+    for i, a in enumerate(pts):
+        w = accuracy[a.name]["all_pairs_weighted"]
+        ci = w.get("ci")
+        if ci is None or ci[0] <= CHANCE:
+            shown = "no value" if ci is None else f"{w['value']:.0%} [{ci[0]:.0%}, {ci[1]:.0%}]"
+            passed[a.name] = f"not shown above chance ({shown}, chance {CHANCE:.0%})"
+            continue
+        beaten = {
+            b.name: iv
+            for b in pts[i + 1 :]
+            if (iv := diffs[f"{b.name} - {a.name}"])["ci"] is not None and iv["ci"][0] > 0
+        }
+        if beaten:
+            passed[a.name] = "; ".join(
+                f"{b} is shown better ({iv['value']:+.0%} [{iv['ci'][0]:+.0%}, {iv['ci'][1]:+.0%}])"
+                for b, iv in beaten.items()
+            )
+            continue
+        why = (
+            f"the cheapest point shown above chance ({w['value']:.0%} [{ci[0]:.0%}, {ci[1]:.0%}], chance "
+            f"{CHANCE:.0%}) that no costlier cheap point is shown to beat"
+        )
+        chosen = a.name
+        break
+    return {
+        "point": chosen,
+        "reason": why,
+        "passed_over": passed,
+        "differences": diffs,
+        "rule": "the cheapest point whose weighted decision accuracy's 95% interval lies above chance and "
+        "that no costlier cheap point beats (paired bootstrap of their accuracies, the same recipes and "
+        "reference seeds in each draw, 95% interval of the difference above 0)",
+    }
+
+
 def study(
     points: Sequence[Point], recipes: Sequence[str], baseline: str, *, draws: int = DRAWS, seed: int = 0
 ) -> dict[str, Any]:
     """The transfer study of ``points`` over ``recipes`` (non-control, the baseline among them): the
     reference (most compute), every pair, each other point's decision accuracy (a, b), the noise ceiling,
-    chance, the trend, and whether the points' seeds are disjoint."""
+    chance, the point to use (f), the trend, and whether the points' seeds are disjoint."""
     ref = max(points, key=lambda p: p.compute)
     others = [p for p in points if p is not ref]
     shared = shared_seeds(points)
+    accuracy = {p.name: decision_accuracy(p, ref, recipes, draws=draws, seed=seed) for p in others}
     return {
         "reference": ref.name,
         "recipes": list(recipes),
         "seeds_disjoint": not shared,
         "shared_seeds": {str(s): names for s, names in shared.items()},
         "pairs": pairs(ref, recipes, others),
-        "decision_accuracy": {
-            p.name: decision_accuracy(p, ref, recipes, draws=draws, seed=seed) for p in others
-        },
+        "decision_accuracy": accuracy,
         "noise_ceiling": noise_ceiling(ref, recipes, draws=draws, seed=seed),
         "chance": CHANCE,
+        "choice": point_choice(others, ref, recipes, accuracy, draws=draws, seed=seed),
         "trend": trend(points, recipes, baseline),
     }
