@@ -140,6 +140,8 @@ def test_holm_collects_only_what_its_own_call_made_and_restores_the_collector():
     heap alive before the call is frozen out of its sight, and left as it was found."""
     import gc
 
+    import statsmodels.stats.multitest  # noqa: F401  imported first: its import's own collections are not the call's
+
     seen: list[int] = []
 
     def watch(phase: str, info: dict) -> None:
@@ -157,11 +159,15 @@ def test_holm_collects_only_what_its_own_call_made_and_restores_the_collector():
     assert seen  # the full collection ran
     assert min(seen) >= len(held)  # with the earlier heap frozen
     assert gc.get_freeze_count() == 0  # and the heap is collectable again afterwards
-    # a caller that froze objects itself keeps them frozen, and only those
+    # a caller that froze objects itself keeps them frozen: an object it froze is still in no generation the
+    # collector walks (an unfreeze would have moved it to the oldest); the count itself can drop when a frozen
+    # object is freed by its reference count, so the object is looked for, not the count compared
+    marker = [[]]
     gc.freeze()
     try:
-        before = gc.get_freeze_count()
         stats.holm({"a": 0.01})
-        assert gc.get_freeze_count() == before
+        assert gc.get_freeze_count() > 0
+        assert not any(o is marker for o in gc.get_objects(generation=2))
     finally:
         gc.unfreeze()
+    assert any(o is marker for o in gc.get_objects(generation=2))  # the check can fail: unfrozen, it is there
