@@ -160,14 +160,19 @@ def _curved(name, compute, seeds, diffs):
     )
 
 
-def test_a_multiplier_that_falls_by_a_known_ratio_per_doubling_is_said_to_fade():
-    # log2 m = -d / 0.2 on this curve: m = 2^0.5 at 1x, 2^0.3 at 4x, 2^0 at 32x: 2^-0.1 per doubling
+def _fading() -> list[Point]:
+    """Three points where "f" falls by a known ratio: log2 m = -d / 0.2 on this curve, m = 2^0.5 at 1x, 2^0.3
+    at 4x, 2^0 at 32x: 2^-0.1 per doubling; "flat" stays at 2^0.5."""
     eps = np.array([0.002, -0.002, 0.001, -0.001])
-    pts = [
+    return [
         _curved("p1", 1.0, range(4), -0.1 + eps),
         _curved("p4", 4.0, range(4, 8), -0.06 - eps),
         _curved("p32", 32.0, range(8, 12), 0.0 + eps),
     ]
+
+
+def test_a_multiplier_that_falls_by_a_known_ratio_per_doubling_is_said_to_fade():
+    pts = _fading()
     t = transfer.trend(pts, ["raw", "f", "flat"], "raw")
     f, flat = t["recipes"]["f"], t["recipes"]["flat"]
     assert f["ratio_per_doubling"] == pytest.approx(2**-0.1, rel=1e-9)
@@ -191,12 +196,7 @@ def test_no_trend_shown_says_the_fade_and_growth_its_test_would_have_called():
     import statsmodels.api as sm
     from scipy.stats import norm
 
-    eps = np.array([0.002, -0.002, 0.001, -0.001])
-    pts = [
-        _curved("p1", 1.0, range(4), -0.1 + eps),
-        _curved("p4", 4.0, range(4, 8), -0.06 - eps),
-        _curved("p32", 32.0, range(8, 12), 0.0 + eps),
-    ]
+    pts = _fading()
     t = transfer.trend(pts, ["raw", "f", "flat"], "raw")
     flat = t["recipes"]["flat"]
     # the same slope fitted here, on each seed's ln multiplier against log2 compute
