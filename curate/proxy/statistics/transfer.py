@@ -146,22 +146,43 @@ def holm_rejects(p: np.ndarray, valid: np.ndarray | None = None, alpha: float = 
     return out.reshape(np.shape(p))
 
 
-def _sums(
-    cheap: np.ndarray, ref: np.ndarray, valid: np.ndarray, tested: np.ndarray | None = None
-) -> np.ndarray:
-    """``(draws, 4)``: per draw, ``sum w·agree``, ``sum w``, the agreements among the reference's Holm calls
-    and the calls, of a cheap point against a reference (``(draws, recipes, seeds)`` each) over the
-    ``valid`` pairs of positions. ``tested``: the draws whose reference seeds can be tested (a draw of one
-    seed repeated has no spread: its differences would look certain, so it weighs and calls nothing)."""
-    mean, p = _reference_tests(ref)
-    if tested is not None:
-        p = np.where(tested[:, None], p, 1.0)
-    ia, ib = np.triu_indices(ref.shape[1], k=1)
-    small = cheap.mean(axis=2)
-    agree = (np.sign(small[:, ia] - small[:, ib]) == np.sign(mean)) & valid
-    w = (1.0 - p) * valid
-    called = holm_rejects(p, valid) & (mean != 0)
-    return np.stack([(w * agree).sum(1), w.sum(1), (agree & called).sum(1), called.sum(1)], axis=1)
+@dataclass(frozen=True)
+class _Drawn:
+    """The reference in each bootstrap draw (row 0 the data themselves), tested once for every point read
+    against it: which pairs of positions hold two different recipes (``valid``, :func:`_valid`), and per
+    pair the mean difference, its weight ``1 - p`` (``p`` of its paired t, :func:`_reference_tests`) and
+    Holm's call; ``p`` is 1 in a draw whose seeds cannot be tested (``tested`` false: one seed repeated has
+    no spread, its differences would look certain, so it weighs and calls nothing)."""
+
+    valid: np.ndarray
+    mean: np.ndarray
+    weight: np.ndarray
+    called: np.ndarray
+
+    @classmethod
+    def of(cls, values: np.ndarray, rows: np.ndarray, tested: np.ndarray | None = None) -> _Drawn:
+        """``values``: ``(draws, recipes, seeds)``, the reference's per-seed bpb of the recipes ``rows``."""
+        mean, p = _reference_tests(values)
+        if tested is not None:
+            p = np.where(tested[:, None], p, 1.0)
+        valid = _valid(rows)
+        return cls(valid, mean, (1.0 - p) * valid, holm_rejects(p, valid) & (mean != 0))
+
+    @classmethod
+    def resampled(cls, f: np.ndarray, rows: np.ndarray, seeds: np.ndarray) -> _Drawn:
+        """``f`` (``(recipes, seeds)``) at the drawn recipes ``rows`` and seeds ``seeds`` (one row per draw)."""
+        tested = np.array([len(set(r)) > 1 for r in seeds.tolist()])
+        return cls.of(f[rows[:, :, None], seeds[:, None, :]], rows, tested)
+
+    def sums(self, cheap: np.ndarray) -> np.ndarray:
+        """``(draws, 4)``: per draw, ``sum w·agree``, ``sum w``, the agreements among the reference's Holm
+        calls and the calls, of a cheap point's values (``(draws, recipes, seeds)``, the same recipes drawn)
+        over the valid pairs."""
+        ia, ib = np.triu_indices(cheap.shape[1], k=1)
+        small = cheap.mean(axis=2)
+        agree = (np.sign(small[:, ia] - small[:, ib]) == np.sign(self.mean)) & self.valid
+        w, called = self.weight, self.called
+        return np.stack([(w * agree).sum(1), w.sum(1), (agree & called).sum(1), called.sum(1)], axis=1)
 
 
 def _ratios(sums: np.ndarray, num: int, den: int) -> list[float | None]:
@@ -193,10 +214,7 @@ def decision_accuracy(
     rng = np.random.default_rng(seed)
     rows = _resample(rng, draws, len(recipes))
     cs, fs = _resample(rng, draws, c.shape[1]), _resample(rng, draws, f.shape[1])
-    tested = np.array([len(set(r)) > 1 for r in fs.tolist()])
-    sums = _sums(
-        c[rows[:, :, None], cs[:, None, :]], f[rows[:, :, None], fs[:, None, :]], _valid(rows), tested
-    )
+    sums = _Drawn.resampled(f, rows, fs).sums(c[rows[:, :, None], cs[:, None, :]])
     n_pairs = len(recipes) * (len(recipes) - 1) // 2
     return {
         "all_pairs_weighted": _block(_ratios(sums, 0, 1), pairs=n_pairs, weight=round(float(sums[0, 1]), 6)),
@@ -224,9 +242,10 @@ def noise_ceiling(ref: Point, recipes: Sequence[str], *, draws: int = DRAWS, see
     f = ref.matrix(recipes)
     splits = _splits(f.shape[1], seed) if f.shape[1] >= 4 else []
     rows = _resample(np.random.default_rng(seed), draws if splits else 0, len(recipes))
-    m, valid = f[rows], _valid(rows)
+    m = f[rows]
     sums = sum(
-        (_sums(m[:, :, list(a)], m[:, :, list(b)], valid) for a, b in splits), np.zeros((len(rows), 4))
+        (_Drawn.of(m[:, :, list(b)], rows).sums(m[:, :, list(a)]) for a, b in splits),
+        np.zeros((len(rows), 4)),
     )
     return {
         "all_pairs_weighted": _block(_ratios(sums, 0, 1)),
@@ -380,19 +399,14 @@ def pairs(ref: Point, recipes: Sequence[str], others: Sequence[Point] = ()) -> l
     return out
 
 
-def _accuracy_draws(
-    cheap: Point,
-    ref_draws: np.ndarray,
-    rows: np.ndarray,
-    tested: np.ndarray,
-    recipes: Sequence[str],
-    rng: np.random.Generator,
+def _weighted_draws(
+    cheap: Point, ref: _Drawn, rows: np.ndarray, recipes: Sequence[str], rng: np.random.Generator
 ) -> np.ndarray:
-    """``(1 + draws,)``: ``cheap``'s weighted accuracy (a) against the reference's resampled values
-    ``ref_draws`` over the recipes drawn in ``rows``, its own seeds resampled; NaN where a draw has none."""
+    """``(1 + draws,)``: ``cheap``'s weighted accuracy (a) against the drawn reference ``ref`` over the
+    recipes drawn in ``rows``, its own seeds resampled; NaN where a draw has none."""
     c = cheap.matrix(recipes)
     cs = _resample(rng, rows.shape[0] - 1, c.shape[1])
-    sums = _sums(c[rows[:, :, None], cs[:, None, :]], ref_draws, _valid(rows), tested)
+    sums = ref.sums(c[rows[:, :, None], cs[:, None, :]])
     return np.array([np.nan if v is None else v for v in _ratios(sums, 0, 1)])
 
 
@@ -415,10 +429,8 @@ def point_choice(
     rng = np.random.default_rng(seed)
     f = ref.matrix(recipes)
     rows = _resample(rng, draws, len(recipes))
-    fs = _resample(rng, draws, f.shape[1])
-    tested = np.array([len(set(r)) > 1 for r in fs.tolist()])
-    ref_draws = f[rows[:, :, None], fs[:, None, :]]
-    acc = {p.name: _accuracy_draws(p, ref_draws, rows, tested, recipes, rng) for p in pts}
+    drawn = _Drawn.resampled(f, rows, _resample(rng, draws, f.shape[1]))  # tested once for every point
+    acc = {p.name: _weighted_draws(p, drawn, rows, recipes, rng) for p in pts}
     diffs: dict[str, dict[str, Any]] = {}
     for a, b in itertools.combinations(pts, 2):
         d = acc[b.name] - acc[a.name]
