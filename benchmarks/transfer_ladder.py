@@ -146,6 +146,42 @@ def table(s: dict[str, Any]) -> str:
     return "\n".join(rows)
 
 
+def _multiplier(m: dict[str, Any]) -> str:
+    ci = m.get("ci")
+    beyond = f" ({m['censored']} of {m['seeds']} seeds beyond the curve: bounds)" if m.get("censored") else ""
+    return f"{m['value']:.2f}x" + (f" [{ci[0]:.2f}, {ci[1]:.2f}]" if ci else "") + beyond
+
+
+VERDICT = {"fades": "fades", "grows": "grows", "not_shown": "not shown either way", "bounded": "not tested"}
+
+
+def trend_table(s: dict[str, Any]) -> str:
+    """One row per recipe: its multiplier at each point (geometric mean over the point's seeds, t-interval),
+    the change per doubling of compute with its interval and Holm-adjusted p, and the verdict (with the
+    fade and growth a test that shows neither could have detected)."""
+    rec = s["trend"]["recipes"]
+    if not rec:
+        return s["trend"]["summary"]
+    names = [p["point"] for p in next(iter(rec.values()))["points"]]
+    head = ["recipe", *names, "per doubling", "Holm p", "trend"]
+    rows = ["| " + " | ".join(head) + " |", "|" + " --- |" * len(head)]
+    for r, v in rec.items():
+        if "ratio_per_doubling" in v:
+            lo, hi = v["ci"]
+            slope = f"x{v['ratio_per_doubling']:.3f} [{lo:.3f}, {hi:.3f}]"
+        else:
+            slope = "—"
+        holm = "—" if v.get("p_holm") is None else f"{v['p_holm']:.2g}"
+        said = VERDICT[v["verdict"]]
+        if v["verdict"] == "not_shown" and v.get("detectable_per_doubling"):
+            below, above = v["detectable_per_doubling"]
+            said += f" (detectable: x{below:.3f} / x{above:.3f})"
+        cells = [_multiplier(m) for m in v["points"]]
+        rows.append(f"| {r} | " + " | ".join(cells) + f" | {slope} | {holm} | {said} |")
+    rows.append(f"\n{s['trend']['summary']}")
+    return "\n".join(rows)
+
+
 def read_goodput(run_dir: Path) -> dict[str, Any]:
     """``run_dir/goodput.json``; a clear refusal, with how far the proxy phase got, while it is not there."""
     path = run_dir / "goodput.json"
@@ -176,9 +212,8 @@ def main() -> None:
         **summarize(g),
     }
     print(table(s))
-    for v in s["trend"]["recipes"].values():
-        print(v["sentence"])
-    print(s["trend"]["summary"])
+    print()
+    print(trend_table(s))
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(json.dumps(s, indent=1) + "\n")

@@ -122,6 +122,30 @@ def test_the_accuracies_recompute_from_the_json_alone_and_the_seeds_are_disjoint
     assert again == s["choice"]
 
 
+def test_the_trend_table_gives_each_recipes_multiplier_per_point_and_its_verdict():
+    s = transfer_ladder.summarize(G, draws=200)
+    rows = transfer_ladder.trend_table(s).splitlines()
+    assert (
+        rows[0] == "| recipe | proxy_1m@100 | proxy_1m@400 | proxy_5m@1000 | per doubling | Holm p | trend |"
+    )
+    # "a" is 1/8 bpb below raw at 0.25 bpb per doubling of tokens: 2**0.5 at the points that rank as the top
+    # does, its inverse where the middle point reverses every pair; no trend over three points
+    assert rows[2] == (
+        "| a | 1.41x [1.40, 1.43] | 0.71x [0.70, 0.72] | 1.41x [1.40, 1.42] | x1.031 [0.962, 1.106] | 1 | "
+        "not shown either way (detectable: x0.888 / x1.126) |"
+    )
+    assert rows[-1] == (
+        "over 30.0x of compute (3 points): 0 of 4 recipes fade (Holm, 5%), 0 grow, 4 show no trend either "
+        "way at these seeds"
+    )
+    # a point with seeds beyond the measured curve shows its values as bounds, the recipe untested
+    v = s["trend"]["recipes"]["c"]
+    v["points"][2]["censored"], v["verdict"] = 2, "bounded"
+    row = next(r for r in transfer_ladder.trend_table(s).splitlines() if r.startswith("| c |"))
+    assert "0.71x [0.69, 0.72] (2 of 6 seeds beyond the curve: bounds)" in row
+    assert row.endswith("| not tested |")
+
+
 def test_shared_seeds_are_recorded_and_warned_about():
     shared = _goodput(
         [
