@@ -244,6 +244,40 @@ def _accuracy_panel(ax: Any, pts: list[LadderPoint], ceiling: float | None, chan
     ax.legend(fontsize=7, frameon=False, loc="lower right")
 
 
+LEGEND_INSIDE = 8  # recipes a ladder chart's legend holds inside its axes; more go beside it, in columns
+MARKERS = ("o", "s", "^", "D", "v", "P")
+
+
+def series_style(i: int) -> dict[str, Any]:
+    """The ``i``-th line's colour, marker and dash: ten colours, then the next marker and dash, so no two of
+    sixty lines look alike."""
+    return {
+        "color": f"C{i % 10}",
+        "marker": MARKERS[(i // 10) % len(MARKERS)],
+        "linestyle": ("-", "--", ":")[(i // 10) % 3],
+    }
+
+
+def dodge(i: int, n: int) -> float:
+    """The factor that moves the ``i``-th of ``n`` series sideways on a log axis (at most about 18% either
+    way), so intervals at one point do not hide each other; its order is the legend's."""
+    return float(10 ** (0.006 * (i - (n - 1) / 2))) if n > 1 else 1.0
+
+
+def legend_placement(n: int) -> dict[str, Any]:
+    """Where a ladder chart's legend of ``n`` lines goes: inside up to :data:`LEGEND_INSIDE`, else beside
+    the axes in columns of at most 14, smaller."""
+    if n <= LEGEND_INSIDE:
+        return {"fontsize": 8, "frameon": False}
+    return {
+        "fontsize": 6,
+        "frameon": False,
+        "loc": "upper left",
+        "bbox_to_anchor": (1.01, 1.0),
+        "ncol": -(-n // 14),
+    }
+
+
 def ladder_svg(goodput: Goodput | Mapping[str, Any]) -> str | None:
     """Multiplier (with its paired CI) against compute per run, one line per recipe, over the ladder; below
     it, when a point has one, decision accuracy against the reference point with its interval, the noise
@@ -254,15 +288,17 @@ def ladder_svg(goodput: Goodput | Mapping[str, Any]) -> str | None:
     if len(pts) < 2 or not recipes:
         return None
     accs = [p for p in pts if p.decision_accuracy.all_pairs_weighted.value is not None]
+    legend = legend_placement(len(recipes))
+    width = 6.0 + 1.6 * legend.get("ncol", 0)  # a legend beside the axes widens the figure, not squeezes it
     with plt.rc_context(RC):
         if accs:
             fig, (ax, ax2) = plt.subplots(
-                2, 1, figsize=(6.0, 5.4), layout="constrained", sharex=True, height_ratios=(3, 2)
+                2, 1, figsize=(width, 5.4), layout="constrained", sharex=True, height_ratios=(3, 2)
             )
             ceiling = g.ladder.noise_ceiling.all_pairs_weighted.value
             _accuracy_panel(ax2, accs, ceiling, g.ladder.chance if g.ladder.chance is not None else 0.5)
         else:
-            fig, ax = plt.subplots(figsize=(6.0, 3.4), layout="constrained")
+            fig, ax = plt.subplots(figsize=(width, 3.4), layout="constrained")
         for i, r in enumerate(recipes):
             xs, ys, lo, hi = [], [], [], []
             for p in pts:
@@ -270,7 +306,7 @@ def ladder_svg(goodput: Goodput | Mapping[str, Any]) -> str | None:
                 m = at.multiplier if at is not None else None
                 if m is None or m.value is None:
                     continue
-                xs.append(p.compute_flops_per_run)
+                xs.append(p.compute_flops_per_run * dodge(i, len(recipes)))
                 ys.append(m.value)
                 lo.append(m.value - (m.ci_low if m.ci_low is not None else m.value))
                 hi.append((m.ci_high if m.ci_high is not None else m.value) - m.value)
@@ -279,11 +315,10 @@ def ladder_svg(goodput: Goodput | Mapping[str, Any]) -> str | None:
                     xs,
                     ys,
                     yerr=[lo, hi],
-                    marker="o",
                     markersize=4,
                     capsize=3,
-                    color=f"C{i % 10}",
                     label=label(g, r),
+                    **series_style(i),
                 )
         ax.axhline(1.0, color="#888", linewidth=1, linestyle="--")
         ax.set_xscale("log")
@@ -304,5 +339,5 @@ def ladder_svg(goodput: Goodput | Mapping[str, Any]) -> str | None:
             ax2.tick_params(labelbottom=True)
         ax.set_ylabel(f"multiplier vs {g.baseline}")
         ax.grid(alpha=0.3)
-        ax.legend(fontsize=8, frameon=False)
+        ax.legend(**legend)
         return _svg(fig)
