@@ -304,8 +304,8 @@ def ladder_svg(goodput: Goodput | Mapping[str, Any]) -> str | None:
             for p in pts:
                 at = p.recipes.get(r)
                 m = at.multiplier if at is not None else None
-                if m is None or m.value is None:
-                    continue
+                if m is None or m.value is None or p.compute_flops_per_run is None:
+                    continue  # a point without its compute has no place on the axis
                 xs.append(p.compute_flops_per_run * dodge(i, len(recipes)))
                 ys.append(m.value)
                 lo.append(m.value - (m.ci_low if m.ci_low is not None else m.value))
