@@ -8,7 +8,7 @@ import math
 import re
 
 from curate.report import charts
-from tests.test_bench_transfer import G
+from tests.ladder_fixture import G
 
 
 def _many(n: int) -> dict:
