@@ -20,8 +20,10 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
+import html
 import json
 import os
+import re
 import shlex
 import sys
 from pathlib import Path
@@ -194,6 +196,12 @@ def read_goodput(run_dir: Path) -> dict[str, Any]:
     return json.loads(path.read_text())
 
 
+def stamped(svg: str, stamp: str) -> str:
+    """``svg`` with ``stamp`` (date, commit, CPU, command) as its ``<desc>``: a command's ``--`` may not stand
+    in an XML comment, so a stamp there made the figure unreadable to a browser."""
+    return re.sub(r"<svg\b[^>]*>", lambda m: m.group(0) + f"<desc>{html.escape(stamp)}</desc>", svg, count=1)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("run_dir", type=Path)
@@ -223,9 +231,8 @@ def main() -> None:
         svg = ladder_svg(g)
         if svg is None:
             raise SystemExit("transfer_ladder: no figure (fewer than two points)")
-        stamp = f"<!-- {s['date']}, {s['commit']}, {s['cpu']}, {s['command']} -->\n"
         args.svg.parent.mkdir(parents=True, exist_ok=True)
-        args.svg.write_text(stamp + svg)
+        args.svg.write_text(stamped(svg, f"{s['date']}, {s['commit']}, {s['cpu']}, {s['command']}"))
 
 
 if __name__ == "__main__":

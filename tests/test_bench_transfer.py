@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import itertools
 import json
+from xml.etree import ElementTree
 
 import pytest
 
@@ -165,7 +166,11 @@ def test_the_command_writes_the_json_and_the_figure(tmp_path, monkeypatch, capsy
     lo, hi = s["decision_accuracy"]["proxy_1m@400"]["all_pairs_weighted"]["ci"]
     assert lo == 0.0 < hi < 0.5
     assert s["decision_accuracy"]["proxy_1m@400"]["called"]["ci"] == [0.0, 0.0]
-    assert svg.read_text().startswith(f"<!-- {s['date']}, {s['commit']}, ")
+    # well-formed XML (a browser refuses a figure that is not), the stamp its description
+    desc = ElementTree.parse(svg).getroot().find("{http://www.w3.org/2000/svg}desc")
+    assert desc is not None
+    assert desc.text == f"{s['date']}, {s['commit']}, {s['cpu']}, {s['command']}"
+    assert "--json" in desc.text
     assert ">decision accuracy</text>" in svg.read_text()
     assert ">noise ceiling</text>" in svg.read_text()
     printed = capsys.readouterr().out
