@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import itertools
 import json
+from pathlib import Path
 from xml.etree import ElementTree
 
 import pytest
@@ -179,3 +180,50 @@ def test_the_command_writes_the_json_and_the_figure(tmp_path, monkeypatch, capsy
     assert "noise ceiling (the top point's seeds in halves, 20 splits): every pair " in printed
     assert s["trend"]["summary"] in printed
     assert "point to use: proxy_1m@100: the cheapest point shown above chance (100% [" in printed
+
+
+# the committed study: the web input, 25 recipes over three points (docs/goodput.md, the transfer study)
+STUDY = Path(__file__).resolve().parents[1] / "benchmarks" / "results" / "transfer_ladder-web-2026-12-08.json"
+
+
+@pytest.fixture(scope="module")
+def committed():
+    s = json.loads(STUDY.read_text())
+    return s, {p.name: p for p in transfer_ladder.study_points(s["points"], s["recipes"])}
+
+
+def test_the_committed_study_meets_its_floors(committed):
+    s, _ = committed
+    assert len(s["recipes"]) == 25
+    assert "raw" in s["recipes"]
+    assert len(s["pairs"]) == 300  # every pair of the 25: the floor is 28
+    assert [len(p["seeds"]) for p in s["points"]] == [8, 4, 6]  # >= 4 at the top point
+    seeds = [set(p["seeds"]) for p in s["points"]]
+    assert all(not (x & y) for x, y in itertools.combinations(seeds, 2))
+    assert (s["seeds_disjoint"], s["shared_seeds"]) == (True, {})
+    assert s["points"][0]["compute"] == 1.0
+    assert s["points"][-1]["compute"] >= 30
+    for p in s["points"]:
+        assert p["cpu_s"] > 0
+        for r in s["recipes"]:
+            assert len(p["recipes"][r]["per_seed_bpb_at_T"]) == len(p["seeds"])
+    head = s["decision_accuracy"][s["main"]]["all_pairs_weighted"]
+    assert head["ci"][1] - head["ci"][0] <= 0.25  # the headline interval's floor
+    for acc in s["decision_accuracy"].values():
+        assert acc["all_pairs_weighted"]["ci"] is not None
+        assert acc["called"]["ci"] is not None
+    assert s["noise_ceiling"]["all_pairs_weighted"]["ci"] is not None
+
+
+def test_the_committed_study_recomputes_from_its_per_seed_values(committed):
+    s, pts = committed
+    top = pts[s["reference"]]
+    others = [pts[p["name"]] for p in s["points"] if p["name"] != s["reference"]]
+    for name, acc in s["decision_accuracy"].items():
+        assert transfer.decision_accuracy(pts[name], top, s["recipes"]) == acc
+    assert transfer.noise_ceiling(top, s["recipes"]) == s["noise_ceiling"]
+    assert transfer.point_choice(others, top, s["recipes"], s["decision_accuracy"]) == s["choice"]
+    assert transfer.pairs(top, s["recipes"], others) == s["pairs"]
+    assert (
+        json.loads(json.dumps(transfer.trend(list(pts.values()), s["recipes"], s["baseline"]))) == s["trend"]
+    )

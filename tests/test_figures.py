@@ -375,6 +375,83 @@ def _seed_range(key: str) -> tuple[Slot, Slot]:
     return at(key, "d", lowest_seed), at(key, "d", highest_seed)
 
 
+STUDY = "transfer_ladder-web-2026-12-08.json"
+MAIN_ACC, MID_ACC = "decision_accuracy.proxy_1m@294912", "decision_accuracy.proxy_1m@1179648"
+DIFF = "choice.differences.proxy_1m@1179648 - proxy_1m@294912"
+
+
+def _share(key: str) -> tuple[Slot, ...]:
+    """A decision accuracy or ceiling as the documents write it: the share and its 95% interval, in %."""
+    return (at(f"{key}.value", ".0%"), at(f"{key}.ci.0", ".0%"), at(f"{key}.ci.1", ".0%"))
+
+
+def _points(key: str) -> tuple[Slot, ...]:
+    """A difference of accuracies in points (x 100) with its interval, signed."""
+    return tuple(at(f"{DIFF}.{k}", "+.0f", percent, "points") for k in ("value", "ci.0", "ci.1"))
+
+
+def width(block: dict[str, Any]) -> float:
+    return block["ci"][1] - block["ci"][0]
+
+
+def called_either_way(recipes: dict[str, Any]) -> int:
+    return sum(v["verdict"] in ("fades", "grows") for v in recipes.values())
+
+
+def verdicts(kind: str) -> Callable[[dict[str, Any]], int]:
+    def count(recipes: dict[str, Any]) -> int:
+        return sum(v["verdict"] == kind for v in recipes.values())
+
+    count.__name__ = f"recipes {kind}"
+    return count
+
+
+def _detectable(side: int, end: str) -> Callable[[dict[str, Any]], float]:
+    """The smallest (``end="min"``) or largest fade (side 0) or growth (side 1) a recipe's trend test
+    detects with 80% power, over the recipes, as a ratio per doubling."""
+
+    def pick(recipes: dict[str, Any]) -> float:
+        xs = [v["detectable_per_doubling"][side] for v in recipes.values() if "detectable_per_doubling" in v]
+        return (min if end == "min" else max)(xs)
+
+    pick.__name__ = f"detectable {'fade' if side == 0 else 'growth'} {end}"
+    return pick
+
+
+def change_pct(end: str) -> Callable[[dict[str, Any]], float]:
+    """The detectable change per doubling in % (fade or growth, whichever is smaller/larger)."""
+
+    def pick(recipes: dict[str, Any]) -> float:
+        xs = [100 * abs(x - 1) for v in recipes.values() for x in v.get("detectable_per_doubling", ())]
+        return (min if end == "min" else max)(xs)
+
+    pick.__name__ = f"detectable change % {end}"
+    return pick
+
+
+def middle_above_both(recipes: dict[str, Any]) -> int:
+    return sum(
+        v["points"][1]["value"] > max(v["points"][0]["value"], v["points"][2]["value"])
+        for v in recipes.values()
+    )
+
+
+def total_cpu_s(points: list[dict[str, Any]]) -> float:
+    return sum(p["cpu_s"] for p in points)
+
+
+def plan_ratio(points: list[dict[str, Any]]) -> float:
+    return total_cpu_s(points) / 53_600  # curate plan's price, quoted beside it
+
+
+def count(xs: Any) -> int:
+    return len(xs)
+
+
+def called_pairs(pairs: list[dict[str, Any]]) -> int:
+    return sum(p["called"] for p in pairs)
+
+
 # A table, one quote per row with its slots beside it: kept as written, not reflowed.
 # fmt: off
 FIGURES: list[Figure] = [
@@ -555,8 +632,6 @@ FIGURES: list[Figure] = [
         at("web.summary.planted_noise.dof", "d"), at("web.summary.planted_noise.effect", ".3f"),
         at("web.summary.draws", "d"), *_gate_seeds("web", healthy=True)),
     # the transfer study's size, by design
-    fig(README, "where eleven recipes would leave it about {}", DESIGN, _design(11, 4, 6, "width_mean")),
-    fig(README, "by design its headline interval is about {} wide", DESIGN25, _design(25, 8, 6, "width_mean")),
     fig(BENCH,
         "eleven recipes give a headline interval about {} wide at 4 seeds at the main point and 6 at\nthe top, "
         "{} with 16 at the main point; twenty-five recipes with 8 and 6 seeds {} ({}% of {} simulated\nstudies "
@@ -589,6 +664,86 @@ FIGURES: list[Figure] = [
         "had run them: {}, {}% of {} simulated studies within 0.25",
         DESIGN25, _design(25, 8, 6, "width_mean"), _design(25, 8, 6, "width_at_most_floor", ".0f%"),
         _design(25, 8, 6, "studies", "d")),
+    # the transfer study's answer
+    fig(README,
+        "the reference point orders **{} [{}, {}]** of them as it does and the 4x point {} [{}, {}]; the 30.5x "
+        "point against itself on split seeds (the noise ceiling: a cheap point that ranks exactly as it does, "
+        "seen through seed noise) reaches {} [{}, {}], a coin 50%. On the {} pairs the 30.5x point calls after "
+        "Holm's adjustment, the reference point orders {} [{}, {}] alike",
+        STUDY, *_share(f"{MAIN_ACC}.all_pairs_weighted"), *_share(f"{MID_ACC}.all_pairs_weighted"),
+        *_share("noise_ceiling.all_pairs_weighted"), at("pairs", "d", called_pairs),
+        *_share(f"{MAIN_ACC}.called")),
+    fig(README, "(the 4x point is not shown better: {} points [{}, {}])", STUDY, *_points(DIFF)),
+    fig(README,
+        "No filter fades or grows with compute: {} of {} recipes either way over {}x of compute (curated {}x, {}x, "
+        "{}x at the three points), each test detecting a change of about {}-{}% a doubling",
+        STUDY, at("trend.recipes", "d", called_either_way), at("trend.recipes", "d", count),
+        at("trend.compute_span", ".1f"), *(at(f"trend.recipes.curated.points.{i}.value") for i in range(3)),
+        at("trend.recipes", ".0f", change_pct("min")), at("trend.recipes", ".0f", change_pct("max"))),
+    fig(BENCH,
+        "the reference point **{} [{}, {}]**, the 4x point **{} [{}, {}]**; the noise ceiling (the 30.5x point's "
+        "seeds in halves, {} splits) {} [{}, {}]; chance 50%. On the {} pairs the 30.5x point calls after Holm: {} "
+        "[{}, {}] and {} [{}, {}]. The headline interval is {} wide",
+        STUDY, *_share(f"{MAIN_ACC}.all_pairs_weighted"), *_share(f"{MID_ACC}.all_pairs_weighted"),
+        at("noise_ceiling.splits", "d"), *_share("noise_ceiling.all_pairs_weighted"),
+        at(f"{MAIN_ACC}.called.pairs", "d"), *_share(f"{MAIN_ACC}.called"), *_share(f"{MID_ACC}.called"),
+        at(f"{MAIN_ACC}.all_pairs_weighted", ".3f", width)),
+    fig(BENCH,
+        "(4x minus it: {} points [{}, {}], not shown better). Trend: over {}x of compute (3 points): {} of {} "
+        "recipes fade (Holm, 5%), {} grow, {} show no trend either way at these seeds; the change per doubling "
+        "each test detects with 80% power is x{}-x{} or x{}-x{}. CPU-seconds per point {} / {} / {} ({} in all;",
+        STUDY, *_points(DIFF), at("trend.compute_span", ".1f"), at("trend.recipes", "d", verdicts("fades")),
+        at("trend.recipes", "d", count), at("trend.recipes", "d", verdicts("grows")),
+        at("trend.recipes", "d", verdicts("not_shown")), at("trend.recipes", ".2f", _detectable(0, "min")),
+        at("trend.recipes", ".2f", _detectable(0, "max")), at("trend.recipes", ".2f", _detectable(1, "min")),
+        at("trend.recipes", ".2f", _detectable(1, "max")),
+        *(at(f"points.{i}.cpu_s", ",.0f") for i in range(3)), at("points", ",.0f", total_cpu_s)),
+    fig(GOODPUT,
+        "| proxy_1m@294,912 (the web reference point) | 1x | {} | {} | **{} [{}, {}]** | {} [{}, {}] |",
+        STUDY, at("points.0.cpu_s", ",.0f"), at("points.0.seeds", "d", count),
+        *_share(f"{MAIN_ACC}.all_pairs_weighted"), *_share(f"{MAIN_ACC}.called")),
+    fig(GOODPUT,
+        "| proxy_1m@1,179,648 | 4x | {} | {} | {} [{}, {}] | {} [{}, {}] |",
+        STUDY, at("points.1.cpu_s", ",.0f"), at("points.1.seeds", "d", count),
+        *_share(f"{MID_ACC}.all_pairs_weighted"), *_share(f"{MID_ACC}.called")),
+    fig(GOODPUT, "| proxy_5m@1,638,400 | 30.5x | {} | {} | reference |",
+        STUDY, at("points.2.cpu_s", ",.0f"), at("points.2.seeds", "d", count)),
+    fig(GOODPUT,
+        "The noise ceiling, the 30.5x point's seeds in halves ({} splits), is {} [{}, {}] over every pair and\n{} "
+        "on its calls",
+        STUDY, at("noise_ceiling.splits", "d"), *_share("noise_ceiling.all_pairs_weighted"),
+        at("noise_ceiling.called.value", ".0%")),
+    fig(GOODPUT,
+        "The reference point orders {}\n  of the weight of the pairs as the 30.5x point does; a cheap point that "
+        "ranked exactly as the 30.5x point\n  does, seen through its seed noise, would reach {}, and the two "
+        "intervals overlap. Every one of the {}\n  pairs",
+        STUDY, at(f"{MAIN_ACC}.all_pairs_weighted.value", ".0%"), at("noise_ceiling.all_pairs_weighted.value", ".0%"),
+        at("pairs", "d", called_pairs)),
+    fig(GOODPUT, "**The headline interval is {} wide**", STUDY, at(f"{MAIN_ACC}.all_pairs_weighted", ".3f", width)),
+    fig(GOODPUT, "(the difference {} points, [{}, {}])", STUDY, *_points(DIFF)),
+    fig(GOODPUT,
+        "{} of {} recipes either way over {}x of\n  compute (Holm, 5%); curated's multiplier is {}x, {}x and {}x "
+        "at the three points, x{} a doubling\n  [{}, {}]",
+        STUDY, at("trend.recipes", "d", called_either_way), at("trend.recipes", "d", count),
+        at("trend.compute_span", ".1f"), *(at(f"trend.recipes.curated.points.{i}.value") for i in range(3)),
+        at("trend.recipes.curated.ratio_per_doubling", ".3f"), at("trend.recipes.curated.ci.0", ".3f"),
+        at("trend.recipes.curated.ci.1", ".3f")),
+    fig(GOODPUT,
+        "would have called a fade of x{} to\n  x{} a doubling (x{} to x{} for growth)",
+        STUDY, at("trend.recipes", ".2f", _detectable(0, "min")), at("trend.recipes", ".2f", _detectable(0, "max")),
+        at("trend.recipes", ".2f", _detectable(1, "min")), at("trend.recipes", ".2f", _detectable(1, "max"))),
+    fig(GOODPUT, "above both neighbours for {} of the {} recipes (curated {}x)",
+        STUDY, at("trend.recipes", "d", middle_above_both), at("trend.recipes", "d", count),
+        at("trend.recipes.curated.points.1.value")),
+    fig(GOODPUT,
+        "Measured: {} CPU-seconds of training ({}, {} and {} at the\nthree points), {}x the plan",
+        STUDY, at("points", ",.0f", total_cpu_s), *(at(f"points.{i}.cpu_s", ",.0f") for i in range(3)),
+        at("points", ".1f", plan_ratio)),
+    fig("curate/report/trust.py", "it orders {} [{}, {}] of the pairs as the 30.5x point does, ",
+        STUDY, *_share(f"{MAIN_ACC}.all_pairs_weighted")),
+    fig("curate/report/trust.py", "against a noise ceiling of {} [{}, {}] and chance 50%, ",
+        STUDY, *_share("noise_ceiling.all_pairs_weighted")),
+    fig("curate/report/trust.py", "and all {} pairs the 30.5x point calls", STUDY, at("pairs", "d", called_pairs)),
     # BENCHMARKS.md §7: the web planted control's dose and construction
     fig(BENCH,
         "words shuffled over the document: 60% **{}** bpb, 80% **{}**, 90% **{}** ({} seeds each): the effect "

@@ -149,12 +149,15 @@ def test_trust_sections_rows():
         "on the calls; a point at the ceiling ranks as well as seed noise allows (each half has half the "
         "reference's seeds, so the ceiling is conservative); chance is 50.0%."
     )
-    assert notes[2].endswith(
-        "which is being re-measured with disjoint seeds, many recipe pairs and a noise "
-        "ceiling; its numbers are pending."
+    # the transfer study's answer, quoted from its committed JSON (tests/test_figures.py holds the figures)
+    assert notes[2].startswith(
+        "Whether the web reference point's rankings transfer to more compute was measured by the transfer "
+        "study (docs/goodput.md; benchmarks/results/transfer_ladder-web-2026-12-08.json): 25 recipes, 300 pairs"
     )
+    assert "against a noise ceiling of 90% [82%, 95%] and chance 50%" in notes[2]
     assert notes[-1] == "Warning: the main point disagrees"
-    assert not any("80%" in n or "share seeds" in n for n in notes)  # no old figure; the seeds are disjoint
+    # not the withdrawn figure (five pairs, a collapsed interval); the seeds here are disjoint
+    assert not any("[80%, 80%]" in n or "30x its compute calls" in n or "share seeds" in n for n in notes)
     assert all(len(row) == len(header) for _, _, header, rows, _ in trust.sections(G) for row in rows)
     assert secs["ladder"][1][-2:] == [
         "detectable",
