@@ -429,6 +429,24 @@ def change_pct(end: str) -> Callable[[dict[str, Any]], float]:
     return pick
 
 
+def _no_trend_and_curated() -> tuple[Slot, ...]:
+    """The recipes called either way, of how many, over what span of compute, and curated's multiplier at
+    each of the three points."""
+    return (
+        at("trend.recipes", "d", called_either_way),
+        at("trend.recipes", "d", count),
+        at("trend.compute_span", ".1f"),
+        *(at(f"trend.recipes.curated.points.{i}.value") for i in range(3)),
+    )
+
+
+def _detectable_range() -> tuple[Slot, ...]:
+    """The detectable fade per doubling, smallest and largest over the recipes, then the growth."""
+    return tuple(
+        at("trend.recipes", ".2f", _detectable(side, end)) for side in (0, 1) for end in ("min", "max")
+    )
+
+
 def middle_above_both(recipes: dict[str, Any]) -> int:
     return sum(
         v["points"][1]["value"] > max(v["points"][0]["value"], v["points"][2]["value"])
@@ -677,8 +695,7 @@ FIGURES: list[Figure] = [
     fig(README,
         "No filter fades or grows with compute: {} of {} recipes either way over {}x of compute (curated {}x, {}x, "
         "{}x at the three points), each test detecting a change of about {}-{}% a doubling",
-        STUDY, at("trend.recipes", "d", called_either_way), at("trend.recipes", "d", count),
-        at("trend.compute_span", ".1f"), *(at(f"trend.recipes.curated.points.{i}.value") for i in range(3)),
+        STUDY, *_no_trend_and_curated(),
         at("trend.recipes", ".0f", change_pct("min")), at("trend.recipes", ".0f", change_pct("max"))),
     fig(BENCH,
         "the reference point **{} [{}, {}]**, the 4x point **{} [{}, {}]**; the noise ceiling (the 30.5x point's "
@@ -694,9 +711,7 @@ FIGURES: list[Figure] = [
         "each test detects with 80% power is x{}-x{} or x{}-x{}. CPU-seconds per point {} / {} / {} ({} in all;",
         STUDY, *_points(DIFF), at("trend.compute_span", ".1f"), at("trend.recipes", "d", verdicts("fades")),
         at("trend.recipes", "d", count), at("trend.recipes", "d", verdicts("grows")),
-        at("trend.recipes", "d", verdicts("not_shown")), at("trend.recipes", ".2f", _detectable(0, "min")),
-        at("trend.recipes", ".2f", _detectable(0, "max")), at("trend.recipes", ".2f", _detectable(1, "min")),
-        at("trend.recipes", ".2f", _detectable(1, "max")),
+        at("trend.recipes", "d", verdicts("not_shown")), *_detectable_range(),
         *(at(f"points.{i}.cpu_s", ",.0f") for i in range(3)), at("points", ",.0f", total_cpu_s)),
     fig(GOODPUT,
         "| proxy_1m@294,912 (the web reference point) | 1x | {} | {} | **{} [{}, {}]** | {} [{}, {}] |",
@@ -724,14 +739,12 @@ FIGURES: list[Figure] = [
     fig(GOODPUT,
         "{} of {} recipes either way over {}x of\n  compute (Holm, 5%); curated's multiplier is {}x, {}x and {}x "
         "at the three points, x{} a doubling\n  [{}, {}]",
-        STUDY, at("trend.recipes", "d", called_either_way), at("trend.recipes", "d", count),
-        at("trend.compute_span", ".1f"), *(at(f"trend.recipes.curated.points.{i}.value") for i in range(3)),
+        STUDY, *_no_trend_and_curated(),
         at("trend.recipes.curated.ratio_per_doubling", ".3f"), at("trend.recipes.curated.ci.0", ".3f"),
         at("trend.recipes.curated.ci.1", ".3f")),
     fig(GOODPUT,
         "would have called a fade of x{} to\n  x{} a doubling (x{} to x{} for growth)",
-        STUDY, at("trend.recipes", ".2f", _detectable(0, "min")), at("trend.recipes", ".2f", _detectable(0, "max")),
-        at("trend.recipes", ".2f", _detectable(1, "min")), at("trend.recipes", ".2f", _detectable(1, "max"))),
+        STUDY, *_detectable_range()),
     fig(GOODPUT, "above both neighbours for {} of the {} recipes (curated {}x)",
         STUDY, at("trend.recipes", "d", middle_above_both), at("trend.recipes", "d", count),
         at("trend.recipes.curated.points.1.value")),
