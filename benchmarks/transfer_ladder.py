@@ -67,7 +67,8 @@ def summarize(g: dict[str, Any], *, draws: int = transfer.DRAWS) -> dict[str, An
         r for r in pts[-1]["recipes"] if roles.get(r) != "control" and all(r in p["recipes"] for p in pts)
     ]
     points = [_point(p, main) for p in pts]
-    s = transfer.study(study_points(points, recipes), recipes, g["baseline"], draws=draws)
+    study_pts = study_points(points, recipes)
+    s = transfer.study(study_pts, recipes, g["baseline"], draws=draws)
     return {
         "main": main["name"],
         "baseline": g["baseline"],
@@ -75,6 +76,7 @@ def summarize(g: dict[str, Any], *, draws: int = transfer.DRAWS) -> dict[str, An
         "compute_unit": f"compute per run relative to the main point ({main['name']}, the web reference point)",
         "points": points,
         **s,
+        "headline_width": headline_width(study_pts, recipes, main["name"], draws=draws),
         "method": "decision accuracy: per cheaper point, the share of the pairs of non-control recipes (baseline "
         "included) it orders as the reference (top) point does by mean headline bpb of its finished runs; over "
         "every pair weighted by 1 - p of the reference's paired t (all_pairs_weighted) and over the pairs the "
@@ -85,6 +87,30 @@ def summarize(g: dict[str, Any], *, draws: int = transfer.DRAWS) -> dict[str, An
         "the recipes tested; the point to use: the cheapest whose weighted accuracy's interval lies above "
         "chance and that no costlier cheap point beats (paired bootstrap, the same draws of recipes and "
         "reference seeds) (curate/proxy/statistics/transfer.py)",
+    }
+
+
+MC_SEEDS = (1, 2, 3, 4, 5)  # other seeds of the bootstrap, for its Monte Carlo error
+
+
+def headline_width(
+    points: list[transfer.Point], recipes: list[str], main: str, *, draws: int = transfer.DRAWS
+) -> dict[str, Any]:
+    """The width of the headline interval (the main point's weighted accuracy against the reference) as the
+    study computes it (``draws``, seed 0), at other seeds of the same bootstrap and with ten times its draws:
+    a width read against a floor is read with its Monte Carlo error."""
+    ref = max(points, key=lambda p: p.compute)
+    cheap = next(p for p in points if p.name == main)
+
+    def width(**kw: Any) -> float:
+        ci = transfer.decision_accuracy(cheap, ref, recipes, **kw)["all_pairs_weighted"]["ci"]
+        return float(ci[1] - ci[0]) if ci else float("nan")
+
+    return {
+        "study": width(draws=draws),
+        "other_seeds": {str(k): width(draws=draws, seed=k) for k in MC_SEEDS},
+        "draws": draws,
+        "more_draws": {"draws": 10 * draws, "width": width(draws=10 * draws)},
     }
 
 
@@ -140,6 +166,14 @@ def table(s: dict[str, Any]) -> str:
         f"\nnoise ceiling (the top point's seeds in halves, {nc['splits']} splits): every pair "
         f"{_share(nc['all_pairs_weighted'])}, on the calls {_share(nc['called'])}; chance {s['chance']:.0%}"
     )
+    hw = s.get("headline_width")
+    if hw:
+        others = sorted(hw["other_seeds"].values())
+        rows.append(
+            f"headline interval width {hw['study']:.3f} ({hw['draws']:,} draws); at {len(others)} other seeds of the "
+            f"bootstrap {others[0]:.3f}-{others[-1]:.3f}; with {hw['more_draws']['draws']:,} draws "
+            f"{hw['more_draws']['width']:.3f}"
+        )
     ch = s["choice"]
     rows.append(f"point to use: {ch['point'] or 'none'}: {ch['reason']}")
     rows += [f"  {name} passed over: {why}" for name, why in ch["passed_over"].items()]

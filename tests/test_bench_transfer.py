@@ -45,6 +45,14 @@ def test_the_study_reads_each_point_and_scores_the_known_answers():
     assert s["choice"]["point"] == "proxy_1m@100"
     assert s["choice"]["passed_over"] == {}
     assert s["choice"]["differences"]["proxy_1m@400 - proxy_1m@100"]["value"] == -1.0
+    # the headline width as the study reads it, then at other seeds of its bootstrap and with ten times the draws
+    hw = s["headline_width"]
+    main_ci = main["all_pairs_weighted"]["ci"]
+    assert hw["study"] == main_ci[1] - main_ci[0]
+    assert sorted(hw["other_seeds"]) == ["1", "2", "3", "4", "5"]
+    assert hw["more_draws"]["draws"] == 2000
+    assert 0 < hw["more_draws"]["width"] <= 1
+    assert "headline interval width " in transfer_ladder.table(s)
     # every recipe's bpb per seed is kept, at every point
     assert s["points"][2]["recipes"]["a"]["per_seed_bpb_at_T"] == TOP["recipes"]["a"]["per_seed_bpb_at_T"]
 
