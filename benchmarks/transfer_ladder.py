@@ -33,6 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks._common import commit, machine
 from curate.proxy.statistics import transfer
+from curate.report.markdown import md_table
 
 FIELDS = ("per_seed_bpb_at_T", "bpb_at_T", "multiplier", "call", "diff_bpb")
 
@@ -76,7 +77,9 @@ def summarize(g: dict[str, Any], *, draws: int = transfer.DRAWS) -> dict[str, An
         "compute_unit": f"compute per run relative to the main point ({main['name']}, the web reference point)",
         "points": points,
         **s,
-        "headline_width": headline_width(study_pts, recipes, main["name"], draws=draws),
+        "headline_width": headline_width(
+            study_pts, recipes, main["name"], s["decision_accuracy"].get(main["name"]), draws=draws
+        ),
         "method": "decision accuracy: per cheaper point, the share of the pairs of non-control recipes (baseline "
         "included) it orders as the reference (top) point does by mean headline bpb of its finished runs; over "
         "every pair weighted by 1 - p of the reference's paired t (all_pairs_weighted) and over the pairs the "
@@ -94,11 +97,17 @@ MC_SEEDS = (1, 2, 3, 4, 5)  # other seeds of the bootstrap, for its Monte Carlo 
 
 
 def headline_width(
-    points: list[transfer.Point], recipes: list[str], main: str, *, draws: int = transfer.DRAWS
+    points: list[transfer.Point],
+    recipes: list[str],
+    main: str,
+    accuracy: dict[str, Any] | None,
+    *,
+    draws: int = transfer.DRAWS,
 ) -> dict[str, Any]:
     """The width of the headline interval (the main point's weighted accuracy against the reference) as the
-    study computes it (``draws``, seed 0), at other seeds of the same bootstrap and with ten times its draws:
-    a width read against a floor is read with its Monte Carlo error."""
+    study computed it (``accuracy``, :func:`transfer.decision_accuracy`'s block at ``draws``, seed 0), then
+    at other seeds of the same bootstrap and with ten times its draws: a width read against a floor is read
+    with its Monte Carlo error."""
     ref = max(points, key=lambda p: p.compute)
     cheap = next(p for p in points if p.name == main)
 
@@ -106,8 +115,9 @@ def headline_width(
         ci = transfer.decision_accuracy(cheap, ref, recipes, **kw)["all_pairs_weighted"]["ci"]
         return float(ci[1] - ci[0]) if ci else float("nan")
 
+    study = (accuracy or {}).get("all_pairs_weighted", {}).get("ci")
     return {
-        "study": width(draws=draws),
+        "study": float(study[1] - study[0]) if study else width(draws=draws),
         "other_seeds": {str(k): width(draws=draws, seed=k) for k in MC_SEEDS},
         "draws": draws,
         "more_draws": {"draws": 10 * draws, "width": width(draws=10 * draws)},
@@ -148,7 +158,7 @@ def table(s: dict[str, Any]) -> str:
         "decision accuracy, every pair (weighted)",
         "on the top's calls",
     ]
-    rows = ["| " + " | ".join(head) + " |", "|" + " --- |" * len(head)]
+    body = []
     for p in s["points"]:
         acc = s["decision_accuracy"].get(p["name"])
         if acc is None:
@@ -158,9 +168,8 @@ def table(s: dict[str, Any]) -> str:
             calls = "no pair called" if c["value"] is None else f"{_share(c)} of {c['pairs']}"
             cells = [f"{_share(w)} of {w['pairs']}", calls]
         seeds = f"{len(p['seeds'])} ({p['seeds'][0]}-{p['seeds'][-1]})"
-        rows.append(
-            f"| {p['name']} | {p['compute']:.1f}x | {p['cpu_s']:,.0f} | {seeds} | " + " | ".join(cells) + " |"
-        )
+        body.append([p["name"], f"{p['compute']:.1f}x", f"{p['cpu_s']:,.0f}", seeds, *cells])
+    rows = md_table(head, body)
     nc = s["noise_ceiling"]
     rows.append(
         f"\nnoise ceiling (the top point's seeds in halves, {nc['splits']} splits): every pair "
@@ -200,7 +209,7 @@ def trend_table(s: dict[str, Any]) -> str:
         return s["trend"]["summary"]
     names = [p["point"] for p in next(iter(rec.values()))["points"]]
     head = ["recipe", *names, "per doubling", "Holm p", "trend"]
-    rows = ["| " + " | ".join(head) + " |", "|" + " --- |" * len(head)]
+    body = []
     for r, v in rec.items():
         if "ratio_per_doubling" in v:
             lo, hi = v["ci"]
@@ -212,8 +221,8 @@ def trend_table(s: dict[str, Any]) -> str:
         if v["verdict"] == "not_shown" and v.get("detectable_per_doubling"):
             below, above = v["detectable_per_doubling"]
             said += f" (detectable: x{below:.3f} / x{above:.3f})"
-        cells = [_multiplier(m) for m in v["points"]]
-        rows.append(f"| {r} | " + " | ".join(cells) + f" | {slope} | {holm} | {said} |")
+        body.append([r, *(_multiplier(m) for m in v["points"]), slope, holm, said])
+    rows = md_table(head, body)
     rows.append(f"\n{s['trend']['summary']}")
     return "\n".join(rows)
 

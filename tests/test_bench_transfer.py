@@ -235,3 +235,9 @@ def test_the_committed_study_recomputes_from_its_per_seed_values(committed):
     assert (
         json.loads(json.dumps(transfer.trend(list(pts.values()), s["recipes"], s["baseline"]))) == s["trend"]
     )
+    # the headline width's Monte Carlo check: the study's own width, five other bootstrap seeds, 20,000 draws
+    again = transfer_ladder.headline_width(
+        list(pts.values()), s["recipes"], s["main"], s["decision_accuracy"][s["main"]]
+    )
+    assert again == s["headline_width"]
+    assert again["more_draws"]["width"] > 0.25  # the floor is missed, as the documents say

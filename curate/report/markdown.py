@@ -28,7 +28,9 @@ def _cell(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
 
 
-def _table(header: list[str], rows: list[list[str]], left: tuple[int, ...] = (0,)) -> list[str]:
+def md_table(header: list[str], rows: list[list[str]], left: tuple[int, ...] = (0,)) -> list[str]:
+    """A Markdown table: the header, the alignment row (``left`` columns left, the rest right), the rows;
+    pipes and newlines in a cell escaped."""
     align = [":--" if i in left else "--:" for i in range(len(header))]
     out = ["| " + " | ".join(_cell(h) for h in header) + " |", "| " + " | ".join(align) + " |"]
     out += ["| " + " | ".join(_cell(c) for c in r) + " |" for r in rows]
@@ -79,7 +81,7 @@ def _goodput(g: Goodput | None, error: str | None) -> list[str]:
                 text = cs[0].text
             cells.append(text)
         rows.append(cells)
-    out += _table(["recipe"] + [h for h, _ in goodput_columns(g)], rows)
+    out += md_table(["recipe"] + [h for h, _ in goodput_columns(g)], rows)
     out += [
         "",
         "Values with 95% CIs in parentheses; multipliers are read from the baseline's finished runs at the "
@@ -100,7 +102,7 @@ def _funnel(m: dict[str, Any]) -> list[str]:
             f"quarantined {count(a.get('quarantined'))} ({'balanced' if a.get('balanced') else 'NOT BALANCED'})",
             "",
         ]
-    out += _table(
+    out += md_table(
         ["stage", "docs in", "docs out", "removed", "bytes out", "CPU s", "removals by reason"],
         [
             [
@@ -144,7 +146,7 @@ def _scores(d: RunData) -> list[str]:
         for h in d.histograms
     ]
     header = ["column", "kept", "mean (kept)", "rejected", "missing", "range", "thresholds"]
-    return out + _table(header, rows, left=(0, 6)) + [""]
+    return out + md_table(header, rows, left=(0, 6)) + [""]
 
 
 def _export(d: RunData) -> list[str]:
@@ -152,13 +154,13 @@ def _export(d: RunData) -> list[str]:
     if d.export is None:
         return [*out, "No export in this run.", ""]
     s = export_summary(d.export)
-    out += _table(
+    out += md_table(
         ["split", "documents", "tokens"],
         [[k, count(v.get("docs")), count(v.get("tokens"))] for k, v in s["splits"].items()],
     )
     out += [
         "",
-        *_table(
+        *md_table(
             ["format", "files", "bytes", "tokens"],
             [
                 [k, f"{v['files']:,}", nbytes(v["bytes"]), count(v["tokens"]) if v["tokens"] else "—"]
@@ -186,7 +188,7 @@ def render_markdown(d: RunData, headline: str) -> str:
         lines += ["## Removals by reason", ""]
         n_in = (m.get("accounting") or {}).get("input") or 0
         lines += [
-            *_table(
+            *md_table(
                 ["reason", "documents", "of input"],
                 [
                     [k, f"{v:,}", pct(v / n_in) if n_in else "—"]
