@@ -771,6 +771,17 @@ FIGURES: list[Figure] = [
         STUDY, at("headline_width.more_draws.width", ".2f"), at("headline_width.more_draws.width", ".3f")),
     fig(GOODPUT, "(the difference {} points, [{}, {}])", STUDY, *_points(DIFF)),
     fig(GOODPUT,
+        "the null sits at 1 at the reference point ({}x) and at 30.5x ({}x) but is called\n  better at the 4x point "
+        "({}x [{}, {}], {} seeds)",
+        STUDY, at("points.0.recipes.null.multiplier.value"), at("points.2.recipes.null.multiplier.value"),
+        at("points.1.recipes.null.multiplier.value"), at("points.1.recipes.null.multiplier.ci_low"),
+        at("points.1.recipes.null.multiplier.ci_high"), at("points.1.seeds", "d", count)),
+    fig(GOODPUT,
+        "only at 30.5x ({}x [{}, {}]); at the cheaper points it is not called ({}x, {}x)",
+        STUDY, at("points.2.recipes.planted.multiplier.value"), at("points.2.recipes.planted.multiplier.ci_low"),
+        at("points.2.recipes.planted.multiplier.ci_high"), at("points.0.recipes.planted.multiplier.value"),
+        at("points.1.recipes.planted.multiplier.value")),
+    fig(GOODPUT,
         "{} of {} recipes either way over {}x of\n  compute (Holm, 5%); curated's multiplier is {}x, {}x and {}x "
         "at the three points, x{} a doubling\n  [{}, {}]",
         STUDY, *_no_trend_and_curated(),
